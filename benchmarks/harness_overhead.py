@@ -1,0 +1,118 @@
+"""Harness overhead: median latency measured by ``edgeopt bench`` vs a bare ``session.run`` loop.
+
+Interleaved A/B rounds on the same ONNX models (a ~0.25 ms and a ~20 ms zoo CNN), same thread count, same
+warm-up and duration. A = edgeopt.benchmark (the agent in a subprocess, exactly as the CLI runs it);
+B = a bare onnxruntime loop in this process. Prints a table and writes JSON. Goal: ratio A/B <= 1.01.
+
+Usage: python benchmarks/harness_overhead.py [--rounds 5] [--duration 2] [--out benchmarks/results/...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+
+import edgeopt
+from edgeopt.zoo import build
+
+MODELS = ("mobilenet-small", "mobilenet-large")
+
+
+def bare_loop(path: Path, threads: int, warmup: int, duration_s: float, seed: int) -> float:
+    """Median latency (ms) of a bare session.run loop in this process."""
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    sess = ort.InferenceSession(str(path), sess_options=so, providers=["CPUExecutionProvider"])
+    inp = sess.get_inputs()[0]
+    shape = [d if isinstance(d, int) else 1 for d in inp.shape]
+    feeds = {inp.name: np.random.default_rng(seed).standard_normal(shape).astype(np.float32)}
+    for _ in range(warmup):
+        sess.run(None, feeds)
+    samples = []
+    clock = time.perf_counter_ns
+    end = clock() + int(duration_s * 1e9)
+    while True:
+        t0 = clock()
+        sess.run(None, feeds)
+        t1 = clock()
+        samples.append(t1 - t0)
+        if t1 >= end and len(samples) >= 200:
+            break
+    return statistics.median(samples) / 1e6
+
+
+def edgeopt_loop(path: Path, threads: int, warmup: int, duration_s: float, seed: int) -> float:
+    r = edgeopt.benchmark(path, target="local", use_target_fps=False, threads=threads, warmup=warmup,
+                          min_duration_s=duration_s, iterations=200, seed=seed)
+    return r.latency_ms.p50
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--duration", type=float, default=2.0, help="seconds of timed inferences per measurement")
+    ap.add_argument("--threads", type=int, default=1, help="intra-op threads for both A and B")
+    ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument("--out", type=Path, default=Path("benchmarks/results/harness_overhead.json"))
+    args = ap.parse_args()
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="edgeopt-overhead-") as tmp:
+        for name in MODELS:
+            path = build(name, Path(tmp) / f"{name}.onnx")
+            a_runs, b_runs = [], []
+            for i in range(args.rounds):
+                # Alternate the order so drift (thermal, neighbours) hits both sides equally.
+                order = [("A", edgeopt_loop), ("B", bare_loop)]
+                if i % 2:
+                    order.reverse()
+                for side, fn in order:
+                    value = fn(path, args.threads, args.warmup, args.duration, seed=0)
+                    (a_runs if side == "A" else b_runs).append(value)
+                    print(f"{name} round {i + 1} {side}: p50 {value:.4f} ms", file=sys.stderr)
+            ratios = [a / b for a, b in zip(a_runs, b_runs, strict=True)]
+            rows.append({
+                "model": name,
+                "edgeopt_p50_ms": statistics.median(a_runs),
+                "bare_p50_ms": statistics.median(b_runs),
+                "ratio_of_medians": statistics.median(a_runs) / statistics.median(b_runs),
+                "ratio_per_round": ratios,
+                "edgeopt_rounds_ms": a_runs,
+                "bare_rounds_ms": b_runs,
+            })
+
+    env = {
+        "machine": platform.machine(),
+        "cpu": edgeopt.bench.load_registry().get("local").description,
+        "python": platform.python_version(),
+        "onnxruntime": ort.__version__,
+        "numpy": np.__version__,
+        "edgeopt": edgeopt.__version__,
+    }
+    out = {"benchmark": "harness_overhead", "settings": vars(args) | {"out": str(args.out)}, "environment": env,
+           "results": rows, "goal": "ratio_of_medians <= 1.01"}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=2))
+
+    print(f"\nharness overhead on {env['cpu']} ({args.rounds} interleaved rounds, {args.duration} s each, "
+          f"{args.threads} thread(s))")
+    print(f"{'model':18} {'edgeopt p50 ms':>15} {'bare p50 ms':>12} {'ratio':>7} {'round ratios (min..max)':>26}")
+    for r in rows:
+        rr = r["ratio_per_round"]
+        print(f"{r['model']:18} {r['edgeopt_p50_ms']:15.4f} {r['bare_p50_ms']:12.4f} {r['ratio_of_medians']:7.3f} "
+              f"{min(rr):12.3f} .. {max(rr):.3f}")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,102 @@
+"""Machine facts recorded with every result: where a number came from matters as much as the number."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from typing import Any, Dict, List, Optional
+
+
+def _read(path: str) -> Optional[str]:
+    try:
+        with open(path) as fh:
+            return fh.read().strip()
+    except OSError:
+        return None
+
+
+def _cpuinfo() -> Dict[str, str]:
+    text = _read("/proc/cpuinfo") or ""
+    info: Dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        key = key.strip()
+        if sep and key not in info:
+            info[key] = value.strip()
+    return info
+
+
+def cpu_flags() -> List[str]:
+    info = _cpuinfo()
+    return sorted((info.get("flags") or info.get("Features") or "").split())
+
+
+def cpu_model() -> str:
+    info = _cpuinfo()
+    return (info.get("model name") or info.get("Model") or info.get("Hardware") or platform.processor()
+            or platform.machine())
+
+
+def cpu_mhz() -> Optional[float]:
+    value = _cpuinfo().get("cpu MHz")
+    max_khz = _read("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
+    if max_khz:
+        return int(max_khz) / 1000.0
+    try:
+        return float(value) if value else None
+    except ValueError:
+        return None
+
+
+def memory_total_mb() -> Optional[float]:
+    for line in (_read("/proc/meminfo") or "").splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1]) / 1024.0
+    return None
+
+
+def temperatures_c() -> Dict[str, float]:
+    out: Dict[str, float] = {}
+    base = "/sys/class/thermal"
+    try:
+        zones = sorted(z for z in os.listdir(base) if z.startswith("thermal_zone"))
+    except OSError:
+        return out
+    for zone in zones:
+        raw = _read(os.path.join(base, zone, "temp"))
+        kind = _read(os.path.join(base, zone, "type")) or zone
+        if raw and raw.lstrip("-").isdigit():
+            out[kind] = int(raw) / 1000.0
+    return out
+
+
+def collect(runtime_versions: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
+    """Facts about this machine, Python and numpy; the runtime adds its own version."""
+    import numpy
+
+    uname = platform.uname()
+    return {
+        "hostname": uname.node,
+        "os": "%s %s" % (uname.system, uname.release),
+        "machine": uname.machine,
+        "python": platform.python_version(),
+        "python_executable": sys.executable,
+        "numpy": numpy.__version__,
+        "cpu": cpu_model(),
+        "cpu_mhz": cpu_mhz(),
+        "cores": os.cpu_count(),
+        "cpu_flags": [f for f in cpu_flags() if f in _INTERESTING_FLAGS],
+        "memory_total_mb": memory_total_mb(),
+        "governor": _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+        "temperature_c": temperatures_c(),
+        "runtimes": dict(runtime_versions or {}),
+    }
+
+
+# ISA features that change inference speed; the full flag list is noise in a result file.
+_INTERESTING_FLAGS = {
+    "sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx_vnni",
+    "avx512_bf16", "avx512_fp16", "amx_tile", "amx_int8", "amx_bf16",
+    "neon", "asimd", "asimdhp", "asimddp", "i8mm", "bf16", "sve", "sve2", "fphp",
+}

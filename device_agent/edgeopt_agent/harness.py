@@ -1,0 +1,219 @@
+"""The measurement loop. The harness owns timing; runtimes only load and infer.
+
+Order of a run: read baseline memory -> load (timed) -> first inference (timed) -> warm-up (by count and
+time) -> timed phase (until both a minimum count and a minimum duration are met, or the watchdog) -> peak
+memory. Per-inference samples are kept raw; statistics are computed on the host.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from . import __version__, environment, inputs, memory, runtimes
+from .protocol import (
+    ERROR_INPUT,
+    ERROR_RUNTIME,
+    ERROR_RUNTIME_MISSING,
+    STATUS_ERROR,
+    STATUS_OK,
+    RawRun,
+    Request,
+)
+
+Progress = Callable[[Dict[str, Any]], None]
+
+_NS = 1_000_000_000
+
+
+def _error(request: Request, kind: str, message: str, env: Optional[Dict[str, Any]] = None) -> RawRun:
+    return RawRun(
+        status=STATUS_ERROR,
+        error=message,
+        error_kind=kind,
+        request=request.to_dict(),
+        environment=env or {},
+        agent_version=__version__,
+    )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _validate(request: Request) -> Optional[str]:
+    if request.iterations < 1:
+        return "iterations must be >= 1 (got %d)" % request.iterations
+    if request.warmup < 0:
+        return "warmup must be >= 0 (got %d)" % request.warmup
+    if request.streams < 1:
+        return "streams must be >= 1 (got %d)" % request.streams
+    if request.batch < 1:
+        return "batch must be >= 1 (got %d)" % request.batch
+    if request.min_duration_s < 0 or request.warmup_s < 0:
+        return "durations must be >= 0"
+    if request.max_duration_s <= 0:
+        return "max_duration_s must be > 0 (got %s)" % request.max_duration_s
+    return None
+
+
+def _timed_loop(
+    infer: Callable[[], Any],
+    iterations: int,
+    min_end_ns: int,
+    hard_end_ns: int,
+    progress: Optional[Callable[[int], None]],
+    progress_every_ns: int,
+) -> Tuple[List[int], bool]:
+    """One stream: time ``infer`` until ``iterations`` and ``min_end_ns`` are both reached, or ``hard_end_ns``."""
+    samples: List[int] = []
+    append = samples.append
+    clock = time.perf_counter_ns
+    n = 0
+    next_progress = clock() + progress_every_ns if progress else hard_end_ns + 1
+    while True:
+        t0 = clock()
+        infer()
+        t1 = clock()
+        append(t1 - t0)
+        n += 1
+        if n >= iterations and t1 >= min_end_ns:
+            return samples, False
+        if t1 >= hard_end_ns:
+            return samples, True
+        if t1 >= next_progress:
+            progress(n)  # type: ignore[misc]
+            next_progress = t1 + progress_every_ns
+
+
+def _measure_streams(
+    request: Request, bind: Callable[[], Callable[[], Any]], start_ns: int, emit: Progress
+) -> Tuple[List[int], int, bool]:
+    """Run the timed phase on ``request.streams`` streams; return samples, wall ns and truncation."""
+    min_end = start_ns + int(request.min_duration_s * _NS)
+    hard_end = start_ns + int(request.max_duration_s * _NS)
+    every_ns = int(request.progress_interval_s * _NS)
+
+    def report(done: int) -> None:
+        emit({"event": "progress", "phase": "timed", "done": done * request.streams,
+              "target": request.iterations * request.streams,
+              "elapsed_s": round((time.perf_counter_ns() - start_ns) / _NS, 3)})
+
+    if request.streams == 1:
+        samples, truncated = _timed_loop(bind(), request.iterations, min_end, hard_end,
+                                         report if every_ns > 0 else None, every_ns)
+        return samples, time.perf_counter_ns() - start_ns, truncated
+
+    results: List[Any] = [None] * request.streams
+    errors: List[BaseException] = []
+    barrier = threading.Barrier(request.streams)
+    infers = [bind() for _ in range(request.streams)]
+
+    def worker(index: int) -> None:
+        try:
+            barrier.wait()
+            results[index] = _timed_loop(infers[index], request.iterations, min_end, hard_end,
+                                         report if (index == 0 and every_ns > 0) else None, every_ns)
+        except BaseException as exc:  # surfaced below as data, never a crash
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(request.streams)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter_ns() - start_ns
+    if errors:
+        raise errors[0]
+    samples: List[int] = []
+    truncated = False
+    for stream_samples, stream_truncated in results:
+        samples.extend(stream_samples)
+        truncated = truncated or stream_truncated
+    return samples, wall, truncated
+
+
+def run(request: Request, emit: Progress) -> RawRun:
+    """Execute one measurement request; every failure comes back as a ``RawRun`` with ``status="error"``."""
+    problem = _validate(request)
+    if problem:
+        return _error(request, ERROR_INPUT, problem)
+    try:
+        rt = runtimes.create(request.runtime)
+    except KeyError as exc:
+        return _error(request, ERROR_INPUT, str(exc.args[0]))
+    except runtimes.RuntimeMissing as exc:
+        return _error(request, ERROR_RUNTIME_MISSING, str(exc), environment.collect())
+    env = environment.collect({rt.name: rt.version()})
+    baseline_kb = memory.vm_hwm_kb()
+
+    emit({"event": "phase", "phase": "load"})
+    t0 = time.perf_counter_ns()
+    try:
+        rt.load(request.model_path, dict(request.runtime_options), request.threads)
+    except ValueError as exc:
+        return _error(request, ERROR_INPUT, "%s: %s" % (request.runtime, exc), env)
+    except Exception as exc:  # runtime-specific load failures (bad graph, unsupported op)
+        return _error(request, ERROR_RUNTIME, "%s could not load %s: %s"
+                      % (request.runtime, request.model_path, _first_line(exc)), env)
+    load_ns = time.perf_counter_ns() - t0
+
+    try:
+        in_infos = rt.inputs()
+        if request.inputs_npz:
+            feeds = inputs.load_npz(request.inputs_npz, in_infos)
+        else:
+            feeds = inputs.generate(in_infos, request.shapes, request.batch, request.seed)
+    except inputs.InputSpecError as exc:
+        return _error(request, ERROR_INPUT, str(exc), env)
+
+    infer = rt.bind(feeds)
+    t0 = time.perf_counter_ns()
+    try:
+        first_out = infer()
+    except Exception as exc:
+        return _error(request, ERROR_RUNTIME, "first inference failed: %s" % _first_line(exc), env)
+    first_ns = time.perf_counter_ns() - t0
+
+    emit({"event": "phase", "phase": "warmup"})
+    w_start = time.perf_counter_ns()
+    w_min_end = w_start + int(request.warmup_s * _NS)
+    w_done = 0
+    try:
+        while w_done < request.warmup or time.perf_counter_ns() < w_min_end:
+            infer()
+            w_done += 1
+        w_ns = time.perf_counter_ns() - w_start
+        emit({"event": "phase", "phase": "timed"})
+        samples, wall_ns, truncated = _measure_streams(request, lambda: rt.bind(feeds), time.perf_counter_ns(), emit)
+    except Exception as exc:
+        return _error(request, ERROR_RUNTIME, "inference failed: %s" % _first_line(exc), env)
+
+    outputs = []
+    out_infos = rt.outputs()
+    if isinstance(first_out, (list, tuple)):
+        for info, value in zip(out_infos, first_out):
+            shape = list(getattr(value, "shape", []))
+            outputs.append({"name": info.name, "shape": shape, "dtype": str(getattr(value, "dtype", info.dtype))})
+
+    runtime_info: Dict[str, Any] = {"name": rt.name, "version": rt.version()}
+    runtime_info.update(rt.details())
+    return RawRun(
+        status=STATUS_OK,
+        request=request.to_dict(),
+        runtime=runtime_info,
+        samples_ns=samples,
+        timed_wall_s=wall_ns / _NS,
+        timed_inferences=len(samples),
+        warmup_done={"iterations": w_done, "duration_s": round(w_ns / _NS, 6)},
+        load_ms=load_ns / 1e6,
+        first_inference_ms=first_ns / 1e6,
+        memory_kb={"baseline": baseline_kb, "peak": memory.vm_hwm_kb()},
+        inputs=inputs.describe(feeds),
+        outputs=outputs,
+        truncated=truncated,
+        environment=env,
+        agent_version=__version__,
+    )

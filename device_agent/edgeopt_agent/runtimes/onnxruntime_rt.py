@@ -1,0 +1,100 @@
+"""ONNX Runtime: threads and execution providers configurable; the providers really used are reported."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Dict, List
+
+from ..protocol import TensorInfo
+from .base import Runtime, RuntimeMissing
+
+# ONNX Runtime's type strings -> numpy dtype names.
+_ORT_DTYPES = {
+    "tensor(float)": "float32",
+    "tensor(float16)": "float16",
+    "tensor(double)": "float64",
+    "tensor(int8)": "int8",
+    "tensor(uint8)": "uint8",
+    "tensor(int16)": "int16",
+    "tensor(uint16)": "uint16",
+    "tensor(int32)": "int32",
+    "tensor(uint32)": "uint32",
+    "tensor(int64)": "int64",
+    "tensor(uint64)": "uint64",
+    "tensor(bool)": "bool",
+}
+
+_KNOWN_OPTIONS = {"providers", "graph_optimization_level", "inter_op_threads", "execution_mode"}
+
+
+def _info(arg: Any) -> TensorInfo:
+    shape = [d if isinstance(d, int) and d >= 0 else (d if isinstance(d, str) else None) for d in arg.shape]
+    return TensorInfo(name=arg.name, shape=shape, dtype=_ORT_DTYPES.get(arg.type, arg.type))
+
+
+class OnnxRuntime(Runtime):
+    name = "onnxruntime"
+
+    def __init__(self) -> None:
+        try:
+            import onnxruntime
+        except ImportError:
+            raise RuntimeMissing(
+                "onnxruntime is not installed for this Python: pip install onnxruntime"
+            ) from None
+        self._ort = onnxruntime
+        self._session: Any = None
+        self._requested: List[str] = []
+
+    def version(self) -> str:
+        return str(self._ort.__version__)
+
+    def load(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
+        unknown = sorted(set(options) - _KNOWN_OPTIONS)
+        if unknown:
+            raise ValueError(
+                "unknown onnxruntime option(s) %s; known: %s" % (", ".join(unknown), ", ".join(sorted(_KNOWN_OPTIONS)))
+            )
+        ort = self._ort
+        so = ort.SessionOptions()
+        if threads > 0:
+            so.intra_op_num_threads = threads
+        if options.get("inter_op_threads"):
+            so.inter_op_num_threads = int(options["inter_op_threads"])
+        level = options.get("graph_optimization_level", "all")
+        levels = {
+            "disable": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+            "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+            "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+            "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+        }
+        if level not in levels:
+            raise ValueError("graph_optimization_level %r: use one of %s" % (level, ", ".join(levels)))
+        so.graph_optimization_level = levels[level]
+        if options.get("execution_mode") == "parallel":
+            so.execution_mode = ort.ExecutionMode.ORT_PARALLEL
+        available = ort.get_available_providers()
+        requested = list(options.get("providers") or ["CPUExecutionProvider"])
+        missing = [p for p in requested if p not in available]
+        if missing:
+            raise ValueError(
+                "execution provider(s) %s not available in this onnxruntime build (available: %s)"
+                % (", ".join(missing), ", ".join(available))
+            )
+        self._requested = requested
+        self._session = ort.InferenceSession(model_path, sess_options=so, providers=requested)
+
+    def inputs(self) -> List[TensorInfo]:
+        return [_info(a) for a in self._session.get_inputs()]
+
+    def outputs(self) -> List[TensorInfo]:
+        return [_info(a) for a in self._session.get_outputs()]
+
+    def bind(self, feeds: Dict[str, Any]) -> Callable[[], Any]:
+        return functools.partial(self._session.run, None, feeds)
+
+    def details(self) -> Dict[str, Any]:
+        return {
+            "providers_requested": self._requested,
+            "providers_used": list(self._session.get_providers()) if self._session is not None else [],
+        }

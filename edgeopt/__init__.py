@@ -1,0 +1,14 @@
+"""edgeopt: take a trained model to an edge device and prove it is fit to ship there.
+
+The Python API mirrors the CLI: :func:`inspect` and :func:`benchmark`, with keyword-only options and typed
+results.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .api import inspect  # noqa: E402
+from .bench import benchmark  # noqa: E402
+
+__all__ = ["__version__", "benchmark", "inspect"]

@@ -1,0 +1,132 @@
+"""Tie the analysis stages together: load, infer shapes, count, size, place on a roofline."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import onnx
+
+from ..fsutil import sha256_file
+from ..targets.schema import Target
+from .dtypes import dtype_name
+from .external_data import load_external_data
+from .flops import GraphCount, count_graph
+from .loader import model_size_bytes, read_model
+from .memory import activation_stats, weight_stats
+from .overrides import Dims, declared_dims, real_inputs
+from .precision import model_precision
+from .report import InspectResult, OpStats, ShapeDims, TensorSpec
+from .roofline import roofline
+from .shapes import ShapeInfo, infer_shapes
+from .walk import DEFAULT_DOMAINS
+
+_SHOWN_NODES = 5  # unresolved node names quoted in a note
+
+
+def _dims(dims: Dims | None) -> ShapeDims | None:
+    return None if dims is None else ["?" if d is None else d for d in dims]
+
+
+def _spec(value_info: onnx.ValueInfoProto) -> TensorSpec:
+    kind = value_info.type.WhichOneof("value")
+    dtype = dtype_name(value_info.type.tensor_type.elem_type) if kind == "tensor_type" else str(kind)
+    return TensorSpec(name=value_info.name, dtype=dtype, shape=_dims(declared_dims(value_info)))
+
+
+def _opset(model: onnx.ModelProto) -> int | None:
+    versions = [int(o.version) for o in model.opset_import if o.domain in DEFAULT_DOMAINS]
+    return max(versions) if versions else None
+
+
+def _notes(counts: GraphCount, info: ShapeInfo, unknown_tensors: int) -> list[str]:
+    notes = list(info.notes)
+    dynamic = [n for n, d in info.inputs.items() if d is None or not all(isinstance(v, int) for v in d)]
+    hint = (
+        f"pass --shape for the dynamic inputs ({', '.join(dynamic)}), e.g. --shape {dynamic[0]}=1x3x224x224"
+        if dynamic
+        else "the model computes shapes edgeopt cannot infer; check it with onnx.shape_inference"
+    )
+    if counts.unresolved_nodes:
+        shown = ", ".join(counts.unresolved_nodes[:_SHOWN_NODES])
+        more = len(counts.unresolved_nodes) - _SHOWN_NODES
+        shown += f" and {more} more" if more > 0 else ""
+        notes.append(f"{len(counts.unresolved_nodes)} nodes without static shapes count 0 ({shown}): {hint}")
+    if unknown_tensors:
+        notes.append(f"activation_bytes omits {unknown_tensors} tensors of unknown size (a lower bound): {hint}")
+    if counts.subgraph_nodes:
+        notes.append(
+            f"{counts.subgraph_nodes} nodes inside If/Loop/Scan bodies are not counted: "
+            "the totals cover the main graph only"
+        )
+    return notes
+
+
+def inspect_model(
+    path: Path,
+    *,
+    target: Target | None = None,
+    shapes: Mapping[str, Sequence[int]] | None = None,
+    batch: int = 1,
+) -> InspectResult:
+    """Analyse an ONNX model without running it: structure, MACs/FLOPs, sizes, and a roofline bound.
+
+    Args:
+        path: the ``.onnx`` file; external data files must sit in its directory.
+        target: device to compute the roofline bound for; ``None`` skips the roofline.
+        shapes: concrete shapes for dynamic inputs, input name -> dims (``--shape``).
+        batch: value for every input's symbolic first dim not fixed by ``shapes`` (``--batch``).
+
+    Returns:
+        The analysis; see ``docs/inspect.md`` for the counting conventions.
+
+    Raises:
+        ModelLoadError: the file is missing, not ONNX, corrupt, or references unsafe or missing external data.
+        ShapeError: ``shapes`` names an unknown input or does not fit it, or ``batch`` is not positive.
+    """
+    path = Path(path)
+    model = read_model(path)
+    size_bytes = model_size_bytes(path, model)  # before loading: loading drops the data file references
+    load_external_data(model, path)
+    info = infer_shapes(model, overrides=shapes, batch=batch, model_name=str(path))
+    counts = count_graph(model.graph, info.tensors)
+    weights = weight_stats(model)
+    activations = activation_stats(model.graph, info)
+    moved = weights.weight_bytes + activations.activation_bytes
+    precision = model_precision(model)
+    notes = _notes(counts, info, activations.unknown_tensors)
+    roof = None
+    if target is not None:
+        roof = roofline(counts.flops, moved, target, precision)
+        if roof is None:
+            notes.append(
+                f"target {target.name} states no peak rate for {precision.value} or no memory bandwidth: "
+                "add them to its YAML to get a roofline"
+            )
+    ops = {key: totals.count for key, totals in counts.per_op.items()}
+    return InspectResult(
+        path=str(path),
+        sha256=sha256_file(path),
+        size_bytes=size_bytes,
+        ir_version=model.ir_version,
+        opset=_opset(model),
+        producer=f"{model.producer_name} {model.producer_version}".strip(),
+        precision=precision,
+        inputs=[_spec(vi) for vi in real_inputs(model.graph)],
+        outputs=[_spec(vi) for vi in model.graph.output],
+        batch=batch,
+        input_shapes={name: _dims(dims) for name, dims in info.inputs.items()},
+        params=weights.params,
+        weight_bytes=weights.weight_bytes,
+        activation_bytes=activations.activation_bytes,
+        macs=counts.macs,
+        flops=counts.flops,
+        arithmetic_intensity=counts.flops / moved if moved else 0.0,
+        ops=dict(sorted(ops.items(), key=lambda item: (-item[1], item[0]))),
+        per_op={key: OpStats(count=t.count, macs=t.macs, flops=t.flops) for key, t in counts.per_op.items()},
+        uncounted_ops=counts.uncounted_ops,
+        unresolved_nodes=counts.unresolved_nodes,
+        subgraph_nodes=counts.subgraph_nodes,
+        notes=notes,
+        roofline=roof,
+    )

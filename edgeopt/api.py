@@ -1,0 +1,24 @@
+"""Public API functions that resolve names (targets) before calling the stage that does the work."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from .analysis import inspect_model
+from .analysis.report import InspectResult
+from .targets import load_registry
+
+
+def inspect(
+    model: str | Path,
+    *,
+    target: str | None = None,
+    shapes: Mapping[str, Sequence[int]] | None = None,
+    batch: int = 1,
+    targets_dirs: Sequence[Path] = (),
+) -> InspectResult:
+    """Inspect ``model``; with ``target``, add a roofline estimate for that device."""
+    tgt = load_registry(extra_dirs=targets_dirs).get(target) if target else None
+    shape_map = {k: [int(d) for d in v] for k, v in (shapes or {}).items()}
+    return inspect_model(Path(model), target=tgt, shapes=shape_map, batch=batch)

@@ -1,0 +1,1 @@
+"""The ``edgeopt`` command line: each command parses flags, calls the Python API, and renders."""

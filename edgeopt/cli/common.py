@@ -1,0 +1,59 @@
+"""Options and helpers shared by several commands."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from pydantic import BaseModel
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_SHAPE = re.compile(r"^([^=]+)=(\d+(?:x\d+)*)$")
+
+
+def json_option(f: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print only JSON on stdout.")(f)
+
+
+def targets_dir_option(f: F) -> F:
+    return click.option(
+        "--targets-dir", "targets_dirs", multiple=True, type=click.Path(path_type=Path),
+        help="Extra directory of target YAML files (repeatable; also EDGEOPT_TARGETS_DIR).",
+    )(f)
+
+
+def shape_options(f: F) -> F:
+    f = click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True,
+                     help="Batch size for a dynamic leading dimension.")(f)
+    return click.option("--shape", "shapes", multiple=True, metavar="NAME=DxDxD",
+                        help="Concrete shape of an input with dynamic dims, e.g. input=1x3x224x224.")(f)
+
+
+def parse_shapes(values: tuple[str, ...]) -> dict[str, list[int]]:
+    """``("x=1x3x224x224",)`` -> ``{"x": [1, 3, 224, 224]}``; a malformed value is a usage error."""
+    out: dict[str, list[int]] = {}
+    for value in values:
+        m = _SHAPE.match(value.strip())
+        if not m:
+            raise click.BadParameter(
+                f"{value!r}: write NAME=DIMS with positive integers joined by 'x', e.g. --shape input=1x3x224x224",
+                param_hint="--shape",
+            )
+        dims = [int(d) for d in m.group(2).split("x")]
+        if any(d <= 0 for d in dims):
+            raise click.BadParameter(f"{value!r}: every dim must be >= 1", param_hint="--shape")
+        out[m.group(1)] = dims
+    return out
+
+
+def emit_json(result: BaseModel | dict[str, Any] | list[Any]) -> None:
+    """Print a result as JSON on stdout (and nothing else)."""
+    if isinstance(result, BaseModel):
+        click.echo(result.model_dump_json(indent=2))
+    else:
+        click.echo(json.dumps(result, indent=2, default=str))

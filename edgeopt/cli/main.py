@@ -1,0 +1,63 @@
+"""Entry point: the command group and the one place where errors become exit codes.
+
+Exit codes (docs/exit-codes.md): 0 pass, 1 a budget or gate failed, 2 usage or input error,
+3 device or runner error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+
+import click
+
+from .. import __version__
+from ..errors import EdgeoptError, ExitCode
+from .bench_cmd import bench
+from .inspect_cmd import inspect_cmd
+from .targets_cmd import targets
+from .zoo_cmd import zoo
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.version_option(__version__, prog_name="edgeopt")
+def cli() -> None:
+    """edgeopt: optimize a model for an edge device and prove it fits its budgets.
+
+    Exit codes: 0 pass, 1 a budget or gate failed, 2 usage or input error, 3 device or runner error.
+    """
+
+
+cli.add_command(inspect_cmd)
+cli.add_command(bench)
+cli.add_command(targets)
+cli.add_command(zoo)
+
+
+def _fail(message: str, code: int, as_json: bool) -> int:
+    click.echo(f"edgeopt: error: {message}", err=True)
+    if as_json:
+        click.echo(json.dumps({"error": message, "exit_code": code}))
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI and return its exit code (never a traceback for an expected error)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in args
+    try:
+        rv = cli.main(args=args, prog_name="edgeopt", standalone_mode=False)
+    except EdgeoptError as exc:
+        return _fail(str(exc), int(exc.exit_code), as_json)
+    except click.exceptions.Abort:
+        return _fail("aborted", int(ExitCode.USAGE), as_json)
+    except click.ClickException as exc:
+        return _fail(exc.format_message(), int(ExitCode.USAGE), as_json)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130, as_json)
+    return int(rv or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

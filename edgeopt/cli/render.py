@@ -1,0 +1,135 @@
+"""Human-readable tables (rich) for each result type; JSON output never passes through here."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from ..analysis.report import InspectResult
+from ..metrics.result import BenchResult
+from ..targets.schema import Sourced, Target
+
+_out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 120)
+
+
+def _num(value: float | None, fmt: str = ".3f") -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+def _si(value: float) -> str:
+    for unit, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.2f} {unit}"
+    return f"{value:.0f}"
+
+
+def _shape(shape: list[Any] | None) -> str:
+    if shape is None:
+        return "(unknown)"
+    return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+def render_targets(targets: list[Target]) -> None:
+    table = Table(title="edgeopt targets")
+    for col in ("name", "description", "arch", "accelerator", "INT8 TOPS", "FP16 TFLOPS", "mem GB", "BW GB/s",
+                "TDP W", "runtimes", "FPS"):
+        table.add_column(col)
+    for t in targets:
+        table.add_row(
+            t.name, t.description, t.arch.value, t.accelerator,
+            *(_num(s.value, "g") if s else "-" for s in (t.peak_int8_tops, t.peak_fp16_tflops, t.memory_gb,
+                                                         t.memory_bandwidth_gbps, t.tdp_w)),
+            ", ".join(r.value for r in t.runtimes), _num(t.default_fps, "g"),
+        )
+    _out.print(table)
+
+
+def render_target(t: Target) -> None:
+    table = Table(title=f"target {t.name}", show_header=True)
+    table.add_column("field")
+    table.add_column("value")
+    table.add_column("source")
+    for name, value in t:
+        if isinstance(value, Sourced):
+            table.add_row(name, f"{value.value:g}", value.source)
+        elif isinstance(value, list):
+            table.add_row(name, ", ".join(getattr(v, "value", str(v)) for v in value), "")
+        elif value is not None:
+            table.add_row(name, str(getattr(value, "value", value)), "")
+    _out.print(table)
+
+
+def render_inspect(r: InspectResult) -> None:
+    head = Table(title=f"inspect {r.path}", show_header=False)
+    head.add_column("k")
+    head.add_column("v")
+    head.add_row("opset / IR", f"{r.opset} / {r.ir_version}")
+    head.add_row("size", f"{r.size_bytes:,} bytes")
+    head.add_row("params", f"{r.params:,}")
+    head.add_row("MACs", f"{r.macs:,} ({_si(r.macs)})")
+    head.add_row("FLOPs", f"{r.flops:,} ({_si(r.flops)})")
+    head.add_row("arithmetic intensity", f"{r.arithmetic_intensity:.2f} FLOP/byte")
+    for t in r.inputs:
+        head.add_row(f"input {t.name}", f"{t.dtype} {_shape(t.shape)}")
+    for t in r.outputs:
+        head.add_row(f"output {t.name}", f"{t.dtype} {_shape(t.shape)}")
+    if r.uncounted_ops:
+        head.add_row("uncounted ops", ", ".join(r.uncounted_ops))
+    if r.unresolved_nodes:
+        head.add_row("unresolved nodes", f"{len(r.unresolved_nodes)} (pass --shape for dynamic dims)")
+    _out.print(head)
+    ops = Table(title="per op type")
+    for col in ("op", "count", "MACs", "FLOPs"):
+        ops.add_column(col, justify="right" if col != "op" else "left")
+    for op, stat in r.per_op.items():
+        ops.add_row(op, str(stat.count), f"{stat.macs:,}", f"{stat.flops:,}")
+    _out.print(ops)
+    if r.roofline is not None:
+        rf = r.roofline
+        roof = Table(title=f"roofline on {rf.target} ({rf.precision.value})", show_header=False)
+        roof.add_column("k")
+        roof.add_column("v")
+        roof.add_row("peak", f"{_si(rf.peak_ops_per_s)}OP/s  ({rf.peak_source})")
+        roof.add_row("bandwidth", f"{rf.bandwidth_bytes_per_s / 1e9:.1f} GB/s  ({rf.bandwidth_source})")
+        roof.add_row("ridge point", f"{rf.ridge_point:.1f} FLOP/byte")
+        roof.add_row("bound", rf.bound.value)
+        roof.add_row("lower-bound latency", f"{rf.lower_bound_latency_ms:.4f} ms")
+        _out.print(roof)
+
+
+def render_bench(r: BenchResult) -> None:
+    t = Table(title=f"bench {r.model.path} on {r.target} ({r.runner}, {r.runtime.name} {r.runtime.version})",
+              show_header=False)
+    t.add_column("metric")
+    t.add_column("value")
+    lat = r.latency_ms
+    for key in ("p50", "p90", "p95", "p99", "p999"):
+        mark = "" if r.percentiles_supported[key].supported else "  (too few samples: indicative)"
+        t.add_row(f"latency {key}", f"{getattr(lat, key):.4f} ms{mark}")
+    t.add_row("latency mean ± std", f"{lat.mean:.4f} ± {lat.std:.4f} ms (min {lat.min:.4f}, max {lat.max:.4f})")
+    t.add_row("throughput", f"{r.throughput_ips:,.1f} inferences/s (batch {r.settings.batch}, "
+                            f"{r.settings.streams} stream(s))")
+    t.add_row("cold start", f"load {r.cold_start_ms.load:.2f} ms + first inference "
+                            f"{r.cold_start_ms.first_inference:.2f} ms")
+    mem = r.memory_mb
+    t.add_row("memory (VmHWM)", f"peak {_num(mem.peak, '.1f')} MiB, baseline {_num(mem.baseline, '.1f')} MiB, "
+                                f"model {_num(mem.delta, '.1f')} MiB")
+    t.add_row("model", f"{r.model.size_bytes:,} bytes, {r.model.params:,} params")
+    if r.compute is not None:
+        c = r.compute
+        pct = f", {c.pct_of_peak:.1f}% of peak {c.peak_gflops:.1f} GFLOP/s" if c.pct_of_peak is not None else ""
+        t.add_row("compute", f"{c.achieved_gflops:.2f} GFLOP/s{pct}")
+    t.add_row("run", f"{r.run.samples} samples in {r.run.timed_s:.2f} s after {r.run.warmup_iterations} warm-up; "
+                     f"seed {r.settings.seed}, threads {r.settings.threads or 'default'}")
+    if r.fps_budget is not None:
+        b = r.fps_budget
+        verdict = "PASS" if b.passed else "FAIL"
+        t.add_row("FPS budget", f"{verdict}: {b.percentile} {b.latency_ms:.3f} ms vs {b.budget_ms:.3f} ms at "
+                                f"{b.fps:g} FPS (headroom {b.headroom_pct:.1f}%)")
+    t.add_row("valid", "yes" if r.valid else "NO: " + "; ".join(r.invalid_reasons))
+    _out.print(t)
+    for w in r.warnings:
+        _out.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True)

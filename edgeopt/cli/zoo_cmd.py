@@ -1,0 +1,41 @@
+"""``edgeopt zoo``: list and build the small reference models edgeopt ships as builders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..zoo import build
+from ..zoo.registry import describe
+from .common import emit_json, json_option
+
+
+@click.group()
+def zoo() -> None:
+    """Reference models built locally (random weights, real architectures)."""
+
+
+@zoo.command("list")
+@json_option
+def list_cmd(as_json: bool) -> None:
+    """List the zoo models."""
+    models = describe()
+    if as_json:
+        emit_json(models)
+        return
+    for name, text in models.items():
+        click.echo(f"{name:18} {text}")
+
+
+@zoo.command("build")
+@click.argument("name")
+@click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
+@json_option
+def build_cmd(name: str, out: Path, as_json: bool) -> None:
+    """Build zoo model NAME into the ONNX file OUT."""
+    path = build(name, out)
+    if as_json:
+        emit_json({"model": name, "path": str(path)})
+    else:
+        click.echo(f"wrote {path}", err=True)

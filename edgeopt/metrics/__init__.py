@@ -1,0 +1,1 @@
+"""Metrics: turn an agent's raw measurements into statistics, validity verdicts and budget checks."""

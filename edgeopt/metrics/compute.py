@@ -1,0 +1,128 @@
+"""Turn raw measurements into a :class:`BenchResult`: statistics, validity, budget and roofline share."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+
+from edgeopt_agent.protocol import RawRun
+
+from ..enums import Precision
+from ..targets.schema import Target
+from .budget import check_fps
+from .latency import PERCENTILES, PercentileSupport, latency_stats, required_samples
+from .result import (
+    BenchResult,
+    ColdStart,
+    Compute,
+    MemoryMb,
+    ModelInfo,
+    RunInfo,
+    RuntimeInfo,
+    Settings,
+)
+
+
+@dataclass(frozen=True)
+class MetricInputs:
+    """What the metrics stage needs besides the raw run."""
+
+    model: ModelInfo
+    target: Target
+    runner: str
+    edgeopt_version: str
+    flops_per_inference: int | None
+    precision: Precision
+    fps: float | None
+    percentile: str
+    started_at: _dt.datetime
+    keep_samples: bool = False
+
+
+def _mb(kb: int | None) -> float | None:
+    return None if kb is None else kb / 1024.0
+
+
+def build_result(raw: RawRun, ctx: MetricInputs) -> BenchResult:
+    """Compute statistics and verdicts from a successful raw run."""
+    if not raw.ok or raw.request is None:
+        raise ValueError("build_result needs a successful run; turn error runs into RunnerError first")
+    req = raw.request
+    n = len(raw.samples_ns)
+    stats = latency_stats(raw.samples_ns)
+    support = {
+        key: PercentileSupport(supported=n >= required_samples(q), samples=n, required=required_samples(q))
+        for key, q in PERCENTILES.items()
+    }
+    invalid: list[str] = []
+    warnings: list[str] = []
+    chosen = support[ctx.percentile]
+    if not chosen.supported:
+        invalid.append(
+            f"{ctx.percentile} needs at least {chosen.required} samples, the run has {n}: "
+            f"raise --iterations or --min-duration"
+        )
+    if raw.truncated:
+        invalid.append(
+            f"the watchdog stopped the timed phase at max_duration_s={req['max_duration_s']} s before "
+            f"{req['iterations']} iterations and {req['min_duration_s']} s were both reached"
+        )
+    for key, s in support.items():
+        if key != ctx.percentile and not s.supported:
+            warnings.append(f"{key} is reported from {n} samples but needs {s.required}: treat it as indicative")
+
+    inferences_per_s = n / raw.timed_wall_s if raw.timed_wall_s > 0 else 0.0
+    budget = None
+    if ctx.fps is not None:
+        budget = check_fps(ctx.fps, ctx.percentile, getattr(stats, ctx.percentile), chosen.supported)
+
+    compute = None
+    if ctx.flops_per_inference:
+        achieved = ctx.flops_per_inference * inferences_per_s / 1e9
+        peak = ctx.target.peak_ops_per_s(ctx.precision)
+        peak_gflops = peak[0] / 1e9 if peak else None
+        compute = Compute(
+            flops_per_inference=ctx.flops_per_inference,
+            achieved_gflops=achieved,
+            peak_gflops=peak_gflops,
+            peak_source=peak[1] if peak else None,
+            pct_of_peak=(achieved / peak_gflops * 100.0) if peak_gflops else None,
+        )
+
+    mem = raw.memory_kb
+    baseline, peak_mb = _mb(mem.get("baseline")), _mb(mem.get("peak"))
+    load, first = float(raw.load_ms or 0.0), float(raw.first_inference_ms or 0.0)
+    return BenchResult(
+        edgeopt_version=ctx.edgeopt_version,
+        model=ctx.model,
+        target=ctx.target.name,
+        runner=ctx.runner,
+        runtime=RuntimeInfo(**raw.runtime),
+        settings=Settings(**{k: req[k] for k in Settings.model_fields}),
+        latency_ms=stats,
+        percentiles_supported=support,
+        throughput_ips=inferences_per_s * int(req["batch"]),
+        cold_start_ms=ColdStart(load=load, first_inference=first, total=load + first),
+        memory_mb=MemoryMb(
+            baseline=baseline,
+            peak=peak_mb,
+            delta=(peak_mb - baseline) if baseline is not None and peak_mb is not None else None,
+        ),
+        fps_budget=budget,
+        compute=compute,
+        run=RunInfo(
+            samples=n,
+            timed_s=raw.timed_wall_s,
+            warmup_iterations=int(raw.warmup_done.get("iterations", 0)),
+            warmup_s=float(raw.warmup_done.get("duration_s", 0.0)),
+            truncated=raw.truncated,
+            started_at=ctx.started_at.astimezone(_dt.timezone.utc).isoformat(timespec="seconds"),
+        ),
+        inputs=raw.inputs,
+        outputs=raw.outputs,
+        valid=not invalid,
+        invalid_reasons=invalid,
+        warnings=warnings,
+        environment=raw.environment,
+        samples_ms=[s / 1e6 for s in raw.samples_ns] if ctx.keep_samples else None,
+    )

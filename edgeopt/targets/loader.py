@@ -1,0 +1,74 @@
+"""Read one target YAML file into a :class:`Target`; every failure becomes a one-line :class:`TargetError`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from ..errors import TargetError
+from .schema import Target
+
+TARGET_SUFFIXES = (".yaml", ".yml")
+_SCHEMA_HINT = "see docs/targets.md for the schema"
+
+
+def load_target_file(path: Path) -> Target:
+    """Parse and validate one target file.
+
+    Args:
+        path: a ``<name>.yaml`` file.
+
+    Returns:
+        The validated target.
+
+    Raises:
+        TargetError: the file cannot be read, is not valid YAML, does not match the schema, or its ``name``
+            differs from its file stem.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TargetError(f"{path}: cannot read target file ({_one_line(str(exc))}); check the path") from exc
+    try:
+        data: Any = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise TargetError(f"{path}: {_yaml_problem(exc)}; fix the YAML syntax there") from exc
+    if not isinstance(data, dict):
+        kind = "empty" if data is None else f"a {type(data).__name__}, not a mapping"
+        raise TargetError(f"{path}: the file is {kind}; write a mapping of target keys ({_SCHEMA_HINT})")
+    try:
+        target = Target.model_validate(data)
+    except ValidationError as exc:
+        raise TargetError(f"{path}: {_first_error(exc)} ({_SCHEMA_HINT})") from exc
+    if target.name != path.stem:
+        raise TargetError(
+            f"{path}: name '{target.name}' does not match the file name; "
+            f"rename the file to '{target.name}{path.suffix}' or set name: {path.stem}"
+        )
+    return target
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        mark = exc.problem_mark
+        problem = exc.problem or exc.context or "syntax error"
+        return f"YAML syntax error at line {mark.line + 1}, column {mark.column + 1}: {_one_line(problem)}"
+    return f"YAML error: {_one_line(str(exc))}"
+
+
+def _first_error(exc: ValidationError) -> str:
+    """The first offending key path, pydantic's message, the bad value and the fix; '(+N more)' if more."""
+    err = exc.errors()[0]
+    key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]).lstrip(".")
+    where, fix = (f"key '{key}'", "fix that key") if key else ("target", "fix the file")
+    got = repr(err.get("input"))
+    shown = f" (got {got})" if key and err["type"] != "missing" and len(got) <= 60 else ""
+    more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"invalid {where}: {_one_line(err['msg'])}{shown}{more}; {fix}"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

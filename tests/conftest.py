@@ -1,0 +1,38 @@
+"""Shared fixtures: tiny models built here (nothing downloaded)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from edgeopt.zoo import build
+
+
+@pytest.fixture(scope="session")
+def tiny_cnn(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The zoo's mobilenet-tiny (dynamic batch, 1x3x32x32 input, 10 classes)."""
+    return build("mobilenet-tiny", tmp_path_factory.mktemp("models") / "mobilenet-tiny.onnx")
+
+
+def make_matmul_model(path: Path, *, dynamic_dim: str | None = None, k: int = 64, n: int = 32) -> Path:
+    """y = x @ W with x of shape [1, k] (or [1, dynamic_dim] symbolic on axis 1 when given)."""
+    w = numpy_helper.from_array(np.random.default_rng(0).standard_normal((k, n)).astype(np.float32), "W")
+    x_shape: list[int | str] = [1, dynamic_dim if dynamic_dim else k]
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["y"])], "mm",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, n])], [w],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path
+
+
+@pytest.fixture()
+def matmul_model(tmp_path: Path) -> Path:
+    return make_matmul_model(tmp_path / "mm.onnx")
