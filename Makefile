@@ -5,13 +5,21 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 DEMO_DIR := out/demo
 
-.PHONY: install demo test test-slow test-all lint bench-overhead clean
+.PHONY: install sysdeps demo test test-slow test-arm64 test-all lint bench-overhead clean
+
+TEST_STAMP := $(VENV)/.installed-test-stamp
+# Extras the test suite exercises: every runtime and pass that installs from the registries here.
+TEST_EXTRAS := dev,openvino,litert,torch,images,coreml
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[dev]"
+	$(PY) -m pip install -q -e .
 	@touch $(STAMP)
+
+$(TEST_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install -q -e ".[$(TEST_EXTRAS)]"
+	@touch $(TEST_STAMP)
 
 install: $(STAMP)
 
@@ -21,17 +29,44 @@ demo: $(STAMP)
 	$(VENV)/bin/edgeopt inspect $(DEMO_DIR)/mobilenet-small.onnx --target local
 	$(VENV)/bin/edgeopt bench $(DEMO_DIR)/mobilenet-small.onnx --target local --fps 30
 
+# System tools the tests use: a real sshd on loopback and nftables (SSH tests), headless chromium (HTML reports).
+# Installs them only when run as root and missing; otherwise prints a note (those tests then skip).
+sysdeps:
+	@if [ -x /usr/sbin/sshd ] && command -v nft >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing openssh-server and nftables for the SSH tests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server nftables >/dev/null \
+			|| echo "note: could not install openssh-server/nftables; the SSH tests will skip"; \
+	else echo "note: openssh-server/nftables missing and not root (or no apt-get): the SSH tests will skip"; fi
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing chromium for the HTML report tests (headless)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+			|| echo "note: could not install chromium; the HTML report tests will skip"; \
+	else echo "note: chromium missing and not root (or no apt-get): the HTML report tests will skip"; fi
+
 # Fast suite (CI): everything but the groups marked slow.
-test: $(STAMP)
+test: sysdeps $(TEST_STAMP)
 	$(PY) -m pytest -m "not slow" -q
 
-test-slow: $(STAMP)
+test-slow: sysdeps $(TEST_STAMP)
 	$(PY) -m pytest -m slow -q
 
-test-all: $(STAMP)
+# The emulated arm64 board (qemu-user + a Debian 12 rootfs cached in /var/cache/edgeopt-test; docs/devices.md).
+# Cold cache: ~9 min on 2 cores to build the rootfs; warm: ~30 s. Skips when not root / no binfmt_misc / offline.
+test-arm64: sysdeps $(TEST_STAMP)
+	@if command -v debootstrap >/dev/null 2>&1 && [ -x /usr/bin/qemu-aarch64-static ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing qemu-user-static, debootstrap and binfmt-support for the arm64 board"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user-static debootstrap \
+			binfmt-support >/dev/null || echo "note: could not install them; the arm64 tests will skip"; \
+	else echo "note: qemu-user-static/debootstrap missing and not root: the arm64 tests will skip"; fi
+	$(PY) -m pytest -m arm64 -q -rs tests/integration/arm64
+
+test-all: sysdeps $(TEST_STAMP)
 	$(PY) -m pytest -q
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(VENV)/bin/ruff check edgeopt device_agent tests benchmarks
 	$(VENV)/bin/mypy
 

@@ -10,5 +10,8 @@ __version__ = "0.1.0"
 
 from .api import inspect  # noqa: E402
 from .bench import benchmark  # noqa: E402
+from .optimize import optimize  # noqa: E402
+from .qualify import qualify  # noqa: E402
+from .sweep import sweep  # noqa: E402
 
-__all__ = ["__version__", "benchmark", "inspect"]
+__all__ = ["__version__", "benchmark", "inspect", "optimize", "qualify", "sweep"]

@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ENV_TARGETS_DIR = "EDGEOPT_TARGETS_DIR"
+ENV_INVENTORY = "EDGEOPT_INVENTORY"
+ENV_HISTORY_DB = "EDGEOPT_HISTORY_DB"
+ENV_TOOLS_DIR = "EDGEOPT_TOOLS_DIR"
 
 
 @dataclass(frozen=True)
@@ -18,9 +21,17 @@ class Settings:
 
     Attributes:
         targets_dirs: extra directories of target YAML files (``EDGEOPT_TARGETS_DIR``, ``os.pathsep``-separated).
+        inventory: the devices inventory file (``EDGEOPT_INVENTORY``; None: ``./devices.yaml``).
+        history_db: the results history (``EDGEOPT_HISTORY_DB``; else ``$XDG_DATA_HOME/edgeopt/history.sqlite3``,
+            ``XDG_DATA_HOME`` defaulting to ``~/.local/share``).
+        tools_dir: isolated tool environments (``EDGEOPT_TOOLS_DIR``; else ``$XDG_CACHE_HOME/edgeopt/tools``,
+            ``XDG_CACHE_HOME`` defaulting to ``~/.cache``).
     """
 
     targets_dirs: tuple[Path, ...] = ()
+    inventory: Path | None = None
+    history_db: Path | None = None
+    tools_dir: Path | None = None
 
 
 def from_environment(environ: dict[str, str] | None = None) -> Settings:
@@ -28,4 +39,12 @@ def from_environment(environ: dict[str, str] | None = None) -> Settings:
     env = os.environ if environ is None else environ
     raw = env.get(ENV_TARGETS_DIR, "")
     dirs = tuple(Path(p).expanduser() for p in raw.split(os.pathsep) if p.strip())
-    return Settings(targets_dirs=dirs)
+    inventory = env.get(ENV_INVENTORY, "").strip()
+    history = env.get(ENV_HISTORY_DB, "").strip()
+    data_home = env.get("XDG_DATA_HOME", "").strip() or str(Path(env.get("HOME") or Path.home()) / ".local" / "share")
+    history_db = Path(history).expanduser() if history else Path(data_home) / "edgeopt" / "history.sqlite3"
+    tools = env.get(ENV_TOOLS_DIR, "").strip()
+    cache_home = env.get("XDG_CACHE_HOME", "").strip() or str(Path(env.get("HOME") or Path.home()) / ".cache")
+    tools_dir = Path(tools).expanduser() if tools else Path(cache_home) / "edgeopt" / "tools"
+    return Settings(targets_dirs=dirs, inventory=Path(inventory).expanduser() if inventory else None,
+                    history_db=history_db, tools_dir=tools_dir)

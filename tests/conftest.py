@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +11,21 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from edgeopt.config import ENV_HISTORY_DB
 from edgeopt.zoo import build
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _history_db_outside_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Runs recorded by any test (``edgeopt bench`` records by default) go to a temp file, never the user's home."""
+    path = tmp_path_factory.mktemp("history") / "history.sqlite3"
+    saved = os.environ.get(ENV_HISTORY_DB)
+    os.environ[ENV_HISTORY_DB] = str(path)
+    yield path
+    if saved is None:
+        os.environ.pop(ENV_HISTORY_DB, None)
+    else:
+        os.environ[ENV_HISTORY_DB] = saved
 
 
 @pytest.fixture(scope="session")

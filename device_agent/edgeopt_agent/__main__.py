@@ -8,18 +8,60 @@ Progress goes to stderr as JSON lines (``{"event": ...}``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import sys
 import threading
-from typing import Any, Dict
+from typing import Any, Callable, Dict, List
 
 from . import __version__, environment, runtimes
-from .harness import run
+from . import probe as probe_facts
+from .lock import DeviceLock, LockBusy
 from .protocol import ERROR_INPUT, ERROR_TIMEOUT, STATUS_ERROR, ProtocolError, RawRun, Request
 
 # Grace beyond max_duration_s before the watchdog ends the whole process (load and warm-up included).
 WATCHDOG_GRACE_S = 60.0
+# Exit status when the host went away (stdin reached EOF with --exit-on-stdin-eof).
+EXIT_HOST_GONE = 125
+
+# Run before any forced exit (watchdog, host gone), so a lock is never left behind by a live-but-ending agent.
+_CLEANUPS: List[Callable[[], None]] = []
+_CLEANUPS_LOCK = threading.Lock()
+
+
+def _run_cleanups() -> None:
+    """Run each cleanup once; a second caller (another thread about to exit) waits for the first to finish."""
+    with _CLEANUPS_LOCK:
+        while _CLEANUPS:
+            with contextlib.suppress(Exception):
+                _CLEANUPS.pop()()
+
+
+def _exit_on_stdin_eof() -> None:
+    """End the process when stdin closes: over SSH that means the session (or the link) is gone."""
+
+    def watch() -> None:
+        try:
+            while os.read(0, 4096):
+                pass
+        except OSError:
+            pass
+        _run_cleanups()
+        os._exit(EXIT_HOST_GONE)
+
+    threading.Thread(target=watch, name="stdin-eof", daemon=True).start()
+
+
+def _exit_on_signals() -> None:
+    """SIGTERM/SIGHUP unwind through ``finally`` blocks (releasing the lock) instead of killing outright."""
+
+    def handler(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, handler)
 
 
 def _emit(event: Dict[str, Any]) -> None:
@@ -60,6 +102,7 @@ def _start_watchdog(seconds: float, result_path: str, stdout_fd: int, request: R
         try:
             _write_result(raw, result_path, stdout_fd)
         finally:
+            _run_cleanups()
             os._exit(124)
 
     timer = threading.Timer(seconds, fire)
@@ -68,6 +111,10 @@ def _start_watchdog(seconds: float, result_path: str, stdout_fd: int, request: R
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.exit_on_stdin_eof and args.request != "-":  # a request on stdin ends in EOF by design
+        _exit_on_stdin_eof()
+    if args.lock_dir:
+        _exit_on_signals()
     stdout_fd = os.dup(1)
     os.dup2(2, 1)  # anything printed by libraries goes to stderr
     try:
@@ -79,11 +126,27 @@ def cmd_run(args: argparse.Namespace) -> int:
                          request=bad.to_dict(), agent_version=__version__)
             _write_result(raw, args.result, stdout_fd)
             return 2
+        if args.lock_dir:
+            lock = DeviceLock(args.lock_dir)
+            _CLEANUPS.append(lock.release)
+            try:
+                lock.acquire(args.lock_wait_s, on_event=_emit)
+            except LockBusy as exc:
+                raw = RawRun(status=STATUS_ERROR, error_kind=ERROR_TIMEOUT, error=str(exc),
+                             request=request.to_dict(), agent_version=__version__)
+                _write_result(raw, args.result, stdout_fd)
+                return 1
         _start_watchdog(request.max_duration_s + WATCHDOG_GRACE_S, args.result, stdout_fd, request)
+        if args.command == "evaluate":  # accuracy on the device: outputs of the eval samples (evaluate.py)
+            from .evaluate import evaluate as run
+        else:
+            from .harness import run  # type: ignore[assignment]  # numpy: kept out of `probe`
+
         raw = run(request, _emit if request.progress_interval_s > 0 else (lambda e: None))
         _write_result(raw, args.result, stdout_fd)
         return 0 if raw.ok else 1
     finally:
+        _run_cleanups()
         sys.stdout.flush()
         os.dup2(stdout_fd, 1)
 
@@ -94,9 +157,21 @@ def cmd_probe(args: argparse.Namespace) -> int:
     for name in runtimes.names():
         try:
             available[name] = {"available": True, "version": runtimes.create(name).version()}
-        except runtimes.RuntimeMissing as exc:
+        except (runtimes.RuntimeMissing, ImportError) as exc:
             available[name] = {"available": False, "hint": str(exc)}
-    info = {"agent_version": __version__, "environment": environment.collect(), "runtimes": available}
+    try:
+        env = environment.collect()
+    except ImportError as exc:  # numpy missing: still report what can be known, and say so
+        import platform
+
+        env = {"os": "%s %s" % (platform.system(), platform.release()), "machine": platform.machine(),
+               "python": platform.python_version(), "python_executable": sys.executable,
+               "error": "environment incomplete: %s" % exc}
+    info = {"agent_version": __version__, "environment": env, "runtimes": available,
+            "packages": probe_facts.packages(), "memory_available_mb": probe_facts.memory_available_mb(),
+            "power_sensors": probe_facts.power_sensors()}
+    if args.workdir:
+        info["disk"] = probe_facts.disk_free(args.workdir)
     sys.stdout.write(json.dumps(info) + "\n")
     return 0
 
@@ -107,8 +182,19 @@ def main(argv: Any = None) -> int:
     p_run = sub.add_parser("run", help="run one measurement request")
     p_run.add_argument("--request", default="-", help="request JSON file, or - for stdin")
     p_run.add_argument("--result", default="-", help="result JSON file, or - for stdout")
+    p_run.add_argument("--lock-dir", default="", help="take the per-device lock in this directory first")
+    p_run.add_argument("--lock-wait-s", type=float, default=0.0,
+                       help="seconds to wait for a busy device lock before failing (with --lock-dir)")
+    p_run.add_argument("--exit-on-stdin-eof", action="store_true",
+                       help="exit (releasing the lock) when stdin closes, i.e. when the SSH session is gone "
+                            "(with --request FILE only)")
     p_run.set_defaults(func=cmd_run)
+    p_eval = sub.add_parser("evaluate", parents=[], help="run the request's eval_npz samples, save their outputs")
+    for action in p_run._actions[1:]:  # same options as `run`
+        p_eval._add_action(action)
+    p_eval.set_defaults(func=cmd_run)
     p_probe = sub.add_parser("probe", help="print machine facts and available runtimes")
+    p_probe.add_argument("--workdir", default="", help="also report free disk space where this directory lives")
     p_probe.set_defaults(func=cmd_probe)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -11,7 +11,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from . import __version__, environment, inputs, memory, runtimes
+from . import __version__, environment, inputs, memory, paced, power, runtimes
 from .protocol import (
     ERROR_INPUT,
     ERROR_RUNTIME,
@@ -56,7 +56,11 @@ def _validate(request: Request) -> Optional[str]:
         return "durations must be >= 0"
     if request.max_duration_s <= 0:
         return "max_duration_s must be > 0 (got %s)" % request.max_duration_s
-    return None
+    try:
+        power.parse_settings(request.energy)
+    except ValueError as exc:
+        return str(exc)
+    return paced.validate(request)
 
 
 def _timed_loop(
@@ -177,6 +181,10 @@ def run(request: Request, emit: Progress) -> RawRun:
         return _error(request, ERROR_RUNTIME, "first inference failed: %s" % _first_line(exc), env)
     first_ns = time.perf_counter_ns() - t0
 
+    meter = power.PowerSession.open(request.energy)  # no sensor found: an estimate is made on the host
+    if meter.measuring:
+        emit({"event": "phase", "phase": "idle"})
+        meter.idle()
     emit({"event": "phase", "phase": "warmup"})
     w_start = time.perf_counter_ns()
     w_min_end = w_start + int(request.warmup_s * _NS)
@@ -187,9 +195,19 @@ def run(request: Request, emit: Progress) -> RawRun:
             w_done += 1
         w_ns = time.perf_counter_ns() - w_start
         emit({"event": "phase", "phase": "timed"})
-        samples, wall_ns, truncated = _measure_streams(request, lambda: rt.bind(feeds), time.perf_counter_ns(), emit)
+        meter.start()
+        frames = {}  # type: Dict[str, Any]
+        if request.pacing_fps is not None:  # frame-paced load (paced.py); the timed loop is not used then
+            samples, wall_ns, truncated, frames = paced.measure(request, rt.bind(feeds), time.perf_counter_ns(), emit)
+        else:
+            samples, wall_ns, truncated = _measure_streams(request, lambda: rt.bind(feeds), time.perf_counter_ns(),
+                                                           emit)
+        meter.stop()
     except Exception as exc:
+        meter.close()
         return _error(request, ERROR_RUNTIME, "inference failed: %s" % _first_line(exc), env)
+    power_report = meter.report()
+    meter.close()
 
     outputs = []
     out_infos = rt.outputs()
@@ -215,5 +233,7 @@ def run(request: Request, emit: Progress) -> RawRun:
         outputs=outputs,
         truncated=truncated,
         environment=env,
+        power=power_report,
+        frames=frames,
         agent_version=__version__,
     )

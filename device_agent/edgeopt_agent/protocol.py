@@ -22,6 +22,20 @@ ERROR_RUNTIME = "runtime"
 ERROR_TIMEOUT = "timeout"
 ERROR_INTERNAL = "internal"
 
+# Energy measurement settings of a Request (``Request.energy``); keys the agent accepts, with their defaults.
+# enabled: measure (or estimate) energy at all; sensor: auto|none|ina3221|rapl|rpi5_pmic|hwmon; prefer: sensor
+# ``auto`` tries first (the target's); sysfs_root: where /sys is (tests point it at emulated trees);
+# rate_hz: power samples per second; idle_s: idle baseline window before warm-up; vcgencmd: Pi 5 command path.
+ENERGY_DEFAULTS: Dict[str, Any] = {
+    "enabled": True,
+    "sensor": "auto",
+    "prefer": "",
+    "sysfs_root": "/",
+    "rate_hz": 20.0,
+    "idle_s": 0.5,
+    "vcgencmd": "vcgencmd",
+}
+
 
 class ProtocolError(ValueError):
     """A request or result that does not match this protocol version."""
@@ -47,6 +61,7 @@ class Request:
         shapes: concrete shapes for inputs with dynamic dimensions, by input name.
         inputs_npz: optional ``.npz`` with input arrays keyed by input name (overrides generated data).
         progress_interval_s: how often the agent emits a progress line on stderr (0: never).
+        energy: power measurement settings, keys and defaults in ``ENERGY_DEFAULTS`` (missing keys default).
     """
 
     model_path: str
@@ -64,6 +79,12 @@ class Request:
     shapes: Dict[str, List[int]] = field(default_factory=dict)
     inputs_npz: Optional[str] = None
     progress_interval_s: float = 1.0
+    energy: Dict[str, Any] = field(default_factory=lambda: dict(ENERGY_DEFAULTS))
+    # Frame-paced load (edgeopt_agent.paced): frame i is issued at t0 + i / pacing_fps; None: run back to back.
+    pacing_fps: Optional[float] = None
+    # Accuracy on the device (``python -m edgeopt_agent evaluate``, edgeopt_agent.evaluate): inputs .npz, outputs .npz.
+    eval_npz: Optional[str] = None
+    eval_output: Optional[str] = None
     protocol_version: int = PROTOCOL_VERSION
 
     def to_dict(self) -> Dict[str, Any]:
@@ -104,6 +125,9 @@ class RawRun:
         outputs: the outputs produced.
         truncated: True when the watchdog (``max_duration_s``) ended the timed phase early.
         environment: machine and library facts where the agent ran.
+        power: what the power sampler measured (``{}`` when energy is disabled; ``{"sensor": None, "reason"}``
+            when no sensor was read): sensor, rails, kind, idle and active windows (avg W, energy J,
+            samples, duration), see ``edgeopt_agent.power.sampler``.
     """
 
     status: str
@@ -122,6 +146,9 @@ class RawRun:
     outputs: List[Dict[str, Any]] = field(default_factory=list)
     truncated: bool = False
     environment: Dict[str, Any] = field(default_factory=dict)
+    power: Dict[str, Any] = field(default_factory=dict)
+    # Frame-paced runs only (``{}`` otherwise): see ``edgeopt_agent.paced.paced_loop`` for the keys.
+    frames: Dict[str, Any] = field(default_factory=dict)
     agent_version: str = ""
     protocol_version: int = PROTOCOL_VERSION
 

@@ -52,8 +52,3 @@ def bits_per_element(elem_type: int) -> int:
 def tensor_bytes(numel: int, elem_type: int) -> int:
     """Bytes taken by ``numel`` packed elements of ``elem_type`` (rounded up to whole bytes)."""
     return (numel * bits_per_element(elem_type) + 7) // 8
-
-
-FLOAT_TYPES = frozenset(
-    {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16, onnx.TensorProto.DOUBLE}
-)

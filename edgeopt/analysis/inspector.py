@@ -42,11 +42,12 @@ def _opset(model: onnx.ModelProto) -> int | None:
 def _notes(counts: GraphCount, info: ShapeInfo, unknown_tensors: int) -> list[str]:
     notes = list(info.notes)
     dynamic = [n for n, d in info.inputs.items() if d is None or not all(isinstance(v, int) for v in d)]
-    hint = (
-        f"pass --shape for the dynamic inputs ({', '.join(dynamic)}), e.g. --shape {dynamic[0]}=1x3x224x224"
-        if dynamic
-        else "the model computes shapes edgeopt cannot infer; check it with onnx.shape_inference"
-    )
+    if dynamic:
+        dims = info.inputs[dynamic[0]]
+        example = "x".join(str(d) if isinstance(d, int) else f"<{d or '?'}>" for d in dims) if dims else "<dims>"
+        hint = f"pass --shape for the dynamic inputs ({', '.join(dynamic)}), e.g. --shape {dynamic[0]}={example}"
+    else:
+        hint = "shape inference cannot follow the model there (see uncounted_ops); check it with onnx.shape_inference"
     if counts.unresolved_nodes:
         shown = ", ".join(counts.unresolved_nodes[:_SHOWN_NODES])
         more = len(counts.unresolved_nodes) - _SHOWN_NODES

@@ -36,7 +36,10 @@ def declared_dims(value_info: onnx.ValueInfoProto) -> Dims | None:
         return None
     dims: list[Dim] = []
     for dim in ttype.shape.dim:
-        if dim.HasField("dim_value"):
+        if dim.HasField("dim_value") and dim.dim_value < 0:
+            # Some exporters (Paddle) write -1 for a dynamic dim: give it its own symbol.
+            dims.append(f"{value_info.name}_dim{len(dims)}")
+        elif dim.HasField("dim_value"):
             dims.append(dim.dim_value)
         elif dim.HasField("dim_param"):
             dims.append(dim.dim_param)

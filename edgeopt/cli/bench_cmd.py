@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from ..bench import benchmark
 from ..errors import ExitCode
+from ..metrics.energy import SENSOR_CHOICES
 from .common import emit_json, json_option, parse_shapes, shape_options, targets_dir_option
+from .history_options import HistoryOptions, history_options, record_bench
 from .progress import StderrProgress
+from .remote_options import RemoteOptions, remote_options
 from .render import render_bench
 
 
 @click.command("bench")
 @click.argument("model", type=click.Path(path_type=Path))
-@click.option("--target", "-t", default="local", show_default=True, help="Target name (edgeopt targets).")
+@click.option("--target", "-t", default=None,
+              help="Target name (edgeopt targets) [default: the --device's target, else local].")
 @click.option("--fps", type=float, default=None, help="Real-time budget in FPS [default: the target's].")
 @click.option("--no-budget", is_flag=True, help="Do not check any FPS budget.")
 @click.option("--percentile", default="p99", show_default=True, help="Percentile checked against the budget.")
@@ -35,21 +40,37 @@ from .render import render_bench
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated inputs.")
 @shape_options
 @click.option("--inputs", type=click.Path(path_type=Path), default=None, help=".npz of inputs keyed by name.")
-@click.option("--runtime", default="onnxruntime", show_default=True, help="Agent runtime (onnxruntime, null).")
+@click.option("--runtime", default=None, help="Agent runtime: onnxruntime, openvino, tflite, tensorrt, coreml, "
+              "null [default: auto: the target's first runtime that loads the model's format].")
 @click.option("--provider", "providers", multiple=True, help="onnxruntime execution provider (repeatable).")
+@click.option("--ov-device", default=None, metavar="DEVICE",
+              help="OpenVINO device: CPU, GPU, NPU, AUTO (implies --runtime openvino).")
 @click.option("--samples", is_flag=True, help="Include every per-inference latency in the JSON.")
+@click.option("--energy/--no-energy", default=True, show_default=True,
+              help="Measure energy per inference (an ESTIMATE from the target's TDP where no sensor exists).")
+@click.option("--power-sensor", type=click.Choice(SENSOR_CHOICES), default="auto", show_default=True,
+              help="Power reader: auto (the target's, then whatever the device has), none (estimate only).")
+@click.option("--sysfs-root", default="/", show_default=True, metavar="DIR",
+              help="Root of the sysfs tree the agent reads power from, on the device (for tests/emulation).")
+@click.option("--power-rate-hz", type=click.FloatRange(min=0.1, max=1000), default=20.0, show_default=True,
+              help="Power readings per second during the timed phase.")
+@remote_options()
+@history_options
 @targets_dir_option
 @json_option
 def bench(
-    model: Path, target: str, fps: float | None, no_budget: bool, percentile: str, iterations: int,
+    model: Path, target: str | None, fps: float | None, no_budget: bool, percentile: str, iterations: int,
     min_duration: float, max_duration: float, warmup: int, warmup_s: float, threads: int, streams: int,
-    seed: int, shapes: tuple[str, ...], batch: int, inputs: Path | None, runtime: str,
-    providers: tuple[str, ...], samples: bool, targets_dirs: tuple[Path, ...], as_json: bool,
+    seed: int, shapes: tuple[str, ...], batch: int, inputs: Path | None, runtime: str | None,
+    providers: tuple[str, ...], ov_device: str | None, samples: bool, targets_dirs: tuple[Path, ...], as_json: bool,
+    energy: bool, power_sensor: str, sysfs_root: str, power_rate_hz: float, remote: RemoteOptions,
+    history: HistoryOptions,
 ) -> int:
-    """Benchmark MODEL on a target. Exit 0 pass, 1 budget failed or run invalid, 2 bad input, 3 device error."""
-    result = benchmark(
-        model,
-        target=target,
+    """Benchmark MODEL (or every artifact of an optimize manifest.json) on a target.
+
+    Exit 0 pass, 1 budget failed or run invalid, 2 bad input, 3 device error.
+    """
+    options: dict[str, Any] = dict(
         fps=None if no_budget else fps,
         use_target_fps=not no_budget,
         percentile=percentile,
@@ -64,14 +85,54 @@ def bench(
         seed=seed,
         shapes=parse_shapes(shapes),
         inputs=inputs,
-        runtime=runtime,
-        runtime_options={"providers": list(providers)} if providers else {},
+        runtime=runtime or ("openvino" if ov_device else "onnxruntime" if providers else None),
+        runtime_options={**({"providers": list(providers)} if providers else {}),
+                         **({"device": ov_device} if ov_device else {})},
         targets_dirs=targets_dirs,
         progress=StderrProgress(),
-        keep_samples=samples,
+        keep_samples=samples or history.enabled,  # the history keeps raw samples for compare
+        energy=energy,
+        power_sensor=power_sensor,
+        sysfs_root=sysfs_root,
+        power_rate_hz=power_rate_hz,
+        **remote.as_kwargs(),
     )
+    if model.suffix.lower() == ".json":  # an optimize manifest: every artifact (edgeopt/bench_manifest.py)
+        return _bench_manifest(model, target, options, as_json=as_json, samples=samples)
+    result = benchmark(model, target=target, **options)
+    if remote.host and target is None:
+        click.echo("edgeopt: note: no --target for --host: used 'local' numbers (pass --target, e.g. rpi5)", err=True)
+    record_bench(result, history, device=remote.device)
+    result = result if samples else result.model_copy(update={"samples_ms": None})
     if as_json:
         emit_json(result)
     else:
         render_bench(result)
     return int(ExitCode.OK if result.passed else ExitCode.GATE_FAILED)
+
+
+def _bench_manifest(manifest: Path, target: str | None, options: dict[str, Any], *, as_json: bool,
+                    samples: bool) -> int:
+    """Bench every artifact of an optimize manifest; exit 1 when any benchmarked one fails or is invalid."""
+    import sys
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..bench_manifest import benchmark_manifest, manifest_report, manifest_table
+
+    entries = benchmark_manifest(manifest, target=target, **options)
+    if not samples:
+        entries = [e if e.result is None else e.model_copy(update={"result": e.result.model_copy(
+            update={"samples_ms": None})}) for e in entries]
+    if as_json:
+        emit_json(manifest_report(manifest, entries))
+    else:
+        header, *rows = manifest_table(entries)
+        table = Table(title=f"bench {manifest}")
+        for col in header:
+            table.add_column(col)
+        for row in rows:
+            table.add_row(*row)
+        Console(highlight=False, width=None if sys.stdout.isatty() else 160).print(table)
+    return int(ExitCode.GATE_FAILED if any(e.failed for e in entries) else ExitCode.OK)

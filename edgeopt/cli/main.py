@@ -15,8 +15,15 @@ import click
 from .. import __version__
 from ..errors import EdgeoptError, ExitCode
 from .bench_cmd import bench
+from .devices_cmd import devices
+from .history_cmd import baseline, compare_cmd, history_cmd
 from .inspect_cmd import inspect_cmd
+from .optimize_cmd import optimize_cmd
+from .qualify_cmd import qualify_cmd
+from .recipes_cmd import recipes
+from .sweep_cmd import sweep_cmd
 from .targets_cmd import targets
+from .tools_cmd import tools
 from .zoo_cmd import zoo
 
 
@@ -33,6 +40,15 @@ cli.add_command(inspect_cmd)
 cli.add_command(bench)
 cli.add_command(targets)
 cli.add_command(zoo)
+cli.add_command(optimize_cmd)
+cli.add_command(recipes)
+cli.add_command(devices)
+cli.add_command(qualify_cmd)
+cli.add_command(history_cmd)
+cli.add_command(compare_cmd)
+cli.add_command(baseline)
+cli.add_command(tools)
+cli.add_command(sweep_cmd)
 
 
 def _fail(message: str, code: int, as_json: bool) -> int:

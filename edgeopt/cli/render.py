@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..analysis.report import InspectResult
-from ..metrics.result import BenchResult
+from ..metrics.result import BenchResult, Energy
 from ..targets.schema import Sourced, Target
 
 _out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 120)
@@ -80,6 +80,8 @@ def render_inspect(r: InspectResult) -> None:
         head.add_row("uncounted ops", ", ".join(r.uncounted_ops))
     if r.unresolved_nodes:
         head.add_row("unresolved nodes", f"{len(r.unresolved_nodes)} (pass --shape for dynamic dims)")
+    for note in r.notes:
+        head.add_row("note", note)
     _out.print(head)
     ops = Table(title="per op type")
     for col in ("op", "count", "MACs", "FLOPs"):
@@ -98,6 +100,19 @@ def render_inspect(r: InspectResult) -> None:
         roof.add_row("bound", rf.bound.value)
         roof.add_row("lower-bound latency", f"{rf.lower_bound_latency_ms:.4f} ms")
         _out.print(roof)
+
+
+def _energy(e: Energy) -> str:
+    """One line of energy figures; an estimate starts with ESTIMATE and says what it assumed."""
+    rest = f"{_num(e.inferences_per_joule, ',.1f')} inferences/J, {_num(e.tops_per_watt, '.4g')} TOPS/W"
+    if e.source == "estimate":
+        return (f"[bold yellow]ESTIMATE[/bold yellow], not measured (no power sensor read; assumes TDP "
+                f"{_num(e.active_power_w, 'g')} W): ~{_num(e.energy_per_inference_mj, '.4g')} mJ/inference, {rest}")
+    above = e.energy_per_inference_above_idle_mj
+    return (f"measured: {_num(e.energy_per_inference_mj, '.4g')} mJ/inference"
+            f"{f' ({above:.4g} above idle)' if above is not None else ''}, {rest}; "
+            f"{_num(e.active_power_w, '.3f')} W active, {_num(e.idle_power_w, '.3f')} W idle "
+            f"({e.sensor}: {', '.join(e.rails)})")
 
 
 def render_bench(r: BenchResult) -> None:
@@ -122,6 +137,8 @@ def render_bench(r: BenchResult) -> None:
         c = r.compute
         pct = f", {c.pct_of_peak:.1f}% of peak {c.peak_gflops:.1f} GFLOP/s" if c.pct_of_peak is not None else ""
         t.add_row("compute", f"{c.achieved_gflops:.2f} GFLOP/s{pct}")
+    if r.energy is not None:
+        t.add_row("energy", _energy(r.energy))
     t.add_row("run", f"{r.run.samples} samples in {r.run.timed_s:.2f} s after {r.run.warmup_iterations} warm-up; "
                      f"seed {r.settings.seed}, threads {r.settings.threads or 'default'}")
     if r.fps_budget is not None:

@@ -10,6 +10,8 @@ from edgeopt_agent.protocol import RawRun
 from ..enums import Precision
 from ..targets.schema import Target
 from .budget import check_fps
+from .deadline import deadline_from_frames
+from .energy import energy_from_run
 from .latency import PERCENTILES, PercentileSupport, latency_stats, required_samples
 from .result import (
     BenchResult,
@@ -89,6 +91,10 @@ def build_result(raw: RawRun, ctx: MetricInputs) -> BenchResult:
             pct_of_peak=(achieved / peak_gflops * 100.0) if peak_gflops else None,
         )
 
+    energy, energy_warnings = energy_from_run(raw.power, target=ctx.target, inferences=n,
+                                              timed_s=raw.timed_wall_s, flops_per_inference=ctx.flops_per_inference)
+    warnings.extend(energy_warnings)
+
     mem = raw.memory_kb
     baseline, peak_mb = _mb(mem.get("baseline")), _mb(mem.get("peak"))
     load, first = float(raw.load_ms or 0.0), float(raw.first_inference_ms or 0.0)
@@ -98,7 +104,7 @@ def build_result(raw: RawRun, ctx: MetricInputs) -> BenchResult:
         target=ctx.target.name,
         runner=ctx.runner,
         runtime=RuntimeInfo(**raw.runtime),
-        settings=Settings(**{k: req[k] for k in Settings.model_fields}),
+        settings=Settings(**{k: req[k] for k in Settings.model_fields if k in req}),
         latency_ms=stats,
         percentiles_supported=support,
         throughput_ips=inferences_per_s * int(req["batch"]),
@@ -110,6 +116,8 @@ def build_result(raw: RawRun, ctx: MetricInputs) -> BenchResult:
         ),
         fps_budget=budget,
         compute=compute,
+        energy=energy,
+        deadline=deadline_from_frames(raw.frames),
         run=RunInfo(
             samples=n,
             timed_s=raw.timed_wall_s,

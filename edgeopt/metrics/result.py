@@ -5,11 +5,12 @@ Documented field by field in ``docs/result-schema.md``; bump ``SCHEMA_VERSION`` 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .budget import FpsBudget
+from .deadline import DeadlineStats
 from .latency import LatencyStats, PercentileSupport
 
 SCHEMA_VERSION = "1.0"
@@ -47,6 +48,8 @@ class Settings(_Frozen):
     shapes: dict[str, list[int]]
     inputs_npz: str | None
     runtime_options: dict[str, Any]
+    energy: dict[str, Any] = Field(default_factory=dict, description="Energy settings sent to the agent.")
+    pacing_fps: float | None = Field(None, description="Frame-paced load at this FPS; null: back-to-back inferences.")
 
 
 class ColdStart(_Frozen):
@@ -67,6 +70,26 @@ class Compute(_Frozen):
     peak_gflops: float | None = Field(description="The target's peak for the model's precision.")
     peak_source: str | None
     pct_of_peak: float | None
+
+
+class Energy(_Frozen):
+    """Energy per inference: measured from a power sensor, or estimated from the target's TDP (and marked so)."""
+
+    source: Literal["measured", "estimate"] = Field(
+        description="measured: a power sensor was read during the run; estimate: from the target's TDP.")
+    sensor: str | None = Field(description="Power reader used (ina3221, rapl, rpi5_pmic, hwmon); null for estimates.")
+    rails: list[str] = Field(description="Rails/zones whose sum is the reported power.")
+    idle_power_w: float | None = Field(description="Average power in the idle window before warm-up, W.")
+    active_power_w: float | None = Field(description="Average power during the timed phase, W (TDP for estimates).")
+    energy_per_inference_mj: float | None = Field(
+        description="active_power_w x timed wall time / timed inferences, mJ (per call, i.e. per batch).")
+    energy_per_inference_above_idle_mj: float | None = Field(
+        description="(active_power_w - idle_power_w) x timed wall time / timed inferences, mJ; null without idle.")
+    inferences_per_joule: float | None = Field(description="1000 / energy_per_inference_mj.")
+    tops_per_watt: float | None = Field(
+        description="Model ops per inference x inferences per second / active_power_w / 1e12.")
+    samples: int | None = Field(None, description="Power readings in the timed phase; null for estimates.")
+    note: str = Field(description="How the numbers were obtained and what they leave out.")
 
 
 class RunInfo(_Frozen):
@@ -95,6 +118,7 @@ class BenchResult(_Frozen):
     memory_mb: MemoryMb
     fps_budget: FpsBudget | None
     compute: Compute | None
+    energy: Energy | None = Field(None, description="Energy per inference; null when energy is disabled.")
     run: RunInfo
     inputs: list[dict[str, Any]]
     outputs: list[dict[str, Any]]
@@ -103,6 +127,7 @@ class BenchResult(_Frozen):
     warnings: list[str]
     environment: dict[str, Any]
     samples_ms: list[float] | None = Field(None, description="Raw per-inference latencies; only when requested.")
+    deadline: DeadlineStats | None = Field(None, description="Frame-paced runs only: deadline misses at the FPS.")
 
     @property
     def passed(self) -> bool:

@@ -40,11 +40,13 @@ class LocalRunner:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         return env
 
-    def run(self, request: Request, model_path: Path, progress: ProgressSink | None = None) -> RawRun:
+    def run(self, request: Request, model_path: Path, progress: ProgressSink | None = None, *,
+            command: str = "run") -> RawRun:
+        """``command``: the agent subcommand, ``run`` (timed measurement) or ``evaluate`` (eval outputs)."""
         request = dataclasses.replace(request, model_path=str(Path(model_path).resolve()))
         try:
             proc = subprocess.Popen(
-                [self.python, "-m", "edgeopt_agent", "run", "--request", "-", "--result", "-"],
+                [self.python, "-m", "edgeopt_agent", command, "--request", "-", "--result", "-"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,

@@ -9,19 +9,18 @@ A name defined twice is an error, so a user target never silently shadows a buil
 from __future__ import annotations
 
 import difflib
-import importlib.util
 from collections.abc import Callable, Iterator, Sequence
-from importlib import metadata, resources
+from importlib import metadata
 from pathlib import Path
 
 from ..config import Settings, from_environment
 from ..errors import TargetError
+from ..resources import REPO_ROOT, builtin_dir
 from .detect import detect_local
 from .loader import TARGET_SUFFIXES, load_target_file
 from .schema import Target
 
-REPO_TARGETS_DIR = Path(__file__).resolve().parents[2] / "targets"
-DATA_PACKAGE = "edgeopt_targets_data"
+REPO_TARGETS_DIR = REPO_ROOT / "targets"
 ENTRY_POINT_GROUP = "edgeopt.targets"
 _ADD_HINT = "add one with --targets-dir DIR or EDGEOPT_TARGETS_DIR"
 
@@ -126,21 +125,18 @@ def load_registry(extra_dirs: Sequence[Path] = (), settings: Settings | None = N
 
 
 def builtin_dirs() -> list[Path]:
-    """The directory of the shipped target files: the repository's ``targets/`` or the data package.
+    """The directory of the shipped target files: the repository's ``targets/`` or ``<prefix>/share/edgeopt``.
 
     Raises:
         TargetError: neither exists (a broken install).
     """
-    if REPO_TARGETS_DIR.is_dir():
-        return [REPO_TARGETS_DIR]
-    if importlib.util.find_spec(DATA_PACKAGE) is not None:
-        packaged = Path(str(resources.files(DATA_PACKAGE)))
-        if packaged.is_dir():
-            return [packaged]
-    raise TargetError(
-        f"built-in targets not found (looked for {REPO_TARGETS_DIR} and package {DATA_PACKAGE}); "
-        "reinstall edgeopt"
-    )
+    found = builtin_dir("targets")
+    if found is None:
+        raise TargetError(
+            f"built-in targets not found (looked in {REPO_TARGETS_DIR} and <prefix>/share/edgeopt/targets): "
+            "reinstall edgeopt"
+        )
+    return [found]
 
 
 def _entry_point_dirs() -> list[Path]:

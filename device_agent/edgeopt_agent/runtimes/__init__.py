@@ -13,6 +13,10 @@ from .base import Runtime, RuntimeMissing
 _REGISTRY: Dict[str, str] = {
     "null": "edgeopt_agent.runtimes.null_rt:NullRuntime",
     "onnxruntime": "edgeopt_agent.runtimes.onnxruntime_rt:OnnxRuntime",
+    "openvino": "edgeopt_agent.runtimes.openvino_rt:OpenVinoRuntime",
+    "tflite": "edgeopt_agent.runtimes.tflite_rt:TfliteRuntime",
+    "tensorrt": "edgeopt_agent.runtimes.tensorrt_rt:TensorRtRuntime",
+    "coreml": "edgeopt_agent.runtimes.coreml_rt:CoreMlRuntime",
 }
 
 

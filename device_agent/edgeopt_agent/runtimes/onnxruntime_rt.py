@@ -24,7 +24,8 @@ _ORT_DTYPES = {
     "tensor(bool)": "bool",
 }
 
-_KNOWN_OPTIONS = {"providers", "graph_optimization_level", "inter_op_threads", "execution_mode"}
+_KNOWN_OPTIONS = {"providers", "providers_fallback", "graph_optimization_level", "inter_op_threads",
+                  "execution_mode"}
 
 
 def _info(arg: Any) -> TensorInfo:
@@ -45,6 +46,7 @@ class OnnxRuntime(Runtime):
         self._ort = onnxruntime
         self._session: Any = None
         self._requested: List[str] = []
+        self._dropped: List[str] = []
 
     def version(self) -> str:
         return str(self._ort.__version__)
@@ -75,13 +77,20 @@ class OnnxRuntime(Runtime):
             so.execution_mode = ort.ExecutionMode.ORT_PARALLEL
         available = ort.get_available_providers()
         requested = list(options.get("providers") or ["CPUExecutionProvider"])
+        asked = list(requested)
         missing = [p for p in requested if p not in available]
+        self._dropped = []
+        if missing and options.get("providers_fallback"):
+            # The host asked for the target's preferred providers without knowing this build: keep what exists.
+            self._dropped = missing
+            requested = [p for p in requested if p in available] or ["CPUExecutionProvider"]
+            missing = []
         if missing:
             raise ValueError(
                 "execution provider(s) %s not available in this onnxruntime build (available: %s)"
                 % (", ".join(missing), ", ".join(available))
             )
-        self._requested = requested
+        self._requested = asked
         self._session = ort.InferenceSession(model_path, sess_options=so, providers=requested)
 
     def inputs(self) -> List[TensorInfo]:
@@ -94,7 +103,10 @@ class OnnxRuntime(Runtime):
         return functools.partial(self._session.run, None, feeds)
 
     def details(self) -> Dict[str, Any]:
-        return {
+        out: Dict[str, Any] = {
             "providers_requested": self._requested,
             "providers_used": list(self._session.get_providers()) if self._session is not None else [],
         }
+        if self._dropped:
+            out["providers_unavailable"] = list(self._dropped)
+        return out

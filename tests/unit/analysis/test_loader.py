@@ -135,3 +135,10 @@ def test_truncated_external_data_file(tmp_path: Path) -> None:
     data = tmp_path / "w.bin"
     data.write_bytes(data.read_bytes()[:100])
     _raises(path, "truncated")
+
+
+def test_external_data_in_a_subfolder_is_allowed(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    path = _save_external(tmp_path, location="data/w.bin")
+    assert model_size_bytes(path, read_model(path)) == path.stat().st_size + (tmp_path / "data/w.bin").stat().st_size
+    assert len(load_model(path).graph.initializer) == 6

@@ -23,6 +23,7 @@ EXPECTED = {
     "coral-devboard",
     "coral-usb",
     "intel-nuc",
+    "mac-m-series",
 }
 # A source either derives the number ("estimate: ...") or names the document it was read from.
 SOURCE_MARKERS = (

@@ -243,6 +243,15 @@ def test_broken_entry_point_names_itself(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_broken_install_without_builtins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(registry_module, "REPO_TARGETS_DIR", tmp_path / "missing")
-    monkeypatch.setattr(registry_module, "DATA_PACKAGE", "edgeopt_no_such_data_package")
+    monkeypatch.setattr(registry_module, "builtin_dir", lambda kind: None)
     assert "reinstall edgeopt" in _error([])
+
+
+def test_wheel_layout_is_found_under_prefix_share(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from edgeopt import resources
+
+    (tmp_path / "share" / "edgeopt" / "targets").mkdir(parents=True)
+    monkeypatch.setattr(resources, "REPO_ROOT", tmp_path / "not-a-checkout")
+    monkeypatch.setattr(resources.sys, "prefix", str(tmp_path))
+    assert resources.builtin_dir("targets") == tmp_path / "share" / "edgeopt" / "targets"
+    assert resources.builtin_dir("recipes") is None

@@ -1,0 +1,129 @@
+"""What ``python -m edgeopt_agent probe`` reports beyond the run environment: packages, disk, power sensors.
+
+The host's ``edgeopt devices check`` turns this into a readiness report with install hints. Everything here
+only looks (stat, metadata, PATH lookups); nothing imports a heavy runtime except as a last resort for a
+package installed without metadata (JetPack's ``tensorrt`` from apt).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+from typing import Any, Dict, List, Optional, Tuple
+
+# Import name -> distribution names it ships under (first one found wins).
+PACKAGES: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
+    ("numpy", ("numpy",)),
+    ("onnxruntime", ("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino", "onnxruntime-directml",
+                     "onnxruntime-training")),
+    ("ai_edge_litert", ("ai-edge-litert", "ai-edge-litert-nightly")),
+    ("tflite_runtime", ("tflite-runtime", "tflite_runtime")),
+    ("openvino", ("openvino",)),
+    ("tensorrt", ("tensorrt", "tensorrt-cu12", "tensorrt-cu11", "tensorrt_libs")),
+    ("pycoral", ("pycoral",)),
+)
+
+
+def _dist_version(dist: str) -> Optional[str]:
+    try:
+        from importlib import metadata
+    except ImportError:  # Python < 3.8 has no importlib.metadata: fall back to the module itself
+        return None
+    try:
+        return metadata.version(dist)
+    except Exception:  # PackageNotFoundError, or a broken dist-info directory
+        return None
+
+
+def _module_version(module: str) -> Optional[str]:
+    """Version of a module installed without package metadata (e.g. apt's python3-libnvinfer)."""
+    import importlib
+    import importlib.util
+
+    try:
+        if importlib.util.find_spec(module) is None:
+            return None
+    except (ImportError, ValueError):
+        return None
+    try:
+        return str(getattr(importlib.import_module(module), "__version__", "unknown"))
+    except Exception:
+        return "unknown (import failed)"
+
+
+def packages() -> Dict[str, Dict[str, Any]]:
+    """``{import name: {"installed", "version", "distribution"}}`` for numpy and every runtime package."""
+    out: Dict[str, Dict[str, Any]] = {}
+    for module, dists in PACKAGES:
+        found: Optional[Tuple[str, str]] = None
+        for dist in dists:
+            version = _dist_version(dist)
+            if version is not None:
+                found = (dist, version)
+                break
+        if found is None:
+            version = _module_version(module)
+            if version is not None:
+                found = ("(no package metadata)", version)
+        out[module] = {"installed": found is not None, "version": found[1] if found else None,
+                       "distribution": found[0] if found else None}
+    return out
+
+
+def disk_free(workdir: str) -> Dict[str, Any]:
+    """Free bytes on the file system that holds ``workdir`` (or its nearest existing parent)."""
+    path = os.path.abspath(os.path.expanduser(workdir))
+    while not os.path.exists(path) and os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+    try:
+        usage = shutil.disk_usage(path)
+    except OSError as exc:
+        return {"workdir": workdir, "measured_at": path, "free_bytes": None, "error": str(exc)}
+    return {"workdir": workdir, "measured_at": path, "free_bytes": usage.free, "total_bytes": usage.total}
+
+
+def memory_available_mb(root: str = "/") -> Optional[float]:
+    try:
+        with open(os.path.join(root, "proc/meminfo")) as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) / 1024.0
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def power_sensors(root: str = "/") -> List[Dict[str, Any]]:
+    """Power sensors present on this board (existence only; reading them is the energy readers' job).
+
+    Args:
+        root: file system root, so tests can point it at an emulated sysfs tree.
+    """
+    found: List[Dict[str, Any]] = []
+    ina = os.path.join(root, "sys/bus/i2c/drivers/ina3221x")
+    if os.path.isdir(ina):
+        found.append({"kind": "ina3221", "layout": "iio", "path": ina})
+    for hwmon in sorted(glob.glob(os.path.join(root, "sys/class/hwmon/*"))):
+        labels = []
+        for label in sorted(glob.glob(os.path.join(hwmon, "in*_label"))):
+            try:
+                with open(label) as fh:
+                    labels.append(fh.read().strip())
+            except OSError:
+                continue
+        if labels:
+            name = ""
+            try:
+                with open(os.path.join(hwmon, "name")) as fh:
+                    name = fh.read().strip()
+            except OSError:
+                pass
+            found.append({"kind": "hwmon", "layout": "hwmon", "path": hwmon, "name": name, "rails": labels})
+    rapl = os.path.join(root, "sys/class/powercap/intel-rapl:0")
+    if os.path.isdir(rapl):
+        found.append({"kind": "rapl", "layout": "powercap", "path": rapl})
+    vcgencmd = shutil.which("vcgencmd")
+    if vcgencmd:
+        found.append({"kind": "vcgencmd", "layout": "command", "path": vcgencmd})
+    return found

@@ -1,0 +1,172 @@
+"""OpenVINO: ONNX or IR (.xml + .bin) compiled for CPU, GPU, NPU or AUTO; the devices really used are reported.
+
+Each thread that runs inferences gets its own ``InferRequest`` (one request is not safe to run from two threads
+at once): the loading thread's request serves the first inference, the warm-up and a single-stream timed loop;
+with several streams each stream thread creates its request on its first call.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Callable, Dict, List, Optional
+
+from ..protocol import TensorInfo
+from .base import Runtime, RuntimeMissing
+
+_DEVICES = ("CPU", "GPU", "NPU", "AUTO")
+_HINTS = ("LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT")
+_PRECISIONS = ("f32", "f16", "bf16")
+_KNOWN_OPTIONS = {"device", "performance_hint", "inference_precision", "cache_dir", "num_streams"}
+
+
+def _device_ok(device: str) -> bool:
+    """CPU, GPU.1, NPU, AUTO, AUTO:GPU,CPU, HETERO:GPU,CPU, MULTI:...: the plugin name decides."""
+    head = device.split(":", 1)[0].split(".", 1)[0]
+    return head in _DEVICES or head in ("HETERO", "MULTI", "BATCH")
+
+
+def _shape(port: Any) -> List[Any]:
+    return [d.get_length() if d.is_static else None for d in port.get_partial_shape()]
+
+
+def _dtype(port: Any) -> str:
+    try:
+        return str(port.get_element_type().to_dtype())
+    except Exception:  # element types numpy has no dtype for (e.g. u4): shown by OpenVINO's own name
+        return str(port.get_element_type().get_type_name())
+
+
+def _name(port: Any, index: int, kind: str) -> str:
+    try:
+        return str(port.get_any_name())
+    except RuntimeError:  # an unnamed port (possible in hand-made IR)
+        return "%s_%d" % (kind, index)
+
+
+class OpenVinoRuntime(Runtime):
+    name = "openvino"
+
+    def __init__(self) -> None:
+        try:
+            import openvino
+        except ImportError:
+            raise RuntimeMissing(
+                "openvino is not installed for this Python: pip install openvino "
+                "(Intel CPUs, iGPUs and NPUs; arm64 wheels run on the CPU plugin only)"
+            ) from None
+        if not hasattr(openvino, "Core"):
+            raise RuntimeMissing("openvino %s is too old for the agent: pip install 'openvino>=2023.1'"
+                                 % getattr(openvino, "__version__", "?"))
+        self._ov = openvino
+        self._core: Any = None
+        self._compiled: Any = None
+        self._local = threading.local()
+        self._requested: Dict[str, Any] = {}
+
+    def version(self) -> str:
+        return str(self._ov.get_version()).split("-", 1)[0]
+
+    def load(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
+        unknown = sorted(set(options) - _KNOWN_OPTIONS)
+        if unknown:
+            raise ValueError("unknown openvino option(s) %s; known: %s"
+                             % (", ".join(unknown), ", ".join(sorted(_KNOWN_OPTIONS))))
+        device = str(options.get("device") or "CPU").upper()
+        if not _device_ok(device):
+            raise ValueError("device %r: use one of %s (or AUTO:GPU,CPU)" % (device, ", ".join(_DEVICES)))
+        hint = str(options.get("performance_hint") or "LATENCY").upper()
+        if hint not in _HINTS:
+            raise ValueError("performance_hint %r: use one of %s" % (hint, ", ".join(_HINTS)))
+        config: Dict[str, Any] = {"PERFORMANCE_HINT": hint}
+        head = device.split(":", 1)[0].split(".", 1)[0]
+        if threads > 0 and head == "CPU":  # a CPU-plugin property: GPU and NPU plugins refuse it
+            config["INFERENCE_NUM_THREADS"] = int(threads)
+        precision = options.get("inference_precision")
+        if precision is not None:
+            if str(precision).lower() not in _PRECISIONS:
+                raise ValueError("inference_precision %r: use one of %s" % (precision, ", ".join(_PRECISIONS)))
+            config["INFERENCE_PRECISION_HINT"] = str(precision).lower()
+        if options.get("num_streams") is not None:
+            config["NUM_STREAMS"] = str(options["num_streams"])
+
+        if model_path.lower().endswith(".xml"):
+            weights = os.path.splitext(model_path)[0] + ".bin"
+            if not os.path.isfile(weights):
+                raise ValueError("OpenVINO IR %s has no weights file %s next to it: copy the .bin with the .xml"
+                                 % (model_path, weights))
+
+        core = self._ov.Core()
+        if options.get("cache_dir"):
+            core.set_property({"CACHE_DIR": str(options["cache_dir"])})
+        available = list(core.available_devices)
+        if head in ("CPU", "GPU", "NPU") and not any(d.split(".", 1)[0] == head for d in available):
+            raise ValueError("OpenVINO device %s is not available here (available: %s): install its driver "
+                             "or pass --ov-device CPU" % (device, ", ".join(available) or "none"))
+        model = core.read_model(model_path)
+        self._compiled = core.compile_model(model, device, config)
+        self._core = core
+        self._requested = {"device_requested": device, "config": dict(config), "devices_available": available}
+        if threads > 0 and head != "CPU":
+            self._requested["threads_ignored"] = "threads apply to the CPU plugin only"
+        self._local.request = self._compiled.create_infer_request()
+
+    def inputs(self) -> List[TensorInfo]:
+        return [TensorInfo(name=_name(p, i, "input"), shape=_shape(p), dtype=_dtype(p))
+                for i, p in enumerate(self._compiled.inputs)]
+
+    def outputs(self) -> List[TensorInfo]:
+        return [TensorInfo(name=_name(p, i, "output"), shape=_shape(p), dtype=_dtype(p))
+                for i, p in enumerate(self._compiled.outputs)]
+
+    def _request(self) -> Any:
+        req = getattr(self._local, "request", None)
+        if req is None:
+            req = self._compiled.create_infer_request()
+            self._local.request = req
+        return req
+
+    def bind(self, feeds: Dict[str, Any]) -> Callable[[], Any]:
+        # Inputs by position, in the compiled model's order: names may be missing or duplicated in IR.
+        names = [info.name for info in self.inputs()]
+        ordered = [feeds[n] for n in names]
+        local = self._local
+        make = self._request
+
+        def infer() -> Any:
+            req = getattr(local, "request", None)
+            if req is None:
+                req = make()
+            return req.infer(ordered, share_inputs=True).to_tuple()
+
+        return infer
+
+    def _property(self, key: str) -> Optional[Any]:
+        try:
+            value = self._compiled.get_property(key)
+        except Exception:  # a property this device or version does not expose
+            return None
+        if isinstance(value, (list, tuple)):
+            return [str(v) for v in value]
+        if hasattr(value, "get_type_name"):  # an element type (INFERENCE_PRECISION_HINT): "f32", "bf16"
+            return str(value.get_type_name())
+        return value if isinstance(value, (int, float, bool)) else str(value)
+
+    def details(self) -> Dict[str, Any]:
+        if self._compiled is None:
+            return {}
+        out = dict(self._requested)
+        out["devices_used"] = self._property("EXECUTION_DEVICES")
+        out["performance_hint"] = self._property("PERFORMANCE_HINT")
+        out["inference_num_threads"] = self._property("INFERENCE_NUM_THREADS")
+        out["inference_precision"] = self._property("INFERENCE_PRECISION_HINT")
+        out["num_streams"] = self._property("NUM_STREAMS")
+        out["optimal_infer_requests"] = self._property("OPTIMAL_NUMBER_OF_INFER_REQUESTS")
+        names: Dict[str, str] = {}
+        for dev in self._requested.get("devices_available", []):
+            try:
+                names[dev] = str(self._core.get_property(dev, "FULL_DEVICE_NAME"))
+            except Exception:
+                continue
+        out["device_names"] = names
+        return out

@@ -1,0 +1,202 @@
+"""``edgeopt bench out/manifest.json``: benchmark every artifact an ``optimize`` run delivered.
+
+Each artifact's runtime comes from its format (:mod:`edgeopt.formats`) and the target; an artifact that cannot
+run where the agent runs is skipped with the reason (a TensorRT ONNX without TensorRT here, Core ML off macOS,
+a runtime that is not installed, a format the target has no runtime for). Every other artifact goes through
+:func:`edgeopt.benchmark` with the same measurement settings.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .bench import benchmark
+from .enums import RuntimeName
+from .errors import InputError
+from .formats import ModelFormat, choose_runtime, runtime_installed_here
+from .metrics.result import BenchResult
+from .passes.base import Artifact, ArtifactFormat
+from .targets import load_registry
+
+# Artifact format -> file format the agent loads. A TensorRT ONNX is an ONNX file that only TensorRT runs.
+_FILE_FORMAT: dict[ArtifactFormat, ModelFormat] = {
+    ArtifactFormat.ONNX: ModelFormat.ONNX,
+    ArtifactFormat.OPENVINO_IR: ModelFormat.OPENVINO_IR,
+    ArtifactFormat.TFLITE: ModelFormat.TFLITE,
+    ArtifactFormat.COREML: ModelFormat.COREML,
+    ArtifactFormat.TENSORRT_ONNX: ModelFormat.ONNX,
+}
+_REMOTE_KEYS = ("host", "device", "runner")
+
+
+class ManifestBenchEntry(BaseModel):
+    """One artifact of the manifest: its benchmark result, or why it was not benchmarked."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    artifact: str = Field(description="Artifact name in the manifest, e.g. '2-quantize_int8'.")
+    format: ArtifactFormat
+    path: str = Field(description="The file benchmarked (resolved against the manifest's directory).")
+    size_bytes: int = Field(description="Artifact size on disk, from the manifest.")
+    runtime: str | None = Field(description="Agent runtime used; None when skipped before one was chosen.")
+    result: BenchResult | None = Field(description="The benchmark; None when skipped.")
+    skipped_reason: str | None = Field(description="Why the artifact was not benchmarked; None when it was.")
+
+    @property
+    def failed(self) -> bool:
+        """Benchmarked and either invalid or over its budget."""
+        return self.result is not None and not self.result.passed
+
+
+def load_manifest_artifacts(manifest_path: str | Path) -> tuple[str | None, list[Artifact]]:
+    """(target name, artifacts) of an ``optimize`` manifest.
+
+    Raises:
+        InputError: the file is missing, not JSON, or not an ``optimize`` manifest.
+    """
+    path = Path(manifest_path)
+    if not path.is_file():
+        raise InputError(f"manifest {path} not found: pass the manifest.json that edgeopt optimize wrote")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"manifest {path} is not valid JSON ({exc}): pass the manifest.json edgeopt optimize "
+                         "wrote") from None
+    if not isinstance(data, dict) or not isinstance(data.get("artifacts"), list):
+        raise InputError(f"manifest {path} has no 'artifacts' list: pass the manifest.json edgeopt optimize wrote")
+    try:
+        artifacts = [Artifact.model_validate(a) for a in data["artifacts"]]
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InputError(f"manifest {path}: artifact field {where}: {first['msg']}; re-run edgeopt optimize") from None
+    target = data.get("target")
+    return (target if isinstance(target, str) else None), artifacts
+
+
+def _artifact_file(manifest: Path, art: Artifact) -> Path:
+    """The artifact's file: next to the manifest (out dirs can move), else the path recorded."""
+    moved = manifest.parent / Path(art.path).name
+    return moved if moved.exists() else Path(art.path)
+
+
+def _skip_reason(art: Artifact, fmt: ModelFormat | None, runtime: str, *, local: bool) -> str | None:
+    if not local:
+        return None  # the remote agent reports what it lacks
+    if art.format is ArtifactFormat.TENSORRT_ONNX and runtime != RuntimeName.TENSORRT.value:
+        return "a TensorRT ONNX runs only on TensorRT: bench it on the Jetson (--device) or pass --runtime tensorrt"
+    known = {r.value: r for r in RuntimeName}
+    rt = known.get(runtime)
+    if rt is RuntimeName.COREML and platform.system() != "Darwin":
+        return "Core ML predicts only on macOS: bench it on a Mac over SSH (--host/--device)"
+    if rt is RuntimeName.TENSORRT and not runtime_installed_here(rt):
+        return "TensorRT is not installed here: bench it on the Jetson (--device), where the engine is built"
+    if rt is not None and not runtime_installed_here(rt):
+        return f"runtime {runtime} is not installed here (it loads {fmt.value if fmt else art.format.value})"
+    return None
+
+
+def benchmark_manifest(
+    manifest_path: str | Path,
+    *,
+    target: str | None = None,
+    **bench_options: Any,
+) -> list[ManifestBenchEntry]:
+    """Benchmark every artifact of ``manifest_path`` that can run where the agent runs.
+
+    Args:
+        manifest_path: the ``manifest.json`` that :func:`edgeopt.optimize` wrote.
+        target: target name; None: the ``device``'s target for a remote run, else the manifest's target.
+        **bench_options: keyword options of :func:`edgeopt.benchmark` (iterations, fps, host, device, ...),
+            used for every artifact. A ``runtime`` applies to the artifacts whose format it loads; the others
+            are skipped.
+
+    Returns:
+        One entry per artifact, in manifest order: a result, or the reason it was skipped.
+
+    Raises:
+        InputError: a bad manifest or settings (exit code 2).
+        RunnerError: the agent or device failed on an artifact (exit code 3).
+    """
+    manifest = Path(manifest_path)
+    manifest_target, artifacts = load_manifest_artifacts(manifest)
+    remote = any(bench_options.get(k) is not None for k in _REMOTE_KEYS)
+    if target is None and not remote:
+        target = manifest_target or "local"
+    targets_dirs = bench_options.get("targets_dirs", ())
+    tgt = load_registry(extra_dirs=targets_dirs).get(target) if target else None
+    runtime_choice: str | None = bench_options.pop("runtime", None)
+    options: Mapping[str, Any] | None = bench_options.pop("runtime_options", None)
+    entries: list[ManifestBenchEntry] = []
+    for art in artifacts:
+        path = _artifact_file(manifest, art)
+        fmt = _FILE_FORMAT.get(art.format)
+        reason: str | None = None
+        runtime = runtime_choice
+        if fmt is None:
+            reason = f"{art.format.value} is a training format, not a deployable one: no runtime loads it"
+        elif not path.exists():
+            reason = f"file {path} is missing: re-run edgeopt optimize"
+        else:
+            trt_only = art.format is ArtifactFormat.TENSORRT_ONNX and not runtime
+            rt_pref = RuntimeName.TENSORRT.value if trt_only else runtime
+            if tgt is not None:
+                try:
+                    runtime, _ = choose_runtime(fmt, tgt, rt_pref, options, local=not remote)
+                except InputError as exc:
+                    reason = str(exc)
+            else:
+                runtime = rt_pref
+            if reason is None and runtime is not None:
+                reason = _skip_reason(art, fmt, runtime, local=not remote)
+        result = None
+        if reason is None:
+            result = benchmark(path, target=target, runtime=runtime, runtime_options=options, **bench_options)
+            runtime = result.runtime.name
+        entries.append(ManifestBenchEntry(artifact=art.name, format=art.format, path=str(path),
+                                          size_bytes=art.size_bytes, runtime=runtime, result=result,
+                                          skipped_reason=reason))
+    return entries
+
+
+def manifest_report(manifest_path: str | Path, entries: list[ManifestBenchEntry]) -> dict[str, Any]:
+    """The ``--json`` document: ``{"manifest": path, "results": [...]}``.
+
+    Each result is ``{artifact, format, runtime, result}`` or ``{artifact, format, runtime, skipped_reason}``.
+    """
+    results: list[dict[str, Any]] = []
+    for e in entries:
+        row: dict[str, Any] = {"artifact": e.artifact, "format": e.format.value, "runtime": e.runtime}
+        if e.result is not None:
+            row["result"] = e.result.model_dump(mode="json")
+        else:
+            row["skipped_reason"] = e.skipped_reason
+        results.append(row)
+    return {"manifest": str(manifest_path), "results": results}
+
+
+def manifest_table(entries: list[ManifestBenchEntry]) -> list[list[str]]:
+    """Rows (header first) of the text table: artifact, format, runtime, size, p50, p99, throughput, verdict."""
+    rows = [["artifact", "format", "runtime", "size", "p50 ms", "p99 ms", "inf/s", "verdict"]]
+    for e in entries:
+        size = f"{e.size_bytes / 1024:,.1f} KiB"
+        r = e.result
+        if r is None:
+            rows.append([e.artifact, e.format.value, e.runtime or "-", size, "-", "-", "-",
+                         f"skipped: {e.skipped_reason}"])
+            continue
+        if not r.valid:
+            verdict = "INVALID: " + "; ".join(r.invalid_reasons)
+        elif r.fps_budget is None:
+            verdict = "ok (no budget)"
+        else:
+            verdict = f"{'PASS' if r.fps_budget.passed else 'FAIL'} at {r.fps_budget.fps:g} FPS"
+        rows.append([e.artifact, e.format.value, r.runtime.name, size, f"{r.latency_ms.p50:.4f}",
+                     f"{r.latency_ms.p99:.4f}", f"{r.throughput_ips:,.1f}", verdict])
+    return rows

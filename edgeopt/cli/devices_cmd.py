@@ -1,0 +1,65 @@
+"""``edgeopt devices list`` and ``edgeopt devices check NAME | --host USER@ADDR[:PORT]``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..devices import load_inventory
+from ..devices.check import check_device
+from ..errors import ExitCode, InputError
+from ..runners.select import choose_runner
+from ..targets import load_registry
+from .common import emit_json, json_option, targets_dir_option
+from .devices_render import render_device_report, render_inventory
+from .remote_options import RemoteOptions, remote_options
+
+
+@click.group()
+def devices() -> None:
+    """Remote devices: the inventory (devices.yaml) and readiness checks over SSH."""
+
+
+@devices.command("list")
+@click.option("--inventory", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Devices file [default: $EDGEOPT_INVENTORY or ./devices.yaml].")
+@json_option
+def list_cmd(inventory: Path | None, as_json: bool) -> None:
+    """List the devices of the inventory file."""
+    inv = load_inventory(inventory)
+    if as_json:
+        emit_json({"inventory": str(inv.source), "devices": [d.model_dump(mode="json") for d in inv.devices]})
+    else:
+        render_inventory(inv)
+
+
+@devices.command("check")
+@click.argument("name", required=False)
+@click.option("--target", "-t", default=None,
+              help="Check for this target's runtimes [default: the device's target; with --host: onnxruntime].")
+@remote_options(with_device=False)
+@targets_dir_option
+@json_option
+def check_cmd(name: str | None, target: str | None, remote: RemoteOptions, targets_dirs: tuple[Path, ...],
+              as_json: bool) -> int:
+    """Probe a device: arch, OS, Python, packages, memory, disk, governor, temperature, power sensors.
+
+    Exit 0 ready, 1 not ready (what to install is listed), 2 bad input, 3 device unreachable.
+    """
+    if not name and not remote.host:
+        raise InputError("name a device of the inventory (edgeopt devices list) or pass --host USER@ADDR[:PORT]")
+    choice = choose_runner(host=remote.host, device=name, key=remote.key, python=remote.python,
+                           inventory=remote.inventory, known_hosts=remote.known_hosts,
+                           accept_new_host_key=remote.accept_new_host_key)
+    from ..runners.ssh import SshRunner  # paramiko only when a device is checked
+
+    assert isinstance(choice.runner, SshRunner)
+    target_name = target or choice.target
+    tgt = load_registry(extra_dirs=targets_dirs).get(target_name) if target_name else None
+    report = check_device(choice.runner, device=name or str(remote.host), target=tgt)
+    if as_json:
+        emit_json(report)
+    else:
+        render_device_report(report)
+    return int(ExitCode.OK if report.ready else ExitCode.GATE_FAILED)

@@ -1,0 +1,83 @@
+"""``edgeopt optimize MODEL --target T --recipe R``: run a recipe, write artifacts and manifest.json, show fidelity."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..optimize import optimize
+from .common import emit_json, json_option, parse_shapes, targets_dir_option
+from .optimize_render import StderrReporter, render_optimize
+
+
+@click.command("optimize")
+@click.argument("model")
+@click.option("--target", "-t", required=True, help="Target name (edgeopt targets).")
+@click.option("--recipe", "-r", required=True, help="Built-in recipe name (edgeopt recipes) or a recipe YAML path.")
+@click.option(
+    "--calib",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Calibration data: .npz keyed by input name, .npy, or a folder of images.",
+)
+@click.option(
+    "--eval",
+    "eval_data",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Fidelity samples (.npz may hold 'labels' for accuracy) [default: the calibration data].",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Output directory [default: out/<model>.<recipe>].",
+)
+@click.option(
+    "--input-shape",
+    "shapes",
+    multiple=True,
+    metavar="NAME=DxDxD",
+    help="Concrete shape of an input with dynamic dims, e.g. x=1x3x224x224 (repeatable).",
+)
+@click.option("--no-fidelity", is_flag=True, help="Skip comparing the artifacts with the input.")
+@click.option("--no-bench", is_flag=True, help="Skip the short local latency run of each artifact.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of random inputs.")
+@targets_dir_option
+@json_option
+def optimize_cmd(
+    model: str,
+    target: str,
+    recipe: str,
+    calib: Path | None,
+    eval_data: Path | None,
+    out_dir: Path | None,
+    shapes: tuple[str, ...],
+    no_fidelity: bool,
+    no_bench: bool,
+    seed: int,
+    targets_dirs: tuple[Path, ...],
+    as_json: bool,
+) -> int:
+    """Optimize MODEL for a target with a recipe. Exit 0 done, 2 bad input/recipe or a pass failed, 3 device error."""
+    result = optimize(
+        model,
+        target=target,
+        recipe=recipe,
+        calib=calib,
+        out_dir=out_dir,
+        eval_data=eval_data,
+        input_shapes=parse_shapes(shapes),
+        progress=StderrReporter(),
+        fidelity=not no_fidelity,
+        bench=not no_bench,
+        targets_dirs=targets_dirs,
+        seed=seed,
+    )
+    if as_json:
+        emit_json(result)
+    else:
+        render_optimize(result)
+    return 0

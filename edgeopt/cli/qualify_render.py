@@ -1,0 +1,33 @@
+"""The qualification as a terminal table (rich); JSON output never passes through here."""
+
+from __future__ import annotations
+
+import sys
+
+from rich.console import Console
+from rich.table import Table
+
+from ..qualify.result import GateStatus, QualifyResult
+
+_out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 140)
+_STYLE = {GateStatus.PASS: "[green]PASS[/]", GateStatus.FAIL: "[red]FAIL[/]", GateStatus.ERROR: "[yellow]ERROR[/]"}
+
+
+def render_qualify(result: QualifyResult) -> None:
+    table = Table(title=f"edgeopt qualify {result.name}")
+    for col in ("device", "gate", "measured", "limit", "verdict", "detail"):
+        table.add_column(col, overflow="fold")
+    for g in result.gate_results():
+        measured = "n/a" if g.measured is None else f"{g.measured:.4g} {g.unit}".strip()
+        if g.estimate:
+            measured += " (ESTIMATE)"
+        table.add_row(g.device, g.metric, measured, f"{g.comparison} {g.threshold:.4g} {g.unit}".strip(),
+                      _STYLE[g.status], g.detail)
+    _out.print(table)
+    for warning in result.warnings:
+        _out.print(f"[yellow]warning:[/] {warning}")
+    verdict = {0: "[green]PASS[/]", 1: "[red]FAIL[/]", 3: "[yellow]DEVICE ERROR[/]"}[result.exit_code]
+    _out.print(f"{verdict}: {sum(g.status is GateStatus.PASS for g in result.gate_results())}/"
+               f"{len(result.gate_results())} gates passed on {len(result.devices)} device(s)")
+    for fmt, path in result.reports.items():
+        _out.print(f"  {fmt:9} {path}")

@@ -1,0 +1,83 @@
+"""``edgeopt sweep``: compression levels x runtimes on a target, retention measured there; docs/sweep.md.
+
+Exit codes: 0 a recommendation exists, 1 no config meets the retention threshold and budget, 2 bad input,
+3 device error.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import ExitCode
+from .remote_options import RemoteOptions, remote_options
+
+
+def _csv(value: str | None) -> list[str] | None:
+    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+def _progress(event: dict[str, Any]) -> None:
+    if event.get("event") == "level":
+        tag = " (cached)" if event.get("cached") else ""
+        click.echo(f"  {event['recipe']:<14} {event['runtime']:<12} retention {event['retention']:.4f}  "
+                   f"p50 {event['latency_ms']:.3f} ms{tag}", err=True)
+    elif event.get("event") == "int8_trial":
+        click.echo(f"  int8 search #{event['trial']} {event['label']}: retention {event['retention']:.4f} "
+                   f"p50 {event['latency_ms']:.3f} ms", err=True)
+    elif event.get("event") == "info":
+        click.echo(f"  {event['message']}", err=True)
+
+
+@click.command("sweep")
+@click.argument("model", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--target", "-t", default=None, help="Target name (default: the device's, else local).")
+@click.option("--eval", "eval_data", required=True, type=click.Path(path_type=Path),
+              help=".npz keyed by input name (+ labels) or a class-per-subfolder image folder.")
+@click.option("--recipes", default=None, help="Comma-separated recipes (default fp16,int8,int4,prune30-int8).")
+@click.option("--min-retention", default=0.99, show_default=True, type=float, help="Retention threshold.")
+@click.option("--metric", default=None, help="top1, top5, agreement, cosine, snr_db, max_abs_err or pkg.mod:fn.")
+@click.option("--output", "output_sel", default=None, help="Output the metric reads: INDEX|NAME[,slice=[...,4:]].")
+@click.option("--fps", default=None, type=float, help="Real-time budget (p99 <= 1000/fps).")
+@click.option("--objective", default="latency", show_default=True, type=click.Choice(["latency", "size", "energy"]))
+@click.option("--runtimes", default=None, help="Comma-separated runtimes (default: all installed for the target).")
+@click.option("--calib", default=None, type=click.Path(path_type=Path), help="Calibration data (default: --eval).")
+@click.option("--out", "out_dir", default=None, type=click.Path(file_okay=False, path_type=Path), help="Output dir.")
+@click.option("--max-trials", default=12, show_default=True, type=int, help="Most INT8 search trials.")
+@click.option("--no-int8-search", is_flag=True, help="Do not search when INT8 misses the threshold.")
+@click.option("--no-cache", is_flag=True, help="Ignore cached levels; re-run everything.")
+@click.option("--history-db", default=None, type=click.Path(dir_okay=False, path_type=Path),
+              help="Record measured levels in this history store (kind sweep).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON only.")
+@remote_options()
+def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | None, min_retention: float,
+              metric: str | None, output_sel: str | None, fps: float | None, objective: str, runtimes: str | None,
+              calib: Path | None, out_dir: Path | None, max_trials: int, no_int8_search: bool, no_cache: bool,
+              history_db: Path | None, as_json: bool, remote: RemoteOptions) -> int:
+    """Sweep compression levels of MODEL on a target and recommend the best (runtime, recipe)."""
+    from ..sweep import sweep
+
+    result = sweep(model, eval=eval_data, target=target, recipes=_csv(recipes), min_retention=min_retention,
+                   metric=metric, output=output_sel, fps=fps, objective=objective, runtimes=_csv(runtimes),
+                   calib=calib, out_dir=out_dir, max_trials=max_trials, int8_search=not no_int8_search,
+                   no_cache=no_cache, history_db=history_db, progress=_progress, **remote.as_kwargs())
+    if as_json:
+        click.echo(json.dumps(result.model_dump(mode="json")))
+    else:
+        click.echo(f"{'recipe':<14} {'runtime':<12} {'size MB':>8} {'p50 ms':>8} {'p99 ms':>8} {'mem MB':>7} "
+                   f"{'mJ':>7} {'retention':>9} verdict")
+        for lv in result.levels:
+            verdict = "pass" if lv.passed else ("low-accuracy" if not lv.meets_retention else "over-budget")
+            mem = f"{lv.memory_mb_peak:7.1f}" if lv.memory_mb_peak is not None else "      -"
+            mj = f"{lv.energy_mj:7.2f}" if lv.energy_mj is not None else "      -"
+            click.echo(f"{lv.recipe:<14} {lv.runtime:<12} {lv.size_bytes / 1e6:8.2f} {lv.latency_ms:8.3f} "
+                       f"{lv.latency_ms_p99:8.3f} {mem} {mj} {lv.retention:9.4f} {verdict}")
+        click.echo("pareto: " + ", ".join(f"{p.recipe}/{p.runtime}" for p in result.pareto))
+        rec = result.recommendation
+        click.echo(f"recommendation: {rec.recipe} on {rec.runtime} (retention {rec.retention:.4f}, "
+                   f"p50 {rec.latency_ms:.3f} ms)" if rec else f"no recommendation: {result.reason}")
+        click.echo(f"plot: {result.plot}")
+    return int(ExitCode.OK if result.recommendation else ExitCode.GATE_FAILED)

@@ -1,0 +1,217 @@
+"""How close each optimized artifact stays to the original: size ratio, output error, cosine similarity, top-1
+agreement for classifier-like outputs, accuracy when labels are given, and local latency through the agent.
+
+Outputs are computed in-process with onnxruntime on the CPU; latency goes through :func:`edgeopt.benchmark` (the
+device agent), with a short run: it ranks artifacts, it is not a full benchmark.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from .errors import EdgeoptError
+from .passes.base import Artifact, ArtifactFormat
+
+BENCH_ITERATIONS = 50
+BENCH_MIN_DURATION_S = 1.0
+
+
+class FidelityRow(BaseModel):
+    """One artifact compared with the reference model on the same samples."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    artifact: str = Field(description="Artifact name ('input' for the reference itself).")
+    path: str = Field(description="Artifact file.")
+    precision: str = Field(description="Artifact precision.")
+    size_bytes: int = Field(description="Artifact size on disk in bytes.")
+    size_ratio: float = Field(description="size_bytes / the input model's size_bytes.")
+    samples: int = Field(description="Samples compared.")
+    data: str = Field(description="Where the samples came from: eval, calibration or random.")
+    max_abs_error: float | None = Field(default=None, description="Largest |artifact - reference| over all outputs.")
+    mean_abs_error: float | None = Field(default=None, description="Mean |artifact - reference| over all outputs.")
+    cosine_similarity: float | None = Field(default=None, description="Lowest cosine similarity over the outputs.")
+    top1_agreement: float | None = Field(
+        default=None, description="Share of samples whose argmax matches the reference (classifier-like output)."
+    )
+    accuracy: float | None = Field(default=None, description="Top-1 accuracy against the eval labels (0..1).")
+    latency_ms_p50: float | None = Field(default=None, description="Median latency on this machine (short run).")
+    speedup: float | None = Field(default=None, description="Reference p50 latency / this p50 latency.")
+    notes: list[str] = Field(default_factory=list, description="Why a number is missing, and other caveats.")
+
+
+Benchmark = Callable[[Path, dict[str, np.ndarray]], float]
+
+
+def measure_fidelity(
+    reference: Artifact,
+    artifacts: Sequence[Artifact],
+    samples: Sequence[dict[str, np.ndarray]],
+    *,
+    data: str,
+    labels: np.ndarray | None = None,
+    bench: Benchmark | None = None,
+) -> list[FidelityRow]:
+    """Compare every ONNX artifact with ``reference`` on ``samples``.
+
+    Args:
+        reference: the original ONNX model (the first row, with error 0).
+        artifacts: artifacts to compare; non-ONNX ones are skipped.
+        samples: feeds keyed by input name.
+        data: where the samples came from (shown in the table).
+        labels: true classes of the samples, for accuracy.
+        bench: measures p50 latency of a model file on one feed (None: no latency).
+
+    Returns:
+        One row per ONNX artifact, the reference first.
+    """
+    ref_outputs, ref_note = _run(Path(reference.path), samples)
+    if ref_outputs is None:
+        raise EdgeoptError(f"cannot run the input model {reference.path} on the fidelity samples: {ref_note}")
+    rows = []
+    ref_latency = None
+    for art in [reference, *artifacts]:
+        if art.format is not ArtifactFormat.ONNX:
+            continue
+        notes: list[str] = []
+        values: dict[str, Any] = {}
+        outputs, note = (ref_outputs, None) if art is reference else _run(Path(art.path), samples)
+        if outputs is None:
+            notes.append(f"not runnable on local onnxruntime: {note}")
+        else:
+            values.update(_compare(ref_outputs, outputs, labels, notes))
+        latency = None
+        if bench is not None and outputs is not None:
+            try:
+                latency = bench(Path(art.path), samples[0])
+            except Exception as exc:  # a failed latency run must not sink the optimize; say why instead
+                notes.append(f"latency not measured: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
+        if art is reference:
+            ref_latency = latency
+        rows.append(
+            FidelityRow(
+                artifact=art.name,
+                path=art.path,
+                precision=art.precision.value,
+                size_bytes=art.size_bytes,
+                size_ratio=round(art.size_bytes / max(reference.size_bytes, 1), 4),
+                samples=len(samples),
+                data=data,
+                latency_ms_p50=round(latency, 4) if latency is not None else None,
+                speedup=round(ref_latency / latency, 3) if latency and ref_latency else None,
+                notes=notes,
+                **values,
+            )
+        )
+    return rows
+
+
+def _run(path: Path, samples: Sequence[dict[str, np.ndarray]]) -> tuple[list[list[np.ndarray]] | None, str | None]:
+    import onnxruntime as ort
+
+    try:
+        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        return [[np.asarray(o) for o in session.run(None, feed)] for feed in samples], None
+    except Exception as exc:  # onnxruntime raises its own exception types for missing kernels and bad inputs
+        return None, " ".join(str(exc).split())[:200]
+
+
+def _compare(
+    ref: list[list[np.ndarray]], got: list[list[np.ndarray]], labels: np.ndarray | None, notes: list[str]
+) -> dict[str, Any]:
+    max_err = 0.0
+    abs_sum = 0.0
+    count = 0
+    cosines = []
+    for k in range(len(ref[0])):
+        a = np.concatenate([np.asarray(s[k], dtype=np.float64).ravel() for s in ref])
+        b = np.concatenate([np.asarray(s[k], dtype=np.float64).ravel() for s in got])
+        if a.shape != b.shape:
+            notes.append(f"output {k} changed shape ({a.shape} vs {b.shape})")
+            continue
+        finite = np.isfinite(a) & np.isfinite(b)
+        if not finite.all():
+            notes.append(f"output {k} has {int((~finite).sum())} non-finite values")
+        diff = np.abs(a[finite] - b[finite])
+        if diff.size:
+            max_err = max(max_err, float(diff.max()))
+            abs_sum += float(diff.sum())
+            count += diff.size
+        denom = float(np.linalg.norm(a[finite]) * np.linalg.norm(b[finite]))
+        cosines.append(
+            float(a[finite] @ b[finite]) / denom if denom > 0 else (1.0 if diff.max(initial=0) == 0 else 0.0)
+        )
+    out: dict[str, Any] = {
+        "max_abs_error": round(max_err, 6),
+        "mean_abs_error": round(abs_sum / count, 6) if count else None,
+        "cosine_similarity": round(min(cosines), 6) if cosines else None,
+    }
+    if _classifier_like(ref):
+        ref_top = np.array([int(np.argmax(s[0].reshape(-1))) for s in ref])
+        got_top = np.array([int(np.argmax(s[0].reshape(-1))) for s in got])
+        out["top1_agreement"] = round(float((ref_top == got_top).mean()), 4)
+        if labels is not None and len(labels) == len(got_top):
+            out["accuracy"] = round(float((got_top == np.asarray(labels).reshape(-1)).mean()), 4)
+    return out
+
+
+def _classifier_like(outputs: list[list[np.ndarray]]) -> bool:
+    """First output is [1, C] (or [C]) with C > 1 per sample: a score vector whose argmax is the class."""
+    first = outputs[0][0]
+    return first.ndim in (1, 2) and first.shape[-1] > 1 and int(np.prod(first.shape)) == first.shape[-1]
+
+
+def agent_latency(
+    path: Path,
+    feed: dict[str, np.ndarray],
+    *,
+    iterations: int = BENCH_ITERATIONS,
+    min_duration_s: float = BENCH_MIN_DURATION_S,
+) -> float:
+    """p50 latency (ms) of ``path`` on this machine through the device agent, with ``feed`` as the input.
+
+    The agent gets a copy of the model whose input dims are fixed to the feed's shapes: exports often reuse one
+    symbolic name ('?') for several dims or write -1, which shape flags cannot express.
+    """
+    from .bench import benchmark
+
+    with tempfile.TemporaryDirectory(prefix="edgeopt-fidelity-") as tmp:
+        inputs = Path(tmp) / "inputs.npz"
+        np.savez(inputs, **feed)  # type: ignore[arg-type]
+        result = benchmark(
+            static_input_copy(path, feed, Path(tmp)),
+            target="local",
+            use_target_fps=False,
+            iterations=iterations,
+            min_duration_s=min_duration_s,
+            warmup=5,
+            inputs=inputs,
+        )
+    return float(result.latency_ms.p50)
+
+
+def static_input_copy(path: Path, feed: dict[str, np.ndarray], tmp: Path) -> Path:
+    """``path`` with graph input dims set to the feed's shapes (the original when it is too big to copy)."""
+    import onnx
+
+    from .analysis.loader import load_model
+    from .passes.onnx_io import SINGLE_FILE_LIMIT_BYTES
+
+    model = load_model(path)
+    if model.ByteSize() >= SINGLE_FILE_LIMIT_BYTES:
+        return path
+    for value in model.graph.input:
+        if value.name in feed:
+            dims = value.type.tensor_type.shape.dim
+            for dim, size in zip(dims, feed[value.name].shape, strict=False):
+                dim.Clear()
+                dim.dim_value = int(size)
+    out = tmp / path.name
+    onnx.save_model(model, str(out))
+    return out

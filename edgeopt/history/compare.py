@@ -1,0 +1,157 @@
+"""Is run B slower than run A, or is the difference noise? A rank test plus an effect-size interval.
+
+Rule: B is a **regression** when the Mann-Whitney U test finds the two latency distributions different
+(``p < alpha``) AND B's median is slower than A's by more than ``tolerance_pct``. Significance alone is not
+enough: with thousands of samples a 0.5 % shift is "significant" yet irrelevant; size alone is not enough: a
+short, noisy run can show a large median shift by chance. The bootstrap interval on the median ratio says how
+sure the size is.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import InputError
+from .stats import bootstrap_median_ratio, mann_whitney_u
+from .store import HistoryStore
+
+DEFAULT_TOLERANCE_PCT = 5.0
+DEFAULT_ALPHA = 0.05
+MIN_SAMPLES = 20
+
+
+class Verdict(str, Enum):
+    REGRESSION = "regression"
+    IMPROVEMENT = "improvement"
+    WITHIN_TOLERANCE = "within_tolerance"  # significant, but smaller than the tolerance
+    NO_CHANGE = "no_change"  # not significant: noise
+
+
+class SampleComparison(BaseModel):
+    """B (candidate) against A (reference) on raw latency samples."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    n_a: int
+    n_b: int
+    median_a_ms: float
+    median_b_ms: float
+    median_ratio: float = Field(description="median(B) / median(A); > 1 means B is slower.")
+    ratio_ci_low: float = Field(description="Lower end of the bootstrap confidence interval of the ratio.")
+    ratio_ci_high: float = Field(description="Upper end of the bootstrap confidence interval of the ratio.")
+    confidence: float = Field(description="Confidence level of the interval (0.95).")
+    change_pct: float = Field(description="(median_ratio - 1) x 100.")
+    u_statistic: float = Field(description="Mann-Whitney U of A.")
+    z: float = Field(description="Standardised U (positive when B is slower).")
+    p_value: float = Field(description="Two-sided Mann-Whitney U p-value (normal approximation, tie-corrected).")
+    effect_size: float = Field(description="P(B > A) + P(B = A)/2 over all sample pairs: 0.5 no shift, 1 B slower.")
+    rank_biserial: float = Field(description="2 x effect_size - 1, in [-1, 1].")
+    alpha: float
+    tolerance_pct: float
+    significant: bool
+    regression: bool
+    verdict: Verdict
+    explanation: str
+
+
+class RunComparison(SampleComparison):
+    """A :class:`SampleComparison` of two stored runs, with what differs between them besides latency."""
+
+    run_a: int
+    run_b: int
+    model_a: str
+    model_b: str
+    device_a: str
+    device_b: str
+    notes: list[str] = Field(description="Differences in model, device, runtime or settings worth knowing.")
+
+
+def compare_samples(
+    a_ms: np.ndarray,
+    b_ms: np.ndarray,
+    *,
+    tolerance_pct: float = DEFAULT_TOLERANCE_PCT,
+    alpha: float = DEFAULT_ALPHA,
+    confidence: float = 0.95,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> SampleComparison:
+    """Compare latency samples ``b_ms`` (candidate) with ``a_ms`` (reference).
+
+    Raises:
+        InputError: fewer than ``MIN_SAMPLES`` samples on a side, or an out-of-range tolerance / alpha.
+    """
+    a = np.asarray(a_ms, dtype=np.float64).ravel()
+    b = np.asarray(b_ms, dtype=np.float64).ravel()
+    if a.size < MIN_SAMPLES or b.size < MIN_SAMPLES:
+        raise InputError(f"compare needs at least {MIN_SAMPLES} raw samples per run (got {a.size} and {b.size}): "
+                         "record longer runs")
+    if tolerance_pct < 0:
+        raise InputError(f"tolerance {tolerance_pct:g} %: use 0 or more, e.g. 5")
+    if not 0 < alpha < 1:
+        raise InputError(f"alpha {alpha:g}: use a significance level in (0, 1), e.g. 0.05")
+    test = mann_whitney_u(a, b)
+    ratio, low, high = bootstrap_median_ratio(a, b, resamples=resamples, confidence=confidence, seed=seed)
+    change = (ratio - 1.0) * 100.0
+    significant = test.p_value < alpha
+    if significant and change > tolerance_pct:
+        verdict = Verdict.REGRESSION
+        why = (f"B is {change:.1f} % slower at the median (CI {(low - 1) * 100:.1f}..{(high - 1) * 100:.1f} %), "
+               f"beyond the {tolerance_pct:g} % tolerance, and the difference is significant (p={test.p_value:.2g})")
+    elif significant and change < -tolerance_pct:
+        verdict = Verdict.IMPROVEMENT
+        why = f"B is {-change:.1f} % faster at the median and the difference is significant (p={test.p_value:.2g})"
+    elif significant:
+        verdict = Verdict.WITHIN_TOLERANCE
+        why = (f"the distributions differ (p={test.p_value:.2g}) but the median moved {change:+.1f} %, within the "
+               f"{tolerance_pct:g} % tolerance")
+    else:
+        verdict = Verdict.NO_CHANGE
+        why = f"no significant difference (p={test.p_value:.2g} >= {alpha:g}); the median moved {change:+.1f} %"
+    return SampleComparison(
+        n_a=int(a.size), n_b=int(b.size),
+        median_a_ms=float(np.median(a)), median_b_ms=float(np.median(b)),
+        median_ratio=ratio, ratio_ci_low=low, ratio_ci_high=high, confidence=confidence, change_pct=change,
+        u_statistic=test.u, z=test.z, p_value=test.p_value, effect_size=test.prob_superiority,
+        rank_biserial=test.rank_biserial, alpha=alpha, tolerance_pct=tolerance_pct, significant=significant,
+        regression=verdict is Verdict.REGRESSION, verdict=verdict, explanation=why,
+    )
+
+
+def compare(
+    store: HistoryStore,
+    run_a: int | str,
+    run_b: int | str,
+    *,
+    tolerance_pct: float = DEFAULT_TOLERANCE_PCT,
+    alpha: float = DEFAULT_ALPHA,
+) -> RunComparison:
+    """Compare stored run ``run_b`` (candidate) with ``run_a`` (reference): ids, ``latest`` or baseline names.
+
+    Raises:
+        HistoryError: a run does not exist or kept no raw samples.
+        InputError: too few samples, bad tolerance or alpha.
+    """
+    ra, rb = store.get(run_a), store.get(run_b)
+    result = compare_samples(store.samples_ms(ra.id), store.samples_ms(rb.id), tolerance_pct=tolerance_pct,
+                             alpha=alpha)
+    notes = []
+    if ra.model_sha256 != rb.model_sha256:
+        notes.append(f"different models: {ra.model_name} ({ra.model_sha256[:12]}) vs "
+                     f"{rb.model_name} ({rb.model_sha256[:12]})")
+    if ra.device != rb.device or ra.target != rb.target:
+        notes.append(f"different devices: {ra.device} ({ra.target}) vs {rb.device} ({rb.target})")
+    if (ra.runtime, ra.runtime_version) != (rb.runtime, rb.runtime_version):
+        notes.append(f"different runtimes: {ra.runtime} {ra.runtime_version} vs {rb.runtime} {rb.runtime_version}")
+    for key in ("threads", "streams", "batch", "pacing_fps"):
+        if ra.settings.get(key) != rb.settings.get(key):
+            notes.append(f"different {key}: {ra.settings.get(key)} vs {rb.settings.get(key)}")
+    if not (ra.valid and rb.valid):
+        notes.append("at least one run is marked invalid (too few samples for its percentile or truncated)")
+    return RunComparison(
+        **result.model_dump(), run_a=ra.id, run_b=rb.id, model_a=ra.model_name, model_b=rb.model_name,
+        device_a=ra.device, device_b=rb.device, notes=notes,
+    )

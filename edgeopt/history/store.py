@@ -1,0 +1,389 @@
+"""The results history: an embedded SQLite file holding every recorded run with its raw latency samples.
+
+Safety: every write is one ``BEGIN IMMEDIATE`` transaction in WAL mode with ``synchronous=FULL`` and a busy
+timeout, so several processes can record at once without losing rows (writers queue on the lock), readers never
+block writers, and a writer killed mid-transaction leaves the file as it was before that transaction (SQLite's
+journal rolls it back on the next open). One connection per operation: nothing is held open between calls.
+
+The file is local by design: SQLite's locking is unreliable on network file systems (NFS, SMB); keep the history
+on a local disk (docs/history.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import json
+import re
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+from ..errors import InputError
+from ..metrics.result import BenchResult
+from .codec import SAMPLES_FORMAT, SampleCodecError, decode_samples, encode_samples
+from .records import Baseline, RunKind, RunRecord
+
+SCHEMA_VERSION = 1
+DEFAULT_BUSY_TIMEOUT_S = 30.0
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+T = TypeVar("T")
+
+_DDL = (
+    """CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        started_at TEXT,
+        model_name TEXT NOT NULL,
+        model_path TEXT NOT NULL,
+        model_sha256 TEXT NOT NULL,
+        model_size_bytes INTEGER NOT NULL,
+        target TEXT NOT NULL,
+        device TEXT NOT NULL,
+        runner TEXT NOT NULL,
+        runtime TEXT NOT NULL,
+        runtime_version TEXT NOT NULL,
+        edgeopt_version TEXT NOT NULL,
+        valid INTEGER NOT NULL,
+        verdict TEXT,
+        latency_ms_p50 REAL NOT NULL,
+        latency_ms_p99 REAL NOT NULL,
+        latency_ms_mean REAL NOT NULL,
+        throughput_ips REAL NOT NULL,
+        memory_mb_peak REAL,
+        energy_mj REAL,
+        energy_source TEXT,
+        samples_count INTEGER NOT NULL,
+        samples_format TEXT,
+        samples BLOB,
+        group_id TEXT,
+        label TEXT,
+        seed INTEGER NOT NULL,
+        settings_json TEXT NOT NULL,
+        environment_json TEXT NOT NULL,
+        versions_json TEXT NOT NULL,
+        result_json TEXT NOT NULL
+    )""",
+    """CREATE INDEX IF NOT EXISTS runs_model ON runs (model_name, model_sha256)""",
+    """CREATE INDEX IF NOT EXISTS runs_target ON runs (target, device)""",
+    """CREATE TABLE IF NOT EXISTS baselines (
+        name TEXT NOT NULL,
+        device TEXT NOT NULL,
+        run_id INTEGER NOT NULL REFERENCES runs (id),
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (name, device)
+    )""",
+)
+
+_RUN_COLUMNS = (
+    "id", "kind", "created_at", "started_at", "model_name", "model_path", "model_sha256", "model_size_bytes",
+    "target", "device", "runner", "runtime", "runtime_version", "edgeopt_version", "valid", "verdict",
+    "latency_ms_p50", "latency_ms_p99", "latency_ms_mean", "throughput_ips", "memory_mb_peak", "energy_mj",
+    "energy_source", "samples_count", "group_id", "label", "seed", "settings_json", "environment_json",
+    "versions_json",
+)
+
+
+class HistoryError(InputError):
+    """The history file cannot be opened or written, or a run / baseline reference does not exist."""
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def device_label(runner: str) -> str:
+    """The device a result ran on, from its ``runner`` field: ``local`` or ``user@host:port``."""
+    return runner.removeprefix("ssh:")
+
+
+class HistoryStore:
+    """A history file. Creating the object creates the file (and its directory) when missing.
+
+    Args:
+        path: the SQLite file (``edgeopt.config`` gives the default: ``EDGEOPT_HISTORY_DB`` or the XDG data dir).
+        busy_timeout_s: how long a writer waits for another writer's lock before giving up.
+
+    Raises:
+        HistoryError: the path is not writable, not an SQLite file, or from a newer edgeopt.
+    """
+
+    def __init__(self, path: str | Path, *, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> None:
+        self.path = Path(path).expanduser()
+        self.busy_timeout_s = busy_timeout_s
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise HistoryError(f"history {self.path}: cannot create its directory ({exc.strerror}); "
+                               "pass --history-db to a writable path") from None
+        self._init_schema()
+
+    # -- connections and transactions ------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        try:
+            conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise HistoryError(f"history {self.path}: cannot open ({exc}); pass --history-db to a writable path") \
+                from None
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            yield conn
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise HistoryError(f"history {self.path} stayed locked by another writer for more than "
+                                   f"{self.busy_timeout_s:g} s; retry, or pass another --history-db") from None
+            raise HistoryError(f"history {self.path}: {exc}; pass --history-db to a writable local file") from None
+        except sqlite3.DatabaseError as exc:
+            raise HistoryError(f"history {self.path}: {exc}; if the file is not an edgeopt history, move it away "
+                               "or pass another --history-db") from None
+        finally:
+            conn.close()
+
+    def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work`` in one IMMEDIATE transaction (the write lock is taken up front: no upgrade deadlocks)."""
+        with self._connect() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                out = work(conn)
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return out
+
+    def _init_schema(self) -> None:
+        with self._connect() as conn:
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise HistoryError(f"history {self.path}: cannot switch to WAL mode (got {mode}); keep the history "
+                                   "on a local disk")
+
+        def create(conn: sqlite3.Connection) -> None:
+            for statement in _DDL:
+                conn.execute(statement)
+            row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row is None:
+                conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            elif int(row[0]) > SCHEMA_VERSION:
+                raise HistoryError(f"history {self.path} has schema version {row[0]}, newer than this edgeopt's "
+                                   f"{SCHEMA_VERSION}: upgrade edgeopt or use another --history-db")
+
+        self._write(create)
+
+    # -- writing ----------------------------------------------------------------------------------------------
+    def record(
+        self,
+        result: BenchResult,
+        *,
+        kind: RunKind = "bench",
+        device: str | None = None,
+        verdict: str | None = None,
+        group_id: str | None = None,
+        label: str | None = None,
+    ) -> RunRecord:
+        """Store one run; its raw samples too when ``result.samples_ms`` holds them.
+
+        Args:
+            result: the benchmark result.
+            kind: what recorded it (bench, qualify, sweep).
+            device: the device label (default: from ``result.runner``: ``local`` or ``user@host:port``).
+            verdict: ``pass`` / ``fail`` when gates or a budget were checked.
+            group_id: ties together the runs of one qualify call.
+            label: free text (e.g. the spec name).
+
+        Returns:
+            The stored row (with its id).
+        """
+        samples = result.samples_ms
+        blob = encode_samples(samples) if samples else None
+        env = dict(result.environment)
+        versions = {"edgeopt": result.edgeopt_version, result.runtime.name: result.runtime.version,
+                    "python": env.get("python"), "numpy": env.get("numpy")}
+        values: dict[str, Any] = {
+            "kind": kind,
+            "created_at": _now(),
+            "started_at": result.run.started_at,
+            "model_name": Path(result.model.path).stem,
+            "model_path": result.model.path,
+            "model_sha256": result.model.sha256,
+            "model_size_bytes": result.model.size_bytes,
+            "target": result.target,
+            "device": device or device_label(result.runner),
+            "runner": result.runner,
+            "runtime": result.runtime.name,
+            "runtime_version": result.runtime.version,
+            "edgeopt_version": result.edgeopt_version,
+            "valid": int(result.valid),
+            "verdict": verdict,
+            "latency_ms_p50": result.latency_ms.p50,
+            "latency_ms_p99": result.latency_ms.p99,
+            "latency_ms_mean": result.latency_ms.mean,
+            "throughput_ips": result.throughput_ips,
+            "memory_mb_peak": result.memory_mb.peak,
+            "energy_mj": result.energy.energy_per_inference_mj if result.energy else None,
+            "energy_source": result.energy.source if result.energy else None,
+            "samples_count": len(samples) if samples else 0,
+            "samples_format": SAMPLES_FORMAT if blob is not None else None,
+            "samples": blob,
+            "group_id": group_id,
+            "label": label,
+            "seed": result.settings.seed,
+            "settings_json": result.settings.model_dump_json(),
+            "environment_json": json.dumps(env, default=str),
+            "versions_json": json.dumps(versions, default=str),
+            "result_json": result.model_dump_json(exclude={"samples_ms"}),
+        }
+        columns = ", ".join(values)
+        marks = ", ".join("?" for _ in values)
+
+        def insert(conn: sqlite3.Connection) -> int:
+            cur = conn.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", tuple(values.values()))
+            return int(cur.lastrowid or 0)
+
+        return self.get(self._write(insert))
+
+    def set_baseline(self, name: str, run: int | str) -> Baseline:
+        """Point baseline ``name`` at ``run`` for that run's device (replacing an older one of that name there).
+
+        Raises:
+            HistoryError: a malformed name or an unknown run.
+        """
+        if not _NAME.match(name) or name == "latest" or name.isdigit():
+            raise HistoryError(f"baseline name {name!r}: use letters, digits and . _ + - (not a bare number or "
+                               "'latest'), e.g. release-1.2")
+        record = self.get(run)
+        created = _now()
+
+        def upsert(conn: sqlite3.Connection) -> None:
+            conn.execute("INSERT INTO baselines (name, device, run_id, created_at) VALUES (?, ?, ?, ?) "
+                         "ON CONFLICT (name, device) DO UPDATE SET run_id = excluded.run_id, "
+                         "created_at = excluded.created_at", (name, record.device, record.id, created))
+
+        self._write(upsert)
+        return Baseline(name=name, device=record.device, run_id=record.id, created_at=created)
+
+    # -- reading ----------------------------------------------------------------------------------------------
+    def _rows(self, where: str = "", params: tuple[Any, ...] = (), tail: str = "") -> list[RunRecord]:
+        cols = ", ".join(_RUN_COLUMNS)
+        with self._connect() as conn:
+            rows = conn.execute(f"SELECT {cols} FROM runs {where} {tail}", params).fetchall()
+            names: dict[int, list[str]] = {}
+            for name, run_id in conn.execute("SELECT name, run_id FROM baselines ORDER BY name"):
+                names.setdefault(int(run_id), []).append(str(name))
+        return [self._record(row, names) for row in rows]
+
+    @staticmethod
+    def _record(row: tuple[Any, ...], names: dict[int, list[str]]) -> RunRecord:
+        data = dict(zip(_RUN_COLUMNS, row, strict=True))
+        for key in ("settings", "environment", "versions"):
+            data[key] = json.loads(data.pop(f"{key}_json"))
+        data["valid"] = bool(data["valid"])
+        data["baselines"] = names.get(int(data["id"]), [])
+        return RunRecord.model_validate(data)
+
+    def runs(self, *, model: str | None = None, target: str | None = None, kind: str | None = None,
+             limit: int | None = 50) -> list[RunRecord]:
+        """Recorded runs, newest first.
+
+        Args:
+            model: model file stem, a path fragment, or a sha256 prefix.
+            target: target name or device label.
+            kind: bench, qualify or sweep.
+            limit: at most this many (None: all).
+        """
+        clauses: list[str] = []
+        params: list[Any] = []
+        if model:
+            clauses.append("(model_name = ? OR model_sha256 LIKE ? OR instr(model_path, ?) > 0)")
+            params += [model, f"{model.lower()}%", model]
+        if target:
+            clauses.append("(target = ? OR device = ?)")
+            params += [target, target]
+        if kind:
+            clauses.append("kind = ?")
+            params.append(kind)
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        tail = "ORDER BY id DESC" + (f" LIMIT {int(limit)}" if limit else "")
+        return self._rows(where, tuple(params), tail)
+
+    def baselines(self) -> list[Baseline]:
+        """Every baseline, by name then device."""
+        with self._connect() as conn:
+            rows = conn.execute("SELECT name, device, run_id, created_at FROM baselines ORDER BY name, device")
+            return [Baseline(name=r[0], device=r[1], run_id=int(r[2]), created_at=r[3]) for r in rows]
+
+    def baseline(self, name: str, device: str) -> Baseline | None:
+        """Baseline ``name`` for ``device``, or None."""
+        return next((b for b in self.baselines() if b.name == name and b.device == device), None)
+
+    def get(self, ref: int | str) -> RunRecord:
+        """A run by id, ``latest``, or baseline name (``NAME`` when it names one device, else ``NAME@DEVICE``).
+
+        Raises:
+            HistoryError: nothing matches (the message says what exists).
+        """
+        text = str(ref).strip()
+        if text.isdigit():
+            rows = self._rows("WHERE id = ?", (int(text),))
+            if not rows:
+                raise HistoryError(f"run {text} is not in history {self.path}; list runs with: edgeopt history")
+            return rows[0]
+        if text == "latest":
+            rows = self._rows(tail="ORDER BY id DESC LIMIT 1")
+            if not rows:
+                raise HistoryError(f"history {self.path} is empty: record a run first (edgeopt bench / qualify)")
+            return rows[0]
+        name, _, device = text.partition("@")
+        matches = [b for b in self.baselines() if b.name == name and (not device or b.device == device)]
+        if len(matches) == 1:
+            return self.get(matches[0].run_id)
+        if len(matches) > 1:
+            devices = ", ".join(f"{name}@{b.device}" for b in matches)
+            raise HistoryError(f"baseline '{name}' exists for several devices: pick one of {devices}")
+        known = ", ".join(sorted({b.name for b in self.baselines()})) or "(none)"
+        raise HistoryError(f"'{text}' is not a run id, 'latest' or a baseline in {self.path} (baselines: {known}); "
+                           "list runs with: edgeopt history")
+
+    def samples_ms(self, ref: int | str) -> np.ndarray:
+        """The raw latency samples (ms) of a run.
+
+        Raises:
+            HistoryError: the run kept no samples, or its blob is damaged.
+        """
+        record = self.get(ref)
+        with self._connect() as conn:
+            row = conn.execute("SELECT samples, samples_format FROM runs WHERE id = ?", (record.id,)).fetchone()
+        blob, fmt = row
+        if blob is None or record.samples_count == 0:
+            raise HistoryError(f"run {record.id} was recorded without raw samples: re-run it to compare it")
+        if fmt != SAMPLES_FORMAT:
+            raise HistoryError(f"run {record.id}: unknown samples format {fmt!r}; upgrade edgeopt")
+        try:
+            return decode_samples(bytes(blob), record.samples_count)
+        except SampleCodecError as exc:
+            raise HistoryError(f"run {record.id}: {exc}") from None
+
+    def result(self, ref: int | str) -> BenchResult:
+        """The full stored result of a run (without its raw samples)."""
+        record = self.get(ref)
+        with self._connect() as conn:
+            row = conn.execute("SELECT result_json FROM runs WHERE id = ?", (record.id,)).fetchone()
+        return BenchResult.model_validate_json(row[0])
+
+    def count(self) -> int:
+        with self._connect() as conn:
+            return int(conn.execute("SELECT count(*) FROM runs").fetchone()[0])
+
+    def integrity(self) -> str:
+        """``PRAGMA integrity_check``: ``ok`` for a sound file."""
+        with self._connect() as conn:
+            return str(conn.execute("PRAGMA integrity_check").fetchone()[0])

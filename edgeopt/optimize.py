@@ -1,0 +1,340 @@
+"""``edgeopt.optimize``: run a recipe's passes on a model for a target, then measure how faithful each artifact is.
+
+Flow: resolve the target and the recipe -> plan (every pass resolved for the target; unsupported precisions,
+formats and missing extras fail here, before any work) -> check the data paths -> run the passes (artifacts
+written in a temp dir, validated, renamed into the output dir) -> fidelity and latency -> ``manifest.json``
+(written atomically). The input file is never modified.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from . import __version__
+from .analysis.loader import load_model
+from .analysis.precision import model_precision
+from .calib import DataSource, ImagePreprocessing
+from .convert import VALIDATION_SAMPLES, plan_conversions, run_conversions
+from .errors import EdgeoptError, InputError, ModelLoadError
+from .fidelity import FidelityRow, agent_latency, measure_fidelity
+from .fsutil import atomic_write_text, sha256_file
+from .passes.base import Artifact, ArtifactFormat, NullReporter, Pass, PassContext, Reporter
+from .passes.pipeline import run_passes
+from .passes.registry import PassRegistry, load_pass_registry
+from .recipes import LoadedRecipe, Recipe, build_recipe, load_recipe
+from .targets import Target, load_registry
+
+SCHEMA_VERSION = "1.0"
+MANIFEST = "manifest.json"
+FIDELITY_EVAL_SAMPLES = 1000
+FIDELITY_CALIB_SAMPLES = 32
+PYTORCH_SUFFIXES = (".pt2", ".pt", ".pth", ".ts")
+
+
+class DataInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: str | None = Field(description="File or folder the samples came from; None for random inputs.")
+    random: bool = Field(description="True when the samples are random inputs.")
+
+
+class OptimizeResult(BaseModel):
+    """What ``optimize`` made: every artifact with its lineage, and the fidelity table. Also ``manifest.json``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: str = SCHEMA_VERSION
+    edgeopt_version: str
+    started_at: str = Field(description="UTC ISO-8601 start time.")
+    seconds: float = Field(description="Wall time of the whole optimize call.")
+    model: Artifact = Field(description="The input model (unchanged: its sha256 is checked after the run).")
+    target: str
+    recipe: str
+    recipe_source: str = Field(description="Recipe file (or '<python>').")
+    formats: list[ArtifactFormat] = Field(description="Formats delivered to the target.")
+    out_dir: str
+    manifest_path: str
+    artifacts: list[Artifact] = Field(description="Pass outputs in order; the last one is the recipe's result.")
+    calibration: DataInfo | None = Field(description="Calibration data, when a pass needed it.")
+    fidelity: list[FidelityRow] | None = Field(description="Each artifact vs the input; None when disabled.")
+    warnings: list[str]
+
+    @property
+    def final(self) -> Artifact:
+        """The recipe's result (the last artifact)."""
+        return self.artifacts[-1]
+
+    def last_of(self, fmt: ArtifactFormat) -> Artifact | None:
+        """The last artifact of format ``fmt`` (e.g. the recipe's ONNX result before any conversion)."""
+        return next((a for a in reversed(self.artifacts) if a.format is fmt), None)
+
+
+class _Collect:
+    """Forwards to the caller's reporter and keeps every warning for the result."""
+
+    def __init__(self, inner: Reporter) -> None:
+        self.inner = inner
+        self.warnings: list[str] = []
+
+    def info(self, message: str) -> None:
+        self.inner.info(message)
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+        self.inner.warn(message)
+
+    def progress(self, task: str, done: int, total: int | None) -> None:
+        self.inner.progress(task, done, total)
+
+
+def optimize(
+    model: str | Path,
+    *,
+    target: str,
+    recipe: str | Path | Recipe | LoadedRecipe,
+    calib: str | Path | None = None,
+    out_dir: str | Path | None = None,
+    eval_data: str | Path | None = None,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+    preprocessing: ImagePreprocessing | None = None,
+    progress: Reporter | None = None,
+    fidelity: bool = True,
+    bench: bool = True,
+    targets_dirs: Sequence[Path] = (),
+    registry: PassRegistry | None = None,
+    seed: int = 0,
+) -> OptimizeResult:
+    """Optimize ``model`` for ``target`` with ``recipe``.
+
+    Args:
+        model: an ``.onnx`` file (external data allowed) or a PyTorch model (``.pt2``, TorchScript, or
+            ``package.module:factory``; needs the PyTorch passes).
+        target: target name (``edgeopt targets``); it picks INT8 defaults and the accepted precisions/formats.
+        recipe: a built-in recipe name, a path to a recipe YAML, or a :class:`Recipe`.
+        calib: calibration data: ``.npz`` keyed by input name, ``.npy``, or a folder of images. None: random
+            inputs, with a loud warning, for passes that need calibration.
+        out_dir: output directory (default ``out/<model stem>.<recipe>``).
+        eval_data: samples for the fidelity table (``.npz`` may hold ``labels`` for accuracy); default: ``calib``.
+        input_shapes: concrete shapes of inputs with dynamic dims, by name.
+        preprocessing: image preprocessing; overrides the recipe's ``preprocessing`` block.
+        progress: receives progress and warnings (the CLI prints them on stderr).
+        fidelity: compare every artifact with the input on samples.
+        bench: measure each artifact's local latency (short run through the device agent).
+        targets_dirs: extra target directories.
+        registry: the pass registry (default: built-ins plus entry points).
+        seed: seed of random inputs.
+
+    Returns:
+        The result, also written to ``<out_dir>/manifest.json``.
+
+    Raises:
+        InputError: bad model, recipe, data, or a recipe the target cannot take (before any work; exit code 2).
+        PassError: a pass failed on this model (exit code 2).
+        RunnerError: latency measurement failed in the agent (exit code 3).
+    """
+    started = time.perf_counter()
+    started_at = _dt.datetime.now(_dt.timezone.utc).isoformat()
+    reporter = _Collect(progress or NullReporter())
+    registry = registry or load_pass_registry()
+    tgt = load_registry(extra_dirs=targets_dirs).get(target)
+    loaded = _load_recipe(recipe, registry)
+    source = _input_artifact(model)
+    passes = plan(source, loaded, tgt, registry)
+    final_format = passes[-1].output_format if passes else source.format
+    conversions = plan_conversions(loaded.recipe.formats, tgt, final_format, source.format, registry)
+    formats = conversions.formats
+    for note in conversions.warnings:
+        reporter.warn(note)
+    shapes = {k: [int(d) for d in v] for k, v in (input_shapes or {}).items()}
+    pp = preprocessing or loaded.recipe.preprocessing
+    needs_calib = any(p.needs_calibration for p in [*passes, *conversions.passes.values()])
+    calib_src = (
+        DataSource(Path(calib) if calib else None, preprocessing=pp, input_shapes=shapes, reporter=reporter, seed=seed)
+        if (needs_calib or calib)
+        else None
+    )
+    eval_src = (
+        DataSource(
+            Path(eval_data), preprocessing=pp, input_shapes=shapes, reporter=reporter, seed=seed, purpose="evaluation"
+        )
+        if eval_data
+        else None
+    )
+    stem = Path(source.path).stem if source.format is ArtifactFormat.ONNX else _pytorch_stem(source.path)
+    out = Path(out_dir) if out_dir else Path("out") / f"{stem}.{loaded.recipe.name}"
+    _refuse_overwriting_input(source, out, stem, loaded.recipe.name)
+    ctx = PassContext(
+        work_dir=out,
+        output_path=out,
+        target=tgt,
+        calibration=calib_src,
+        reporter=reporter,
+        input_shapes=shapes,
+        seed=seed,
+    )
+    artifacts = run_passes(source, passes, out_dir=out, stem=stem, recipe=loaded.recipe.name, context=ctx)
+    if conversions.passes:  # other runtimes' formats, each validated against the ONNX reference (edgeopt.convert)
+        artifacts += run_conversions(conversions, source, artifacts, out_dir=out, stem=stem,
+                                     recipe=loaded.recipe.name, context=ctx,
+                                     samples=_validation_samples(source, artifacts, calib_src, shapes, seed))
+    if source.format is ArtifactFormat.ONNX and sha256_file(Path(source.path)) != source.sha256:
+        raise EdgeoptError(f"the input model {source.path} changed during optimize: this is a bug, please report it")
+    rows = None
+    if fidelity:
+        rows = _fidelity(source, artifacts, calib_src, eval_src, shapes, reporter, bench, seed)
+    manifest = out / MANIFEST
+    result = OptimizeResult(
+        edgeopt_version=__version__,
+        started_at=started_at,
+        seconds=round(time.perf_counter() - started, 3),
+        model=source,
+        target=tgt.name,
+        recipe=loaded.recipe.name,
+        recipe_source=loaded.source,
+        formats=formats,
+        out_dir=str(out),
+        manifest_path=str(manifest),
+        artifacts=artifacts,
+        calibration=DataInfo(source=str(calib) if calib else None, random=calib is None) if needs_calib else None,
+        fidelity=rows,
+        warnings=list(reporter.warnings),
+    )
+    atomic_write_text(manifest, result.model_dump_json(indent=2) + "\n")
+    return result
+
+
+def plan(source: Artifact, loaded: LoadedRecipe, target: Target, registry: PassRegistry) -> list[Pass[Any]]:
+    """The recipe's passes resolved for ``target``, checked against it before any work.
+
+    A PyTorch input gets the ``export`` pass prepended when the recipe starts with an ONNX pass.
+
+    Raises:
+        InputError: a pass's output precision or runtime is not supported by the target, a format mismatch
+            between passes, or a pass not available here.
+    """
+    passes = [p.for_target(target) for p in loaded.passes]
+    if source.format is ArtifactFormat.PYTORCH and source.format not in passes[0].input_formats:
+        passes.insert(0, registry.create("export").for_target(target))
+    fmt, precision = source.format, source.precision
+    vouched = False  # a pass that changed the precision accepted the target in its own target_problem
+    for p in passes:
+        if fmt not in p.input_formats:
+            wants = ", ".join(sorted(f.value for f in p.input_formats))
+            raise InputError(
+                f"recipe '{loaded.recipe.name}' ({loaded.source}): pass '{p.name}' takes {wants} but "
+                f"gets {fmt.value}; reorder the passes or start from a {wants} model"
+            )
+        problem = p.target_problem(target, precision)
+        if problem:
+            raise InputError(f"recipe '{loaded.recipe.name}' cannot run for target '{target.name}': {problem}")
+        out = p.output_precision(precision)
+        vouched = vouched if out == precision else True
+        precision, fmt = out, p.output_format
+    if precision not in target.precisions and not vouched:
+        have = ", ".join(x.value for x in target.precisions)
+        raise InputError(
+            f"recipe '{loaded.recipe.name}' delivers {precision.value} but target '{target.name}' runs "
+            f"only {have}; pick a recipe for one of those (edgeopt recipes)"
+        )
+    return passes
+
+
+def _validation_samples(
+    source: Artifact, artifacts: list[Artifact], calib_src: DataSource | None, shapes: dict[str, list[int]], seed: int
+) -> list[Any]:
+    reference = next((a for a in [source, *artifacts] if a.format is ArtifactFormat.ONNX), None)
+    if reference is None:
+        return []
+    if calib_src is not None and not calib_src.is_random:
+        return calib_src.samples(Path(reference.path), VALIDATION_SAMPLES)
+    return DataSource(None, input_shapes=shapes, seed=seed + 2, purpose="evaluation").samples(
+        Path(reference.path), VALIDATION_SAMPLES)
+
+
+def _load_recipe(recipe: str | Path | Recipe | LoadedRecipe, registry: PassRegistry) -> LoadedRecipe:
+    if isinstance(recipe, LoadedRecipe):
+        return recipe
+    if isinstance(recipe, Recipe):
+        return build_recipe(recipe, registry)
+    return load_recipe(recipe, registry)
+
+
+def _input_artifact(model: str | Path) -> Artifact:
+    text = str(model)
+    path = Path(text)
+    if path.suffix in PYTORCH_SUFFIXES or (":" in text and not path.exists() and "/" not in text):
+        if path.suffix in PYTORCH_SUFFIXES and not path.is_file():
+            raise ModelLoadError(f"model file {path} not found: check the path")
+        sha = sha256_file(path) if path.is_file() else _sha_text(text)
+        from .enums import Precision
+
+        return Artifact(
+            name="input",
+            path=text,
+            format=ArtifactFormat.PYTORCH,
+            precision=Precision.FP32,
+            sha256=sha,
+            size_bytes=path.stat().st_size if path.is_file() else 0,
+        )
+    onnx_model = load_model(path)  # raises ModelLoadError with the fix for anything that is not ONNX
+    return Artifact.from_file(path, name="input", format=ArtifactFormat.ONNX, precision=model_precision(onnx_model))
+
+
+def _sha_text(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _pytorch_stem(spec: str) -> str:
+    return Path(spec).stem if Path(spec).suffix else spec.rsplit(":", 1)[-1]
+
+
+def _refuse_overwriting_input(source: Artifact, out: Path, stem: str, recipe: str) -> None:
+    if source.format is not ArtifactFormat.ONNX:
+        return
+    src = Path(source.path).resolve()
+    if src.parent == out.resolve() and src.name.startswith(f"{stem}.{recipe}"):
+        raise InputError(f"output dir {out} would overwrite the input {source.path}; pass another --out")
+
+
+def _fidelity(
+    source: Artifact,
+    artifacts: list[Artifact],
+    calib_src: DataSource | None,
+    eval_src: DataSource | None,
+    shapes: dict[str, list[int]],
+    reporter: _Collect,
+    bench: bool,
+    seed: int,
+) -> list[FidelityRow] | None:
+    reference = (
+        source
+        if source.format is ArtifactFormat.ONNX
+        else next((a for a in artifacts if a.format is ArtifactFormat.ONNX), None)
+    )
+    if reference is None:
+        return None
+    onnx_artifacts = [a for a in artifacts if a is not reference]
+    if eval_src is not None:
+        samples, data = eval_src.samples(Path(reference.path), FIDELITY_EVAL_SAMPLES), "eval"
+        labels = eval_src.labels[: len(samples)] if eval_src.labels is not None else None
+    elif calib_src is not None and not calib_src.is_random:
+        samples, data, labels = calib_src.samples(Path(reference.path), FIDELITY_CALIB_SAMPLES), "calibration", None
+    else:
+        random_src = DataSource(None, input_shapes=shapes, seed=seed + 1, purpose="evaluation")
+        samples, data, labels = random_src.samples(Path(reference.path), 8), "random", None
+        reporter.warn(
+            "fidelity measured on random inputs (no --eval or --calib data): errors and agreement are only indicative"
+        )
+    reporter.info(f"fidelity: comparing {len(onnx_artifacts)} artifact(s) on {len(samples)} {data} samples")
+    return measure_fidelity(
+        reference, onnx_artifacts, samples, data=data, labels=labels, bench=agent_latency if bench else None
+    )

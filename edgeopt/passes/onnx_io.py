@@ -1,0 +1,75 @@
+"""Reading and writing ONNX models inside passes: safe loading, single-file or external-data saving, checks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+
+from ..analysis.loader import load_model
+from .base import Artifact, PassError
+
+# protobuf cannot serialize a message over 2 GiB; stay well below it before switching to external data.
+SINGLE_FILE_LIMIT_BYTES = 1_800_000_000
+
+
+def load(source: Artifact) -> onnx.ModelProto:
+    """Load an ONNX artifact with its external data (the loader refuses data outside the model's directory)."""
+    return load_model(Path(source.path))
+
+
+def save(model: onnx.ModelProto, path: Path) -> Path:
+    """Write ``model`` to ``path``: one file when small, else weights in ``<name>.data`` next to it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if model.ByteSize() < SINGLE_FILE_LIMIT_BYTES:
+        onnx.save_model(model, str(path))
+    else:
+        onnx.save_model(
+            model,
+            str(path),
+            save_as_external_data=True,
+            all_tensors_to_one_file=True,
+            location=f"{path.name}.data",
+            size_threshold=1024,
+        )
+    return path
+
+
+def data_files(path: Path) -> list[Path]:
+    """External data files written next to ``path`` by :func:`save` or onnxruntime (to move with it)."""
+    return [p for p in (path.parent / f"{path.name}.data",) if p.is_file()]
+
+
+def check(path: Path, pass_name: str) -> None:
+    """onnx.checker on the written file (path-based, so large models work). Nodes appended out of order by a
+    converter (onnxruntime's quantizers on If branches, the FP16 converter) are re-sorted once first.
+
+    Raises:
+        PassError: the output is not a valid ONNX model.
+    """
+    try:
+        onnx.checker.check_model(str(path))
+        return
+    except (onnx.checker.ValidationError, ValueError) as exc:
+        if "topologically sorted" not in str(exc):
+            raise _invalid(path, pass_name, exc) from exc
+    from .graph_edit import topological_sort
+
+    model = onnx.load_model(str(path))
+    topological_sort(model.graph)
+    save(model, path)
+    try:
+        onnx.checker.check_model(str(path))
+    except (onnx.checker.ValidationError, ValueError) as exc:
+        raise _invalid(path, pass_name, exc) from exc
+
+
+def _invalid(path: Path, pass_name: str, exc: Exception) -> PassError:
+    first = (str(exc).strip().splitlines() or ["invalid model"])[0]
+    return PassError(f"pass '{pass_name}' wrote an invalid ONNX model {path.name}: {first}; report it with the "
+                     "model, or exclude the offending node")
+
+
+def opset(model: onnx.ModelProto) -> int:
+    """The default-domain opset version of ``model``."""
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)

@@ -1,0 +1,197 @@
+"""``quantize_int8``: static post-training INT8 in QDQ format with onnxruntime, calibrated on the user's data.
+
+Defaults are the measured fast and sound path on an AVX2 CPU (docs/passes.md): U8 activations, S8 symmetric
+per-channel weights, ``reduce_range`` on x86 without VNNI, and only the weight ops (Conv, MatMul, Gemm) plus the
+activations that fold into them (Relu, Clip, MaxPool) quantized. onnxruntime's own defaults (S8 activations,
+per-tensor, every op) made every real model tried slower than FP32 and hurt a detector's output.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnxruntime.quantization import CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType, quantize_static
+from pydantic import Field
+
+from ..enums import Precision
+from ..targets.schema import Target
+from .base import Artifact, Pass, PassConfig, PassContext, PassError, PassOutput
+from .int8_target import QuantTypeName, int8_defaults
+from .onnx_io import SINGLE_FILE_LIMIT_BYTES, check, load, opset
+from .quiet import quiet_ort
+
+# Weight ops, plus Relu/Clip (folded into the preceding quantized output's range) and MaxPool (exact in int8):
+# they remove Q/DQ pairs between convs at no accuracy cost. Sensitive ops (Sigmoid, Softmax, Concat, Resize, the
+# Mul/Add/Div of detection heads) stay float. Measured in docs/passes.md.
+DEFAULT_OP_TYPES = ("Conv", "MatMul", "Gemm", "Relu", "Clip", "MaxPool")
+
+
+class CalibrationMethodName(str, Enum):
+    MINMAX = "minmax"
+    ENTROPY = "entropy"
+    PERCENTILE = "percentile"
+
+
+class QuantizeInt8Advanced(PassConfig):
+    percentile: float = Field(default=99.999, gt=90, le=100, description="Percentile kept by the 'percentile' method.")
+    num_bins: int = Field(default=2048, ge=128, description="Histogram bins of the 'entropy'/'percentile' methods.")
+    weight_symmetric: bool = Field(
+        default=True, description="Symmetric weights (zero point 0), as INT8 kernels expect."
+    )
+    moving_average: bool = Field(default=False, description="MinMax over a moving average of per-batch ranges.")
+    min_opset: int = Field(default=13, ge=13, description="Refuse models below this opset (per-channel needs 13).")
+
+
+class QuantizeInt8Config(PassConfig):
+    calibration_method: CalibrationMethodName = Field(
+        default=CalibrationMethodName.MINMAX, description="How activation ranges are calibrated."
+    )
+    calibration_samples: int = Field(default=64, ge=1, description="Most calibration samples used.")
+    per_channel: bool = Field(default=True, description="One scale per output channel of each weight.")
+    activation_type: QuantTypeName | None = Field(
+        default=None, description="u8 or s8 activations; None: chosen from the target (u8 on CPUs, s8 for TensorRT)."
+    )
+    activation_symmetric: bool | None = Field(
+        default=None, description="Symmetric activation ranges; None: from the target (True only for TensorRT)."
+    )
+    weight_type: QuantTypeName = Field(default=QuantTypeName.S8, description="Weight type (s8: the fast u8s8 kernels).")
+    reduce_range: bool | None = Field(
+        default=None, description="7-bit weights; None: from the target's CPU (True on x86 without VNNI)."
+    )
+    op_types_to_quantize: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_OP_TYPES),
+        description="Op types to quantize: the weight ops plus the activations that fold into them losslessly; "
+        "[] means every op onnxruntime can quantize (slower and lossy on real models here).",
+    )
+    nodes_to_exclude: list[str] = Field(default_factory=list, description="Node names left in float.")
+    advanced: QuantizeInt8Advanced = Field(default_factory=QuantizeInt8Advanced, description="Rare options.")
+
+
+class QuantizeInt8Pass(Pass[QuantizeInt8Config]):
+    name = "quantize_int8"
+    summary = "static INT8 (QDQ) calibrated on your data; target-aware defaults"
+    config_class = QuantizeInt8Config
+    needs_calibration = True
+
+    def for_target(self, target: Target) -> QuantizeInt8Pass:
+        cfg = self.config
+        if None not in (cfg.activation_type, cfg.activation_symmetric, cfg.reduce_range):
+            return self
+        d = int8_defaults(target)
+        return QuantizeInt8Pass(
+            cfg.model_copy(
+                update={
+                    "activation_type": cfg.activation_type or d.activation_type,
+                    "activation_symmetric": d.activation_symmetric
+                    if cfg.activation_symmetric is None
+                    else cfg.activation_symmetric,
+                    "reduce_range": d.reduce_range if cfg.reduce_range is None else cfg.reduce_range,
+                }
+            )
+        )
+
+    def output_precision(self, input_precision: Precision) -> Precision:
+        return Precision.INT8
+
+    def run(self, source: Artifact, ctx: PassContext) -> PassOutput:
+        cfg = self.for_target(ctx.target).config
+        model = load(source)
+        if opset(model) < cfg.advanced.min_opset:
+            raise PassError(
+                f"quantize_int8: {Path(source.path).name} has opset {opset(model)} but QDQ INT8 needs "
+                f">= {cfg.advanced.min_opset}; put `- pass: cleanup` with `config: {{min_opset: 17}}` "
+                "before it in the recipe"
+            )
+        if ctx.calibration is None:
+            raise PassError("quantize_int8 needs calibration data: pass --calib DATA (see docs/calibration.md)")
+        samples = ctx.calibration.samples(Path(source.path), limit=cfg.calibration_samples)
+        method = {
+            CalibrationMethodName.MINMAX: CalibrationMethod.MinMax,
+            CalibrationMethodName.ENTROPY: CalibrationMethod.Entropy,
+            CalibrationMethodName.PERCENTILE: CalibrationMethod.Percentile,
+        }[cfg.calibration_method]
+        extra: dict[str, Any] = {
+            "ActivationSymmetric": bool(cfg.activation_symmetric),
+            "WeightSymmetric": cfg.advanced.weight_symmetric,
+            "CalibMovingAverage": cfg.advanced.moving_average,
+        }
+        if cfg.calibration_method is not CalibrationMethodName.MINMAX:
+            extra["CalibNumBins"] = cfg.advanced.num_bins
+        if cfg.calibration_method is CalibrationMethodName.PERCENTILE:
+            extra["CalibPercentile"] = cfg.advanced.percentile
+        reader = ProgressReader(samples, ctx, "calibrating INT8 ranges")
+        try:
+            with quiet_ort():
+                quantize_static(
+                    model,
+                    ctx.output_path,
+                    reader,
+                    quant_format=QuantFormat.QDQ,
+                    op_types_to_quantize=list(cfg.op_types_to_quantize) or None,
+                    per_channel=cfg.per_channel,
+                    reduce_range=bool(cfg.reduce_range),
+                    activation_type=ort_quant_type(cfg.activation_type or QuantTypeName.U8),
+                    weight_type=ort_quant_type(cfg.weight_type),
+                    nodes_to_exclude=list(cfg.nodes_to_exclude) or None,
+                    use_external_data_format=model.ByteSize() >= SINGLE_FILE_LIMIT_BYTES,
+                    calibrate_method=method,
+                    extra_options=extra,
+                )
+        except Exception as exc:  # onnxruntime raises ValueError/RuntimeError/its own Fail for bad graphs
+            raise PassError(
+                f"quantize_int8 failed on {Path(source.path).name}: {_first_line(exc)}; run cleanup "
+                "first or exclude the failing node with nodes_to_exclude"
+            ) from exc
+        check(ctx.output_path, self.name)
+        report = {
+            "calibration_samples": len(samples),
+            "random_calibration": ctx.calibration.is_random,
+            **count_qdq(ctx.output_path),
+            "target_defaults": int8_defaults(ctx.target).reason,
+        }
+        return PassOutput(path=ctx.output_path, precision=Precision.INT8, report=report)
+
+
+class ProgressReader(CalibrationDataReader):
+    """An onnxruntime CalibrationDataReader over in-memory samples that reports progress."""
+
+    def __init__(self, samples: list[dict[str, np.ndarray]], ctx: PassContext, task: str) -> None:
+        self._samples = samples
+        self._ctx = ctx
+        self._task = task
+        self._i = 0
+
+    def get_next(self) -> dict[str, np.ndarray] | None:
+        if self._i >= len(self._samples):
+            return None
+        self._i += 1
+        self._ctx.reporter.progress(self._task, self._i, len(self._samples))
+        return self._samples[self._i - 1]
+
+    def rewind(self) -> None:
+        self._i = 0
+
+    def __len__(self) -> int:
+        return len(self._samples)
+
+
+def ort_quant_type(name: QuantTypeName) -> QuantType:
+    return QuantType.QUInt8 if name is QuantTypeName.U8 else QuantType.QInt8
+
+
+def count_qdq(path: Path) -> dict[str, int]:
+    """How many QuantizeLinear/DequantizeLinear nodes the quantized model has (0 means nothing was quantized)."""
+    model = onnx.load_model(str(path), load_external_data=False)
+    ops = [n.op_type for n in model.graph.node]
+    return {
+        "quantize_linear_nodes": ops.count("QuantizeLinear"),
+        "dequantize_linear_nodes": ops.count("DequantizeLinear"),
+    }
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -1,0 +1,255 @@
+"""``edgeopt.qualify``: run a qualification spec end to end and write its reports.
+
+Flow: load the spec (profiles merged; every spec error names file:line: key) -> place the targets (runners, no
+connection yet) -> build / optimize the model -> retention on the host (when gated) -> per device: timed run
+(raw samples kept), frame-paced run (deadline_miss gate), baseline comparison (regression gate), gates, costs,
+history record -> ``QualifyResult`` -> reports (json, html, junit, markdown) -> optional sinks.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import platform
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from .. import __version__
+from ..bench import benchmark
+from ..costs import cost_per_million
+from ..errors import InputError, RunnerError
+from ..history import HistoryError, HistoryStore, compare_samples, open_store
+from ..metrics.deadline import frames_required
+from ..metrics.latency import PERCENTILES, required_samples
+from ..metrics.result import BenchResult
+from ..runners import ProgressSink
+from .artifacts import Models, prepare, qualified_for, sha_of
+from .gates import GateContext, error_results, evaluate
+from .loader import LoadedSpec, load_spec
+from .placement import Placement, place
+from .result import (
+    DeviceResult,
+    GateStatus,
+    ModelInfo,
+    QualifyResult,
+    RegressionInfo,
+    RetentionResult,
+    SweepPoint,
+    exit_code_for,
+)
+from .retention import HostOnnxEvaluator, RetentionEvaluator
+from .spec import Gates
+
+DEFAULT_ITERATIONS = 200
+REPORT_FILES = {"json": "result.json", "html": "report.html", "junit": "junit.xml", "markdown": "summary.md"}
+
+
+def default_report_dir(name: str) -> Path:
+    """``out/qualify/<spec name>`` under the current directory."""
+    return Path("out") / "qualify" / name
+
+
+def qualify(
+    spec: str | Path,
+    *,
+    report_dir: str | Path | None = None,
+    history_db: str | Path | None = None,
+    record: bool = True,
+    write_reports: bool = True,
+    targets_dirs: Sequence[Path] = (),
+    sweep: Sequence[SweepPoint | Mapping[str, Any]] | None = None,
+    evaluator: RetentionEvaluator | None = None,
+    progress: ProgressSink | None = None,
+    log: Callable[[str], None] | None = None,
+) -> QualifyResult:
+    """Qualify the spec's model on each of its devices against its gates.
+
+    Args:
+        spec: path of the qualification YAML (docs/qualify.md).
+        report_dir: where reports and the work dir go (default ``out/qualify/<spec name>``).
+        history_db: results history file (default: ``EDGEOPT_HISTORY_DB`` or the XDG data dir).
+        record: store every device's run in the history.
+        write_reports: write result.json, report.html, junit.xml and summary.md into ``report_dir``.
+        targets_dirs: extra directories of target YAML files.
+        sweep: sweep points ``{label, latency_ms, retention}`` for the report's Pareto chart.
+        evaluator: computes retention (default: onnxruntime on the host).
+        progress: receives the agent's progress events. log: receives one-line status messages.
+
+    Returns:
+        The result; ``result.exit_code`` is 0 (all gates pass), 1 (a gate failed) or 3 (a device failed).
+
+    Raises:
+        QualifySpecError / InputError: invalid spec, model, data or history path (exit code 2), before any
+            device work where it can be known then.
+    """
+    started = time.perf_counter()
+    started_at = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    say = log or (lambda message: None)
+    loaded = load_spec(spec)
+    s = loaded.spec
+    placements = place(loaded, targets_dirs)
+    if s.sinks.mlflow is not None:
+        from ..sinks.mlflow_sink import require_mlflow
+
+        try:
+            require_mlflow()
+        except InputError as exc:
+            raise loaded.error(("sinks", "mlflow"), str(exc)) from None
+    points = _sweep_points(sweep)
+    out_dir = Path(report_dir) if report_dir is not None else default_report_dir(s.name)
+    work = out_dir / "work"
+    store = open_store(history_db) if (record or s.gates.regression) else None
+    models = prepare(loaded, work, say)
+    group_id = uuid.uuid4().hex[:12]
+    retention: dict[str, RetentionResult] = {}
+    devices: list[DeviceResult] = []
+    warnings: list[str] = [p.note for p in placements if p.note]
+    # Everything that can fail on the host (recipes, eval data) happens before the first device run.
+    qualified: dict[int, Path] = {}
+    for placement in placements:
+        qualified[placement.index] = model = qualified_for(models, loaded, placement.target, work, say)
+        if s.gates.retention is not None and placement.target not in retention:
+            say(f"retention of {model.name} vs {models.reference.name} on the host")
+            retention[placement.target] = (evaluator or HostOnnxEvaluator()).evaluate(
+                models.reference, model, data=loaded.resolve(s.eval.data) if s.eval.data else None,
+                samples=s.eval.samples, metric=s.eval.metric, shapes=s.model.shapes, seed=s.measure.seed)
+    for placement in placements:
+        devices.append(_run_device(loaded, placement, qualified[placement.index], retention.get(placement.target),
+                                   store, group_id if record else None, targets_dirs, progress, say, warnings))
+    reports = {k: str(out_dir / v) for k, v in REPORT_FILES.items()} if write_reports else {}
+    result = QualifyResult(
+        edgeopt_version=__version__, name=s.name, description=s.description, spec_path=str(loaded.path),
+        spec_sha256=loaded.sha256, profiles=loaded.profiles, spec=s.model_dump(mode="json"), started_at=started_at,
+        seconds=round(time.perf_counter() - started, 3), passed=all(d.passed for d in devices),
+        exit_code=exit_code_for(devices), model=_model_info(models), retention=retention, devices=devices,
+        sweep=points, fingerprint=_fingerprint(loaded, models), history_db=str(store.path) if store else None,
+        group_id=group_id, report_dir=str(out_dir), reports=reports, warnings=warnings,
+    )
+    if write_reports:
+        from ..reports import write_reports as write_all
+
+        write_all(result, out_dir)
+    if s.sinks.mlflow is not None:
+        from ..sinks.mlflow_sink import log_qualify
+
+        log_qualify(result, tracking_uri=s.sinks.mlflow.tracking_uri, experiment=s.sinks.mlflow.experiment)
+    return result
+
+
+def _sweep_points(sweep: Sequence[SweepPoint | Mapping[str, Any]] | None) -> list[SweepPoint] | None:
+    if not sweep:
+        return None
+    try:
+        return [p if isinstance(p, SweepPoint) else SweepPoint.model_validate(dict(p)) for p in sweep]
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise InputError(f"sweep point: {'.'.join(str(x) for x in err['loc'])}: {err['msg']}; give label, "
+                         "latency_ms > 0 and retention >= 0") from None
+
+
+def _bench_settings(gates: Gates, iterations: int | None) -> tuple[str, int]:
+    """The percentile the timed run is judged on (the highest gated one) and its minimum iterations."""
+    keys = [g.percentile for g in (gates.latency, gates.fps) if g is not None] or ["p99"]
+    top = max(keys, key=lambda k: PERCENTILES[k])
+    return top, iterations or max(DEFAULT_ITERATIONS, required_samples(PERCENTILES[top]))
+
+
+def _run_device(
+    loaded: LoadedSpec, p: Placement, model: Path, retention: RetentionResult | None, store: HistoryStore | None,
+    group_id: str | None, targets_dirs: Sequence[Path], progress: ProgressSink | None,
+    say: Callable[[str], None], warnings: list[str],
+) -> DeviceResult:
+    s, m = loaded.spec, loaded.spec.measure
+    percentile, iterations = _bench_settings(s.gates, m.iterations)
+    common: dict[str, Any] = dict(target=p.target, runner=p.runner, warmup=m.warmup, warmup_s=m.warmup_s,
+                                  threads=m.threads, batch=m.batch, seed=m.seed, shapes=s.model.shapes,
+                                  runtime=m.runtime, use_target_fps=False, targets_dirs=targets_dirs,
+                                  max_duration_s=m.max_duration_s, progress=progress)
+    try:
+        say(f"{p.label}: timed run of {model.name} on {p.target} ({p.runner.name})")
+        bench = benchmark(model, percentile=percentile, iterations=iterations, min_duration_s=m.min_duration_s,
+                          streams=m.streams, keep_samples=True, energy=m.energy, power_sensor=m.power_sensor,
+                          **common)
+        paced = None
+        if s.gates.deadline_miss is not None:
+            g = s.gates.deadline_miss
+            frames = g.frames or frames_required(g.max_pct)
+            say(f"{p.label}: frame-paced run, {frames} frames at {g.fps:g} FPS")
+            paced = benchmark(model, percentile="p50", iterations=frames, min_duration_s=0.0, pacing_fps=g.fps,
+                              energy=False, **common)
+    except RunnerError as exc:
+        say(f"{p.label}: device error: {exc}")
+        return DeviceResult(label=p.label, target=p.target, runner=p.runner.name, status="error", error=str(exc),
+                            passed=False, gates=error_results(s.gates, p.label, str(exc)))
+    regression = _regression(s.gates, p.label, bench, store, warnings)
+    gates = evaluate(s.gates, GateContext(device=p.label, bench=bench, paced=paced, retention=retention,
+                                          regression=regression))
+    passed = all(g.status is GateStatus.PASS for g in gates)
+    costs = None
+    if bench.energy is not None and bench.energy.energy_per_inference_mj is not None:
+        costs = cost_per_million(bench.energy.energy_per_inference_mj, source=bench.energy.source, settings=s.costs)
+    run_id = None
+    if store is not None and group_id is not None:
+        run_id = store.record(bench, kind="qualify", device=p.label, verdict="pass" if passed else "fail",
+                              group_id=group_id, label=s.name).id
+    say(f"{p.label}: {'PASS' if passed else 'FAIL'} ({sum(g.status is GateStatus.PASS for g in gates)}/"
+        f"{len(gates)} gates)")
+    return DeviceResult(label=p.label, target=p.target, runner=p.runner.name, status="ok", passed=passed,
+                        bench=bench, paced=paced.model_copy(update={"samples_ms": None}) if paced else None,
+                        gates=gates, costs=costs, regression=regression, history_run_id=run_id)
+
+
+def _regression(gates: Gates, device: str, bench: BenchResult, store: HistoryStore | None,
+                warnings: list[str]) -> RegressionInfo | None:
+    g = gates.regression
+    if g is None or store is None:
+        return None
+    base = store.baseline(g.baseline, device)
+    if base is None:
+        return RegressionInfo(baseline=g.baseline, baseline_run=None, comparison=None)
+    try:
+        reference = store.samples_ms(base.run_id)
+        comparison = compare_samples(reference, np.asarray(bench.samples_ms or [], dtype=np.float64),
+                                     tolerance_pct=g.tolerance_pct, alpha=g.alpha)
+    except (HistoryError, InputError) as exc:
+        warnings.append(f"{device}: baseline '{g.baseline}' (run {base.run_id}) cannot be compared: {exc}")
+        return RegressionInfo(baseline=g.baseline, baseline_run=base.run_id, comparison=None)
+    return RegressionInfo(baseline=g.baseline, baseline_run=base.run_id, comparison=comparison)
+
+
+def _model_info(models: Models) -> ModelInfo:
+    qualified = dict(models.per_target)
+    if models.fixed is not None:
+        qualified = {"*": models.fixed}
+    return ModelInfo(
+        reference_path=str(models.reference), reference_sha256=sha_of(models.reference),
+        qualified={k: str(v) for k, v in qualified.items()},
+        qualified_sha256={k: sha_of(v) for k, v in qualified.items()},
+        recipe=models.recipe, source=models.source,
+    )
+
+
+def _fingerprint(loaded: LoadedSpec, models: Models) -> dict[str, Any]:
+    import onnx
+    import onnxruntime
+    import pydantic
+
+    s = loaded.spec
+    return {
+        "spec_sha256": loaded.sha256,
+        "profiles": loaded.profiles,
+        "reference_sha256": sha_of(models.reference),
+        "recipe": models.recipe,
+        "seed": s.measure.seed,
+        "measure": s.measure.model_dump(mode="json"),
+        "host": {
+            "hostname": platform.node(), "platform": platform.platform(), "machine": platform.machine(),
+            "python": platform.python_version(), "edgeopt": __version__, "numpy": np.__version__,
+            "onnx": onnx.__version__, "onnxruntime": onnxruntime.__version__, "pydantic": pydantic.__version__,
+        },
+    }

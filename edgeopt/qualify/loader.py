@@ -1,0 +1,263 @@
+"""Read a qualification spec: YAML -> profiles applied (``extends``) -> typed :class:`QualifySpec` -> checks.
+
+Every problem is a :class:`QualifySpecError` naming the FILE, LINE and KEY (``spec.yaml:12: gates.latency.max_ms:
+...``), pointing into the profile file when the bad value came from a profile.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from ..errors import InputError
+from ..recipes.yaml_lines import Path_, line_of, load_with_lines
+from ..zoo import names as zoo_names
+from .spec import GATE_KINDS, Gates, QualifySpec
+
+PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
+_HINT = "see docs/qualify.md"
+_YAML_SUFFIXES = (".yaml", ".yml")
+
+
+class QualifySpecError(InputError):
+    """A spec or profile file is unreadable, not YAML, or does not match the schema (message: file:line: key)."""
+
+
+@dataclass(frozen=True)
+class _Source:
+    """One YAML document with its key-path -> line map."""
+
+    path: Path
+    data: Any
+    lines: dict[Path_, int]
+
+    def where(self, key: Path_) -> str:
+        line = line_of(self.lines, key)
+        name = ".".join(str(k) for k in key) or "(top level)"
+        return f"{self.path}:{line}: {name}" if line is not None else f"{self.path}: {name}"
+
+
+@dataclass(frozen=True)
+class LoadedSpec:
+    """A validated spec, where it came from, and how to resolve its relative paths."""
+
+    spec: QualifySpec
+    path: Path
+    sha256: str
+    profiles: list[str] = field(default_factory=list)
+    lines: dict[Path_, int] = field(default_factory=dict)
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent
+
+    def resolve(self, value: str | Path) -> Path:
+        """A path from the spec: absolute as written, else relative to the spec file's directory."""
+        p = Path(value).expanduser()
+        return p if p.is_absolute() else self.base_dir / p
+
+    def error(self, key: Path_, message: str) -> QualifySpecError:
+        """A spec error at ``key`` (for problems found after loading, e.g. an unknown target name)."""
+        return QualifySpecError(f"{_Source(self.path, None, self.lines).where(key)}: {message}")
+
+
+def profile_names() -> list[str]:
+    """Names of the shipped gate profiles."""
+    return sorted(p.stem for p in PROFILES_DIR.iterdir() if p.suffix in _YAML_SUFFIXES)
+
+
+def _read(path: Path, what: str) -> _Source:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise QualifySpecError(f"{path}: cannot read the {what} ({' '.join(str(exc).split())}); check the path") \
+            from None
+    try:
+        data, lines = load_with_lines(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise QualifySpecError(f"{where}: YAML syntax error ({problem}); fix the YAML there") from None
+    if not isinstance(data, dict):
+        raise QualifySpecError(f"{path}: a {what} is a YAML mapping ({_HINT})")
+    return _Source(path, data, lines)
+
+
+def _profile_path(ref: str, spec: _Source, index: int) -> Path:
+    as_path = Path(ref).expanduser()
+    if as_path.suffix in _YAML_SUFFIXES or "/" in ref:
+        full = as_path if as_path.is_absolute() else spec.path.parent / as_path
+        if full.is_file():
+            return full
+        raise QualifySpecError(f"{spec.where(('extends', index))}: profile file {full} not found; check the path")
+    if (PROFILES_DIR / f"{ref}.yaml").is_file():
+        return PROFILES_DIR / f"{ref}.yaml"
+    close = difflib.get_close_matches(ref, profile_names(), n=1, cutoff=0.5)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    raise QualifySpecError(f"{spec.where(('extends', index))}: unknown profile '{ref}'{hint}; shipped profiles: "
+                           f"{', '.join(profile_names())}, or a path to a profile YAML file")
+
+
+def _describe(err: Mapping[str, Any], fields: Mapping[str, Any]) -> str:
+    loc = tuple(err["loc"])
+    if err["type"] == "extra_forbidden":
+        close = difflib.get_close_matches(str(loc[-1]), list(fields), n=1, cutoff=0.6)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        return f"unknown key{hint}; allowed here: {', '.join(fields)} ({_HINT})"
+    if err["type"] == "missing":
+        return f"required key is missing; add it ({_HINT})"
+    got = repr(err.get("input"))
+    shown = f" (got {got})" if len(got) <= 60 else ""
+    msg = " ".join(str(err["msg"]).split()).removeprefix("Value error, ")
+    return f"{msg}{shown}; fix that value"
+
+
+def _fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> Mapping[str, Any]:
+    """Field names of the (nested) model that holds ``loc``'s last key, for did-you-mean hints."""
+    fields: Mapping[str, Any] = model.model_fields
+    for key in loc[:-1]:
+        info = fields.get(str(key))
+        annotation = getattr(info, "annotation", None)
+        for candidate in (annotation, *getattr(annotation, "__args__", ())):
+            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+                fields = candidate.model_fields
+                break
+        else:
+            if not isinstance(key, int):
+                return fields
+    return fields
+
+
+def _merge_gates(spec: _Source, profiles: list[_Source]) -> tuple[dict[str, Any], dict[str, dict[str, _Source]]]:
+    """Gates of the profiles then of the spec, key by key; ``null`` removes a gate. Also where each key came from."""
+    merged: dict[str, Any] = {}
+    origin: dict[str, dict[str, _Source]] = {}
+    for layer in [*profiles, spec]:
+        gates = layer.data.get("gates")
+        if gates is None:
+            continue
+        if not isinstance(gates, dict):
+            raise QualifySpecError(f"{layer.where(('gates',))}: gates is a mapping of gate name -> settings "
+                                   f"({', '.join(GATE_KINDS)})")
+        for kind, value in gates.items():
+            if kind not in GATE_KINDS:
+                close = difflib.get_close_matches(str(kind), GATE_KINDS, n=1, cutoff=0.6)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                raise QualifySpecError(f"{layer.where(('gates', kind))}: unknown gate{hint}; gates: "
+                                       f"{', '.join(GATE_KINDS)} ({_HINT})")
+            if value is None:
+                merged.pop(kind, None)
+                origin.pop(kind, None)
+                continue
+            if not isinstance(value, dict):
+                raise QualifySpecError(f"{layer.where(('gates', kind))}: a gate's settings are a mapping, e.g. "
+                                       "latency: {percentile: p99, max_ms: 50}")
+            base = merged.get(kind, {})
+            merged[kind] = {**base, **value}
+            where = dict(origin.get(kind, {}))
+            where.update({str(k): layer for k in value})
+            where[""] = layer  # the last layer that touched this gate: blamed for missing keys
+            origin[kind] = where
+    return merged, origin
+
+
+def _validate_gates(merged: dict[str, Any], origin: dict[str, dict[str, _Source]]) -> Gates:
+    built: dict[str, Any] = {}
+    for kind, value in merged.items():
+        model = Gates.model_fields[kind].annotation.__args__[0]  # type: ignore[union-attr]
+        try:
+            built[kind] = model.model_validate(value)
+        except ValidationError as exc:
+            err = next((e for e in exc.errors() if e["type"] == "extra_forbidden"), exc.errors()[0])
+            loc = tuple(err["loc"])
+            key = str(loc[0]) if loc else ""
+            layer = origin[kind].get(key) or origin[kind][""]
+            raise QualifySpecError(f"{layer.where(('gates', kind, *loc))}: {_describe(err, model.model_fields)}") \
+                from None
+    return Gates(**built)
+
+
+def load_spec(path: str | Path) -> LoadedSpec:
+    """Read, merge and validate the spec at ``path``.
+
+    Raises:
+        QualifySpecError: unreadable or invalid spec or profile (file:line: key: problem; fix), unknown zoo model,
+            missing data files, or gates that contradict the rest of the spec.
+    """
+    spec_path = Path(path)
+    if not spec_path.is_file():
+        raise QualifySpecError(f"spec file {spec_path} not found: pass the path of a qualification YAML "
+                               "(examples/qualify-local.yaml)")
+    src = _read(spec_path, "qualification spec")
+    extends = src.data.get("extends") or []
+    refs = [extends] if isinstance(extends, str) else extends
+    if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
+        raise QualifySpecError(f"{src.where(('extends',))}: extends is a profile name or a list of them "
+                               f"({', '.join(profile_names())})")
+    profiles = []
+    for i, ref in enumerate(refs):
+        prof = _read(_profile_path(ref, src, i), "gate profile")
+        unknown = sorted(set(prof.data) - {"name", "description", "gates"})
+        if unknown:
+            raise QualifySpecError(f"{prof.where((unknown[0],))}: unknown key; a profile has name, description "
+                                   "and gates")
+        profiles.append(prof)
+    merged, origin = _merge_gates(src, profiles)
+    gates = _validate_gates(merged, origin)
+    data = {k: v for k, v in src.data.items() if k != "gates"}
+    data["gates"] = gates
+    try:
+        spec = QualifySpec.model_validate(data)
+    except ValidationError as exc:
+        err = next((e for e in exc.errors() if e["type"] == "extra_forbidden"), exc.errors()[0])
+        loc = tuple(err["loc"])
+        raise QualifySpecError(f"{src.where(loc)}: {_describe(err, _fields_at(QualifySpec, loc))}") from None
+    loaded = LoadedSpec(spec=spec, path=spec_path, sha256=hashlib.sha256(spec_path.read_bytes()).hexdigest(),
+                        profiles=[str(p.path) for p in profiles], lines=src.lines)
+    _check(loaded)
+    return loaded
+
+
+def _check(loaded: LoadedSpec) -> None:
+    """Cross-field checks the schema cannot express, and files that must exist."""
+    spec = loaded.spec
+    if not spec.gates.active():
+        raise loaded.error(("gates",), f"no gates: add at least one ({', '.join(GATE_KINDS)}) or extend a profile "
+                                       f"({', '.join(profile_names())})")
+    if spec.recipe and spec.optimized:
+        raise loaded.error(("optimized",), "give 'recipe' (optimize first) or 'optimized' (already done), not both")
+    if spec.gates.retention and not (spec.recipe or spec.optimized):
+        raise loaded.error(("gates", "retention"), "retention compares an optimized model with the reference: "
+                                                   "add 'recipe' or 'optimized'")
+    if spec.gates.deadline_miss and spec.measure.streams != 1:
+        raise loaded.error(("measure", "streams"), "the deadline_miss gate paces one stream of frames: set "
+                                                   "measure.streams to 1")
+    if spec.model.zoo and spec.model.zoo not in zoo_names():
+        close = difflib.get_close_matches(spec.model.zoo, zoo_names(), n=1, cutoff=0.5)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        raise loaded.error(("model", "zoo"), f"unknown zoo model '{spec.model.zoo}'{hint}; zoo: "
+                                             f"{', '.join(zoo_names())}")
+    files: list[tuple[Path_, str | None]] = [
+        (("model", "path"), spec.model.path), (("optimized",), spec.optimized), (("inventory",), spec.inventory),
+        (("eval", "data"), spec.eval.data), (("calib",), spec.calib),
+    ]
+    for key, value in files:
+        if value is not None and not loaded.resolve(value).exists():
+            raise loaded.error(key, f"{loaded.resolve(value)} not found (relative paths are taken from the spec "
+                                    "file's directory); fix the path")
+    if spec.recipe and (Path(spec.recipe).suffix in _YAML_SUFFIXES or "/" in spec.recipe) \
+            and not loaded.resolve(spec.recipe).is_file():
+        raise loaded.error(("recipe",), f"recipe file {loaded.resolve(spec.recipe)} not found; use a built-in "
+                                        "recipe name (edgeopt recipes) or a path")
+    labels = [t.label() for t in spec.targets]
+    for i, label in enumerate(labels):
+        if labels.index(label) != i:
+            raise loaded.error(("targets", i), f"two targets are labelled '{label}': give one a distinct 'name'")

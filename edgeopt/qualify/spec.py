@@ -1,0 +1,238 @@
+"""The typed qualification spec: what to qualify, where, on which data, and the gates it must pass.
+
+Every model is frozen and strict (unknown keys are errors, with file:line from :mod:`edgeopt.qualify.loader`).
+Reference with examples: ``docs/qualify.md``. Sizes and memory are in MiB (2**20 bytes), like ``memory_mb`` in
+bench results.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ..costs import CostSettings
+from ..metrics.latency import percentile_key
+
+SPEC_VERSION = 1
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _percentile(value: str) -> str:
+    try:
+        return percentile_key(str(value))
+    except ValueError as exc:
+        raise ValueError(str(exc)) from None
+
+
+# -- gates -------------------------------------------------------------------------------------------------------
+class LatencyGate(_Strict):
+    """Latency at a percentile must be at most ``max_ms``."""
+
+    percentile: str = Field(default="p99", description="p50, p90, p95, p99 or p999.")
+    max_ms: float = Field(gt=0, description="Largest allowed latency at that percentile, ms.")
+
+    _pct = field_validator("percentile")(_percentile)
+
+
+class FpsGate(_Strict):
+    """Latency at a percentile must fit one frame at ``fps`` (``1000 / fps`` ms)."""
+
+    fps: float = Field(gt=0, description="Frames per second to sustain.")
+    percentile: str = Field(default="p99", description="p50, p90, p95, p99 or p999.")
+
+    _pct = field_validator("percentile")(_percentile)
+
+
+class DeadlineMissGate(_Strict):
+    """Under frame-paced load at ``fps``, at most ``max_pct`` % of frames may finish after their deadline."""
+
+    fps: float = Field(gt=0, description="Frame rate of the paced load; each frame's deadline is 1000/fps ms.")
+    max_pct: float = Field(ge=0, le=100, description="Largest allowed share of late frames, percent.")
+    frames: int | None = Field(default=None, ge=1, description="Frames to issue (default: enough to resolve max_pct, "
+                               ">= 100); fewer than that cannot pass.")
+
+
+class MemoryGate(_Strict):
+    """Peak memory must be at most ``max_mb`` MiB."""
+
+    max_mb: float = Field(gt=0, description="Largest allowed peak memory, MiB.")
+    basis: Literal["model", "process"] = Field(default="model",
+        description="model: what loading and running the model added to the process (memory_mb.delta); "
+        "process: the whole agent process's peak RSS (memory_mb.peak, includes the interpreter).")
+
+
+class ModelSizeGate(_Strict):
+    """The qualified model file (external data included) must be at most ``max_mb`` MiB."""
+
+    max_mb: float = Field(gt=0, description="Largest allowed model size on disk, MiB.")
+
+
+class RetentionGate(_Strict):
+    """metric(optimized) / metric(reference) must be at least ``min_ratio`` (accuracy with labels, else top-1
+    agreement with the reference)."""
+
+    min_ratio: float = Field(gt=0, le=2, description="Smallest allowed retention, e.g. 0.99 for 99 %.")
+
+
+class EnergyGate(_Strict):
+    """Energy per inference must be at most ``max_mj``; a gate on an ESTIMATE says so in its verdict."""
+
+    max_mj: float = Field(gt=0, description="Largest allowed energy per inference, mJ.")
+    require_measured: bool = Field(default=False, description="Fail when the energy is an estimate (no power sensor).")
+
+
+class ColdStartGate(_Strict):
+    """Model load plus first inference must take at most ``max_ms``."""
+
+    max_ms: float = Field(gt=0, description="Largest allowed cold start, ms.")
+
+
+class ThroughputGate(_Strict):
+    """Throughput must be at least ``min_ips`` items per second."""
+
+    min_ips: float = Field(gt=0, description="Smallest allowed throughput, items per second.")
+
+
+class RegressionGate(_Strict):
+    """Latency must not regress against a stored baseline beyond ``tolerance_pct`` (docs/history.md)."""
+
+    baseline: str = Field(min_length=1, description="Baseline name in the history (edgeopt baseline set).")
+    tolerance_pct: float = Field(default=5.0, ge=0, description="Median slowdown tolerated, percent.")
+    alpha: float = Field(default=0.05, gt=0, lt=1, description="Significance level of the Mann-Whitney U test.")
+    if_missing: Literal["fail", "pass"] = Field(default="fail",
+        description="Verdict when the baseline does not exist for a device yet.")
+
+
+class Gates(_Strict):
+    """At most one gate of each kind; a profile's gate is overridden key by key, or removed with ``null``."""
+
+    latency: LatencyGate | None = None
+    fps: FpsGate | None = None
+    deadline_miss: DeadlineMissGate | None = None
+    memory: MemoryGate | None = None
+    model_size: ModelSizeGate | None = None
+    retention: RetentionGate | None = None
+    energy: EnergyGate | None = None
+    cold_start: ColdStartGate | None = None
+    throughput: ThroughputGate | None = None
+    regression: RegressionGate | None = None
+
+    def active(self) -> list[str]:
+        """Names of the gates that are set, in a fixed order."""
+        return [name for name in type(self).model_fields if getattr(self, name) is not None]
+
+
+GATE_KINDS: tuple[str, ...] = tuple(Gates.model_fields)
+
+
+# -- what to qualify, where, how ---------------------------------------------------------------------------------
+class ModelSpec(_Strict):
+    """The model: a file, or a zoo model built into the work dir. With a recipe or ``optimized``, it is the
+    reference for retention."""
+
+    path: str | None = Field(default=None, description="ONNX model file (relative paths: to the spec file).")
+    zoo: str | None = Field(default=None, description="Zoo model name (edgeopt zoo list), built locally.")
+    shapes: dict[str, list[int]] = Field(default_factory=dict, description="Concrete shapes of dynamic inputs.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ModelSpec:
+        if (self.path is None) == (self.zoo is None):
+            raise ValueError("give exactly one of 'path' or 'zoo'")
+        return self
+
+
+class TargetSpec(_Strict):
+    """One device to qualify on: the local machine (``target``), an inventory device, or an SSH host."""
+
+    target: str | None = Field(default=None,
+        description="Target name (edgeopt targets); default: the device's, or local.")
+    device: str | None = Field(default=None, description="Device name in the inventory (edgeopt devices list).")
+    host: str | None = Field(default=None, description="user@addr[:port] of an SSH device not in the inventory.")
+    name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.@:-]*$",
+                             description="Label in reports (default: device, host or target).")
+    key: str | None = Field(default=None, description="SSH private key file.")
+    python: str | None = Field(default=None, description="Absolute interpreter path on the device.")
+    known_hosts: str | None = Field(default=None, description="Trusted host keys file.")
+    accept_new_host_key: bool = Field(default=False, description="Trust and record a host key seen for the first time.")
+
+    @model_validator(mode="after")
+    def _one_place(self) -> TargetSpec:
+        if self.device and self.host:
+            raise ValueError("give 'device' or 'host', not both")
+        return self
+
+    def label(self) -> str:
+        return self.name or self.device or self.host or self.target or "local"
+
+
+class EvalSpec(_Strict):
+    """Samples for the retention gate (run with onnxruntime on the host)."""
+
+    data: str | None = Field(default=None,
+        description=".npz keyed by input name (optional 'labels'), .npy, or an image "
+        "folder; none: seeded random inputs (indicative only).")
+    samples: int = Field(default=64, ge=1, le=100_000, description="At most this many samples.")
+    metric: Literal["auto", "accuracy", "top1_agreement"] = Field(default="auto",
+        description="auto: accuracy when the data has labels, else top-1 agreement with the reference.")
+
+
+class MeasureSpec(_Strict):
+    """Measurement settings of each device's timed run (echoed in the results)."""
+
+    iterations: int | None = Field(default=None, ge=1,
+        description="Minimum timed inferences (default: 200, or what the gates' percentiles need).")
+    min_duration_s: float = Field(default=2.0, ge=0, description="Minimum duration of the timed phase, s.")
+    max_duration_s: float = Field(default=600.0, gt=0, description="Watchdog on the timed phase, s.")
+    warmup: int = Field(default=10, ge=0, description="Warm-up inferences.")
+    warmup_s: float = Field(default=0.0, ge=0, description="Minimum warm-up seconds.")
+    threads: int = Field(default=0, ge=0, description="Runtime intra-op threads (0: the runtime's default).")
+    streams: int = Field(default=1, ge=1, description="Concurrent inference streams.")
+    batch: int = Field(default=1, ge=1, description="Batch size for a dynamic leading dimension.")
+    seed: int = Field(default=0, description="Seed of generated inputs and of the random eval samples.")
+    runtime: str | None = Field(default=None, description="Agent runtime (default: the target's first that fits).")
+    energy: bool = Field(default=True, description="Measure (or estimate) energy per inference.")
+    power_sensor: str = Field(default="auto", description="auto, none, ina3221, rapl, rpi5_pmic or hwmon.")
+
+
+class MlflowSinkSpec(_Strict):
+    """Export the result to MLflow (needs the ``[mlflow]`` extra)."""
+
+    tracking_uri: str | None = Field(default=None, description="MLflow tracking URI (default: MLflow's own default).")
+    experiment: str = Field(default="edgeopt-qualify", min_length=1, description="Experiment name.")
+
+
+class SinksSpec(_Strict):
+    mlflow: MlflowSinkSpec | None = None
+
+
+class QualifySpec(_Strict):
+    """A qualification spec (one YAML file)."""
+
+    version: Literal[1] = Field(default=1, description="Spec format version.")
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Qualification name (reports, history).")
+    description: str = Field(default="", description="What is being qualified and why.")
+    extends: list[str] = Field(default_factory=list, description="Gate profiles applied first, in order.")
+    model: ModelSpec
+    recipe: str | None = Field(default=None,
+        description="Optimize the model with this recipe first (name or YAML path).")
+    calib: str | None = Field(default=None, description="Calibration data for the recipe (.npz, .npy, image folder).")
+    optimized: str | None = Field(default=None,
+        description="An already optimized model file to qualify instead of `model`.")
+    inventory: str | None = Field(default=None,
+        description="Devices file for `device:` entries (default: EDGEOPT_INVENTORY or ./devices.yaml).")
+    targets: list[TargetSpec] = Field(default_factory=lambda: [TargetSpec(target="local")], min_length=1,
+                                      description="Devices to qualify on (default: the local machine).")
+    eval: EvalSpec = Field(default_factory=EvalSpec)
+    measure: MeasureSpec = Field(default_factory=MeasureSpec)
+    gates: Gates = Field(default_factory=Gates)
+    costs: CostSettings = Field(default_factory=CostSettings)
+    sinks: SinksSpec = Field(default_factory=SinksSpec)
+
+    @field_validator("extends", mode="before")
+    @classmethod
+    def _listify(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value

@@ -1,0 +1,133 @@
+"""Load a recipe file and build its passes; every problem is a :class:`RecipeError` naming ``file:line``."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from ..errors import InputError
+from ..passes.base import Pass, PassUnavailableError
+from ..passes.registry import PassRegistry, PassRegistryError
+from .schema import Recipe
+from .yaml_lines import Path_, line_of, load_with_lines
+
+_SCHEMA_HINT = "see docs/recipes.md"
+
+
+class RecipeError(InputError):
+    """A recipe is unknown, unreadable, or names an unknown pass or option."""
+
+
+@dataclass(frozen=True)
+class LoadedRecipe:
+    """A validated recipe with its passes built (configs validated, not yet resolved for a target)."""
+
+    recipe: Recipe
+    passes: list[Pass[Any]]
+    source: str  # the file it came from, or "<python>"
+
+
+def load_recipe_file(path: Path, registry: PassRegistry) -> LoadedRecipe:
+    """Read, validate and build the recipe in ``path``.
+
+    Raises:
+        RecipeError: unreadable file, bad YAML, unknown keys, unknown passes or options (with file and line),
+            or a pass that is not available here.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RecipeError(f"{path}: cannot read recipe ({' '.join(str(exc).split())}); check the path") from exc
+    try:
+        data, lines = load_with_lines(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise RecipeError(f"{where}: YAML syntax error ({problem}); fix the YAML there") from exc
+    if not isinstance(data, dict):
+        raise RecipeError(f"{path}: a recipe is a mapping with name, description and passes ({_SCHEMA_HINT})")
+    return build_recipe(data, registry, source=str(path), lines=lines)
+
+
+def build_recipe(
+    data: Mapping[str, Any] | Recipe,
+    registry: PassRegistry,
+    *,
+    source: str = "<python>",
+    lines: Mapping[Path_, int] | None = None,
+) -> LoadedRecipe:
+    """Validate ``data`` (a mapping as in YAML, or a :class:`Recipe`) and build its passes.
+
+    Raises:
+        RecipeError: as :func:`load_recipe_file`; ``lines`` (key path -> line) adds line numbers.
+    """
+    line_map = dict(lines or {})
+
+    def where(path: Path_) -> str:
+        line = line_of(line_map, path)
+        return f"{source}:{line}" if line is not None else source
+
+    try:
+        recipe = data if isinstance(data, Recipe) else Recipe.model_validate(dict(data))
+    except ValidationError as exc:
+        err = _first(exc)
+        loc = tuple(err["loc"])
+        raise RecipeError(f"{where(loc)}: {_describe(err, loc, 'recipe', Recipe.model_fields)}") from exc
+    passes: list[Pass[Any]] = []
+    for i, step in enumerate(recipe.passes):
+        try:
+            cls = registry.get(step.pass_name)
+        except PassRegistryError as exc:
+            raise RecipeError(f"{where(('passes', i, 'pass'))}: {exc}") from exc
+        except PassUnavailableError as exc:
+            raise RecipeError(f"{where(('passes', i, 'pass'))}: {exc}") from exc
+        try:
+            config = cls.parse_config(step.config)
+        except ValidationError as exc:
+            err = _first(exc)
+            loc = ("passes", i, "config", *err["loc"])
+            fields = _fields_at(cls.config_class.model_fields, tuple(err["loc"])[:-1])
+            raise RecipeError(
+                f"{where(loc)}: {_describe(err, tuple(err['loc']), f'pass {step.pass_name!r}', fields)}"
+            ) from exc
+        passes.append(cls(config))
+    return LoadedRecipe(recipe=recipe, passes=passes, source=source)
+
+
+def _first(exc: ValidationError) -> Any:
+    """The error to report: a misspelled key first (it usually explains a 'missing' one too)."""
+    errors = exc.errors()
+    return next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+
+
+def _fields_at(fields: Mapping[str, Any], loc: tuple[Any, ...]) -> Mapping[str, Any]:
+    """The fields of the nested model at ``loc`` (for ``advanced.x`` errors), else the top-level ones."""
+    for key in loc:
+        info = fields.get(str(key))
+        annotation = getattr(info, "annotation", None)
+        nested = getattr(annotation, "model_fields", None)
+        if nested is None:
+            return fields
+        fields = nested
+    return fields
+
+
+def _describe(err: Any, loc: tuple[Any, ...], what: str, fields: Mapping[str, Any]) -> str:
+    key = ".".join(str(p) for p in loc)
+    if err["type"] == "extra_forbidden":
+        name = str(loc[-1])
+        close = difflib.get_close_matches(name, list(fields), n=1, cutoff=0.6)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        return f"unknown option '{key}' for {what}{hint}; known: {', '.join(fields)} ({_SCHEMA_HINT}, docs/passes.md)"
+    if err["type"] == "missing":
+        return f"{what} is missing '{key}'; add it ({_SCHEMA_HINT})"
+    got = repr(err.get("input"))
+    shown = f" (got {got})" if len(got) <= 60 else ""
+    return f"invalid '{key}' for {what}: {' '.join(str(err['msg']).split())}{shown}; fix that value"

@@ -1,0 +1,48 @@
+"""YAML loading that remembers the line of every key and list item, so errors can name ``file:line``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+Path_ = tuple[str | int, ...]
+
+
+def load_with_lines(text: str) -> tuple[Any, dict[Path_, int]]:
+    """Parse ``text`` (safe loader) and map each key path, e.g. ``("passes", 1, "config", "bits")``, to its line.
+
+    Raises:
+        yaml.YAMLError: the text is not valid YAML.
+    """
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    finally:
+        loader.dispose()
+    lines: dict[Path_, int] = {}
+    if node is not None:
+        _walk(node, (), lines)
+    return data, lines
+
+
+def _walk(node: yaml.Node, path: Path_, lines: dict[Path_, int]) -> None:
+    lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node.value)
+            lines[path + (key,)] = key_node.start_mark.line + 1
+            _walk(value_node, path + (key,), lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            lines[path + (i,)] = item.start_mark.line + 1
+            _walk(item, path + (i,), lines)
+
+
+def line_of(lines: dict[Path_, int], path: Path_) -> int | None:
+    """The line of ``path`` or of its longest prefix that has one (None when nothing matches)."""
+    for end in range(len(path), -1, -1):
+        if path[:end] in lines:
+            return lines[path[:end]]
+    return None

@@ -1,0 +1,64 @@
+"""``summary.md``: a short Markdown summary to post as a pull-request comment."""
+
+from __future__ import annotations
+
+from ..qualify.result import GateStatus, QualifyResult
+
+_ICON = {GateStatus.PASS: "✅ pass", GateStatus.FAIL: "❌ fail", GateStatus.ERROR: "⚠️ error"}
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _value(value: float | None, unit: str) -> str:
+    return "n/a" if value is None else f"{value:.4g} {unit}".strip()
+
+
+def render_markdown(result: QualifyResult) -> str:
+    """The summary as Markdown text."""
+    verdict = {0: "✅ PASS", 1: "❌ FAIL", 3: "⚠️ DEVICE ERROR"}.get(result.exit_code, "❌ FAIL")
+    gates = result.gate_results()
+    passed = sum(g.status is GateStatus.PASS for g in gates)
+    source = {"recipe": f"optimized with recipe `{result.model.recipe}`", "optimized": "an optimized file",
+              "model": "as given (not optimized)"}[result.model.source]
+    lines = [
+        f"## {verdict}: edgeopt qualify `{result.name}`",
+        "",
+        f"{passed}/{len(gates)} gates passed on {len(result.devices)} device(s) · model "
+        f"`{result.model.reference_path.rsplit('/', 1)[-1]}` (sha256 `{result.model.reference_sha256[:12]}`) · "
+        f"{source} · {result.seconds:.0f} s",
+        "",
+        "| device | gate | measured | limit | verdict |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for g in gates:
+        measured = _value(g.measured, g.unit) + (" (ESTIMATE)" if g.estimate else "")
+        limit = f"{g.comparison} {g.threshold:.4g} {g.unit}".strip()
+        lines.append(f"| {_cell(g.device)} | {_cell(g.metric)} | {_cell(measured)} | {_cell(limit)} | "
+                     f"{_ICON[g.status]} |")
+    failing = [g for g in gates if g.status is not GateStatus.PASS]
+    if failing:
+        lines += ["", "**Why it failed**", ""]
+        lines += [f"- `{g.device}` {g.gate}: {_cell(g.detail)}" for g in failing]
+    lines += ["", "<details><summary>Measurements</summary>", ""]
+    for d in result.devices:
+        if d.bench is None:
+            lines.append(f"- `{d.label}`: device error: {_cell(d.error or '')}")
+            continue
+        b = d.bench
+        energy = "n/a"
+        if b.energy is not None and b.energy.energy_per_inference_mj is not None:
+            energy = f"{b.energy.energy_per_inference_mj:.4g} mJ" + (" (ESTIMATE)" if b.energy.source == "estimate"
+                                                                     else " (measured)")
+        cost = ""
+        if d.costs is not None:
+            cost = (f", {d.costs.cost_per_million:.3g} {d.costs.currency} and {d.costs.co2_g_per_million:.3g} g CO2 "
+                    "per million inferences" + (" (ESTIMATE)" if d.costs.source == "estimate" else ""))
+        lines.append(f"- `{d.label}` ({d.target}, {b.runtime.name} {b.runtime.version}): p50 "
+                     f"{b.latency_ms.p50:.4g} ms, p99 {b.latency_ms.p99:.4g} ms, {b.throughput_ips:.4g} ips, memory "
+                     f"+{_value(b.memory_mb.delta, 'MiB')}, cold start {b.cold_start_ms.total:.4g} ms, energy "
+                     f"{energy}{cost}; {b.run.samples} samples" + ("" if b.valid else " — **run INVALID**"))
+    lines += ["", "</details>", "", f"Full report: `{result.reports.get('html', 'report.html')}` · "
+              f"spec sha256 `{result.spec_sha256[:12]}` · edgeopt {result.edgeopt_version}", ""]
+    return "\n".join(lines)

@@ -1,0 +1,227 @@
+"""The SSH runner: the same agent, request and result as the local runner, carried over SSH (paramiko).
+
+One run: connect (host key checked) -> push the agent and the model into the device's content-addressed
+cache (skipped when already there) -> write the request into a fresh job directory -> run the agent with an
+absolute interpreter and an empty environment, streaming its progress lines -> fetch ``result.json`` ->
+remove the job directory. Every step has a deadline (:class:`SshTimeouts`); the agent holds the device lock
+and ends itself when the SSH session goes away (``--exit-on-stdin-eof``) or its watchdog fires.
+
+Device layout (``workdir`` defaults to ``~/.cache/edgeopt``)::
+
+    <workdir>/cache/<sha256>/edgeopt_agent/...   the agent package, keyed by a hash of its files
+    <workdir>/cache/<sha256>/model.onnx          a model (plus its data files), keyed by content
+    <workdir>/jobs/<uuid>/request.json, result.json   one run; removed afterwards
+    <workdir>/locks/device.lock                  held by the running agent (its PID inside)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import shlex
+import time
+import uuid
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from edgeopt_agent.protocol import RawRun, Request
+
+from ..devices.schema import SshAddress
+from ..errors import RunnerError
+from .base import ProgressSink, parse_progress_line, parse_result
+from .ssh_cache import (
+    RemoteCache,
+    TransferStats,
+    agent_bundle,
+    file_bundle,
+    makedirs,
+    model_bundle,
+    rmtree,
+    sweep_stale,
+)
+from .ssh_session import ExecResult, SshSession, SshTimeouts
+
+# The only environment the agent gets on the device (env -i): no rc files, no user variables.
+REMOTE_PATH = "/usr/bin:/bin"
+# Exit status of a shell that could not find the interpreter.
+_NOT_FOUND = 127
+
+
+class SshRunner:
+    """Runs the device agent on a remote machine over SSH.
+
+    Args:
+        address: host, port, user, key, interpreter and work directory of the device.
+        known_hosts: trusted host keys (default ``~/.ssh/known_hosts``).
+        accept_new_host_key: trust and record the key of a host seen for the first time.
+        timeouts: deadlines of each step (defaults: :class:`SshTimeouts`).
+
+    Attributes:
+        name: ``ssh:<user>@<host>:<port>`` (the result's ``runner``).
+        last_stats: what the latest run uploaded and how long each phase took.
+    """
+
+    def __init__(self, address: SshAddress, *, known_hosts: Path | None = None, accept_new_host_key: bool = False,
+                 timeouts: SshTimeouts | None = None) -> None:
+        self.address = address
+        self.known_hosts = known_hosts
+        self.accept_new_host_key = accept_new_host_key
+        self.timeouts = timeouts or SshTimeouts()
+        self.name = f"ssh:{address.label()}"
+        self.last_stats: TransferStats | None = None
+
+    def _session(self) -> SshSession:
+        return SshSession(self.address, known_hosts=self.known_hosts, accept_new_host_key=self.accept_new_host_key,
+                          timeouts=self.timeouts)
+
+    def _agent_command(self, agent_path: str, *args: str) -> str:
+        """``env -i PATH=... PYTHONPATH=<agent> <python> -m edgeopt_agent ARGS`` with every value quoted."""
+        env = [f"PATH={REMOTE_PATH}", f"PYTHONPATH={agent_path}", "PYTHONDONTWRITEBYTECODE=1"]
+        words = ["env", "-i", *env, self.address.python, "-m", "edgeopt_agent", *args]
+        return "exec " + " ".join(shlex.quote(w) for w in words)
+
+    def _push_agent(self, s: SshSession, workdir: str, stats: TransferStats, emit: ProgressSink) -> str:
+        started = time.perf_counter()
+        with s.step(f"uploading the agent to {s.where}", self.timeouts.upload_s):
+            path = RemoteCache(s.sftp, f"{workdir}/cache", stats, emit).ensure(agent_bundle())
+        stats.timed("upload", started)
+        return path
+
+    def run(self, request: Request, model_path: Path, progress: ProgressSink | None = None, *,
+            command: str = "run") -> RawRun:
+        """Run ``request`` on the device against ``model_path`` (a host path; uploaded when not cached).
+
+        ``command`` ``evaluate`` runs the agent's eval mode: ``request.eval_npz`` is pushed (cached) and the
+        outputs file the agent writes in the job directory is fetched to the host path ``request.eval_output``.
+
+        Raises:
+            InputError: the key file does not exist.
+            HostKeyError: unknown (not accepted) or changed host key.
+            RunnerError: connection, upload, run or fetch failed or timed out; the agent left no result.
+        """
+        stats = TransferStats()
+        self.last_stats = stats
+        emit: ProgressSink = progress or (lambda event: None)
+        model = model_bundle(Path(model_path))
+        inputs = file_bundle(Path(request.inputs_npz), lone_name="inputs") if request.inputs_npz else None
+        evals = file_bundle(Path(request.eval_npz), lone_name="eval") if request.eval_npz else None
+        t = self.timeouts
+        started = time.perf_counter()
+        with self._session() as s:
+            stats.timed("connect", started)
+            with s.step(f"preparing {s.where}", t.fetch_s):
+                workdir = s.remote_path(self.address.workdir)
+            agent_path = self._push_agent(s, workdir, stats, emit)
+            started = time.perf_counter()
+            with s.step(f"uploading the model to {s.where}", t.upload_s):
+                cache = RemoteCache(s.sftp, f"{workdir}/cache", stats, emit)
+                model_dir = cache.ensure(model)
+                inputs_dir = cache.ensure(inputs) if inputs is not None else None
+                evals_dir = cache.ensure(evals) if evals is not None else None
+            stats.timed("upload", started)
+            job = f"{workdir}/jobs/{uuid.uuid4().hex}"
+            remote = dataclasses.replace(
+                request, model_path=f"{model_dir}/{model.main}",
+                inputs_npz=f"{inputs_dir}/{inputs.main}" if inputs is not None and inputs_dir else None,
+                eval_npz=f"{evals_dir}/{evals.main}" if evals is not None and evals_dir else None,
+                eval_output=f"{job}/eval_outputs.npz" if request.eval_output else None,
+            )
+            stats.job_dir = job
+            try:
+                text, result = self._run_job(s, workdir, agent_path, job, remote, stats, emit, command)
+                if request.eval_output and remote.eval_output:
+                    with s.step(f"fetching the eval outputs from {s.where}", t.upload_s), \
+                            contextlib.suppress(FileNotFoundError):  # the agent failed: its result says why
+                        s.sftp.get(remote.eval_output, request.eval_output)
+            finally:
+                self._cleanup(s, job, stats)
+        if result.status == _NOT_FOUND and not text:
+            raise RunnerError(
+                f"cannot start the agent on {s.where}: interpreter {self.address.python} not found there "
+                f"({result.stderr_tail or 'exit 127'}); install python3 or pass --python /abs/path/python3"
+            )
+        return parse_result(text, result.stderr_tail, self.name)
+
+    def _run_job(self, s: SshSession, workdir: str, agent_path: str, job: str, request: Request,
+                 stats: TransferStats, emit: ProgressSink, command: str = "run") -> tuple[str, ExecResult]:
+        t = self.timeouts
+        started = time.perf_counter()
+        with s.step(f"creating the job directory on {s.where}", t.fetch_s):
+            try:
+                s.sftp.mkdir(job)
+            except FileNotFoundError:
+                makedirs(s.sftp, f"{workdir}/jobs")
+                s.sftp.mkdir(job)
+            with s.sftp.open(f"{job}/request.json", "w") as fh:
+                fh.write(json.dumps(request.to_dict()))
+        stats.timed("job_setup", started)
+        command = self._agent_command(
+            agent_path, command, "--request", f"{job}/request.json", "--result", f"{job}/result.json",
+            "--lock-dir", f"{workdir}/locks", "--lock-wait-s", f"{t.lock_wait_s:g}", "--exit-on-stdin-eof",
+        )
+
+        def on_line(line: str) -> bool:
+            event = parse_progress_line(line)
+            if event is None:
+                return False
+            emit(event)
+            return True
+
+        started = time.perf_counter()
+        result = s.execute(command, what="the agent run", on_stderr_line=on_line,
+                           timeout_s=request.max_duration_s + t.lock_wait_s + t.run_grace_s)
+        stats.timed("run", started)
+        started = time.perf_counter()
+        with s.step(f"fetching the result from {s.where}", t.fetch_s):
+            try:
+                with s.sftp.open(f"{job}/result.json", "r") as fh:
+                    text = fh.read().decode("utf-8", "replace")
+            except FileNotFoundError:
+                text = ""
+        stats.timed("fetch", started)
+        return text, result
+
+    def _cleanup(self, s: SshSession, job: str, stats: TransferStats) -> None:
+        """Remove the job directory, and job directories a dead link left behind a day ago or more.
+
+        Best effort: on a dead link nothing can be removed now; a later run sweeps it.
+        """
+        if not s.alive:
+            return
+        started = time.perf_counter()
+        try:
+            with s.step(f"removing the job directory on {s.where}", self.timeouts.cleanup_s):
+                rmtree(s.sftp, job)
+                sweep_stale(s.sftp, str(PurePosixPath(job).parent))
+        except RunnerError:
+            pass
+        stats.timed("cleanup", started)
+
+    def probe(self) -> dict[str, Any]:
+        """``python -m edgeopt_agent probe`` on the device (agent pushed first): machine facts as a dict.
+
+        Raises:
+            RunnerError: connection failed, the interpreter is missing, or the probe printed no JSON.
+        """
+        stats = TransferStats()
+        with self._session() as s:
+            with s.step(f"preparing {s.where}", self.timeouts.fetch_s):
+                workdir = s.remote_path(self.address.workdir)
+            agent_path = self._push_agent(s, workdir, stats, lambda event: None)
+            result = s.execute(self._agent_command(agent_path, "probe", "--workdir", workdir), what="the probe",
+                               timeout_s=self.timeouts.probe_s)
+        if result.status == _NOT_FOUND:
+            raise RunnerError(f"interpreter {self.address.python} not found on {s.where}: install python3 there "
+                              "or pass --python /abs/path/python3")
+        try:
+            facts: Any = json.loads(result.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            facts = None
+        if not isinstance(facts, dict):
+            raise RunnerError(
+                f"the probe on {s.where} printed no result (exit {result.status}; last output: "
+                f"{result.stderr_tail or '(none)'}): the agent needs Python 3.8+ at {self.address.python}"
+            )
+        facts["workdir"] = workdir
+        return facts

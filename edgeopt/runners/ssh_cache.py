@@ -1,0 +1,230 @@
+"""The content-addressed cache on a device: ``<workdir>/cache/<sha256>/...``, so nothing is uploaded twice.
+
+A bundle (the agent package, a model with its data files, an inputs file) is uploaded into a temp directory
+next to the cache entry and renamed into place, so an entry that exists is always complete and concurrent
+uploaders cannot corrupt each other: the loser of a rename race deletes its own copy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import stat
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import onnx
+import paramiko
+
+from ..fsutil import sha256_file
+from .base import agent_dir
+
+# Temp uploads and job directories older than this are leftovers of a crash or a dead link: removed.
+STALE_AFTER_S = 24 * 3600.0
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """Files to place in one cache entry.
+
+    Attributes:
+        key: SHA-256 hex naming the entry (the file's own hash for a single file).
+        files: (local file, POSIX path inside the entry) pairs.
+        main: path inside the entry of the file the agent is pointed at ("" for the agent package).
+    """
+
+    key: str
+    files: tuple[tuple[Path, str], ...]
+    main: str = ""
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(p.stat().st_size for p, _ in self.files)
+
+
+@dataclass
+class TransferStats:
+    """What one run moved and how long each phase took (``SshRunner.last_stats``)."""
+
+    uploaded_files: int = 0
+    uploaded_bytes: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0
+    job_dir: str = ""
+    phases_s: dict[str, float] = field(default_factory=dict)
+
+    def timed(self, phase: str, since: float) -> None:
+        self.phases_s[phase] = round(self.phases_s.get(phase, 0.0) + time.perf_counter() - since, 4)
+
+
+def _bundle_key(entries: list[tuple[str, str]]) -> str:
+    digest = hashlib.sha256()
+    for rel, sha in sorted(entries):
+        digest.update(f"{rel}\0{sha}\n".encode())
+    return digest.hexdigest()
+
+
+def agent_bundle() -> Bundle:
+    """The ``edgeopt_agent`` package's source files, keyed by a hash of their paths and contents."""
+    root = agent_dir()
+    files = sorted(p for p in (root / "edgeopt_agent").rglob("*.py") if "__pycache__" not in p.parts)
+    pairs = tuple((p, p.relative_to(root).as_posix()) for p in files)
+    return Bundle(key=_bundle_key([(rel, sha256_file(p)) for p, rel in pairs]), files=pairs)
+
+
+def model_files(model_path: Path) -> list[Path]:
+    """The model file plus what must sit next to it: ONNX external data, an OpenVINO ``.bin``; a directory
+    model (``.mlpackage``, SavedModel) is every file in it."""
+    if model_path.is_dir():
+        return sorted(p for p in model_path.rglob("*") if p.is_file())
+    files = [model_path]
+    if model_path.suffix == ".onnx":
+        from ..analysis.external_data import external_files
+
+        model = onnx.load(str(model_path), load_external_data=False)
+        files += external_files(model, model_path)
+    elif model_path.suffix == ".xml" and model_path.with_suffix(".bin").is_file():
+        files.append(model_path.with_suffix(".bin"))
+    return files
+
+
+def file_bundle(path: Path, companions: list[Path] | None = None, lone_name: str = "model") -> Bundle:
+    """A file (and companions in its directory tree) as one cache entry keyed by content.
+
+    A lone file is keyed by its own SHA-256 and stored as ``<lone_name><suffix>``, so the same bytes under
+    another local name are still a cache hit. With companions (or for a directory) the key covers every
+    relative path too, since the files find each other by name.
+    """
+    path = Path(path).resolve()
+    base = path.parent
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file())
+    else:
+        files = [path, *(c.resolve() for c in (companions or []) if c.resolve() != path)]
+    if len(files) == 1 and files[0] == path:
+        name = f"{lone_name}{path.suffix}"
+        return Bundle(key=sha256_file(path), files=((path, name),), main=name)
+    pairs = tuple((p, p.relative_to(base).as_posix()) for p in files)
+    key = _bundle_key([(rel, sha256_file(p)) for p, rel in pairs])
+    return Bundle(key=key, files=pairs, main=path.relative_to(base).as_posix())
+
+
+def model_bundle(model_path: Path) -> Bundle:
+    """The model and its companion files, as one cache entry."""
+    model_path = Path(model_path).resolve()
+    return file_bundle(model_path, model_files(model_path)[1:] if model_path.is_file() else None)
+
+
+def _exists(sftp: paramiko.SFTPClient, path: str) -> bool:
+    try:
+        sftp.stat(path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def makedirs(sftp: paramiko.SFTPClient, path: str) -> None:
+    """``mkdir -p`` over SFTP."""
+    missing: list[str] = []
+    p = PurePosixPath(path)
+    while str(p) not in ("/", ".", "") and not _exists(sftp, str(p)):
+        missing.append(str(p))
+        p = p.parent
+    for d in reversed(missing):
+        try:
+            sftp.mkdir(d)
+        except OSError:
+            if not _exists(sftp, d):  # created meanwhile by a concurrent job is fine
+                raise
+
+
+def rmtree(sftp: paramiko.SFTPClient, path: str) -> None:
+    """``rm -rf`` over SFTP (a missing path is fine)."""
+    try:
+        entries = sftp.listdir_attr(path)
+    except FileNotFoundError:
+        return
+    for entry in entries:
+        child = f"{path}/{entry.filename}"
+        if entry.st_mode is not None and stat.S_ISDIR(entry.st_mode):
+            rmtree(sftp, child)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                sftp.remove(child)
+    with contextlib.suppress(FileNotFoundError):
+        sftp.rmdir(path)
+
+
+def sweep_stale(sftp: paramiko.SFTPClient, directory: str, prefix: str = "", max_age_s: float = STALE_AFTER_S) -> int:
+    """Remove entries of ``directory`` starting with ``prefix`` whose mtime is older than ``max_age_s``."""
+    try:
+        entries = sftp.listdir_attr(directory)
+    except FileNotFoundError:
+        return 0
+    now, removed = time.time(), 0
+    for entry in entries:
+        if entry.filename.startswith(prefix) and entry.st_mtime is not None and now - entry.st_mtime > max_age_s:
+            rmtree(sftp, f"{directory}/{entry.filename}")
+            removed += 1
+    return removed
+
+
+class RemoteCache:
+    """The cache directory on a device.
+
+    Args:
+        sftp: an open SFTP client (the caller holds the deadline).
+        root: absolute cache directory on the device.
+        stats: counters updated on every hit, miss and uploaded file.
+        progress: receives ``{"event": "phase", "phase": "upload", ...}`` before an upload.
+    """
+
+    def __init__(self, sftp: paramiko.SFTPClient, root: str, stats: TransferStats,
+                 progress: Callable[[dict[str, Any]], None] | None = None) -> None:
+        self.sftp = sftp
+        self.root = root
+        self.stats = stats
+        self.progress = progress
+        self._swept = False
+
+    def ensure(self, bundle: Bundle) -> str:
+        """The entry's directory on the device, uploading the bundle first if it is not cached yet."""
+        target = f"{self.root}/{bundle.key}"
+        if _exists(self.sftp, target):
+            self.stats.cache_hits += 1
+            return target
+        self.stats.cache_misses += 1
+        makedirs(self.sftp, self.root)
+        if not self._swept:
+            sweep_stale(self.sftp, self.root, prefix=".tmp-")
+            self._swept = True
+        if self.progress is not None:
+            self.progress({"event": "phase", "phase": "upload", "files": len(bundle.files),
+                           "bytes": bundle.size_bytes, "cache_key": bundle.key})
+        tmp = f"{self.root}/.tmp-{bundle.key[:16]}-{uuid.uuid4().hex[:12]}"
+        try:
+            self.sftp.mkdir(tmp)
+            for local, rel in bundle.files:
+                remote = f"{tmp}/{rel}"
+                parent = str(PurePosixPath(remote).parent)
+                if parent != tmp:
+                    makedirs(self.sftp, parent)
+                with open(local, "rb") as fh:
+                    self.sftp.putfo(fh, remote, confirm=True)
+                self.stats.uploaded_files += 1
+                self.stats.uploaded_bytes += local.stat().st_size
+            try:
+                self.sftp.rename(tmp, target)
+            except OSError:
+                if not _exists(self.sftp, target):
+                    raise
+                rmtree(self.sftp, tmp)  # a concurrent job uploaded the same bundle first
+        except BaseException:
+            with contextlib.suppress(Exception):  # the link may be gone; the sweep removes it later
+                rmtree(self.sftp, tmp)
+            raise
+        return target

@@ -1,0 +1,316 @@
+"""One authenticated SSH connection where every remote step has a deadline.
+
+paramiko waits forever in several places (an ``exec`` request, opening SFTP) and ``transport.is_active()`` can
+stay True after the link died. So every step runs under :meth:`SshSession.step`, a timer that closes the
+transport when the step overruns (which wakes any paramiko wait) and turns that into a one-line
+``RunnerError``; and a liveness thread sends keepalive requests that want a reply, so a silent link is noticed
+within ``dead_after_s`` while a long run streams nothing.
+"""
+
+from __future__ import annotations
+
+import select
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import paramiko
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..devices.schema import SshAddress
+from ..errors import EdgeoptError, InputError, RunnerError
+from .ssh_hostkeys import DEFAULT_KNOWN_HOSTS, TrustOnFirstUse, changed_key_error, load_known_hosts
+
+
+class SshTimeouts(BaseModel):
+    """Deadlines of each remote step, in seconds."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    connect_s: float = Field(default=15.0, gt=0, description="TCP connect, handshake, auth, channel open.")
+    upload_s: float = Field(default=600.0, gt=0, description="Pushing the agent and the model (one run).")
+    fetch_s: float = Field(default=60.0, gt=0, description="Job setup and fetching the result file.")
+    cleanup_s: float = Field(default=15.0, gt=0, description="Removing the job directory.")
+    run_grace_s: float = Field(default=120.0, gt=0, description="On top of max_duration_s: start, load, warm-up.")
+    probe_s: float = Field(default=120.0, gt=0, description="`edgeopt_agent probe` (imports every runtime).")
+    keepalive_s: float = Field(default=5.0, gt=0, description="Interval of SSH keepalives and liveness checks.")
+    dead_after_s: float = Field(default=30.0, gt=0, description="A link without keepalive replies this long is dead.")
+    lock_wait_s: float = Field(default=300.0, ge=0, description="How long a job waits for a busy device lock.")
+
+
+@dataclass
+class ExecResult:
+    """What a remote command left behind: exit status (-1: none was sent), stdout, and stderr's last lines."""
+
+    status: int
+    stdout: str
+    stderr_tail: str
+
+
+class _Liveness:
+    """Keepalive requests that want a reply; ``silent_s`` is how long ago the link last answered."""
+
+    def __init__(self, transport: paramiko.Transport, interval_s: float) -> None:
+        self._transport = transport
+        self._interval_s = interval_s
+        self._last_ok = time.monotonic()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="ssh-liveness", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set() and self._transport.is_active():
+            self._transport.global_request("keepalive@openssh.com", wait=True)  # any answer, even "failure"
+            if self._transport.is_active():
+                self._last_ok = time.monotonic()
+            self._stop.wait(self._interval_s)
+
+    def silent_s(self) -> float:
+        return time.monotonic() - self._last_ok
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+class SshSession:
+    """A connection to one device; use as a context manager.
+
+    Args:
+        address: where to connect and as whom.
+        known_hosts: the known_hosts file trusted (and written on first use when ``accept_new_host_key``).
+        accept_new_host_key: record the key of a host not yet in known_hosts instead of refusing it.
+        timeouts: deadlines of each step.
+    """
+
+    def __init__(self, address: SshAddress, *, known_hosts: Path | None = None, accept_new_host_key: bool = False,
+                 timeouts: SshTimeouts | None = None) -> None:
+        self.address = address
+        self.known_hosts = (known_hosts or DEFAULT_KNOWN_HOSTS).expanduser()
+        self.accept_new_host_key = accept_new_host_key
+        self.timeouts = timeouts or SshTimeouts()
+        self.where = address.label()
+        self._client: paramiko.SSHClient | None = None
+        self._sftp: paramiko.SFTPClient | None = None
+        self._liveness: _Liveness | None = None
+        self._home: str | None = None
+
+    # -- connection -------------------------------------------------------------------------------------------
+    def __enter__(self) -> SshSession:
+        self.connect()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def connect(self) -> None:
+        """Connect and authenticate with a key or ssh-agent (never a password), checking the host key.
+
+        Raises:
+            InputError: the key file does not exist.
+            HostKeyError: unknown host (without ``accept_new_host_key``) or a changed host key.
+            RunnerError: unreachable, handshake or authentication failed, or it took longer than ``connect_s``.
+        """
+        a, t = self.address, self.timeouts
+        key = a.key.expanduser() if a.key is not None else None
+        if key is not None and not key.is_file():
+            raise InputError(f"--key {key}: no such private key file; pass the key that the device authorizes")
+        client = paramiko.SSHClient()
+        load_known_hosts(client, self.known_hosts)
+        client.set_missing_host_key_policy(TrustOnFirstUse(self.known_hosts, self.accept_new_host_key))
+        self._client = client
+        try:
+            self._connect(client, key)
+        except BaseException:
+            self.close()
+            raise
+        transport = client.get_transport()
+        assert transport is not None
+        transport.set_keepalive(max(1, int(t.keepalive_s)))
+        self._liveness = _Liveness(transport, t.keepalive_s)
+
+    def _connect(self, client: paramiko.SSHClient, key: Path | None) -> None:
+        a, t = self.address, self.timeouts
+        hint = "check the address, that sshd runs there, and the network"
+        with self.step(f"connecting to {self.where}", t.connect_s, hint=hint):
+            sock = socket.create_connection((a.host, a.port), timeout=t.connect_s)
+            # Request/response traffic (SFTP, channel opens) stalls ~40 ms per exchange on Nagle + delayed ACK.
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            try:
+                client.connect(
+                    a.host, port=a.port, username=a.user, key_filename=str(key) if key else None,
+                    look_for_keys=key is None, allow_agent=True, password=None, timeout=t.connect_s,
+                    banner_timeout=t.connect_s, auth_timeout=t.connect_s, channel_timeout=t.connect_s, sock=sock,
+                )
+            except paramiko.BadHostKeyException as exc:
+                raise changed_key_error(a.host, a.port, exc.key, exc.expected_key, self.known_hosts) from None
+            except paramiko.PasswordRequiredException:
+                raise RunnerError(
+                    f"the key {key} is protected by a passphrase: load it into ssh-agent (ssh-add {key}) and "
+                    "run again without --key; edgeopt never asks for or stores passwords"
+                ) from None
+            except paramiko.AuthenticationException:
+                used = f"key {key}" if key else "ssh-agent and ~/.ssh/id_* keys"
+                raise RunnerError(
+                    f"authentication as {a.user} on {self.where} failed with {used}: add your public key to "
+                    f"~{a.user}/.ssh/authorized_keys on the device (ssh-copy-id) or pass --key"
+                ) from None
+
+    def close(self) -> None:
+        """Close everything; never blocks for long, never raises."""
+        if self._liveness is not None:
+            self._liveness.stop()
+        for thing in (self._sftp, self._client):
+            try:
+                if thing is not None:
+                    thing.close()
+            except Exception:  # closing a dead connection may raise anything
+                pass
+        self._sftp = None
+
+    def abort(self) -> None:
+        """Tear the transport down from any thread: wakes every paramiko call blocked on it."""
+        client = self._client
+        transport = client.get_transport() if client is not None else None
+        if transport is not None:
+            transport.close()
+
+    @property
+    def alive(self) -> bool:
+        transport = self._client.get_transport() if self._client is not None else None
+        if transport is None or not transport.is_active():
+            return False
+        return self._liveness is None or self._liveness.silent_s() < self.timeouts.dead_after_s
+
+    # -- deadlines --------------------------------------------------------------------------------------------
+    @contextmanager
+    def step(self, what: str, seconds: float, hint: str = "check the device and the network") -> Iterator[None]:
+        """Run the body with a deadline: past ``seconds`` the transport is closed and a RunnerError raised.
+
+        Any non-edgeopt failure inside becomes a one-line RunnerError naming the step (``what`` should name
+        the device, e.g. "uploading to pi@10.0.0.5:22").
+        """
+        fired = threading.Event()
+
+        def expire() -> None:
+            fired.set()
+            self.abort()
+
+        timer = threading.Timer(seconds, expire)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        except EdgeoptError:
+            if fired.is_set():
+                raise self._timeout(what, seconds, hint) from None
+            raise
+        except (paramiko.SSHException, OSError, EOFError, ValueError) as exc:
+            if fired.is_set():
+                raise self._timeout(what, seconds, hint) from None
+            raise RunnerError(f"{what} failed ({_one_line(exc)}): {hint}") from None
+        finally:
+            timer.cancel()
+        if fired.is_set():
+            raise self._timeout(what, seconds, hint)
+
+    def _timeout(self, what: str, seconds: float, hint: str) -> RunnerError:
+        return RunnerError(f"{what} timed out after {seconds:g} s (connection closed): {hint}")
+
+    # -- file transfer ----------------------------------------------------------------------------------------
+    @property
+    def sftp(self) -> paramiko.SFTPClient:
+        """The session's SFTP client (opened on first use; call inside a :meth:`step`)."""
+        if self._sftp is None:
+            assert self._client is not None, "connect() first"
+            self._sftp = self._client.open_sftp()
+            self._sftp.get_channel().settimeout(self.timeouts.connect_s)  # type: ignore[union-attr]
+        return self._sftp
+
+    def remote_path(self, path: str) -> str:
+        """``path`` made absolute on the device (relative paths are under the login's home)."""
+        if PurePosixPath(path).is_absolute():
+            return path
+        if self._home is None:
+            self._home = self.sftp.normalize(".")
+        return str(PurePosixPath(self._home) / path)
+
+    # -- commands ---------------------------------------------------------------------------------------------
+    def execute(self, command: str, *, what: str, timeout_s: float,
+                on_stderr_line: Callable[[str], bool] | None = None) -> ExecResult:
+        """Run ``command`` on the device, streaming stderr lines as they arrive.
+
+        stdin stays open for the whole command, so a process started with ``--exit-on-stdin-eof`` ends when
+        this session ends, whatever ended it.
+
+        Args:
+            command: the remote command line; every value in it must already be shell-quoted.
+            what: the step's name for messages.
+            timeout_s: deadline of the whole command; past it the channel is closed (ending the command).
+            on_stderr_line: receives each stderr line; returns True when it consumed it (not kept in the tail).
+
+        Raises:
+            RunnerError: timeout, dead link, or the connection dropped before the command finished.
+        """
+        assert self._client is not None, "connect() first"
+        transport = self._client.get_transport()
+        with self.step(f"starting {what} on {self.where}", self.timeouts.connect_s):
+            assert transport is not None
+            chan = transport.open_session(timeout=self.timeouts.connect_s)
+            chan.exec_command(command)
+        deadline = time.monotonic() + timeout_s
+        out: list[bytes] = []
+        tail: deque[str] = deque(maxlen=20)
+        pending = b""
+        try:
+            fd = chan.fileno()
+            while True:
+                while chan.recv_ready():
+                    out.append(chan.recv(1 << 16))
+                while chan.recv_stderr_ready():
+                    pending += chan.recv_stderr(1 << 16)
+                    *lines, pending = pending.split(b"\n")
+                    for raw in lines:
+                        line = raw.decode("utf-8", "replace")
+                        if not (on_stderr_line and on_stderr_line(line)):
+                            tail.append(line.rstrip())
+                if chan.exit_status_ready() and not chan.recv_ready() and not chan.recv_stderr_ready():
+                    break
+                gone = chan.closed or not transport.is_active()
+                if gone and not chan.recv_ready() and not chan.recv_stderr_ready():
+                    break
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise RunnerError(
+                        f"{what} on {self.where} did not finish within {timeout_s:.0f} s and was stopped "
+                        "(channel closed): raise --max-duration or check the device"
+                    )
+                if self._liveness is not None and self._liveness.silent_s() > self.timeouts.dead_after_s:
+                    self.abort()
+                    raise RunnerError(
+                        f"the link to {self.where} died during {what}: no answer to keepalives for "
+                        f"{self.timeouts.dead_after_s:g} s; check the network (the agent stops itself on the device)"
+                    )
+                select.select([fd], [], [], min(0.5, left))
+        except (OSError, paramiko.SSHException, EOFError) as exc:
+            raise RunnerError(f"{what} on {self.where} failed ({_one_line(exc)}): check the device") from None
+        finally:
+            chan.close()
+        if pending:
+            tail.append(pending.decode("utf-8", "replace").rstrip())
+        # A closed channel reads as "exit status ready" with status -1: the connection is gone, not the command.
+        if chan.exit_status == -1 and not transport.is_active():
+            raise RunnerError(
+                f"lost the connection to {self.where} during {what} (sshd stopped or the link dropped); "
+                f"the agent stops itself on the device; last output: {' | '.join(tail) or '(none)'}"
+            )
+        return ExecResult(chan.recv_exit_status(), b"".join(out).decode("utf-8", "replace"), " | ".join(tail))
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__

@@ -1,0 +1,9 @@
+"""The compression-level sweep: optimize, benchmark and measure retention per (recipe, runtime) on the target."""
+
+from __future__ import annotations
+
+from .api import sweep
+from .pareto import pareto_indices
+from .result import Level, Recommendation, SweepResult
+
+__all__ = ["Level", "Recommendation", "SweepResult", "pareto_indices", "sweep"]

@@ -1,0 +1,81 @@
+"""Measure one artifact on the target: latency (benchmark) and retention (eval outputs on the device)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..bench import benchmark
+from ..evaluation import Metric, OutputSelection, device_outputs, retention
+from ..fsutil import sha256_file
+from ..metrics.result import BenchResult
+from .result import Level
+
+
+@dataclass
+class Context:
+    """Everything a level measurement needs; built once per sweep."""
+
+    target: str
+    runner: Any
+    eval_npz: Path
+    labels: np.ndarray | None
+    metric: Metric
+    selection: OutputSelection
+    min_retention: float
+    fps: float | None
+    iterations: int
+    min_duration_s: float
+    threads: int
+    targets_dirs: Sequence[Path]
+    versions: dict[str, str]
+    shapes: dict[str, list[int]] = field(default_factory=dict)  # benchmark shapes: one eval sample (batch 1)
+    refs: dict[str, tuple[list[np.ndarray], list[str]]] = field(default_factory=dict)
+    bench_results: list[tuple[Level, BenchResult]] = field(default_factory=list)
+
+    def reference(self, model: Path, runtime: str) -> tuple[list[np.ndarray], list[str]]:
+        """The original model's outputs on ``runtime`` (measured once)."""
+        if runtime not in self.refs:
+            outs, names, _ = device_outputs(model, self.eval_npz, runtime=runtime, runner=self.runner,
+                                            threads=self.threads)
+            self.refs[runtime] = (outs, names)
+        return self.refs[runtime]
+
+    def accuracy(self, artifact: Path, runtime: str, reference: Path) -> tuple[float, float]:
+        """(metric value, retention) of ``artifact`` on ``runtime`` vs the reference model on the same runtime."""
+        ref_outs, ref_names = self.reference(reference, runtime)
+        outs, names, _ = device_outputs(artifact, self.eval_npz, runtime=runtime, runner=self.runner,
+                                        threads=self.threads)
+        ref = self.selection.pick(ref_outs, ref_names)
+        out = self.selection.pick(outs, names)
+        return retention(self.metric, ref, out.astype(ref.dtype, copy=False), self.labels)
+
+    def latency(self, artifact: Path, runtime: str) -> BenchResult:
+        return benchmark(artifact, target=self.target, runtime=runtime, runner=self.runner, fps=self.fps,
+                         use_target_fps=False, iterations=self.iterations, min_duration_s=self.min_duration_s,
+                         warmup=5, threads=self.threads, targets_dirs=self.targets_dirs, keep_samples=True,
+                         shapes=self.shapes or None)
+
+    def level(self, artifact: Path, runtime: str, recipe: str, reference: Path,
+              details: dict[str, Any] | None = None) -> Level:
+        """Benchmark and evaluate ``artifact``; the Level row."""
+        value, ret = self.accuracy(artifact, runtime, reference)
+        bench = self.latency(artifact, runtime)
+        meets_ret = ret >= self.min_retention
+        meets_budget = bench.fps_budget.passed if bench.fps_budget is not None else True
+        lvl = Level(
+            recipe=recipe, runtime=runtime, runtime_version=bench.runtime.version, artifact=str(artifact),
+            size_bytes=bench.model.size_bytes, latency_ms=bench.latency_ms.p50, latency_ms_p99=bench.latency_ms.p99,
+            memory_mb_peak=bench.memory_mb.peak,
+            energy_mj=bench.energy.energy_per_inference_mj if bench.energy else None,
+            energy_source=bench.energy.source if bench.energy else None,
+            metric=self.metric.name, metric_value=value, retention=ret, meets_retention=meets_ret,
+            meets_budget=meets_budget, passed=meets_ret and meets_budget, valid=bench.valid, cached=False,
+            details={"artifact_sha256": sha256_file(artifact), **(details or {})},
+        )
+        self.bench_results.append((lvl, bench))
+        return lvl

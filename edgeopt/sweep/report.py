@@ -1,0 +1,54 @@
+"""Objective values, the recommendation (or the binding constraint), and the frontier plot."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..fsutil import atomic_write_text
+from ..reports import svg
+from .result import Level, Recommendation
+
+_LABELS = {"latency": "latency p50 (ms)", "size": "size (MB)", "energy": "energy per inference (mJ)"}
+
+
+def objective_value(level: Level, objective: str) -> float:
+    """What ``objective`` minimizes for ``level`` (energy falls back to latency when unknown)."""
+    if objective == "size":
+        return level.size_bytes / 1e6
+    if objective == "energy" and level.energy_mj is not None:
+        return level.energy_mj
+    return level.latency_ms
+
+
+def recommend(levels: Sequence[Level], objective: str, min_retention: float,
+              fps: float | None) -> tuple[Recommendation | None, str | None]:
+    """The passing level with the lowest objective, or None and the constraint that binds."""
+    passing = [lv for lv in levels if lv.passed]
+    if passing:
+        best = min(passing, key=lambda lv: (objective_value(lv, objective), -lv.retention))
+        return Recommendation(recipe=best.recipe, runtime=best.runtime, artifact=best.artifact,
+                              retention=best.retention, latency_ms=best.latency_ms, size_bytes=best.size_bytes), None
+    if not levels:
+        return None, "no configuration was measured"
+    accurate = [lv for lv in levels if lv.meets_retention]
+    fast = [lv for lv in levels if lv.meets_budget]
+    if not accurate:
+        top = max(levels, key=lambda lv: lv.retention)
+        return None, (f"retention: the best config ({top.recipe}/{top.runtime}) keeps {top.retention:.4f} "
+                      f"< --min-retention {min_retention}")
+    quickest = min(accurate, key=lambda lv: lv.latency_ms_p99)
+    if not fast:
+        fastest = min(lv.latency_ms_p99 for lv in levels)
+        return None, (f"fps budget: no config sustains {fps:g} FPS (fastest p99 {fastest:.2f} ms > "
+                      f"{1000 / fps:.2f} ms)" if fps else "budget: no run was valid")
+    return None, (f"retention and fps budget together: configs fast enough lose accuracy, and the fastest accurate "
+                  f"one ({quickest.recipe}/{quickest.runtime}) takes {quickest.latency_ms_p99:.2f} ms p99")
+
+
+def write_plot(levels: Sequence[Level], objective: str, path: Path) -> Path:
+    """Scatter of objective vs retention with the frontier (reuses the report's SVG helper)."""
+    points = [(f"{lv.recipe}/{lv.runtime}", objective_value(lv, objective), lv.retention) for lv in levels]
+    text = svg.pareto(points, title=f"Pareto: {objective} vs retention").replace("latency (ms)", _LABELS[objective])
+    atomic_write_text(path, text)
+    return path

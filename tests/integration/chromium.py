@@ -1,0 +1,152 @@
+"""Headless Chromium for the report tests: DOM dumps, screenshots, and the network requests a page makes.
+
+Requests are observed with the Chrome DevTools Protocol over ``--remote-debugging-pipe`` (JSON messages ending
+in NUL on file descriptors 3 and 4), so no websocket client and no open port are needed. Chromium runs as root
+with the flags Debian's package needs in a container, its own throw-away profile, and every background service
+that could reach the network switched off.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-dev-shm-usage", "--hide-scrollbars")
+
+
+def binary() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def unavailable_reason() -> str | None:
+    if binary() is None:
+        return "chromium is not installed (run `make sysdeps` as root, or apt-get install chromium)"
+    return None
+
+
+def _cmd(profile: Path, *extra: str) -> list[str]:
+    return [str(binary()), *FLAGS, f"--user-data-dir={profile}", *extra]
+
+
+def dump_dom(url: str, profile: Path, timeout_s: float = 60) -> str:
+    """The DOM after load, serialised (``--dump-dom``)."""
+    p = subprocess.run(_cmd(profile, "--dump-dom", url), capture_output=True, text=True, timeout=timeout_s)
+    if p.returncode != 0:
+        raise RuntimeError(f"chromium --dump-dom failed ({p.returncode}): {p.stderr[-1000:]}")
+    return p.stdout
+
+
+def screenshot(url: str, out: Path, profile: Path, size: str = "1280,2400", timeout_s: float = 60) -> Path:
+    p = subprocess.run(_cmd(profile, f"--screenshot={out}", f"--window-size={size}", url), capture_output=True,
+                       text=True, timeout=timeout_s)
+    if p.returncode != 0 or not out.is_file():
+        raise RuntimeError(f"chromium --screenshot failed ({p.returncode}): {p.stderr[-1000:]}")
+    return out
+
+
+class DevTools:
+    """A Chromium driven over ``--remote-debugging-pipe``. Use as a context manager."""
+
+    def __init__(self, profile: Path) -> None:
+        to_chrome_r, self._to_chrome = os.pipe()
+        self._from_chrome, from_chrome_w = os.pipe()
+
+        def child_fds() -> None:  # the pipe ends become fds 3 (commands in) and 4 (replies out) of Chromium
+            a, b = os.dup(to_chrome_r), os.dup(from_chrome_w)  # above 4, so the dup2 below never aliases
+            os.dup2(a, 3)
+            os.dup2(b, 4)
+
+        self.proc = subprocess.Popen(_cmd(profile, "--remote-debugging-pipe", "about:blank"),
+                                     preexec_fn=child_fds, close_fds=False, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        os.close(to_chrome_r)
+        os.close(from_chrome_w)
+        self._buf = b""
+        self._id = 0
+        self.events: list[dict[str, Any]] = []
+
+    def __enter__(self) -> DevTools:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.send("Browser.close")
+            self.proc.wait(timeout=10)
+        except Exception:
+            self.proc.kill()
+            self.proc.wait()
+        finally:
+            os.close(self._to_chrome)
+            os.close(self._from_chrome)
+
+    def send(self, method: str, params: dict[str, Any] | None = None, session: str | None = None) -> int:
+        self._id += 1
+        message: dict[str, Any] = {"id": self._id, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        os.write(self._to_chrome, json.dumps(message).encode() + b"\0")
+        return self._id
+
+    def _next(self, deadline: float) -> dict[str, Any] | None:
+        while b"\0" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([self._from_chrome], [], [], min(left, 0.5))
+            if ready:
+                chunk = os.read(self._from_chrome, 1 << 16)
+                if not chunk:
+                    raise RuntimeError("chromium closed the DevTools pipe")
+                self._buf += chunk
+        raw, self._buf = self._buf.split(b"\0", 1)
+        message: dict[str, Any] = json.loads(raw)
+        if "method" in message:
+            self.events.append(message)
+        return message
+
+    def wait(self, predicate: Any, timeout_s: float = 30) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            message = self._next(deadline)
+            if message is None:
+                raise TimeoutError("no matching DevTools message")
+            if predicate(message):
+                return message
+
+    def call(self, method: str, params: dict[str, Any] | None = None, session: str | None = None) -> dict[str, Any]:
+        i = self.send(method, params, session)
+        reply = self.wait(lambda m: m.get("id") == i)
+        if "error" in reply:
+            raise RuntimeError(f"{method}: {reply['error']}")
+        return dict(reply.get("result", {}))
+
+    def drain(self, seconds: float) -> None:
+        """Collect events for ``seconds`` (late requests, e.g. lazy images)."""
+        deadline = time.monotonic() + seconds
+        while self._next(deadline) is not None:
+            pass
+
+    def load(self, url: str) -> tuple[str, list[str]]:
+        """Open ``url`` in a new tab with network events on; returns the session id and every requested URL."""
+        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        self.call("Network.enable", {}, session)
+        self.call("Page.enable", {}, session)
+        self.call("Page.navigate", {"url": url}, session)
+        self.wait(lambda m: m.get("method") == "Page.loadEventFired" and m.get("sessionId") == session)
+        self.drain(1.0)
+        requested = [e["params"]["request"]["url"] for e in self.events
+                     if e.get("method") == "Network.requestWillBeSent" and e.get("sessionId") == session]
+        return session, requested
+
+    def evaluate(self, expression: str, session: str) -> Any:
+        result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session)
+        return result["result"].get("value")

@@ -1,0 +1,84 @@
+"""The sweep end to end on a real trained digits MLP with real labels (local agent, onnxruntime)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("sklearn", reason="the digits model needs scikit-learn")
+
+from edgeopt.cli.main import main  # noqa: E402
+from edgeopt.sweep import sweep  # noqa: E402
+from tests.digits_model import build_digits  # noqa: E402
+
+FAST = {"iterations": 20, "min_duration_s": 0.1, "runtimes": ["onnxruntime"]}
+
+
+class Stop(Exception):
+    pass
+
+
+@pytest.fixture(scope="module")
+def digits(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return build_digits(tmp_path_factory.mktemp("digits"))
+
+
+def test_sweep_reports_top1_retention_and_resumes(digits: tuple[Path, Path], tmp_path: Path) -> None:
+    model, data = digits
+    seen: list[dict[str, Any]] = []
+
+    def interrupt(event: dict[str, Any]) -> None:
+        seen.append(event)
+        if event.get("event") == "level" and event["recipe"] == "fp16":
+            raise Stop  # simulated crash in the middle of the sweep
+
+    with pytest.raises(Stop):
+        sweep(model, eval=data, recipes=["fp16", "int8"], out_dir=tmp_path, progress=interrupt, **FAST)
+    events: list[dict[str, Any]] = []
+    result = sweep(model, eval=data, recipes=["fp16", "int8"], out_dir=tmp_path, progress=events.append,
+                   min_retention=0.98, **FAST)
+    cached = {(e["recipe"], e["cached"]) for e in events if e.get("event") == "level"}
+    assert ("fp32", True) in cached and ("fp16", True) in cached and ("int8", False) in cached
+    assert result.metric == "top1"
+    by = {lv.recipe: lv for lv in result.levels}
+    assert by["fp32"].retention == 1.0 and 0.8 < by["fp32"].metric_value <= 1.0
+    assert by["int8"].retention > 0.9
+    assert result.recommendation is not None
+    doc = json.loads((tmp_path / "sweep.json").read_text())
+    assert {"levels", "pareto", "recommendation"} <= set(doc)
+    assert (tmp_path / "pareto.svg").read_text().startswith("<svg")
+
+
+def test_cli_exit_1_when_threshold_unreachable(digits: tuple[Path, Path], tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    model, data = digits
+    code = main([
+        "sweep", str(model), "--eval", str(data), "--recipes", "int8", "--runtimes", "onnxruntime",
+        "--fps", "1000000", "--out", str(tmp_path), "--no-int8-search", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert out["recommendation"] is None and "fps budget" in out["reason"]
+
+
+def test_cli_bad_eval_is_exit_2(digits: tuple[Path, Path], tmp_path: Path) -> None:
+    model, _ = digits
+    assert main(["sweep", str(model), "--eval", str(tmp_path / "missing.npz"), "--json"]) == 2
+
+
+def test_int8_search_finds_passing_mixed_precision(digits: tuple[Path, Path], tmp_path: Path) -> None:
+    model, data = digits
+    # snr_db retention of plain INT8 here is ~0.99976: a 0.9999 threshold forces the search to keep nodes in float
+    result = sweep(model, eval=data, recipes=["int8"], metric="snr_db", min_retention=0.9999, max_trials=8,
+                   out_dir=tmp_path, **FAST)
+    by = {lv.recipe: lv for lv in result.levels}
+    assert not by["int8"].meets_retention
+    search = result.int8_search
+    assert search is not None and search["chosen"] is not None, search
+    assert search["float_nodes"], "the passing config keeps some nodes in float"
+    passing = [t for t in search["trials"] if t["passed"]]
+    assert search["chosen"]["latency_ms"] == min(t["latency_ms"] for t in passing)
+    assert by["int8-search"].retention >= 0.9999
+    assert (tmp_path / "int8-search" / "best.onnx").is_file()

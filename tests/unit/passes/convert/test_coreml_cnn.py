@@ -1,0 +1,51 @@
+"""``to_coreml`` on a real CNN (the SmallCNN factory): an mlProgram .mlpackage for ``mac-m-series`` whose spec
+has the CNN's input, its conv layers and FP16 weights. Core ML predicts only on macOS, so the spec is what is
+checked here."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from edgeopt.enums import Precision
+from edgeopt.passes.base import ArtifactFormat
+from edgeopt.passes.registry import load_pass_registry
+from edgeopt.targets import load_registry
+
+from ..builders import Recorder, context
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("coremltools") is None or importlib.util.find_spec("torch") is None,
+    reason="to_coreml needs coremltools and torch: pip install 'edgeopt[coreml,torch]'",
+)
+
+
+def test_small_cnn_factory_converts_to_an_fp16_mlprogram(tmp_path: Path) -> None:
+    import coremltools as ct
+
+    from edgeopt.passes.torch_io import torch_artifact
+
+    from ..torch.models import SPEC, SmallCNN
+
+    cls = load_pass_registry().get_class("to_coreml")
+    pass_ = cls(cls.parse_config({})).for_target(load_registry().get("mac-m-series"))
+    ctx = context(tmp_path, name="cnn.mlpackage", target="mac-m-series", input_shapes={"x": [1, 1, 8, 8]},
+                  reporter=Recorder())
+    art = pass_.apply(torch_artifact(f"{SPEC}:small_cnn"), ctx, name="convert-to_coreml")
+
+    assert art.format is ArtifactFormat.COREML and art.precision is Precision.FP16
+    assert art.report["spec_type"] == "mlProgram" and art.report["inputs"] == ["x"]
+    spec = ct.utils.load_spec(art.path)
+    arr = spec.description.input[0].type.multiArrayType
+    assert list(arr.shape) == [1, 1, 8, 8]
+    ops = [op.type for fn in spec.mlProgram.functions.values()
+           for block in fn.block_specializations.values() for op in block.operations]
+    assert ops.count("conv") == 3 and ops.count("linear") == 1 and "max_pool" in ops
+    assert "batch_norm" not in ops  # folded into the convs for inference
+    # FP16 weights: about 2 bytes per parameter (BatchNorm folded away), not 4.
+    params = sum(p.numel() for name, p in SmallCNN().named_parameters() if ".1." not in name and ".4." not in name
+                 and ".8." not in name)
+    weights = Path(art.path) / "Data" / "com.apple.CoreML" / "weights" / "weight.bin"
+    assert 2 * params <= weights.stat().st_size < 2.3 * params
