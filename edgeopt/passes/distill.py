@@ -25,6 +25,8 @@ from pydantic import Field
 
 from .base import Artifact, ArtifactFormat, Pass, PassConfig, PassContext, PassError, PassOutput
 from .torch_extra import torch_unavailable
+from .torch_output import first_line as _first_line
+from .torch_output import save_pytorch_output
 
 if TYPE_CHECKING:
     import torch
@@ -98,7 +100,7 @@ class DistillPass(Pass[DistillConfig]):
     def run(self, source: Artifact, ctx: PassContext) -> PassOutput:
         import torch
 
-        from .torch_io import count_params, load_torch_model, save_exported_program
+        from .torch_io import count_params, load_torch_model
         from .torch_prune import count_macs_params
         from .torch_train import batched_outputs, calibration_tensors, fidelity, seeded, train
 
@@ -163,23 +165,8 @@ class DistillPass(Pass[DistillConfig]):
                 f"distill: the student agrees with the teacher on only {agreement:.1%} of {after['samples']} "
                 "held-out samples; train longer (epochs), on more data, or keep more width"
             )
-        for msg in warn:
-            ctx.reporter.warn(msg)
-        try:
-            _, dynamic = save_exported_program(student, teacher, ctx.output_path, dynamic_batch=cfg.dynamic_batch)
-        except Exception as exc:
-            raise PassError(
-                f"the distilled student could not be saved with torch.export ({_first_line(exc)}); make the "
-                "student torch.export-able"
-            ) from exc
-        report["dynamic_batch"] = dynamic
-        return PassOutput(
-            path=ctx.output_path,
-            precision=source.precision,
-            format=ArtifactFormat.PYTORCH,
-            report=report,
-            warnings=warn,
-        )
+        return save_pytorch_output(student, teacher, source, ctx, dynamic_batch=cfg.dynamic_batch,
+                                   what="the distilled student", report=report, warnings=warn)
 
     def _student(self, teacher: LoadedTorchModel, ctx: PassContext, warn: list[str]) -> torch.nn.Module:
         """The user's student (checked to fit the teacher's inputs and outputs) or a narrowed teacher copy."""
@@ -248,8 +235,3 @@ def resolve_loss(kind: DistillLoss, teacher_outputs: Sequence[torch.Tensor], tem
     if kind is DistillLoss.KL or (kind is DistillLoss.AUTO and is_cls):
         return DistillLoss.KL.value, kl_loss(temperature)
     return DistillLoss.MSE.value, mse_loss
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:300] if text else type(exc).__name__

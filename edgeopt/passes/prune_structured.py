@@ -28,6 +28,8 @@ from ..errors import InputError
 from .base import Artifact, ArtifactFormat, Pass, PassConfig, PassContext, PassError, PassOutput
 from .distill import DistillLoss
 from .torch_extra import torch_unavailable
+from .torch_output import first_line as _first_line
+from .torch_output import save_pytorch_output
 
 if TYPE_CHECKING:
     from .torch_train import LossFn
@@ -93,7 +95,7 @@ class PruneStructuredPass(Pass[PruneStructuredConfig]):
         return torch_unavailable(cls.name, pruning=True)
 
     def run(self, source: Artifact, ctx: PassContext) -> PassOutput:
-        from .torch_io import count_params, load_torch_model, save_exported_program
+        from .torch_io import count_params, load_torch_model
         from .torch_prune import count_macs_params, prune_channels
         from .torch_train import seeded
 
@@ -158,23 +160,8 @@ class PruneStructuredPass(Pass[PruneStructuredConfig]):
         warn = list(result.warnings)
         if teacher is not None:
             report["fine_tune"] = self._fine_tune(module, teacher, loaded, ctx, warn)
-        for msg in warn:
-            ctx.reporter.warn(msg)
-        try:
-            _, dynamic = save_exported_program(module, loaded, ctx.output_path, dynamic_batch=cfg.dynamic_batch)
-        except Exception as exc:
-            raise PassError(
-                f"the pruned model of {source.path} could not be saved with torch.export ({_first_line(exc)}); "
-                "make the model torch.export-able"
-            ) from exc
-        report["dynamic_batch"] = dynamic
-        return PassOutput(
-            path=ctx.output_path,
-            precision=source.precision,
-            format=ArtifactFormat.PYTORCH,
-            report=report,
-            warnings=warn,
-        )
+        return save_pytorch_output(module, loaded, source, ctx, dynamic_batch=cfg.dynamic_batch,
+                                   what=f"the pruned model of {source.path}", report=report, warnings=warn)
 
     def _fine_tune(
         self, module: Any, teacher: Any, loaded: Any, ctx: PassContext, warn: list[str]
@@ -209,8 +196,3 @@ class PruneStructuredPass(Pass[PruneStructuredConfig]):
                 epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_size, seed=ctx.seed, progress=progress,
             )
         return {"mode": mode, "samples": int(inputs[0].shape[0]), **stats.as_report()}
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:300] if text else type(exc).__name__
