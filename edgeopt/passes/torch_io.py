@@ -21,13 +21,9 @@ This module imports torch at the top: import it only inside a pass's ``run`` (av
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import importlib
 import inspect
-import os
 import re
-import sys
 import warnings
 import zipfile
 from collections.abc import Mapping, Sequence
@@ -44,6 +40,8 @@ from ..enums import Precision
 from ..errors import ModelLoadError, ShapeError
 from ..fsutil import sha256_file
 from .base import Artifact, ArtifactFormat
+from .torch_factory import call_factory
+from .torch_output import first_line as _first_line
 
 TORCHSCRIPT_SUFFIXES = (".pt", ".pth", ".ts", ".torchscript", ".jit", ".zip")
 PT2_SUFFIX = ".pt2"
@@ -176,7 +174,7 @@ def load_torch_model(model: str | Path, input_shapes: Mapping[str, Sequence[int]
     shapes = {k: tuple(int(d) for d in v) for k, v in (input_shapes or {}).items()}
     text = str(model)
     if is_factory_spec(text):
-        module = _call_factory(text)
+        module = call_factory(text)
         inputs = _shaped_inputs(text, _forward_names(module), shapes)
         return LoadedTorchModel(module, TorchModelKind.FACTORY, text, inputs)
     path = Path(text)
@@ -259,62 +257,6 @@ def signature_onnx(loaded: LoadedTorchModel, path: Path) -> Path:
 def count_params(module: torch.nn.Module) -> int:
     """Number of parameter elements (shared parameters counted once)."""
     return sum(p.numel() for p in {id(p): p for p in module.parameters()}.values())
-
-
-def _call_factory(spec: str) -> torch.nn.Module:
-    module_name, _, attr_path = spec.partition(":")
-    try:
-        obj: object = _import_from_cwd_too(module_name)
-    except ModuleNotFoundError as exc:
-        raise ModelLoadError(
-            f"factory spec '{spec}': cannot import module '{module_name}' ({exc}); install the package or put it "
-            "on PYTHONPATH"
-        ) from exc
-    except Exception as exc:  # the user's module failed while importing
-        raise ModelLoadError(
-            f"factory spec '{spec}': importing '{module_name}' failed ({type(exc).__name__}: {_first_line(exc)}); "
-            "fix that module"
-        ) from exc
-    for part in attr_path.split("."):
-        if not hasattr(obj, part):
-            raise ModelLoadError(
-                f"factory spec '{spec}': '{module_name}' has no attribute '{attr_path}'; "
-                "name a function that returns an nn.Module"
-            )
-        obj = getattr(obj, part)
-    if not callable(obj):
-        raise ModelLoadError(f"factory spec '{spec}': '{attr_path}' is not callable; name a function or class")
-    try:
-        built = obj()
-    except Exception as exc:
-        raise ModelLoadError(
-            f"factory spec '{spec}': calling {attr_path}() failed ({type(exc).__name__}: {_first_line(exc)}); "
-            "the factory must build the model with no arguments"
-        ) from exc
-    if not isinstance(built, torch.nn.Module):
-        raise ModelLoadError(
-            f"factory spec '{spec}': {attr_path}() returned {type(built).__name__}, not a torch.nn.Module; "
-            "return the model itself"
-        )
-    return built.eval()
-
-
-def _import_from_cwd_too(module_name: str) -> object:
-    """Import ``module_name``; if it is not found, retry with the current directory on ``sys.path`` (as
-    ``python -m`` would have it: the ``edgeopt`` script's own ``sys.path`` lacks it), then restore ``sys.path``."""
-    try:
-        return importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        cwd = os.getcwd()
-        top = module_name.split(".")[0]
-        if exc.name not in (top, module_name) or cwd in sys.path or "" in sys.path:
-            raise
-        sys.path.insert(0, cwd)
-        try:
-            return importlib.import_module(module_name)
-        finally:
-            with contextlib.suppress(ValueError):
-                sys.path.remove(cwd)
 
 
 def _forward_names(module: torch.nn.Module) -> list[str]:
@@ -421,11 +363,6 @@ def _missing_file_message(text: str) -> str:
         else ""
     )
     return f"PyTorch model {text} not found: give a .pt2, a TorchScript file, or 'package.module:factory'{hint}"
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 __all__ = [

@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from ..errors import InputError
-from ..recipes.yaml_lines import Path_, line_of, load_with_lines
+from ..recipes.yaml_lines import Path_, line_of, read_yaml_with_lines
 from ..zoo import names as zoo_names
 from .spec import GATE_KINDS, Gates, QualifySpec
 
@@ -74,18 +73,7 @@ def profile_names() -> list[str]:
 
 
 def _read(path: Path, what: str) -> _Source:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise QualifySpecError(f"{path}: cannot read the {what} ({' '.join(str(exc).split())}); check the path") \
-            from None
-    try:
-        data, lines = load_with_lines(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise QualifySpecError(f"{where}: YAML syntax error ({problem}); fix the YAML there") from None
+    data, lines = read_yaml_with_lines(path, f"the {what}", QualifySpecError)
     if not isinstance(data, dict):
         raise QualifySpecError(f"{path}: a {what} is a YAML mapping ({_HINT})")
     return _Source(path, data, lines)

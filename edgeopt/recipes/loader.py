@@ -8,14 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from ..errors import InputError
 from ..passes.base import Pass, PassUnavailableError
 from ..passes.registry import PassRegistry, PassRegistryError
 from .schema import Recipe
-from .yaml_lines import Path_, line_of, load_with_lines
+from .yaml_lines import Path_, line_of, read_yaml_with_lines
 
 _SCHEMA_HINT = "see docs/recipes.md"
 
@@ -40,17 +39,7 @@ def load_recipe_file(path: Path, registry: PassRegistry) -> LoadedRecipe:
         RecipeError: unreadable file, bad YAML, unknown keys, unknown passes or options (with file and line),
             or a pass that is not available here.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RecipeError(f"{path}: cannot read recipe ({' '.join(str(exc).split())}); check the path") from exc
-    try:
-        data, lines = load_with_lines(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise RecipeError(f"{where}: YAML syntax error ({problem}); fix the YAML there") from exc
+    data, lines = read_yaml_with_lines(path, "recipe", RecipeError)
     if not isinstance(data, dict):
         raise RecipeError(f"{path}: a recipe is a mapping with name, description and passes ({_SCHEMA_HINT})")
     return build_recipe(data, registry, source=str(path), lines=lines)

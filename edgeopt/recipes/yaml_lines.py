@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -46,3 +47,19 @@ def line_of(lines: dict[Path_, int], path: Path_) -> int | None:
         if path[:end] in lines:
             return lines[path[:end]]
     return None
+
+
+def read_yaml_with_lines(path: Path, what: str, error: type[Exception]) -> tuple[Any, dict[Path_, int]]:
+    """Read and parse a YAML file with :func:`load_with_lines`; a read or syntax failure raises ``error`` with one
+    line naming the file (and the line of a syntax error), e.g. ``what="recipe"``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"{path}: cannot read {what} ({' '.join(str(exc).split())}); check the path") from None
+    try:
+        return load_with_lines(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise error(f"{where}: YAML syntax error ({problem}); fix the YAML there") from None

@@ -17,21 +17,18 @@ x86) and ``cuda-python`` matching the CUDA version of the device.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
 import os
-import tempfile
 import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..protocol import TensorInfo
 from .base import Runtime, RuntimeMissing
+from .tensorrt_engine import _atomic_write, _sha256, engine_cache_path, summarize_layers
 
 _KNOWN_OPTIONS = {"fp16", "int8", "batch", "workspace_mb", "engine_cache_dir", "rebuild", "dla_core"}
 _ENGINE_SUFFIXES = (".engine", ".plan", ".trt")
-_LAYER_LIST_MAX = 500
 
 
 def _import_cudart() -> Any:
@@ -50,83 +47,6 @@ def _import_cudart() -> Any:
             "cuda-python is not installed for this Python: pip install 'cuda-python==X.Y.*' with X.Y the "
             "device's CUDA version (nvcc --version; JetPack 6: 12.x, JetPack 5: 11.4)"
         ) from None
-
-
-def _sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _atomic_write(path: str, data: bytes) -> None:
-    directory = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def engine_cache_path(model_path: str, model_sha256: str, precision: str, batch: int, trt_version: str,
-                      cache_dir: Optional[str] = None, dla_core: Optional[int] = None) -> str:
-    """Where the engine built from ``model_path`` is cached: one file per model hash, precision flags, batch
-    profile, DLA core and TensorRT version (an engine from another TensorRT version does not load)."""
-    directory = cache_dir or os.path.dirname(os.path.abspath(model_path))
-    stem = os.path.splitext(os.path.basename(model_path))[0]
-    parts = [stem, model_sha256[:16], precision, "b%d" % batch]
-    if dla_core is not None:
-        parts.append("dla%d" % int(dla_core))
-    parts.append("trt" + trt_version)
-    return os.path.join(str(directory), ".".join(parts) + ".engine")
-
-
-def layer_precision(fmt: str) -> str:
-    """Precision named by an engine inspector "Format/Datatype" string ("Row major linear FP16 format", "Int8")."""
-    text = fmt.lower()
-    for key, name in (("int8", "int8"), ("fp8", "fp8"), ("int4", "int4"), ("bf16", "bf16"), ("fp16", "fp16"),
-                      ("half", "fp16"), ("int32", "int32"), ("int64", "int64"), ("bool", "bool"),
-                      ("fp32", "fp32"), ("float", "fp32")):
-        if key in text:
-            return name
-    return "unknown"
-
-
-def summarize_layers(info: Dict[str, Any]) -> Dict[str, Any]:
-    """Per-layer precision from the inspector's JSON (needs an engine built with DETAILED profiling verbosity)."""
-    layers = info.get("Layers") or []
-    if not layers or not isinstance(layers[0], dict):
-        return {"available": False,
-                "reason": "the engine was built without DETAILED profiling verbosity: only layer names exist",
-                "layer_count": len(layers)}
-    counts: Dict[str, int] = {}
-    rows: List[Dict[str, str]] = []
-    for layer in layers:
-        tensors = list(layer.get("Outputs") or []) + list(layer.get("Inputs") or [])
-        precision = "unknown"
-        for tensor in tensors:
-            if not isinstance(tensor, dict):
-                continue
-            # "Format/Datatype" up to TensorRT 10; 11 splits it into "Format" and "DataType"
-            for key in ("Format/Datatype", "Format/DataType", "DataType", "Format"):
-                precision = layer_precision(str(tensor.get(key, "")))
-                if precision != "unknown":
-                    break
-            if precision != "unknown":
-                break
-        counts[precision] = counts.get(precision, 0) + 1
-        rows.append({"name": str(layer.get("Name", "?")), "type": str(layer.get("LayerType", "?")),
-                     "precision": precision})
-    out: Dict[str, Any] = {"available": True, "layer_count": len(rows), "counts": counts,
-                           "layers": rows[:_LAYER_LIST_MAX]}
-    if len(rows) > _LAYER_LIST_MAX:
-        out["layers_truncated"] = True
-    return out
 
 
 class _Slot:

@@ -12,7 +12,7 @@ import os
 import pytest
 
 from edgeopt_agent import runtimes
-from edgeopt_agent.runtimes.tensorrt_rt import engine_cache_path, layer_precision, summarize_layers
+from edgeopt_agent.runtimes.tensorrt_engine import engine_cache_path, layer_precision, summarize_layers
 
 
 @pytest.mark.skipif(importlib.util.find_spec("tensorrt") is not None, reason="tensorrt is installed here")
