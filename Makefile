@@ -9,7 +9,7 @@ DEMO_DIR := out/demo
 
 TEST_STAMP := $(VENV)/.installed-test-stamp
 # Extras the test suite exercises: every runtime and pass that installs from the registries here.
-TEST_EXTRAS := dev,openvino,litert,torch,images,coreml
+TEST_EXTRAS := dev,openvino,nncf,litert,torch,images,coreml
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)

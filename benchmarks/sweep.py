@@ -124,6 +124,18 @@ def ort_defaults(model: Path, x: np.ndarray, work: Path) -> tuple[Path, str]:
         return out, f"quant_pre_process + quantize_static defaults (plain call failed: {str(exc)[:80]})"
 
 
+def _search_summary(search: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the accuracy-aware INT8 search did, without the per-node lists."""
+    if not search:
+        return None
+    chosen = search.get("chosen") or {}
+    return {"seconds": search["seconds"], "device_trials": len(search["trials"]),
+            "host_checks": len(search["host_checks"]), "quantized_nodes": search["quantized_nodes"],
+            "float_nodes": len(search["float_nodes"]), "chosen": chosen.get("label"),
+            "retention": chosen.get("retention"), "latency_ms": chosen.get("latency_ms"),
+            "trials": [{k: t[k] for k in ("label", "retention", "latency_ms", "passed")} for t in search["trials"]]}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, default=32)
@@ -191,13 +203,13 @@ def main() -> int:
     doc = {
         "benchmark": "sweep", "model": MODEL, "parameters": param_count(model), "eval": f"{args.samples} text lines "
         "48x320 from skimage text+page", "metric": args.metric, "min_retention": args.min_retention,
-        "cpu_count": os.cpu_count(), "load_average": round(os.getloadavg()[0], 2), "int8_search": args.search,
+        "cpu_count": os.cpu_count(), "load_average": round(os.getloadavg()[0], 2), "searched": args.search,
         "sweep_wall_s": round(wall, 1), "sweep_reported_s": result.seconds, "levels_measured": len(result.levels),
         "per_level_s": per_level, "stage_s": {k: round(v, 1) for k, v in timer.seconds.items()},
         "stage_calls": dict(timer.calls), "ort_int8_how": how,
         "recommendation": None if rec is None else {"config": f"{rec.recipe}/{rec.runtime}",
                                                     "latency_ms_p50": rec.latency_ms, "retention": rec.retention},
-        "reason": result.reason, "rows": rows,
+        "reason": result.reason, "rows": rows, "int8_search": _search_summary(result.int8_search),
     }
     print(f"\nPP-OCRv4 rec ({doc['parameters']:,} params), {args.samples} lines, metric {args.metric}, "
           f"min retention {args.min_retention}: {len(result.levels)}-level sweep in {wall:.1f} s "
@@ -208,6 +220,11 @@ def main() -> int:
         print(f"{r['config']:34} {size:>8} {r['latency_ms_p50']:8.2f} {r['retention']:9.4f} "
               f"{r['ctc_text_match']:8.4f} {r['passed']}")
     print(f"recommendation: {doc['recommendation'] or result.reason}")
+    if doc["int8_search"]:
+        srch = doc["int8_search"]
+        print(f"int8 search: {srch['seconds']:.0f} s, {srch['device_trials']} device trials, "
+              f"{srch['host_checks']} host checks; chosen {srch['chosen']} ({srch['float_nodes']} of "
+              f"{srch['quantized_nodes']} weight nodes float)")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp_out = args.out.with_suffix(".tmp")
     tmp_out.write_text(json.dumps(doc, indent=2, default=str) + "\n")

@@ -15,7 +15,7 @@ import importlib.util
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,8 +75,11 @@ def plan_conversions(
     final_format: ArtifactFormat,
     source_format: ArtifactFormat,
     registry: PassRegistry,
+    configured: Mapping[str, Pass[Any]] | None = None,
 ) -> ConversionPlan:
     """Check the formats against the target and build their converters, before any work.
+
+    ``configured`` holds the recipe's own converter configs (its ``convert:`` section), by pass name.
 
     Raises:
         InputError: a requested format the target cannot run, or whose converter cannot run here.
@@ -94,7 +97,11 @@ def plan_conversions(
             continue
         problem = None
         try:
-            pass_ = registry.create(CONVERTERS[fmt]).for_target(target)
+            name = CONVERTERS[fmt]
+            pass_ = (configured or {}).get(name) or registry.create(name)
+            if pass_.availability() is not None:
+                raise PassUnavailableError(str(pass_.availability()))
+            pass_ = pass_.for_target(target)
         except (PassUnavailableError, KeyError) as exc:
             problem = str(exc)
         else:

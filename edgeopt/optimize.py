@@ -148,7 +148,8 @@ def optimize(
     source = _input_artifact(model)
     passes = plan(source, loaded, tgt, registry)
     final_format = passes[-1].output_format if passes else source.format
-    conversions = plan_conversions(loaded.recipe.formats, tgt, final_format, source.format, registry)
+    conversions = plan_conversions(loaded.recipe.formats, tgt, final_format, source.format, registry,
+                                   loaded.converters)
     formats = conversions.formats
     for note in conversions.warnings:
         reporter.warn(note)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-from pydantic import BaseModel
+
+from .json_out import emit_json as emit_json  # re-exported: the one JSON printer
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -50,10 +50,3 @@ def parse_shapes(values: tuple[str, ...]) -> dict[str, list[int]]:
         out[m.group(1)] = dims
     return out
 
-
-def emit_json(result: BaseModel | dict[str, Any] | list[Any]) -> None:
-    """Print a result as JSON on stdout (and nothing else)."""
-    if isinstance(result, BaseModel):
-        click.echo(result.model_dump_json(indent=2))
-    else:
-        click.echo(json.dumps(result, indent=2, default=str))

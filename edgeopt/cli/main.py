@@ -6,7 +6,7 @@ Exit codes (docs/exit-codes.md): 0 pass, 1 a budget or gate failed, 2 usage or i
 
 from __future__ import annotations
 
-import json
+import contextlib
 import sys
 from collections.abc import Sequence
 
@@ -18,6 +18,7 @@ from .bench_cmd import bench
 from .devices_cmd import devices
 from .history_cmd import baseline, compare_cmd, history_cmd
 from .inspect_cmd import inspect_cmd
+from .json_out import emit_json, stdout_reserved_for_json
 from .optimize_cmd import optimize_cmd
 from .qualify_cmd import qualify_cmd
 from .recipes_cmd import recipes
@@ -54,7 +55,7 @@ cli.add_command(sweep_cmd)
 def _fail(message: str, code: int, as_json: bool) -> int:
     click.echo(f"edgeopt: error: {message}", err=True)
     if as_json:
-        click.echo(json.dumps({"error": message, "exit_code": code}))
+        emit_json({"error": message, "exit_code": code})
     return code
 
 
@@ -63,10 +64,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in args
     try:
-        rv = cli.main(args=args, prog_name="edgeopt", standalone_mode=False)
+        with stdout_reserved_for_json() if as_json else contextlib.nullcontext():
+            rv = cli.main(args=args, prog_name="edgeopt", standalone_mode=False)
     except EdgeoptError as exc:
         return _fail(str(exc), int(exc.exit_code), as_json)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:  # click turns Ctrl-C into Abort
+        if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
+            return _fail("interrupted", 130, as_json)
         return _fail("aborted", int(ExitCode.USAGE), as_json)
     except click.ClickException as exc:
         return _fail(exc.format_message(), int(ExitCode.USAGE), as_json)

@@ -6,13 +6,13 @@ Exit codes: 0 a recommendation exists, 1 no config meets the retention threshold
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import click
 
 from ..errors import ExitCode
+from .json_out import emit_json
 from .remote_options import RemoteOptions, remote_options
 
 
@@ -47,6 +47,11 @@ def _progress(event: dict[str, Any]) -> None:
 @click.option("--calib", default=None, type=click.Path(path_type=Path), help="Calibration data (default: --eval).")
 @click.option("--out", "out_dir", default=None, type=click.Path(file_okay=False, path_type=Path), help="Output dir.")
 @click.option("--max-trials", default=12, show_default=True, type=int, help="Most INT8 search trials.")
+@click.option("--max-search-s", default=600.0, show_default=True, type=float, help="Time bound of the INT8 search, s.")
+@click.option("--iterations", default=100, show_default=True, type=int, help="Timed iterations per level (at least).")
+@click.option("--duration", "min_duration_s", default=1.0, show_default=True, type=float,
+              help="Minimum timed run per level, s.")
+@click.option("--eval-limit", default=None, type=int, help="Use at most this many eval samples.")
 @click.option("--no-int8-search", is_flag=True, help="Do not search when INT8 misses the threshold.")
 @click.option("--no-cache", is_flag=True, help="Ignore cached levels; re-run everything.")
 @click.option("--history-db", default=None, type=click.Path(dir_okay=False, path_type=Path),
@@ -55,17 +60,20 @@ def _progress(event: dict[str, Any]) -> None:
 @remote_options()
 def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | None, min_retention: float,
               metric: str | None, output_sel: str | None, fps: float | None, objective: str, runtimes: str | None,
-              calib: Path | None, out_dir: Path | None, max_trials: int, no_int8_search: bool, no_cache: bool,
+              calib: Path | None, out_dir: Path | None, max_trials: int, max_search_s: float, iterations: int,
+              min_duration_s: float, eval_limit: int | None, no_int8_search: bool, no_cache: bool,
               history_db: Path | None, as_json: bool, remote: RemoteOptions) -> int:
     """Sweep compression levels of MODEL on a target and recommend the best (runtime, recipe)."""
     from ..sweep import sweep
 
     result = sweep(model, eval=eval_data, target=target, recipes=_csv(recipes), min_retention=min_retention,
                    metric=metric, output=output_sel, fps=fps, objective=objective, runtimes=_csv(runtimes),
-                   calib=calib, out_dir=out_dir, max_trials=max_trials, int8_search=not no_int8_search,
+                   calib=calib, out_dir=out_dir, max_trials=max_trials, max_search_s=max_search_s,
+                   iterations=iterations, min_duration_s=min_duration_s, eval_limit=eval_limit,
+                   int8_search=not no_int8_search,
                    no_cache=no_cache, history_db=history_db, progress=_progress, **remote.as_kwargs())
     if as_json:
-        click.echo(json.dumps(result.model_dump(mode="json")))
+        emit_json(result)
     else:
         click.echo(f"{'recipe':<14} {'runtime':<12} {'size MB':>8} {'p50 ms':>8} {'p99 ms':>8} {'mem MB':>7} "
                    f"{'mJ':>7} {'retention':>9} verdict")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ class LoadedRecipe:
     recipe: Recipe
     passes: list[Pass[Any]]
     source: str  # the file it came from, or "<python>"
+    converters: dict[str, Pass[Any]] = field(default_factory=dict)  # configured conversion passes, by name
 
 
 def load_recipe_file(path: Path, registry: PassRegistry) -> LoadedRecipe:
@@ -87,7 +88,25 @@ def build_recipe(
                 f"{where(loc)}: {_describe(err, tuple(err['loc']), f'pass {step.pass_name!r}', fields)}"
             ) from exc
         passes.append(cls(config))
-    return LoadedRecipe(recipe=recipe, passes=passes, source=source)
+    converters: dict[str, Pass[Any]] = {}
+    for name, options in recipe.convert.items():
+        from ..convert import CONVERTERS
+
+        if name not in CONVERTERS.values():
+            raise RecipeError(f"{where(('convert', name))}: '{name}' is not a conversion pass; use one of "
+                              f"{', '.join(sorted(CONVERTERS.values()))}")
+        try:
+            cls = registry.get_class(name)  # availability is checked when the format is planned
+            config = cls.parse_config(options)
+        except PassRegistryError as exc:
+            raise RecipeError(f"{where(('convert', name))}: {exc}") from exc
+        except ValidationError as exc:
+            err = _first(exc)
+            fields = _fields_at(cls.config_class.model_fields, tuple(err["loc"])[:-1])
+            raise RecipeError(f"{where(('convert', name, *err['loc']))}: "
+                              f"{_describe(err, tuple(err['loc']), f'pass {name!r}', fields)}") from exc
+        converters[name] = cls(config)
+    return LoadedRecipe(recipe=recipe, passes=passes, source=source, converters=converters)
 
 
 def _first(exc: ValidationError) -> Any:

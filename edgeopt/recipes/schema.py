@@ -33,3 +33,8 @@ class Recipe(BaseModel):
         default=None, description="How a folder of calibration images becomes model inputs."
     )
     passes: list[RecipeStep] = Field(min_length=1, description="Passes, run in order, each on the previous output.")
+    convert: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Options of the conversion passes that deliver the formats, by pass name (to_openvino, "
+        "to_tflite, to_coreml, tensorrt_prepare); docs/formats.md.",
+    )

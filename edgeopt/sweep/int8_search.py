@@ -1,13 +1,17 @@
 """Accuracy-aware INT8: when plain INT8 misses the threshold, search for the fastest INT8 config that meets it.
 
-1. Variants of the quantizer (calibration method, reduce_range, S8 activations, per-tensor weights), each
-   quantized, evaluated on the device and benchmarked.
-2. Per-node sensitivity on the most accurate variant: run the float and the QDQ model on the host with every
-   quantized node's output exposed; a node's sensitivity is the relative error of its output minus the largest
-   relative error of its inputs (the error it adds itself).
-3. Progressive exclusion: the 1, 2, 4, 8, ... most sensitive nodes stay in float until retention is met.
-Every trial is measured on the target; among passing trials the fastest p50 wins (not the first found). The
-best passing model so far is copied to ``best.onnx`` after every trial. Bounded by ``max_trials`` and time.
+1. Quantizer variants (calibration method, the target's ``reduce_range`` flipped, S8 activations, per-tensor
+   weights): each calibrated, evaluated on the device and benchmarked.
+2. Per-node sensitivity on the most accurate variant, on the host: for every quantized node, the model with only
+   that node quantized (all others put back in float by a graph edit, :mod:`.qdq_surgery`) is scored with the
+   sweep's metric on a few samples; most retention lost (then relative output error) first.
+3. Exclusion sets, narrowed on the host: the smallest prefix of the ranking (1, 2, 4, ... then bisected) that
+   meets the threshold, then each float node put back in INT8 while the threshold still holds (least sensitive
+   first).
+4. The candidates are measured on the device, which decides pass/fail; while the device disagrees with the host,
+   the float set grows. Among passing trials the fastest p50 wins (not the first found).
+Every device trial counts toward ``max_trials``; the whole search stops at ``max_seconds``. After every device
+trial ``best.onnx`` holds the fastest passing model so far (or, while none passes, the most accurate one).
 """
 
 from __future__ import annotations
@@ -18,83 +22,111 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+import onnx
 
+from ..fsutil import atomic_write_bytes
 from ..optimize import optimize
+from ..passes.cleanup import ort_basic_optimize
+from ..passes.int8_target import int8_defaults
 from ..recipes import Recipe
+from ..targets import load_registry
+from .host_eval import HostEval
 from .measure import Context
+from .qdq_surgery import keep_float, quantized_nodes
 from .result import Level
 
-VARIANTS: list[tuple[str, dict[str, Any]]] = [
-    ("default", {}),
-    ("percentile", {"calibration_method": "percentile"}),
-    ("entropy", {"calibration_method": "entropy"}),
-    ("reduce_range", {"reduce_range": True}),
-    ("s8_activations", {"activation_type": "s8"}),
-    ("per_tensor", {"per_channel": False}),
-]
 QUANT_OPS = ["Conv", "MatMul", "Gemm"]
+SENSITIVITY_SAMPLES = 8
+
+
+def variants(reduce_range_default: bool) -> list[tuple[str, dict[str, Any]]]:
+    """Quantizer variants tried first; ``reduce_range`` is flipped from what the target would use."""
+    return [
+        ("default", {}),
+        ("percentile", {"calibration_method": "percentile"}),
+        ("entropy", {"calibration_method": "entropy"}),
+        (f"reduce_range={not reduce_range_default}", {"reduce_range": not reduce_range_default}),
+        ("s8_activations", {"activation_type": "s8"}),
+        ("per_tensor", {"per_channel": False}),
+    ]
 
 
 def _recipe(name: str, passes: list[dict[str, Any]]) -> Recipe:
     return Recipe.model_validate({"name": name, "description": "accuracy-aware INT8 search trial", "formats": ["onnx"],
-                                 "passes": passes})
+                                  "passes": passes})
 
 
-def _float_base(model: Path, out: Path, target: str, targets_dirs: Sequence[Path]) -> Path:
-    """The cleaned model every trial quantizes, with every node named (exclusions are by node name)."""
-    import onnx
+def float_base(model: Path, out: Path, target: str, targets_dirs: Sequence[Path]) -> Path:
+    """The model every trial quantizes: cleaned, at onnxruntime's basic-optimization fixed point, nodes named.
 
+    The quantizer re-optimizes its input; starting from a fixed point keeps node names and inputs identical, so
+    a node put back in float by :func:`keep_float` matches ``nodes_to_exclude`` exactly.
+    """
     res = optimize(model, target=target, recipe=_recipe("int8-search-base", [{"pass": "cleanup",
                    "config": {"min_opset": 17}}]), out_dir=out / "base", fidelity=False, bench=False,
                    targets_dirs=targets_dirs)
-    m = onnx.load(res.final.path)
-    changed = False
+    path = Path(res.final.path)
+    m = onnx.load(str(path))
+    for k in range(3):
+        nxt = ort_basic_optimize(path, out / "base" / f"fixed-{k}.onnx", m.ByteSize())
+        m2 = onnx.load(str(nxt))
+        if len(m2.graph.node) == len(m.graph.node):
+            break
+        path, m = nxt, m2
     for i, node in enumerate(m.graph.node):
         if not node.name:
             node.name = f"{node.op_type}_{i}"
-            changed = True
-    if not changed:
-        return Path(res.final.path)
-    path = out / "base" / "named.onnx"
-    onnx.save(m, str(path))
-    return path
+    named = out / "base" / "named.onnx"
+    atomic_write_bytes(named, m.SerializeToString())
+    return named
 
 
-def node_sensitivity(base: Path, qdq: Path, feeds: dict[str, np.ndarray]) -> list[tuple[str, float]]:
-    """(node name, added relative error) of every quantized-op node, most sensitive first (host-side ORT)."""
-    import onnx
-    import onnxruntime as ort
+def node_sensitivity(qdq: onnx.ModelProto, base: onnx.ModelProto, host: HostEval,
+                     deadline: float) -> list[tuple[str, float, float]]:
+    """``(node, retention lost, relative error)`` with only that node quantized, most sensitive first."""
+    nodes = quantized_nodes(qdq, QUANT_OPS)
+    rows = []
+    for name in nodes:
+        if time.perf_counter() > deadline:
+            break
+        ret, rel = host.score(keep_float(qdq, base, [n for n in nodes if n != name], QUANT_OPS),
+                              SENSITIVITY_SAMPLES)
+        rows.append((name, round(1.0 - ret, 6), round(rel, 6)))
+    return sorted(rows, key=lambda r: (-r[1], -r[2]))
 
-    fm = onnx.load(str(base))
-    nodes = [n for n in fm.graph.node if n.op_type in QUANT_OPS and n.output]
-    wanted = sorted({t for n in nodes for t in [*n.input, n.output[0]] if t})
 
-    def run(path: Path) -> dict[str, np.ndarray]:
-        m = onnx.load(str(path))
-        produced = {o for n in m.graph.node for o in n.output}
-        have = {o.name for o in m.graph.output}
-        for t in wanted:
-            if t in produced and t not in have:
-                m.graph.output.append(onnx.ValueInfoProto(name=t))
-        so = ort.SessionOptions()
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        so.log_severity_level = 3
-        sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
-        names = [o.name for o in sess.get_outputs()]
-        return dict(zip(names, sess.run(names, feeds), strict=True))
+def narrow(ranking: list[str], passes: Callable[[list[str]], bool], budget: Callable[[], bool]) -> list[list[str]]:
+    """Host-side candidates: the smallest passing prefix (doubling, then bisection), then that set pruned.
 
-    f, q = run(base), run(qdq)
-
-    def err(t: str) -> float:
-        if t not in f or t not in q or f[t].shape != q[t].shape:
-            return 0.0
-        a = f[t].astype(np.float64)
-        den = float(np.linalg.norm(a)) or 1.0
-        return float(np.linalg.norm(q[t].astype(np.float64) - a)) / den
-
-    scores = [(n.name, err(n.output[0]) - max([err(i) for i in n.input if i] or [0.0])) for n in nodes]
-    return sorted(scores, key=lambda s: -s[1])
+    Returns:
+        Candidate float sets, best first (pruned, then the plain prefix); empty when no prefix passes in time.
+    """
+    lo, k, found = 0, 1, False
+    while ranking and budget():
+        k = min(k, len(ranking))
+        if passes(ranking[:k]):
+            found = True
+            break
+        if k == len(ranking):
+            break
+        lo, k = k, k * 2
+    if not found:
+        return []
+    while k - lo > 1 and budget():
+        mid = (lo + k) // 2
+        if passes(ranking[:mid]):
+            k = mid
+        else:
+            lo = mid
+    prefix = ranking[:k]
+    pruned = list(prefix)
+    for name in reversed(prefix):  # least sensitive first
+        if not budget() or len(pruned) == 1:
+            break
+        trial = [n for n in pruned if n != name]
+        if passes(trial):
+            pruned = trial
+    return [pruned, prefix] if pruned != prefix else [prefix]
 
 
 def search_int8(model: Path, *, ctx: Context, runtime: str, rts: Sequence[str], out: Path, calib: Path | str,
@@ -103,86 +135,108 @@ def search_int8(model: Path, *, ctx: Context, runtime: str, rts: Sequence[str], 
     """Run the search; the best passing config is added to the sweep's levels as ``int8-search``.
 
     Returns:
-        What was tried (config, retention, latency, excluded nodes), the chosen trial, and its float nodes' cost.
+        What was tried (config, retention, latency, float nodes), the sensitivity ranking, host-side checks, the
+        chosen trial and what its float nodes cost in latency vs the first (default) variant.
     """
     started = time.perf_counter()
+    deadline = started + max_seconds
     out.mkdir(parents=True, exist_ok=True)
-    base = _float_base(model, out, ctx.target, targets_dirs)
+    base = float_base(model, out, ctx.target, targets_dirs)
+    base_m = onnx.load(str(base))
     trials: list[dict[str, Any]] = []
-    best: dict[str, Any] | None = None
+    state: dict[str, Any] = {"best": None, "closest": None}
 
-    def trial(label: str, cfg: dict[str, Any]) -> Level:
-        nonlocal best
-        q_cfg = {"op_types_to_quantize": QUANT_OPS, **cfg}
-        recipe = _recipe(f"int8-search-{len(trials)}", [{"pass": "quantize_int8", "config": q_cfg}])
-        made: dict[str, Path] = {}
+    def budget_left(device: bool = True) -> bool:
+        return (not device or len(trials) < max_trials) and time.perf_counter() < deadline
 
-        def make() -> Path:
-            res = optimize(base, target=ctx.target, recipe=recipe, calib=calib, out_dir=out / f"trial-{len(trials)}",
-                           fidelity=False, bench=False, targets_dirs=targets_dirs)
-            made["path"] = Path(res.final.path)
-            return made["path"]
-
-        lvl = run_level({"int8-search": q_cfg, "base": str(base.name)}, "int8-search", runtime, make,
-                        {"search": label, "config": q_cfg, "float_nodes": cfg.get("nodes_to_exclude", [])}, keep=False)
-        row = {"trial": len(trials), "label": label, "config": q_cfg, "retention": lvl.retention,
+    def record(label: str, cfg: dict[str, Any], lvl: Level) -> None:
+        row = {"trial": len(trials), "label": label, "config": cfg, "retention": lvl.retention,
                "latency_ms": lvl.latency_ms, "passed": lvl.passed, "artifact": lvl.artifact}
         trials.append(row)
         emit({"event": "int8_trial", **{k: v for k, v in row.items() if k != "config"}})
+        best, closest = state["best"], state["closest"]
         if lvl.passed and (best is None or lvl.latency_ms < best["latency_ms"]):
-            best = row
-            if Path(lvl.artifact).is_file():
-                shutil.copyfile(lvl.artifact, out / "best.onnx")  # always keep the best model found so far
+            state["best"] = row
+        if closest is None or lvl.retention > closest["retention"]:
+            state["closest"] = row
+        keep = state["best"] or state["closest"]
+        if keep is row and Path(lvl.artifact).is_file():  # always keep the best model found so far
+            shutil.copyfile(lvl.artifact, out / "best.onnx.tmp")
+            (out / "best.onnx.tmp").replace(out / "best.onnx")
+
+    def quantized_trial(label: str, cfg: dict[str, Any]) -> Level:
+        q_cfg = {"op_types_to_quantize": QUANT_OPS, **cfg}
+        recipe = _recipe(f"int8-search-{len(trials)}", [{"pass": "quantize_int8", "config": q_cfg}])
+        trial_dir = out / f"trial-{len(trials)}"
+
+        def make() -> Path:
+            res = optimize(base, target=ctx.target, recipe=recipe, calib=calib, out_dir=trial_dir,
+                           fidelity=False, bench=False, targets_dirs=targets_dirs)
+            return Path(res.final.path)
+
+        lvl = run_level({"int8-search": q_cfg, "base": base.name}, "int8-search", runtime, make,
+                        {"search": label, "config": q_cfg, "float_nodes": []}, keep=False)
+        record(label, q_cfg, lvl)
         return lvl
 
-    def budget_left() -> bool:
-        return len(trials) < max_trials and time.perf_counter() - started < max_seconds
+    def float_trial(label: str, q_cfg: dict[str, Any], qdq: onnx.ModelProto, float_nodes: list[str]) -> Level:
+        cfg = {**q_cfg, "nodes_to_exclude": sorted(float_nodes)}
+        path = out / f"trial-{len(trials)}" / "mixed.onnx"
 
-    results: list[tuple[Level, dict[str, Any]]] = []
-    for label, cfg in VARIANTS:
+        def make() -> Path:
+            atomic_write_bytes(path, keep_float(qdq, base_m, float_nodes, QUANT_OPS).SerializeToString())
+            return path
+
+        lvl = run_level({"int8-search": cfg, "base": base.name}, "int8-search", runtime, make,
+                        {"search": label, "config": cfg, "float_nodes": sorted(float_nodes)}, keep=False)
+        record(label, cfg, lvl)
+        return lvl
+
+    tgt = load_registry(extra_dirs=targets_dirs).get(ctx.target)
+    tried: list[tuple[Level, str, dict[str, Any]]] = []
+    for label, cfg in variants(int8_defaults(tgt).reduce_range):
         if not budget_left():
             break
-        results.append((trial(label, cfg), cfg))
-    sens: list[tuple[str, float]] = []
-    if results and budget_left():
-        top_lvl, top_cfg = max(results, key=lambda r: r[0].retention)
-        feeds = _host_feeds(ctx.eval_npz, base)
-        sens = node_sensitivity(base, Path(top_lvl.artifact), feeds) if Path(top_lvl.artifact).is_file() else []
-        k = 1
-        while sens and budget_left():
-            excluded = [name for name, _ in sens[:k]]
-            lvl = trial(f"exclude top {len(excluded)} ({top_cfg and next(iter(top_cfg.values())) or 'default'})",
-                        {**top_cfg, "nodes_to_exclude": excluded})
-            if lvl.passed or k >= len(sens):
+        tried.append((quantized_trial(label, cfg), label, cfg))
+    sens: list[tuple[str, float, float]] = []
+    host_checks: list[dict[str, Any]] = []
+    if tried and not any(lv.passed for lv, _, _ in tried) and budget_left():
+        top, top_label, top_cfg = max(tried, key=lambda t: (t[0].retention, -t[0].latency_ms))
+        q_cfg = {"op_types_to_quantize": QUANT_OPS, **top_cfg}
+        qdq = onnx.load(top.artifact)
+        host = HostEval(base_m, ctx.eval_npz, ctx.metric, ctx.selection, ctx.labels)
+        sens = node_sensitivity(qdq, base_m, host, deadline)
+        ranking = [name for name, _, _ in sens]
+
+        def host_passes(float_nodes: list[str]) -> bool:
+            ret, rel = host.score(keep_float(qdq, base_m, float_nodes, QUANT_OPS))
+            host_checks.append({"float_nodes": len(float_nodes), "retention": round(ret, 6), "rel_err": round(rel, 6)})
+            return ret >= ctx.min_retention
+
+        candidates = narrow(ranking, host_passes, lambda: budget_left(device=False))
+        size = len(candidates[-1]) if candidates else 1
+        for float_nodes in candidates:
+            if not budget_left():
                 break
-            k = min(len(sens), k * 2)
+            if float_trial(f"{top_label} + {len(float_nodes)} float nodes", q_cfg, qdq, float_nodes).passed:
+                break
+        while ranking and state["best"] is None and size < len(ranking) and budget_left():
+            size = min(len(ranking), size * 2)  # the device disagrees with the host: grow the float set
+            float_trial(f"{top_label} + top {size} float nodes", q_cfg, qdq, ranking[:size])
     naive = trials[0]["latency_ms"] if trials else None
-    chosen: dict[str, Any] | None = best
+    chosen: dict[str, Any] | None = state["best"]
     if chosen is not None:
         cfg = chosen["config"]
         art = Path(chosen["artifact"])
         info = {"search": chosen["label"], "config": cfg, "float_nodes": cfg.get("nodes_to_exclude", []),
                 "latency_cost_ms_vs_naive_int8": None if naive is None else chosen["latency_ms"] - naive}
         for rt in rts:  # the chosen config as a level on every runtime (cached on the search runtime)
-            run_level({"int8-search": cfg, "base": str(base.name)}, "int8-search", rt, lambda: art, info)
+            run_level({"int8-search": cfg, "base": base.name}, "int8-search", rt, lambda: art, info)
     cost = None if (chosen is None or naive is None) else chosen["latency_ms"] - naive
-    return {"runtime": runtime, "trials": trials, "chosen": chosen, "sensitivity": sens[:20],
+    return {"runtime": runtime, "trials": trials, "chosen": chosen,
+            "sensitivity": [{"node": n, "retention_lost": r, "rel_err": e} for n, r, e in sens[:20]],
+            "host_checks": host_checks, "quantized_nodes": len(sens),
             "float_nodes": (chosen or {}).get("config", {}).get("nodes_to_exclude", []),
-            "latency_cost_ms_vs_naive_int8": cost, "best_model": str(out / "best.onnx") if chosen else None,
+            "latency_cost_ms_vs_naive_int8": cost,
+            "best_model": str(out / "best.onnx") if trials else None, "best_model_passed": chosen is not None,
             "seconds": round(time.perf_counter() - started, 2)}
-
-
-def _host_feeds(eval_npz: Path, base: Path, limit: int = 32) -> dict[str, np.ndarray]:
-    """A few eval samples for the host-side sensitivity pass (batched when the model allows it, else one)."""
-    import onnx
-
-    m = onnx.load(str(base), load_external_data=False)
-    with np.load(eval_npz) as data:
-        feeds = {}
-        for inp in m.graph.input:
-            if inp.name not in data.files:
-                continue
-            dim0 = inp.type.tensor_type.shape.dim[0] if inp.type.tensor_type.shape.dim else None
-            n = limit if dim0 is not None and not dim0.HasField("dim_value") else 1
-            feeds[inp.name] = np.asarray(data[inp.name][:n])
-    return feeds

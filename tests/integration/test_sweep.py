@@ -82,3 +82,33 @@ def test_int8_search_finds_passing_mixed_precision(digits: tuple[Path, Path], tm
     assert search["chosen"]["latency_ms"] == min(t["latency_ms"] for t in passing)
     assert by["int8-search"].retention >= 0.9999
     assert (tmp_path / "int8-search" / "best.onnx").is_file()
+
+
+def test_cli_sweep_resumes_after_ctrl_c(digits: tuple[Path, Path], tmp_path: Path) -> None:
+    """A real ``edgeopt sweep`` process interrupted with SIGINT after its first levels; the re-run reads them back."""
+    import signal
+    import subprocess
+    import sys
+
+    model, data = digits
+    cmd = [sys.executable, "-m", "edgeopt", "sweep", str(model), "--eval", str(data), "--recipes", "fp16,int8",
+           "--runtimes", "onnxruntime", "--iterations", "20", "--duration", "0.1", "--no-int8-search",
+           "--out", str(tmp_path), "--json"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:  # progress goes to stderr: stop once fp16 is measured (fp32 came before it)
+        seen.append(line)
+        if line.strip().startswith("fp16"):
+            proc.send_signal(signal.SIGINT)
+            break
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (seen, err)
+    assert "interrupted" in err and "Traceback" not in err
+    assert not (tmp_path / "sweep.json").exists(), "an interrupted sweep writes no result"
+    rerun = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode in (0, 1), rerun.stderr
+    doc = json.loads(rerun.stdout)
+    cached = {lv["recipe"]: lv["cached"] for lv in doc["levels"]}
+    assert cached == {"fp32": True, "fp16": True, "int8": False}, cached
+    assert "(cached)" in rerun.stderr

@@ -22,8 +22,8 @@ pytest.importorskip("PIL", reason="resizing text lines needs Pillow")
 from edgeopt.sweep import sweep  # noqa: E402
 from tests.real_models import fetch  # noqa: E402
 
-pytestmark = pytest.mark.slow  # ~5-7 minutes on 2 cores: a dozen quantize+evaluate+benchmark trials
-MIN_RETENTION = 0.96  # measured: int8 0.92; the search passes by keeping the ~32 most sensitive nodes in float
+pytestmark = pytest.mark.slow  # ~3-4 minutes on 2 cores: 6 calibrated variants, ~100 host checks, device trials
+MIN_RETENTION = 0.98  # measured on 32 lines: int8 0.935; the search passed with 17 of 51 weight nodes in float
 
 
 def text_lines(n: int = 16, h: int = 48, w: int = 160) -> np.ndarray:

@@ -9,7 +9,7 @@ import pytest
 from edgeopt.passes.registry import PassRegistry
 from edgeopt.recipes import RecipeError, builtin_names, load_recipe, load_recipe_file, resolve_recipe_path
 
-SHIPPED = ["distill-half", "fp16", "int4", "int8", "int8-dynamic", "prune30-int8", "prune50"]
+SHIPPED = ["distill-half", "fp16", "int4", "int8", "int8-dynamic", "int8-nncf", "prune30-int8", "prune50"]
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -85,3 +85,18 @@ def test_recipe_names_and_paths_resolve(tmp_path: Path) -> None:
                             "passes:\n  - pass: fp16\n")
     loaded = load_recipe_file(path, PassRegistry())
     assert loaded.recipe.preprocessing is not None and loaded.recipe.preprocessing.crop_px == (32, 32)
+
+
+def test_convert_section_configures_the_converters() -> None:
+    loaded = load_recipe("int8-nncf")
+    assert set(loaded.converters) == {"to_openvino"}
+    assert loaded.converters["to_openvino"].config.int8.value == "nncf"
+
+
+def test_convert_section_mistakes_name_file_and_line(tmp_path: Path) -> None:
+    head = "name: mine\ndescription: a test recipe\npasses:\n  - pass: cleanup\nconvert:\n"
+    with pytest.raises(RecipeError, match=r"mine\.yaml:6: 'cleanup' is not a conversion pass; use one of "
+                                          r"tensorrt_prepare, to_coreml, to_openvino, to_tflite"):
+        load_recipe(_write(tmp_path, head + "  cleanup:\n    min_opset: 17\n"))
+    with pytest.raises(RecipeError, match=r"mine\.yaml:7: unknown option 'int9' for pass 'to_openvino'"):
+        load_recipe(_write(tmp_path, head + "  to_openvino:\n    int9: nncf\n"))

@@ -110,3 +110,19 @@ MEAN                           1          Operation is otherwise supported, but 
 FULLY_CONNECTED                1          Mapped to Edge TPU
 """
     assert parse_edgetpu_log(log) == {"edgetpu_ops": 5, "cpu_ops": 1, "edgetpu_fraction": 0.8333}
+
+
+@pytest.mark.skipif(importlib.util.find_spec("nncf") is None or importlib.util.find_spec("openvino") is None,
+                    reason="the int8-nncf recipe needs NNCF and OpenVINO: pip install 'edgeopt[openvino,nncf]'")
+def test_int8_nncf_recipe_gives_validated_int8_ir(cnn: Path, tmp_path: Path) -> None:
+    calib = tmp_path / "calib.npz"
+    shape = [d.dim_value or 1 for d in onnx.load(str(cnn)).graph.input[0].type.tensor_type.shape.dim]
+    np.savez(calib, x=np.random.default_rng(0).random((32, *shape), dtype=np.float32))
+    result = optimize(cnn, target="intel-nuc", recipe="int8-nncf", calib=calib, out_dir=tmp_path / "out",
+                      bench=False, fidelity=False)
+    assert [a.format for a in result.artifacts] == [ArtifactFormat.ONNX, ArtifactFormat.OPENVINO_IR]
+    ir = result.artifacts[-1]
+    assert ir.precision.value == "int8" and ir.report["int8"] == "nncf"
+    assert ir.report["fake_quantize_ops"] >= 2, "NNCF inserts FakeQuantize before the convs"
+    check = ir.report["validation"]
+    assert check["runtime"] == "openvino" and check["passed"] is True and check["cosine_similarity"] > 0.98

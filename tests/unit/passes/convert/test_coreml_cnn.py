@@ -49,3 +49,40 @@ def test_small_cnn_factory_converts_to_an_fp16_mlprogram(tmp_path: Path) -> None
                  and ".8." not in name)
     weights = Path(art.path) / "Data" / "com.apple.CoreML" / "weights" / "weight.bin"
     assert 2 * params <= weights.stat().st_size < 2.3 * params
+
+
+@pytest.mark.parametrize(("compression", "constexpr", "precision", "max_ratio"), [
+    ("int8_linear", "constexpr_affine_dequantize", Precision.INT8, 0.6),
+    ("int4_block", "constexpr_blockwise_shift_scale", Precision.INT4, 0.5),  # + an fp16 scale per 32 weights
+    ("palettize_4bit", "constexpr_lut_to_dense", Precision.INT4, 0.4),
+])
+def test_weight_compression_shrinks_the_package(tmp_path: Path, compression: str, constexpr: str,
+                                                precision: Precision, max_ratio: float) -> None:
+    """coremltools.optimize weight compression: the large weights become constexpr ops and weight.bin shrinks."""
+    import coremltools as ct
+
+    from edgeopt.passes.torch_io import torch_artifact
+
+    from ..torch.models import SPEC
+
+    cls = load_pass_registry().get_class("to_coreml")
+    target = load_registry().get("mac-m-series")
+
+    def convert(cfg: dict[str, object], name: str) -> tuple[object, Path]:
+        pass_ = cls(cls.parse_config(cfg)).for_target(target)
+        ctx = context(tmp_path / name, name=f"{name}.mlpackage", target="mac-m-series",
+                      input_shapes={"x": [1, 1, 8, 8]}, reporter=Recorder())
+        art = pass_.apply(torch_artifact(f"{SPEC}:small_cnn"), ctx, name=f"convert-{name}")
+        return art, Path(art.path) / "Data" / "com.apple.CoreML" / "weights" / "weight.bin"
+
+    (tmp_path / "fp16").mkdir()
+    (tmp_path / compression).mkdir()
+    _, fp16_bin = convert({}, "fp16")
+    art, bin_path = convert({"compression": compression}, compression)
+    assert art.precision is precision and art.report["compression"] == compression
+    spec = ct.utils.load_spec(art.path)
+    ops = [op.type for fn in spec.mlProgram.functions.values()
+           for block in fn.block_specializations.values() for op in block.operations]
+    assert constexpr in ops, ops
+    assert ops.count("conv") == 3, "the network itself is unchanged"
+    assert bin_path.stat().st_size < max_ratio * fp16_bin.stat().st_size

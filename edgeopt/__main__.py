@@ -1,0 +1,5 @@
+"""``python -m edgeopt``: the same CLI as the ``edgeopt`` command."""
+
+from .cli.main import main
+
+raise SystemExit(main())
