@@ -3,9 +3,9 @@
 For PyTorch inputs there are two ways to a .tflite file. This script builds the same seeded PyTorch models for both
 and measures, per model and precision (fp32, dynamic-range int8, full int8):
 
-- conversion wall time: the converter subprocess end to end (interpreter start, imports, conversion, write); the
-  ONNX path also lists its torch.onnx.export step (dynamo, opset 18, as edgeopt's export pass does) separately,
-  and litert-torch its in-process ``litert_torch.convert`` time;
+- conversion wall time: the converter subprocess end to end (interpreter start, imports, conversion, write);
+  "total" adds, for the ONNX path, its torch.onnx.export subprocess (dynamo, opset 18, as edgeopt's export pass
+  does); the JSON also has litert-torch's in-process time (PT2E + ``litert_torch.convert``);
 - file size of the .tflite;
 - fidelity vs the PyTorch fp32 output on 16 seeded random inputs: max abs error, minimum cosine, top-1 agreement;
 - median latency of ``invoke()`` over 200 runs (after 20 warm-up runs), single-threaded (num_threads=1), every
@@ -131,19 +131,18 @@ def _stage_prepare(work: Path, name: str) -> dict[str, Any]:
 
 def _stage_litert(work: Path, name: str, precision: str) -> dict[str, Any]:
     """litert_torch.convert (PT2E-quantized module for the int8 precisions) and export to a .tflite file."""
+    import litert_torch
     import numpy as np
     import torch
-
-    import litert_torch
 
     model = _build(name)
     args = (torch.from_numpy(np.load(work / "inputs.npy")[0]),)
     start = time.perf_counter()
     quant_config = None
     if precision != "fp32":
+        from litert_torch.quantize import pt2e_quantizer
+        from litert_torch.quantize import quant_config as qcfg
         from torchao.quantization.pt2e import quantize_pt2e
-
-        from litert_torch.quantize import pt2e_quantizer, quant_config as qcfg
 
         quantizer = pt2e_quantizer.PT2EQuantizer().set_global(
             pt2e_quantizer.get_symmetric_quantization_config(is_per_channel=True,
@@ -282,6 +281,7 @@ def _bench_model(name: str, work: Path, ns: argparse.Namespace) -> dict[str, Any
                            "calib": {INPUT_NAME: str(work / "calib_nhwc.npy")} if precision != "fp32" else {}}
                 reply, wall = _run([ns.tools_python, str(DRIVER)], stdin=json.dumps(request))
             row["convert_wall_s"] = round(wall, 2)
+            row["pipeline_wall_s"] = round(wall + (export_wall if converter == "onnx2tf" else 0.0), 2)
             if not reply.get("ok"):
                 row["error"] = reply.get("error")
                 result["rows"].append(row)
@@ -301,16 +301,16 @@ def _bench_model(name: str, work: Path, ns: argparse.Namespace) -> dict[str, Any
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
-    head = (f"{'model':15s} {'converter':12s} {'precision':13s} {'conv s':>7s} {'KB':>8s} {'max|err|':>9s} "
-            f"{'cos min':>8s} {'top1':>5s} {'ms p50':>7s}  input")
+    head = (f"{'model':15s} {'converter':12s} {'precision':13s} {'conv s':>7s} {'total s':>7s} {'KB':>8s} "
+            f"{'max|err|':>9s} {'cos min':>8s} {'top1':>5s} {'ms p50':>7s}  input")
     lines = [head, "-" * len(head)]
     for r in rows:
         if "error" in r:
             lines.append(f"{r['model']:15s} {r['converter']:12s} {r['precision']:13s} FAILED: {r['error'][:80]}")
             continue
         lines.append(f"{r['model']:15s} {r['converter']:12s} {r['precision']:13s} {r['convert_wall_s']:7.1f} "
-                     f"{r['size_kb']:8.1f} {r['max_abs_err']:9.2e} {r['cosine_min']:8.5f} {r['top1_agree']:5.2f} "
-                     f"{r['latency_ms_median']:7.3f}  {r['input']}")
+                     f"{r['pipeline_wall_s']:7.1f} {r['size_kb']:8.1f} {r['max_abs_err']:9.2e} "
+                     f"{r['cosine_min']:8.5f} {r['top1_agree']:5.2f} {r['latency_ms_median']:7.3f}  {r['input']}")
     return "\n".join(lines)
 
 
@@ -336,7 +336,8 @@ def main() -> int:
     rows = [r for m in models.values() for r in m.get("rows", [])]
     print(_table(rows))
     doc = {"benchmark": "litert_converters", "date": time.strftime("%Y-%m-%d"),
-           "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
+           "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
+                       "python": platform.python_version()},
            "settings": {"eval_samples": EVAL_SAMPLES, "calib_samples": CALIB_SAMPLES, "runs": ns.runs,
                         "warmup": WARMUP, "num_threads": 1},
            "models": models}

@@ -38,6 +38,9 @@ class TfliteIo(str, Enum):
     UINT8 = "uint8"
 
 
+CHECK_SAMPLES = 4  # samples onnx2tf's output check gets when no representative dataset is needed
+
+
 class ToTfliteConfig(PassConfig):
     quantization: TfliteQuant = Field(default=TfliteQuant.AUTO, description="TFLite precision; auto: from input.")
     io_dtype: TfliteIo = Field(default=TfliteIo.FLOAT32, description="I/O type of a full_int8 model (Coral: uint8).")
@@ -74,7 +77,9 @@ class ToTflitePass(ConvertPass):
 
     @property
     def needs_calibration(self) -> bool:  # type: ignore[override]
-        return bool(self.config.quantization in (TfliteQuant.FULL_INT8, TfliteQuant.AUTO))
+        # Full INT8 needs a representative dataset; every mode gives onnx2tf a few real samples for its own
+        # output check, which otherwise downloads sample images for 3-channel image inputs.
+        return True
 
     def for_target(self, target: Target) -> ToTflitePass:
         if target.accelerator.lower().startswith("edgetpu") or target.name.startswith("coral"):
@@ -109,7 +114,7 @@ class ToTflitePass(ConvertPass):
 
         cfg: ToTfliteConfig = self.config
         quant = self.quant_for(source.precision)
-        calib = self._calibration(source, ctx) if quant is TfliteQuant.FULL_INT8 else {}
+        calib = self._calibration(source, ctx, full_int8=quant is TfliteQuant.FULL_INT8)
         request: dict[str, object] = {
             "onnx": source.path,
             "work_dir": str(ctx.work_dir / "tflite"),
@@ -135,11 +140,16 @@ class ToTflitePass(ConvertPass):
             path=out, precision=_PRECISION[quant], format=ArtifactFormat.TFLITE, report=report, warnings=warnings
         )
 
-    def _calibration(self, source: Artifact, ctx: PassContext) -> dict[str, str]:
+    def _calibration(self, source: Artifact, ctx: PassContext, *, full_int8: bool) -> dict[str, str]:
+        """Samples as NHWC ``.npy`` files by input name: the representative dataset for full INT8, else a few
+        samples for onnx2tf's output check."""
+        if not full_int8 and (ctx.calibration is None or ctx.calibration.is_random):
+            return {}  # the driver gives onnx2tf's output check seeded random images itself
         if ctx.calibration is None:
             raise PassError("to_tflite full_int8 needs calibration data; pass --calib (never downloaded images)")
-        samples = ctx.calibration.samples(Path(source.path), self.config.calibration_samples)
-        if ctx.calibration.is_random:
+        limit = self.config.calibration_samples if full_int8 else CHECK_SAMPLES
+        samples = ctx.calibration.samples(Path(source.path), limit)
+        if ctx.calibration.is_random and full_int8:
             ctx.reporter.warn("to_tflite: full-int8 calibrated on random inputs; pass --calib for real accuracy")
         paths: dict[str, str] = {}
         for name in samples[0]:

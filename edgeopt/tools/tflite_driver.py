@@ -3,8 +3,11 @@
 Request (JSON on stdin): onnx (path), work_dir, quantization (fp32 | fp16 | dynamic_int8 | full_int8),
 calib ({input name: .npy path, NHWC for 4-D inputs}), io_dtype (float32 | int8 | uint8), keep_nchw (input names
 kept NCHW). Reply (last stdout line): {"ok": true, "tflite": path, "versions": {...}} or {"ok": false, "error"}.
-onnx2tf downloads sample calibration images when integer quantization runs without custom data: this driver
-always passes the caller's data and disables that download.
+onnx2tf downloads sample images (20 MS-COCO crops) in two places: as the representative dataset when integer
+quantization runs without custom data, and as test data for its own ONNX-vs-TF output check whenever every input
+is a 3-channel image. This driver passes the caller's data for the first and serves the caller's samples to the
+second (its download function is replaced; seeded random images when the caller has no real samples): nothing
+is ever downloaded.
 """
 
 import json
@@ -21,8 +24,37 @@ SUFFIX = {
 }
 
 
-def _no_download(*args, **kwargs):
-    raise RuntimeError("edgeopt: sample-image download disabled; calibration data must come from --calib")
+def _sample_images(calib):
+    """A stand-in for onnx2tf's ``download_test_image_data``: the caller's NHWC samples of a 3-channel input."""
+    import numpy as np
+
+    arrays = [np.load(path) for path in calib.values()]
+    images = [a for a in arrays if a.ndim == 4 and a.shape[-1] == 3]
+
+    def provide(*args, **kwargs):
+        if images:
+            return images[0].astype(np.float32)
+        # only onnx2tf's output check gets here (integer quantization always has the caller's data)
+        return np.random.default_rng(0).random((20, 128, 128, 3), dtype=np.float32)
+
+    return provide
+
+
+def _tf_safe_node_names(path):
+    """Rename nodes whose names TensorFlow refuses as scope names (Paddle exports write ``Softmax@0``)."""
+    import re
+
+    import onnx
+
+    model = onnx.load(str(path))
+    bad = re.compile(r"[^A-Za-z0-9_.\\/>-]")
+    changed = False
+    for i, node in enumerate(model.graph.node):
+        if node.name and (bad.search(node.name) or not re.match(r"[A-Za-z0-9.]", node.name)):
+            node.name = f"n{i}_{bad.sub('_', node.name)}"
+            changed = True
+    if changed:
+        onnx.save(model, str(path))
 
 
 def main():
@@ -31,15 +63,17 @@ def main():
     work.mkdir(parents=True, exist_ok=True)
     src = work / "model.onnx"
     shutil.copyfile(req["onnx"], src)  # onnx2tf may rewrite its input: convert a copy
+    _tf_safe_node_names(src)
     import onnx2tf
     from onnx2tf.utils import common_functions
 
+    no_download = _sample_images(req.get("calib") or {})
     if hasattr(common_functions, "download_test_image_data"):
-        common_functions.download_test_image_data = _no_download
+        common_functions.download_test_image_data = no_download
     import onnx2tf.onnx2tf as core
 
     if hasattr(core, "download_test_image_data"):
-        core.download_test_image_data = _no_download
+        core.download_test_image_data = no_download
     quant = req["quantization"]
     integer = quant in ("dynamic_int8", "full_int8")
     calib = [[name, path, 0.0, 1.0] for name, path in (req.get("calib") or {}).items()]
