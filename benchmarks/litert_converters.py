@@ -63,22 +63,8 @@ def _build(name: str) -> Any:
     import torch
     from torch import nn
 
-    class SmallCNN(nn.Module):
-        """Copied from tests/unit/passes/torch/models.py: Conv-BN-ReLU x3 + global pool + Linear."""
-
-        def __init__(self, width: int = 16, classes: int = 10) -> None:
-            super().__init__()
-            self.features = nn.Sequential(
-                nn.Conv2d(1, width, 3, padding=1), nn.BatchNorm2d(width), nn.ReLU(),
-                nn.Conv2d(width, 2 * width, 3, padding=1), nn.BatchNorm2d(2 * width), nn.ReLU(),
-                nn.MaxPool2d(2),
-                nn.Conv2d(2 * width, 4 * width, 3, padding=1), nn.BatchNorm2d(4 * width), nn.ReLU(),
-                nn.AdaptiveAvgPool2d(1), nn.Flatten(),
-            )
-            self.classifier = nn.Linear(4 * width, classes)
-
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return self.classifier(self.features(x))
+    sys.path.insert(0, str(REPO))  # the test models need only torch, so any of the environments can import them
+    from tests.unit.passes.torch.models import SmallCNN
 
     def conv_bn(cin: int, cout: int, k: int, stride: int, groups: int = 1) -> list[nn.Module]:
         return [nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups, bias=False), nn.BatchNorm2d(cout), nn.ReLU6()]

@@ -151,7 +151,7 @@ def digits(args: argparse.Namespace) -> int:
         result = edgeopt.sweep(m["path"], eval=m["eval"], calib=m["calib"], metric="top1",
                                recipes=["fp16", "int8", "int4", "prune30-int8"], min_retention=args.min_retention,
                                out_dir=work / "sweep", no_cache=True, int8_search=False, iterations=args.iterations,
-                               min_duration_s=args.duration)
+                               min_duration_s=args.duration, threads=args.threads)
         wall = time.perf_counter() - t0
     rows = [{"config": f"{lv.recipe}/{lv.runtime}", "size_bytes": lv.size_bytes, "latency_ms_p50": lv.latency_ms,
              "top1": round(lv.metric_value, 4), "retention": round(lv.retention, 4), "passed": lv.passed}
@@ -189,6 +189,8 @@ def main() -> int:
     ap.add_argument("--min-retention", type=float, default=0.99)
     ap.add_argument("--iterations", type=int, default=50)
     ap.add_argument("--duration", type=float, default=1.0)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="runtime threads (1: this 2-vCPU VM gives a 2nd thread only part of the time)")
     ap.add_argument("--search", action="store_true", help="also run the accuracy-aware INT8 search (bounded)")
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks/results/sweep.json")
     args = ap.parse_args()
@@ -198,7 +200,7 @@ def main() -> int:
     if model is None:
         print(f"skip: {why}", file=sys.stderr)
         return 0
-    bench_opts = {"iterations": args.iterations, "min_duration_s": args.duration}
+    bench_opts = {"iterations": args.iterations, "min_duration_s": args.duration, "threads": args.threads}
     with tempfile.TemporaryDirectory(prefix="edgeopt-bench-sweep-") as tmp:
         work = Path(tmp)
         x = text_lines(args.samples)

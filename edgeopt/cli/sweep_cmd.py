@@ -49,8 +49,9 @@ def _progress(event: dict[str, Any]) -> None:
 @click.option("--max-trials", default=12, show_default=True, type=int, help="Most INT8 search trials.")
 @click.option("--max-search-s", default=600.0, show_default=True, type=float, help="Time bound of the INT8 search, s.")
 @click.option("--iterations", default=100, show_default=True, type=int, help="Timed iterations per level (at least).")
-@click.option("--duration", "min_duration_s", default=1.0, show_default=True, type=float,
+@click.option("--min-duration", "min_duration_s", default=1.0, show_default=True, type=float,
               help="Minimum timed run per level, s.")
+@click.option("--threads", default=0, show_default=True, type=int, help="Runtime threads on the target (0: default).")
 @click.option("--eval-limit", default=None, type=int, help="Use at most this many eval samples.")
 @click.option("--no-int8-search", is_flag=True, help="Do not search when INT8 misses the threshold.")
 @click.option("--no-cache", is_flag=True, help="Ignore cached levels; re-run everything.")
@@ -61,7 +62,7 @@ def _progress(event: dict[str, Any]) -> None:
 def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | None, min_retention: float,
               metric: str | None, output_sel: str | None, fps: float | None, objective: str, runtimes: str | None,
               calib: Path | None, out_dir: Path | None, max_trials: int, max_search_s: float, iterations: int,
-              min_duration_s: float, eval_limit: int | None, no_int8_search: bool, no_cache: bool,
+              min_duration_s: float, threads: int, eval_limit: int | None, no_int8_search: bool, no_cache: bool,
               history_db: Path | None, as_json: bool, remote: RemoteOptions) -> int:
     """Sweep compression levels of MODEL on a target and recommend the best (runtime, recipe)."""
     from ..sweep import sweep
@@ -69,7 +70,7 @@ def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | N
     result = sweep(model, eval=eval_data, target=target, recipes=_csv(recipes), min_retention=min_retention,
                    metric=metric, output=output_sel, fps=fps, objective=objective, runtimes=_csv(runtimes),
                    calib=calib, out_dir=out_dir, max_trials=max_trials, max_search_s=max_search_s,
-                   iterations=iterations, min_duration_s=min_duration_s, eval_limit=eval_limit,
+                   iterations=iterations, min_duration_s=min_duration_s, threads=threads, eval_limit=eval_limit,
                    int8_search=not no_int8_search,
                    no_cache=no_cache, history_db=history_db, progress=_progress, **remote.as_kwargs())
     if as_json:

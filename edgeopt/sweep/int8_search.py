@@ -200,8 +200,11 @@ def search_int8(model: Path, *, ctx: Context, runtime: str, rts: Sequence[str], 
         tried.append((quantized_trial(label, cfg), label, cfg))
     sens: list[tuple[str, float, float]] = []
     host_checks: list[dict[str, Any]] = []
-    if tried and not any(lv.passed for lv, _, _ in tried) and budget_left():
-        top, top_label, top_cfg = max(tried, key=lambda t: (t[0].retention, -t[0].latency_ms))
+    top, top_label, top_cfg = max(tried, key=lambda t: (t[0].retention, -t[0].latency_ms)) if tried else (None, "", {})
+    if top is not None and not Path(top.artifact).is_file():  # a cached trial whose file was deleted since
+        emit({"event": "info", "message": f"int8 search: {top.artifact} is gone; run with --no-cache to redo it"})
+        top = None
+    if top is not None and not any(lv.passed for lv, _, _ in tried) and budget_left():
         q_cfg = {"op_types_to_quantize": QUANT_OPS, **top_cfg}
         qdq = onnx.load(top.artifact)
         host = HostEval(base_m, ctx.eval_npz, ctx.metric, ctx.selection, ctx.labels)

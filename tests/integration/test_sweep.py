@@ -92,7 +92,7 @@ def test_cli_sweep_resumes_after_ctrl_c(digits: tuple[Path, Path], tmp_path: Pat
 
     model, data = digits
     cmd = [sys.executable, "-m", "edgeopt", "sweep", str(model), "--eval", str(data), "--recipes", "fp16,int8",
-           "--runtimes", "onnxruntime", "--iterations", "20", "--duration", "0.1", "--no-int8-search",
+           "--runtimes", "onnxruntime", "--iterations", "20", "--min-duration", "0.1", "--no-int8-search",
            "--out", str(tmp_path), "--json"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None

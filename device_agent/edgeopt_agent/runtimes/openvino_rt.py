@@ -44,6 +44,15 @@ def _name(port: Any, index: int, kind: str) -> str:
         return "%s_%d" % (kind, index)
 
 
+def _names(model_ports: Any, compiled_ports: Any, kind: str) -> List[str]:
+    """Port names as the model file states them. Compiling can merge a tensor's names into the port (an FP16
+    model's input ``x`` gains the name of the Cast that OpenVINO folded into it), and ``get_any_name`` then picks
+    any of them: the read model's name is the one users and eval data know."""
+    if len(model_ports) != len(compiled_ports):
+        return [_name(p, i, kind) for i, p in enumerate(compiled_ports)]
+    return [_name(p, i, kind) for i, p in enumerate(model_ports)]
+
+
 class OpenVinoRuntime(Runtime):
     name = "openvino"
 
@@ -63,6 +72,8 @@ class OpenVinoRuntime(Runtime):
         self._compiled: Any = None
         self._local = threading.local()
         self._requested: Dict[str, Any] = {}
+        self._input_names: List[str] = []
+        self._output_names: List[str] = []
 
     def version(self) -> str:
         return str(self._ov.get_version()).split("-", 1)[0]
@@ -105,6 +116,8 @@ class OpenVinoRuntime(Runtime):
                              "or pass --ov-device CPU" % (device, ", ".join(available) or "none"))
         model = core.read_model(model_path)
         self._compiled = core.compile_model(model, device, config)
+        self._input_names = _names(model.inputs, self._compiled.inputs, "input")
+        self._output_names = _names(model.outputs, self._compiled.outputs, "output")
         self._core = core
         self._requested = {"device_requested": device, "config": dict(config), "devices_available": available}
         if threads > 0 and head != "CPU":
@@ -112,11 +125,11 @@ class OpenVinoRuntime(Runtime):
         self._local.request = self._compiled.create_infer_request()
 
     def inputs(self) -> List[TensorInfo]:
-        return [TensorInfo(name=_name(p, i, "input"), shape=_shape(p), dtype=_dtype(p))
+        return [TensorInfo(name=self._input_names[i], shape=_shape(p), dtype=_dtype(p))
                 for i, p in enumerate(self._compiled.inputs)]
 
     def outputs(self) -> List[TensorInfo]:
-        return [TensorInfo(name=_name(p, i, "output"), shape=_shape(p), dtype=_dtype(p))
+        return [TensorInfo(name=self._output_names[i], shape=_shape(p), dtype=_dtype(p))
                 for i, p in enumerate(self._compiled.outputs)]
 
     def _request(self) -> Any:

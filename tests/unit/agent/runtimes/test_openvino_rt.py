@@ -108,3 +108,23 @@ def test_each_thread_gets_its_own_infer_request(tiny_cnn):
         t.join()
     assert len(results) == 60 and all(np.allclose(r, expected, atol=1e-5) for r in results)
     assert len({id(r) for r in requests}) == 3 and rt._local.request not in requests
+
+
+def test_fp16_ir_keeps_the_input_name_the_model_file_states(tiny_cnn, tmp_path):
+    """OpenVINO folds an FP16 model's input Cast into the Parameter and the compiled port gains the Cast's name;
+    the agent must keep reporting the model's own input name (eval data and --shape are keyed by it)."""
+    import onnx
+    from onnxruntime.transformers.float16 import convert_float_to_float16
+
+    m16 = convert_float_to_float16(onnx.load(str(tiny_cnn)), keep_io_types=True)
+    onnx.save(m16, str(tmp_path / "cnn16.onnx"))
+    xml = tmp_path / "cnn16.xml"
+    ov.save_model(ov.convert_model(str(tmp_path / "cnn16.onnx")), str(xml))
+    want_in = [i.name for i in m16.graph.input]
+    want_out = [o.name for o in m16.graph.output]
+    compiled = ov.Core().compile_model(str(xml), "CPU")
+    assert any(len(p.get_names()) > 1 for p in compiled.inputs), "the folded Cast's name is what this test is about"
+    rt = OpenVinoRuntime()
+    rt.load(str(xml), {}, 1)
+    assert [i.name for i in rt.inputs()] == want_in
+    assert [o.name for o in rt.outputs()] == want_out
