@@ -94,7 +94,10 @@ def test_cli_sweep_resumes_after_ctrl_c(digits: tuple[Path, Path], tmp_path: Pat
     cmd = [sys.executable, "-m", "edgeopt", "sweep", str(model), "--eval", str(data), "--recipes", "fp16,int8",
            "--runtimes", "onnxruntime", "--iterations", "20", "--min-duration", "0.1", "--no-int8-search",
            "--out", str(tmp_path), "--json"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    def default_sigint() -> None:  # a job started in the background (CI, `cmd &`) inherits SIGINT ignored
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     assert proc.stderr is not None
     seen = []
     for line in proc.stderr:  # progress goes to stderr: stop once fp16 is measured (fp32 came before it)
