@@ -10,7 +10,7 @@ import click
 from ..bench import benchmark
 from ..errors import ExitCode
 from ..metrics.energy import SENSOR_CHOICES
-from .common import emit_json, json_option, parse_shapes, shape_options, targets_dir_option
+from .common import emit_json, json_option, parse_runtime_options, parse_shapes, shape_options, targets_dir_option
 from .history_options import HistoryOptions, history_options, record_bench
 from .progress import StderrProgress
 from .remote_options import RemoteOptions, remote_options
@@ -45,6 +45,8 @@ from .render import render_bench
 @click.option("--provider", "providers", multiple=True, help="onnxruntime execution provider (repeatable).")
 @click.option("--ov-device", default=None, metavar="DEVICE",
               help="OpenVINO device: CPU, GPU, NPU, AUTO (implies --runtime openvino).")
+@click.option("--runtime-option", "runtime_option", multiple=True, metavar="KEY=VALUE",
+              help="A runtime option (repeatable), e.g. performance_hint=THROUGHPUT; docs/runtimes.md lists them.")
 @click.option("--samples", is_flag=True, help="Include every per-inference latency in the JSON.")
 @click.option("--energy/--no-energy", default=True, show_default=True,
               help="Measure energy per inference (an ESTIMATE from the target's TDP where no sensor exists).")
@@ -62,7 +64,8 @@ def bench(
     model: Path, target: str | None, fps: float | None, no_budget: bool, percentile: str, iterations: int,
     min_duration: float, max_duration: float, warmup: int, warmup_s: float, threads: int, streams: int,
     seed: int, shapes: tuple[str, ...], batch: int, inputs: Path | None, runtime: str | None,
-    providers: tuple[str, ...], ov_device: str | None, samples: bool, targets_dirs: tuple[Path, ...], as_json: bool,
+    providers: tuple[str, ...], ov_device: str | None, runtime_option: tuple[str, ...], samples: bool,
+    targets_dirs: tuple[Path, ...], as_json: bool,
     energy: bool, power_sensor: str, sysfs_root: str, power_rate_hz: float, remote: RemoteOptions,
     history: HistoryOptions,
 ) -> int:
@@ -86,7 +89,8 @@ def bench(
         shapes=parse_shapes(shapes),
         inputs=inputs,
         runtime=runtime or ("openvino" if ov_device else "onnxruntime" if providers else None),
-        runtime_options={**({"providers": list(providers)} if providers else {}),
+        runtime_options={**parse_runtime_options(runtime_option),
+                         **({"providers": list(providers)} if providers else {}),
                          **({"device": ov_device} if ov_device else {})},
         targets_dirs=targets_dirs,
         progress=StderrProgress(),

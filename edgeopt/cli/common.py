@@ -34,6 +34,27 @@ def shape_options(f: F) -> F:
                         help="Concrete shape of an input with dynamic dims, e.g. input=1x3x224x224.")(f)
 
 
+def parse_runtime_options(values: tuple[str, ...]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs; values read as YAML scalars (``4`` -> 4, ``true`` -> True, ``LATENCY`` -> "LATENCY").
+
+    The agent's runtime checks the keys (an unknown one is an input error naming the known ones).
+    """
+    import yaml
+
+    out: dict[str, Any] = {}
+    for value in values:
+        key, sep, raw = value.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{value!r}: write KEY=VALUE, e.g. --runtime-option performance_hint=THROUGHPUT",
+                                     param_hint="--runtime-option")
+        try:
+            parsed = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            parsed = raw
+        out[key.strip()] = parsed if isinstance(parsed, (str, int, float, bool, list)) or parsed is None else raw
+    return out
+
+
 def parse_shapes(values: tuple[str, ...]) -> dict[str, list[int]]:
     """``("x=1x3x224x224",)`` -> ``{"x": [1, 3, 224, 224]}``; a malformed value is a usage error."""
     out: dict[str, list[int]] = {}

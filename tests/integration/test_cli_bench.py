@@ -101,6 +101,7 @@ def test_bad_model_files_give_one_line_and_exit_2(tmp_path, case, needle, comman
     (["--shape", "image=1x64"], "image"),
     (["--percentile", "p97"], "p97"),
     (["--fps", "0"], "--fps"),
+    (["--runtime-option", "novalue"], "KEY=VALUE"),
 ])
 def test_bad_flags_give_one_line_and_exit_2(matmul_model, args, needle):
     p = edgeopt("bench", str(matmul_model), *args)
@@ -140,3 +141,21 @@ def test_targets_commands(tmp_path):
     assert p.returncode == 0 and json.loads(p.stdout)["arch"] == "aarch64"
     p = edgeopt("targets", "show", "rpi5")
     assert p.returncode == 0 and "memory_bandwidth_gbps" in p.stdout
+
+
+def test_runtime_option_reaches_the_runtime(matmul_model):
+    pytest.importorskip("openvino", reason="openvino not installed: pip install -e .[openvino]")
+    p = edgeopt("bench", str(matmul_model), "--runtime", "openvino", "--runtime-option", "performance_hint=THROUGHPUT",
+                "--runtime-option", "num_streams=1", "--threads", "1", "--no-budget", "--min-duration", "0.1",
+                "-n", "20", "--json")
+    assert p.returncode == 0, p.stderr
+    runtime = json.loads(p.stdout)["runtime"]
+    assert runtime["performance_hint"] == "THROUGHPUT" and runtime["num_streams"] == 1, runtime
+
+
+def test_unknown_runtime_option_is_exit_2_naming_the_known_ones(matmul_model):
+    p = edgeopt("bench", str(matmul_model), "--runtime", "onnxruntime", "--runtime-option",
+                "graph_optimisation_level=1", "--no-budget")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    last = p.stderr.strip().splitlines()[-1]
+    assert "unknown onnxruntime option(s) graph_optimisation_level" in last and "graph_optimization_level" in last
