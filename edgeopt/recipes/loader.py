@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..convert import CONVERTERS
 from ..errors import InputError
 from ..passes.base import Pass, PassUnavailableError
 from ..passes.registry import PassRegistry, PassRegistryError
@@ -90,8 +91,6 @@ def build_recipe(
         passes.append(cls(config))
     converters: dict[str, Pass[Any]] = {}
     for name, options in recipe.convert.items():
-        from ..convert import CONVERTERS
-
         if name not in CONVERTERS.values():
             raise RecipeError(f"{where(('convert', name))}: '{name}' is not a conversion pass; use one of "
                               f"{', '.join(sorted(CONVERTERS.values()))}")

@@ -54,7 +54,8 @@ def keep_float(qdq: onnx.ModelProto, base: onnx.ModelProto, nodes: Iterable[str]
         q = q_of.get(dq_of[name].input[0])
         return q.input[0] if q is not None else None
 
-    still = [n for n in g.node if n.name in set(quantized_nodes(qdq, op_types)) - wanted]
+    still_names = set(quantized_nodes(qdq, op_types)) - wanted  # computed once: this runs per search trial
+    still = [n for n in g.node if n.name in still_names]
     quantized = {t for n in still for t in n.output}
     quantized |= {f for n in still for i in n.input if i in dq_of and (f := float_activation(i)) is not None}
     restored: dict[str, str] = {}
