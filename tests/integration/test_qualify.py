@@ -212,11 +212,11 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("history-models")
     light = root / "net.onnx"
     heavy = root / "net-heavy.onnx"  # same architecture, 6x the width: a much slower "new release"
-    big = root / "net-224.onnx"  # ~3 ms per inference: long enough for CPU throttling to stretch each one
+    big = root / "net-224.onnx"  # ~5 ms per inference on a fast AVX-512 core: long enough for throttling to stretch
     # ~0.3 ms vs several ms: long enough that scheduler noise is small next to the difference.
     onnx.save(mobilenet_like(image_size=96, width=16, blocks=4, classes=10), light)
     onnx.save(mobilenet_like(image_size=96, width=96, blocks=4, classes=10), heavy)
-    onnx.save(mobilenet_like(image_size=224, width=32, blocks=6, classes=10), big)
+    onnx.save(mobilenet_like(image_size=224, width=96, blocks=6, classes=10), big)
     return {"light": light, "heavy": heavy, "big": big}
 
 

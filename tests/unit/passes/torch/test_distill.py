@@ -65,12 +65,14 @@ def test_a_named_student_learns_from_a_pt2_teacher(tmp_path: Path, digits_npz: t
     unlabeled, _ = digits_npz
     teacher = load_torch_model(f"{SPEC}:digits_teacher", CNN_SHAPE)
     pt2, _ = save_exported_program(teacher.module, teacher, tmp_path / "teacher.pt2", dynamic_batch=True)
-    art, _ = _distill(tmp_path / "ok", unlabeled, spec=str(pt2), student=f"{SPEC}:narrow_cnn", epochs=10,
+    art, _ = _distill(tmp_path / "ok", unlabeled, spec=str(pt2), student=f"{SPEC}:narrow_cnn", epochs=24,
                       lr=1e-2, max_samples=512)
     r = art.report
     assert r["student"] == f"{SPEC}:narrow_cnn" and r["params_ratio"] < 0.1 and "teacher_macs" not in r
-    # A from-scratch quarter-width student after 70 steps: agreement rose from 15% to 49% when measured here.
-    assert r["fidelity"]["top1_agreement"] > r["fidelity_before"]["top1_agreement"] + 0.15
+    # A from-scratch quarter-width student: 10 epochs took agreement from 15% to 49% on an AVX2 Zen 3 but only to
+    # 29% on an AVX-512 EPYC (other kernels, other rounding); 24 epochs reach 96% there.
+    before, after = r["fidelity_before"]["top1_agreement"], r["fidelity"]["top1_agreement"]
+    assert after > before + 0.15, (after, before)
     with pytest.raises(PassError, match="width-multiplied student needs the teacher's nn.Module"):
         _distill(tmp_path / "graph", unlabeled, spec=str(pt2))
     with pytest.raises(PassError, match=r"output shapes \[\[1, 5\]\] differ from the teacher's \[\[1, 10\]\]"):
