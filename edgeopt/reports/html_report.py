@@ -35,15 +35,6 @@ th { background: var(--bg); font-weight: 600; } td.num { text-align: right; font
 tr.row-fail td { background: #ffebe9; } tr.row-error td { background: #fff8c5; }
 .kv td:first-child { width: 260px; color: var(--muted); }
 .charts { display: flex; flex-wrap: wrap; gap: 16px; }
-.chart { max-width: 100%; height: auto; border: 1px solid var(--line); border-radius: 6px; background: #fff; }
-.chart .plot { fill: #fff; stroke: var(--line); } .chart .grid { stroke: #eef1f4; } .chart .axis { stroke: #8c959f; }
-.chart .tick { font-size: 11px; fill: var(--muted); } .chart .label { font-size: 12px; fill: var(--ink); }
-.chart .bar { fill: #54aeff; } .chart .bar-over { fill: #ff8182; }
-.chart .line { fill: none; stroke: var(--accent); stroke-width: 2; }
-.chart .marker { stroke: #6e7781; stroke-dasharray: 4 3; } .chart .marker-text { font-size: 11px; fill: #6e7781; }
-.chart .limit { stroke: var(--bad); stroke-width: 2; } .chart .limit-text { font-size: 11px; fill: var(--bad); }
-.chart .front { fill: none; stroke: var(--ok); stroke-width: 2; } .chart .pt { fill: #8c959f; }
-.chart .pt-front { fill: var(--ok); }
 .note { color: var(--muted); font-size: 13px; } .warn { color: var(--err); }
 .estimate { color: var(--err); font-weight: 600; }
 code { background: var(--bg); padding: 1px 4px; border-radius: 4px; font-size: 12px; word-break: break-all; }
@@ -261,7 +252,7 @@ def render_html(result: QualifyResult) -> str:
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>edgeopt qualify {escape(result.name)}: {status.upper()}</title>",
-        f"<style>{CSS}</style></head><body><main>",
+        f"<style>{CSS}{svg.CHART_CSS}</style></head><body><main>",
         f"<h1>Qualification <code>{escape(result.name)}</code> {_badge(status)}</h1>",
         f'<p class="sub">{escape(result.description)}</p>',
         f'<p class="sub">{passed}/{len(gates)} gates passed on {len(result.devices)} device(s) &middot; started '

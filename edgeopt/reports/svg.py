@@ -1,7 +1,8 @@
 """Small inline-SVG charts (histogram, CDF, bars, Pareto scatter) for the self-contained HTML report.
 
 Plain strings, no plotting library and nothing fetched: every chart is an ``<svg>`` element with its own axes,
-ticks and labels, styled by the report's inline CSS classes. All text is XML-escaped.
+ticks and labels, styled by :data:`CHART_CSS` (the HTML report includes it once; a chart
+written as a file of its own gets it inline through :func:`standalone`). All text is XML-escaped.
 """
 
 from __future__ import annotations
@@ -17,6 +18,21 @@ WIDTH = 640
 HEIGHT = 260
 _M_LEFT, _M_RIGHT, _M_TOP, _M_BOTTOM = 58, 16, 18, 42
 MAX_CDF_POINTS = 400
+SVG_NS = "http://www.w3.org/2000/svg"
+
+# The chart classes, with literal colours so a chart renders the same alone as inside the report.
+CHART_CSS = """\
+.chart { max-width: 100%; height: auto; border: 1px solid #d1d9e0; border-radius: 6px; background: #fff;
+  font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+.chart .plot { fill: #fff; stroke: #d1d9e0; } .chart .grid { stroke: #eef1f4; } .chart .axis { stroke: #8c959f; }
+.chart .tick { font-size: 11px; fill: #59636e; } .chart .label { font-size: 12px; fill: #1f2328; }
+.chart .bar { fill: #54aeff; } .chart .bar-over { fill: #ff8182; }
+.chart .line { fill: none; stroke: #0969da; stroke-width: 2; }
+.chart .marker { stroke: #6e7781; stroke-dasharray: 4 3; } .chart .marker-text { font-size: 11px; fill: #6e7781; }
+.chart .limit { stroke: #cf222e; stroke-width: 2; } .chart .limit-text { font-size: 11px; fill: #cf222e; }
+.chart .front { fill: none; stroke: #1a7f37; stroke-width: 2; } .chart .pt { fill: #8c959f; }
+.chart .pt-front { fill: #1a7f37; }
+"""
 
 
 @dataclass(frozen=True)
@@ -119,6 +135,17 @@ class _Frame:
 def _svg(body: list[str], title: str, width: int = WIDTH, height: int = HEIGHT, css: str = "chart") -> str:
     return (f'<svg class="{css}" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
             f'aria-label="{escape(title)}"><title>{escape(title)}</title>' + "".join(body) + "</svg>")
+
+
+def standalone(chart: str) -> str:
+    """``chart`` (from this module) as the text of an ``.svg`` file: XML declaration and its own stylesheet, so it
+    renders alone (a browser, an image viewer, a CI artifact page) exactly as inside the HTML report."""
+    head, sep, rest = chart.partition("><title>")
+    if not sep or not head.startswith("<svg "):
+        raise ValueError("not a chart made by edgeopt.reports.svg")
+    head = f'<svg xmlns="{SVG_NS}" ' + head[len("<svg "):]  # inline in HTML it needs none; alone it must have it
+    return (f'<?xml version="1.0" encoding="UTF-8"?>\n{head}><style>{escape(CHART_CSS, quote=False)}</style>'
+            f"<title>{rest}\n")
 
 
 def _x_range(values: np.ndarray, markers: Sequence[Marker]) -> tuple[float, float]:

@@ -49,6 +49,7 @@ def recommend(levels: Sequence[Level], objective: str, min_retention: float,
 def write_plot(levels: Sequence[Level], objective: str, path: Path) -> Path:
     """Scatter of objective vs retention with the frontier (reuses the report's SVG helper)."""
     points = [(f"{lv.recipe}/{lv.runtime}", objective_value(lv, objective), lv.retention) for lv in levels]
-    text = svg.pareto(points, title=f"Pareto: {objective} vs retention").replace("latency (ms)", _LABELS[objective])
+    text = svg.standalone(svg.pareto(points, title=f"Pareto: {objective} vs retention").replace(
+        "latency (ms)", _LABELS[objective]))
     atomic_write_text(path, text)
     return path

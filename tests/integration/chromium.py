@@ -12,8 +12,10 @@ import json
 import os
 import select
 import shutil
+import struct
 import subprocess
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -150,3 +152,42 @@ class DevTools:
     def evaluate(self, expression: str, session: str) -> Any:
         result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session)
         return result["result"].get("value")
+
+
+def png_pixels(path: Path, step: int = 8) -> tuple[int, int, set[bytes]]:
+    """Width, height and the distinct RGB pixels (every ``step``-th row and column) of an 8-bit PNG (stdlib only)."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, header = 8, b"", b""
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos:pos + 4])
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
+        header = body if kind == b"IHDR" else header
+        idat += body if kind == b"IDAT" else b""
+        pos += 12 + length
+    width, height, depth, color = struct.unpack(">IIBB", header[:10])
+    assert depth == 8 and color in (2, 6)
+    bpp = 3 if color == 2 else 4
+    raw = zlib.decompress(idat)
+    stride = width * bpp
+    prev = bytearray(stride)
+    colors: set[bytes] = set()
+    for y in range(height):
+        ftype, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            left = line[i - bpp] if i >= bpp else 0
+            up, ul = prev[i], prev[i - bpp] if i >= bpp else 0
+            if ftype == 1:
+                line[i] = (line[i] + left) & 0xFF
+            elif ftype == 2:
+                line[i] = (line[i] + up) & 0xFF
+            elif ftype == 3:
+                line[i] = (line[i] + (left + up) // 2) & 0xFF
+            elif ftype == 4:
+                p = left + up - ul
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - ul)
+                line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else ul)) & 0xFF
+        if y % step == 0:
+            colors.update(bytes(line[x:x + 3]) for x in range(0, stride, bpp * step))
+        prev = line
+    return width, height, colors

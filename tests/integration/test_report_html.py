@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import struct
-import zlib
 from pathlib import Path
 
 import pytest
@@ -50,47 +48,8 @@ def test_no_request_leaves_the_page(report, tmp_path):
         assert "http://127.0.0.1:9/x.png" in requested
 
 
-def _png_pixels(path: Path) -> tuple[int, int, set[bytes]]:
-    """Width, height and the distinct RGB(A) pixels of an 8-bit, non-interlaced PNG (stdlib only)."""
-    data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, idat, header = 8, b"", b""
-    while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos:pos + 4])
-        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
-        header = body if kind == b"IHDR" else header
-        idat += body if kind == b"IDAT" else b""
-        pos += 12 + length
-    width, height, depth, color = struct.unpack(">IIBB", header[:10])
-    assert depth == 8 and color in (2, 6)
-    bpp = 3 if color == 2 else 4
-    raw = zlib.decompress(idat)
-    stride = width * bpp
-    prev = bytearray(stride)
-    colors: set[bytes] = set()
-    for y in range(height):
-        ftype, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            left = line[i - bpp] if i >= bpp else 0
-            up, ul = prev[i], prev[i - bpp] if i >= bpp else 0
-            if ftype == 1:
-                line[i] = (line[i] + left) & 0xFF
-            elif ftype == 2:
-                line[i] = (line[i] + up) & 0xFF
-            elif ftype == 3:
-                line[i] = (line[i] + (left + up) // 2) & 0xFF
-            elif ftype == 4:
-                p = left + up - ul
-                pa, pb, pc = abs(p - left), abs(p - up), abs(p - ul)
-                line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else ul)) & 0xFF
-        if y % 8 == 0:
-            colors.update(bytes(line[x:x + 3]) for x in range(0, stride, bpp * 8))
-        prev = line
-    return width, height, colors
-
-
 def test_screenshot_is_not_blank(report, tmp_path):
     shot = chromium.screenshot(report.as_uri(), tmp_path / "report.png", tmp_path / "profile", size="1000,1400")
-    width, height, colors = _png_pixels(shot)
+    width, height, colors = chromium.png_pixels(shot)
     assert (width, height) == (1000, 1400)
     assert b"\xff\xff\xff" in colors and len(colors) > 20  # a white page with text, badges, bars and lines
