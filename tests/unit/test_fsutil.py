@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from edgeopt.fsutil import atomic_write_text
-
 SCRIPT = "import sys; from pathlib import Path; from edgeopt.fsutil import atomic_write_text; " \
          "atomic_write_text(Path(sys.argv[1]), 'report')"
 
