@@ -1,17 +1,15 @@
 """edgeopt: take a trained model to an edge device and prove it is fit to ship there.
 
-The Python API mirrors the CLI: :func:`inspect` and :func:`benchmark`, with keyword-only options and typed
-results.
+The Python API mirrors the CLI: :func:`inspect`, :func:`optimize`, :func:`benchmark`, :func:`sweep` and
+:func:`qualify`, with keyword-only options and typed results.
 """
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
-from .api import inspect  # noqa: E402
-from .bench import benchmark  # noqa: E402
-from .optimize import optimize  # noqa: E402
-from .qualify import qualify  # noqa: E402
-from .sweep import sweep  # noqa: E402
+from ._version import __version__
+from .api import inspect, qualify
+from .bench import benchmark
+from .optimize import optimize
+from .sweep import sweep
 
 __all__ = ["__version__", "benchmark", "inspect", "optimize", "qualify", "sweep"]

@@ -1,12 +1,22 @@
-"""Public API functions that resolve names (targets) before calling the stage that does the work."""
+"""Public API functions that resolve names (targets, specs) before calling the stage that does the work, and
+deliver its outputs (qualify's reports and sinks), so the stages themselves stay one-directional."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
+from . import reports
 from .analysis import inspect_model
 from .analysis.report import InspectResult
+from .qualify.engine import default_report_dir, run_qualification
+from .qualify.loader import load_spec
+from .qualify.result import QualifyResult, SweepPoint
+from .qualify.retention import RetentionEvaluator
+from .qualify.spec import SinksSpec
+from .runners import ProgressSink
+from .sinks.mlflow_sink import log_qualify
 from .targets import load_registry
 
 
@@ -22,3 +32,54 @@ def inspect(
     tgt = load_registry(extra_dirs=targets_dirs).get(target) if target else None
     shape_map = {k: [int(d) for d in v] for k, v in (shapes or {}).items()}
     return inspect_model(Path(model), target=tgt, shapes=shape_map, batch=batch)
+
+
+def qualify(
+    spec: str | Path,
+    *,
+    report_dir: str | Path | None = None,
+    history_db: str | Path | None = None,
+    record: bool = True,
+    write_reports: bool = True,
+    targets_dirs: Sequence[Path] = (),
+    sweep: Sequence[SweepPoint | Mapping[str, Any]] | None = None,
+    evaluator: RetentionEvaluator | None = None,
+    progress: ProgressSink | None = None,
+    log: Callable[[str], None] | None = None,
+) -> QualifyResult:
+    """Qualify the spec's model on each of its devices against its gates.
+
+    Args:
+        spec: path of the qualification YAML (docs/qualify.md).
+        report_dir: where reports and the work dir go (default ``out/qualify/<spec name>``).
+        history_db: results history file (default: ``EDGEOPT_HISTORY_DB`` or the XDG data dir).
+        record: store every device's run in the history.
+        write_reports: write result.json, report.html, junit.xml and summary.md into ``report_dir``.
+        targets_dirs: extra directories of target YAML files.
+        sweep: sweep points ``{label, latency_ms, retention}`` for the report's Pareto chart.
+        evaluator: computes retention (default: onnxruntime on the host).
+        progress: receives the agent's progress events. log: receives one-line status messages.
+
+    Returns:
+        The result; ``result.exit_code`` is 0 (all gates pass), 1 (a gate failed) or 3 (a device failed).
+
+    Raises:
+        QualifySpecError / InputError: invalid spec, model, data or history path (exit code 2), before any
+            device work where it can be known then.
+    """
+    loaded = load_spec(spec)
+    out_dir = Path(report_dir) if report_dir is not None else default_report_dir(loaded.spec.name)
+    result = run_qualification(loaded, report_dir=out_dir, history_db=history_db, record=record,
+                               targets_dirs=targets_dirs, sweep=sweep, evaluator=evaluator, progress=progress, log=log)
+    if write_reports:
+        paths = reports.report_paths(out_dir)
+        result = result.model_copy(update={"reports": {fmt: str(path) for fmt, path in paths.items()}})
+        reports.write_reports(result, out_dir)
+    _send_to_sinks(result, loaded.spec.sinks)
+    return result
+
+
+def _send_to_sinks(result: QualifyResult, sinks: SinksSpec) -> None:
+    """Export the result (its reports included, so they are written first) to the spec's sinks."""
+    if sinks.mlflow is not None:
+        log_qualify(result, tracking_uri=sinks.mlflow.tracking_uri, experiment=sinks.mlflow.experiment)

@@ -13,7 +13,7 @@ from typing import Any
 
 from edgeopt_agent.protocol import Request
 
-from . import __version__
+from ._version import __version__
 from .analysis import inspect_model
 from .enums import Precision
 from .errors import InputError

@@ -48,3 +48,16 @@ class RunnerError(EdgeoptError):
 
 class RuntimeUnavailableError(RunnerError):
     """The requested runtime is not installed where the agent runs."""
+
+
+def first_line(exc: BaseException, *, limit: int | None = 300, fallback: str | None = None) -> str:
+    """The first line of an exception's message, for a one-line error that names its cause.
+
+    Args:
+        exc: the exception (a library's message is often a multi-line dump).
+        limit: cut the line at this many characters (None: keep it whole).
+        fallback: what to say when the message is empty (default: the exception's type name).
+    """
+    text = str(exc).strip()
+    line = text.splitlines()[0] if text else (fallback or type(exc).__name__)
+    return line if limit is None else line[:limit]

@@ -11,22 +11,24 @@ from __future__ import annotations
 import datetime as _dt
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from . import __version__
+from ._version import __version__
 from .analysis.loader import load_model
 from .analysis.precision import model_precision
 from .calib import DataSource, ImagePreprocessing
-from .convert import VALIDATION_SAMPLES, plan_conversions, run_conversions
-from .errors import EdgeoptError, InputError, ModelLoadError
+from .convert import VALIDATION_SAMPLES, ConversionPlan, plan_conversions, run_conversions
+from .errors import EdgeoptError, InputError
 from .fidelity import FidelityRow, agent_latency, measure_fidelity
 from .fsutil import atomic_write_text, sha256_file
 from .passes.base import Artifact, ArtifactFormat, NullReporter, Pass, PassContext, Reporter
 from .passes.pipeline import run_passes
 from .passes.registry import PassRegistry, load_pass_registry
+from .passes.torch_input import looks_like_torch_model, torch_artifact, torch_stem
 from .recipes import LoadedRecipe, Recipe, build_recipe, load_recipe
 from .targets import Target, load_registry
 
@@ -34,7 +36,6 @@ SCHEMA_VERSION = "1.0"
 MANIFEST = "manifest.json"
 FIDELITY_EVAL_SAMPLES = 1000
 FIDELITY_CALIB_SAMPLES = 32
-PYTORCH_SUFFIXES = (".pt2", ".pt", ".pth", ".ts")
 
 
 class DataInfo(BaseModel):
@@ -142,7 +143,58 @@ def optimize(
     started = time.perf_counter()
     started_at = _dt.datetime.now(_dt.timezone.utc).isoformat()
     reporter = _Collect(progress or NullReporter())
-    registry = registry or load_pass_registry()
+    job = _plan_job(model, target, recipe, registry or load_pass_registry(), targets_dirs, reporter)
+    data = _Data.open(job, calib, eval_data, input_shapes, preprocessing, reporter, seed)
+    out = _output_dir(job, out_dir)
+    artifacts = _run_job(job, data, out, reporter, seed)
+    rows = _fidelity(job.source, artifacts, data, reporter, bench, seed) if fidelity else None
+    manifest = out / MANIFEST
+    result = OptimizeResult(
+        edgeopt_version=__version__,
+        started_at=started_at,
+        seconds=round(time.perf_counter() - started, 3),
+        model=job.source,
+        target=job.target.name,
+        recipe=job.loaded.recipe.name,
+        recipe_source=job.loaded.source,
+        formats=job.conversions.formats,
+        out_dir=str(out),
+        manifest_path=str(manifest),
+        artifacts=artifacts,
+        calibration=DataInfo(source=str(calib) if calib else None, random=calib is None) if job.needs_calib else None,
+        fidelity=rows,
+        warnings=list(reporter.warnings),
+    )
+    atomic_write_text(manifest, result.model_dump_json(indent=2) + "\n")
+    return result
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What ``optimize`` will do, fully resolved and checked before any work."""
+
+    target: Target
+    loaded: LoadedRecipe
+    source: Artifact
+    passes: list[Pass[Any]]
+    conversions: ConversionPlan
+
+    @property
+    def needs_calib(self) -> bool:
+        return any(p.needs_calibration for p in [*self.passes, *self.conversions.passes.values()])
+
+    @property
+    def stem(self) -> str:
+        """What output files are named after (the input file's stem, or the PyTorch model's)."""
+        path = self.source.path
+        return Path(path).stem if self.source.format is ArtifactFormat.ONNX else torch_stem(path)
+
+
+def _plan_job(
+    model: str | Path, target: str, recipe: str | Path | Recipe | LoadedRecipe, registry: PassRegistry,
+    targets_dirs: Sequence[Path], reporter: Reporter,
+) -> _Job:
+    """Resolve the target, the recipe and the input; plan the passes and the conversions (step 1, no work yet)."""
     tgt = load_registry(extra_dirs=targets_dirs).get(target)
     loaded = _load_recipe(recipe, registry)
     source = _input_artifact(model)
@@ -150,65 +202,64 @@ def optimize(
     final_format = passes[-1].output_format if passes else source.format
     conversions = plan_conversions(loaded.recipe.formats, tgt, final_format, source.format, registry,
                                    loaded.converters)
-    formats = conversions.formats
     for note in conversions.warnings:
         reporter.warn(note)
-    shapes = {k: [int(d) for d in v] for k, v in (input_shapes or {}).items()}
-    pp = preprocessing or loaded.recipe.preprocessing
-    needs_calib = any(p.needs_calibration for p in [*passes, *conversions.passes.values()])
-    calib_src = (
-        DataSource(Path(calib) if calib else None, preprocessing=pp, input_shapes=shapes, reporter=reporter, seed=seed)
-        if (needs_calib or calib)
-        else None
-    )
-    eval_src = (
-        DataSource(
-            Path(eval_data), preprocessing=pp, input_shapes=shapes, reporter=reporter, seed=seed, purpose="evaluation"
+    return _Job(tgt, loaded, source, passes, conversions)
+
+
+@dataclass(frozen=True)
+class _Data:
+    """The samples ``optimize`` reads: calibration (when a pass needs it or it was given) and evaluation."""
+
+    shapes: dict[str, list[int]]
+    calib: DataSource | None
+    eval: DataSource | None
+
+    @classmethod
+    def open(
+        cls, job: _Job, calib: str | Path | None, eval_data: str | Path | None,
+        input_shapes: Mapping[str, Sequence[int]] | None, preprocessing: ImagePreprocessing | None,
+        reporter: Reporter, seed: int,
+    ) -> _Data:
+        """Check the data paths (step 2); the recipe's preprocessing applies unless ``preprocessing`` is given."""
+        shapes = {k: [int(d) for d in v] for k, v in (input_shapes or {}).items()}
+        pp = preprocessing or job.loaded.recipe.preprocessing
+        calib_src = (
+            DataSource(Path(calib) if calib else None, preprocessing=pp, input_shapes=shapes, reporter=reporter,
+                       seed=seed)
+            if (job.needs_calib or calib)
+            else None
         )
-        if eval_data
-        else None
-    )
-    stem = Path(source.path).stem if source.format is ArtifactFormat.ONNX else _pytorch_stem(source.path)
-    out = Path(out_dir) if out_dir else Path("out") / f"{stem}.{loaded.recipe.name}"
-    _refuse_overwriting_input(source, out, stem, loaded.recipe.name)
-    ctx = PassContext(
-        work_dir=out,
-        output_path=out,
-        target=tgt,
-        calibration=calib_src,
-        reporter=reporter,
-        input_shapes=shapes,
-        seed=seed,
-    )
-    artifacts = run_passes(source, passes, out_dir=out, stem=stem, recipe=loaded.recipe.name, context=ctx)
-    if conversions.passes:  # other runtimes' formats, each validated against the ONNX reference (edgeopt.convert)
-        artifacts += run_conversions(conversions, source, artifacts, out_dir=out, stem=stem,
-                                     recipe=loaded.recipe.name, context=ctx,
-                                     samples=_validation_samples(source, artifacts, calib_src, shapes, seed))
+        eval_src = (
+            DataSource(Path(eval_data), preprocessing=pp, input_shapes=shapes, reporter=reporter, seed=seed,
+                       purpose="evaluation")
+            if eval_data
+            else None
+        )
+        return cls(shapes, calib_src, eval_src)
+
+
+def _output_dir(job: _Job, out_dir: str | Path | None) -> Path:
+    """``out_dir``, or ``out/<stem>.<recipe>``; never one whose files would overwrite the input."""
+    out = Path(out_dir) if out_dir else Path("out") / f"{job.stem}.{job.loaded.recipe.name}"
+    _refuse_overwriting_input(job.source, out, job.stem, job.loaded.recipe.name)
+    return out
+
+
+def _run_job(job: _Job, data: _Data, out: Path, reporter: Reporter, seed: int) -> list[Artifact]:
+    """Run the passes, then the conversions (each validated against the ONNX reference); check the input is intact."""
+    ctx = PassContext(work_dir=out, output_path=out, target=job.target, calibration=data.calib, reporter=reporter,
+                      input_shapes=data.shapes, seed=seed)
+    recipe = job.loaded.recipe.name
+    artifacts = run_passes(job.source, job.passes, out_dir=out, stem=job.stem, recipe=recipe, context=ctx)
+    if job.conversions.passes:  # other runtimes' formats, each validated against the ONNX reference
+        artifacts += run_conversions(job.conversions, job.source, artifacts, out_dir=out, stem=job.stem,
+                                     recipe=recipe, context=ctx,
+                                     samples=_validation_samples(job.source, artifacts, data.calib, data.shapes, seed))
+    source = job.source
     if source.format is ArtifactFormat.ONNX and sha256_file(Path(source.path)) != source.sha256:
         raise EdgeoptError(f"the input model {source.path} changed during optimize: this is a bug, please report it")
-    rows = None
-    if fidelity:
-        rows = _fidelity(source, artifacts, calib_src, eval_src, shapes, reporter, bench, seed)
-    manifest = out / MANIFEST
-    result = OptimizeResult(
-        edgeopt_version=__version__,
-        started_at=started_at,
-        seconds=round(time.perf_counter() - started, 3),
-        model=source,
-        target=tgt.name,
-        recipe=loaded.recipe.name,
-        recipe_source=loaded.source,
-        formats=formats,
-        out_dir=str(out),
-        manifest_path=str(manifest),
-        artifacts=artifacts,
-        calibration=DataInfo(source=str(calib) if calib else None, random=calib is None) if needs_calib else None,
-        fidelity=rows,
-        warnings=list(reporter.warnings),
-    )
-    atomic_write_text(manifest, result.model_dump_json(indent=2) + "\n")
-    return result
+    return artifacts
 
 
 def plan(source: Artifact, loaded: LoadedRecipe, target: Target, registry: PassRegistry) -> list[Pass[Any]]:
@@ -268,34 +319,11 @@ def _load_recipe(recipe: str | Path | Recipe | LoadedRecipe, registry: PassRegis
 
 
 def _input_artifact(model: str | Path) -> Artifact:
-    text = str(model)
-    path = Path(text)
-    if path.suffix in PYTORCH_SUFFIXES or (":" in text and not path.exists() and "/" not in text):
-        if path.suffix in PYTORCH_SUFFIXES and not path.is_file():
-            raise ModelLoadError(f"model file {path} not found: check the path")
-        sha = sha256_file(path) if path.is_file() else _sha_text(text)
-        from .enums import Precision
-
-        return Artifact(
-            name="input",
-            path=text,
-            format=ArtifactFormat.PYTORCH,
-            precision=Precision.FP32,
-            sha256=sha,
-            size_bytes=path.stat().st_size if path.is_file() else 0,
-        )
+    if looks_like_torch_model(model):
+        return torch_artifact(model)
+    path = Path(model)
     onnx_model = load_model(path)  # raises ModelLoadError with the fix for anything that is not ONNX
     return Artifact.from_file(path, name="input", format=ArtifactFormat.ONNX, precision=model_precision(onnx_model))
-
-
-def _sha_text(text: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _pytorch_stem(spec: str) -> str:
-    return Path(spec).stem if Path(spec).suffix else spec.rsplit(":", 1)[-1]
 
 
 def _refuse_overwriting_input(source: Artifact, out: Path, stem: str, recipe: str) -> None:
@@ -309,13 +337,12 @@ def _refuse_overwriting_input(source: Artifact, out: Path, stem: str, recipe: st
 def _fidelity(
     source: Artifact,
     artifacts: list[Artifact],
-    calib_src: DataSource | None,
-    eval_src: DataSource | None,
-    shapes: dict[str, list[int]],
+    sources: _Data,
     reporter: _Collect,
     bench: bool,
     seed: int,
 ) -> list[FidelityRow] | None:
+    calib_src, eval_src, shapes = sources.calib, sources.eval, sources.shapes
     reference = (
         source
         if source.format is ArtifactFormat.ONNX

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from . import __version__, environment, inputs, memory, paced, power, runtimes
 from .protocol import (
@@ -20,7 +20,9 @@ from .protocol import (
     STATUS_OK,
     RawRun,
     Request,
+    TensorInfo,
 )
+from .runtimes.base import Runtime
 
 Progress = Callable[[Dict[str, Any]], None]
 
@@ -139,48 +141,115 @@ def _measure_streams(
     return samples, wall, truncated
 
 
+class _Failed(Exception):
+    """A step of :func:`run` failed; ``result`` is the error ``RawRun`` it returns."""
+
+    def __init__(self, result: RawRun) -> None:
+        super().__init__(result.error)
+        self.result = result
+
+
+class _Timed(NamedTuple):
+    """What the warm-up and the timed phase measured."""
+
+    warmup_iterations: int
+    warmup_ns: int
+    samples: List[int]
+    wall_ns: int
+    truncated: bool
+    frames: Dict[str, Any]
+    power: Dict[str, Any]
+
+
 def run(request: Request, emit: Progress) -> RawRun:
     """Execute one measurement request; every failure comes back as a ``RawRun`` with ``status="error"``."""
     problem = _validate(request)
     if problem:
         return _error(request, ERROR_INPUT, problem)
     try:
-        rt = runtimes.create(request.runtime)
-    except KeyError as exc:
-        return _error(request, ERROR_INPUT, str(exc.args[0]))
-    except runtimes.RuntimeMissing as exc:
-        return _error(request, ERROR_RUNTIME_MISSING, str(exc), environment.collect())
-    env = environment.collect({rt.name: rt.version()})
-    baseline_kb = memory.vm_hwm_kb()
+        rt = _create(request)
+        env = environment.collect({rt.name: rt.version()})
+        baseline_kb = memory.vm_hwm_kb()
+        load_ns = _load(rt, request, env, emit)
+        feeds = _feeds(rt, request, env)
+        infer = rt.bind(feeds)
+        first_out, first_ns = _first_inference(infer, request, env)
+        timed = _warm_up_and_time(rt, feeds, infer, request, env, emit)
+    except _Failed as failed:
+        return failed.result
+    outputs = _describe_outputs(rt.outputs(), first_out)
+    runtime_info: Dict[str, Any] = {"name": rt.name, "version": rt.version()}
+    runtime_info.update(rt.details())
+    return RawRun(
+        status=STATUS_OK,
+        request=request.to_dict(),
+        runtime=runtime_info,
+        samples_ns=timed.samples,
+        timed_wall_s=timed.wall_ns / _NS,
+        timed_inferences=len(timed.samples),
+        warmup_done={"iterations": timed.warmup_iterations, "duration_s": round(timed.warmup_ns / _NS, 6)},
+        load_ms=load_ns / 1e6,
+        first_inference_ms=first_ns / 1e6,
+        memory_kb={"baseline": baseline_kb, "peak": memory.vm_hwm_kb()},
+        inputs=inputs.describe(feeds),
+        outputs=outputs,
+        truncated=timed.truncated,
+        environment=env,
+        power=timed.power,
+        frames=timed.frames,
+        agent_version=__version__,
+    )
 
+
+def _create(request: Request) -> Runtime:
+    """The request's runtime backend (an unknown name or a missing package is an error run)."""
+    try:
+        return runtimes.create(request.runtime)
+    except KeyError as exc:
+        raise _Failed(_error(request, ERROR_INPUT, str(exc.args[0]))) from exc
+    except runtimes.RuntimeMissing as exc:
+        raise _Failed(_error(request, ERROR_RUNTIME_MISSING, str(exc), environment.collect())) from exc
+
+
+def _load(rt: Runtime, request: Request, env: Dict[str, Any], emit: Progress) -> int:
+    """Load the model; return the load time in ns."""
     emit({"event": "phase", "phase": "load"})
     t0 = time.perf_counter_ns()
     try:
         rt.load(request.model_path, dict(request.runtime_options), request.threads)
     except ValueError as exc:
-        return _error(request, ERROR_INPUT, "%s: %s" % (request.runtime, exc), env)
+        raise _Failed(_error(request, ERROR_INPUT, "%s: %s" % (request.runtime, exc), env)) from exc
     except Exception as exc:  # runtime-specific load failures (bad graph, unsupported op)
-        return _error(request, ERROR_RUNTIME, "%s could not load %s: %s"
-                      % (request.runtime, request.model_path, _first_line(exc)), env)
-    load_ns = time.perf_counter_ns() - t0
+        raise _Failed(_error(request, ERROR_RUNTIME, "%s could not load %s: %s"
+                             % (request.runtime, request.model_path, _first_line(exc)), env)) from exc
+    return time.perf_counter_ns() - t0
 
+
+def _feeds(rt: Runtime, request: Request, env: Dict[str, Any]) -> Dict[str, Any]:
+    """The inputs: the request's ``.npz`` file, or random data of the model's (or the requested) shapes."""
     try:
         in_infos = rt.inputs()
         if request.inputs_npz:
-            feeds = inputs.load_npz(request.inputs_npz, in_infos)
-        else:
-            feeds = inputs.generate(in_infos, request.shapes, request.batch, request.seed)
+            return inputs.load_npz(request.inputs_npz, in_infos)
+        return inputs.generate(in_infos, request.shapes, request.batch, request.seed)
     except inputs.InputSpecError as exc:
-        return _error(request, ERROR_INPUT, str(exc), env)
+        raise _Failed(_error(request, ERROR_INPUT, str(exc), env)) from exc
 
-    infer = rt.bind(feeds)
+
+def _first_inference(infer: Callable[[], Any], request: Request, env: Dict[str, Any]) -> Tuple[Any, int]:
+    """Run the first (cold) inference; return its outputs and its time in ns."""
     t0 = time.perf_counter_ns()
     try:
         first_out = infer()
     except Exception as exc:
-        return _error(request, ERROR_RUNTIME, "first inference failed: %s" % _first_line(exc), env)
-    first_ns = time.perf_counter_ns() - t0
+        raise _Failed(_error(request, ERROR_RUNTIME, "first inference failed: %s" % _first_line(exc), env)) from exc
+    return first_out, time.perf_counter_ns() - t0
 
+
+def _warm_up_and_time(
+    rt: Runtime, feeds: Dict[str, Any], infer: Callable[[], Any], request: Request, env: Dict[str, Any], emit: Progress
+) -> _Timed:
+    """Warm up (by count and time), then the timed phase (free-running streams or frame-paced), metered."""
     meter = power.PowerSession.open(request.energy)  # no sensor found: an estimate is made on the host
     if meter.measuring:
         emit({"event": "phase", "phase": "idle"})
@@ -205,35 +274,17 @@ def run(request: Request, emit: Progress) -> RawRun:
         meter.stop()
     except Exception as exc:
         meter.close()
-        return _error(request, ERROR_RUNTIME, "inference failed: %s" % _first_line(exc), env)
+        raise _Failed(_error(request, ERROR_RUNTIME, "inference failed: %s" % _first_line(exc), env)) from exc
     power_report = meter.report()
     meter.close()
+    return _Timed(w_done, w_ns, samples, wall_ns, truncated, frames, power_report)
 
+
+def _describe_outputs(out_infos: List[TensorInfo], first_out: Any) -> List[Dict[str, Any]]:
+    """Name, shape and dtype of each output, from the first inference's values."""
     outputs = []
-    out_infos = rt.outputs()
     if isinstance(first_out, (list, tuple)):
         for info, value in zip(out_infos, first_out):
             shape = list(getattr(value, "shape", []))
             outputs.append({"name": info.name, "shape": shape, "dtype": str(getattr(value, "dtype", info.dtype))})
-
-    runtime_info: Dict[str, Any] = {"name": rt.name, "version": rt.version()}
-    runtime_info.update(rt.details())
-    return RawRun(
-        status=STATUS_OK,
-        request=request.to_dict(),
-        runtime=runtime_info,
-        samples_ns=samples,
-        timed_wall_s=wall_ns / _NS,
-        timed_inferences=len(samples),
-        warmup_done={"iterations": w_done, "duration_s": round(w_ns / _NS, 6)},
-        load_ms=load_ns / 1e6,
-        first_inference_ms=first_ns / 1e6,
-        memory_kb={"baseline": baseline_kb, "peak": memory.vm_hwm_kb()},
-        inputs=inputs.describe(feeds),
-        outputs=outputs,
-        truncated=truncated,
-        environment=env,
-        power=power_report,
-        frames=frames,
-        agent_version=__version__,
-    )
+    return outputs

@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 import onnx
 from onnx.external_data_helper import load_external_data_for_model, uses_external_data
 
-from ..errors import ModelLoadError
+from ..errors import ModelLoadError, first_line
 from .walk import iter_all_tensors
 
 
@@ -126,7 +126,7 @@ def load_external_data(model: onnx.ModelProto, model_path: Path) -> None:
     try:
         load_external_data_for_model(model, str(model_path.parent))
     except (OSError, ValueError, RuntimeError, onnx.checker.ValidationError) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        reason = first_line(exc, limit=None)
         raise ModelLoadError(
             f"{model_path}: external data could not be loaded ({reason}): keep the model and its data files together"
         ) from exc

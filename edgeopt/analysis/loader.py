@@ -11,7 +11,7 @@ from pathlib import Path
 
 import onnx
 
-from ..errors import ModelLoadError
+from ..errors import ModelLoadError, first_line
 from .external_data import external_files, load_external_data
 
 # Leading bytes of formats people often pass by mistake, with the fix for each.
@@ -35,7 +35,7 @@ def _parse(path: Path) -> onnx.ModelProto:
         raise ModelLoadError(f"cannot read model file {path} ({exc.strerror}): check it is readable") from exc
     # protobuf and onnx raise several unrelated types for bad bytes; any of them means "not a model".
     except Exception as exc:
-        reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+        reason = first_line(exc, limit=None)
         with open(path, "rb") as fh:
             head = fh.read(16)
         if _looks_like_onnx(head):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import onnx
 
+from ..errors import first_line
 from .overrides import Dims, declared_dims, real_inputs, resolve_inputs, substitute
 
 _KEEP_VALUES_MAX_NUMEL = 1024  # initializers up to this size keep their values in the skeleton
@@ -106,7 +107,7 @@ def _run_inference(skeleton: onnx.ModelProto) -> tuple[onnx.ModelProto, str | No
             return onnx.shape_inference.infer_shapes(skeleton, strict_mode=False, data_prop=data_prop), None
         # onnx raises InferenceError, ValidationError, RuntimeError...; any of them only means fewer shapes.
         except Exception as exc:
-            reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+            reason = first_line(exc, limit=None)
     return skeleton, f"shape inference failed ({reason}); only declared shapes are known"
 
 

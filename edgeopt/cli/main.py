@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import click
 
-from .. import __version__
+from .._version import __version__
 from ..errors import EdgeoptError, ExitCode
 from .bench_cmd import bench
 from .devices_cmd import devices

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from ..qualify import qualify
+from ..api import qualify
 from .common import emit_json, json_option, targets_dir_option
 from .history_options import HistoryOptions, history_options
 from .progress import StderrProgress

@@ -56,47 +56,15 @@ def build_result(raw: RawRun, ctx: MetricInputs) -> BenchResult:
         key: PercentileSupport(supported=n >= required_samples(q), samples=n, required=required_samples(q))
         for key, q in PERCENTILES.items()
     }
-    invalid: list[str] = []
-    warnings: list[str] = []
+    invalid, warnings = _validity(raw, ctx.percentile, support)
     chosen = support[ctx.percentile]
-    if not chosen.supported:
-        invalid.append(
-            f"{ctx.percentile} needs at least {chosen.required} samples, the run has {n}: "
-            f"raise --iterations or --min-duration"
-        )
-    if raw.truncated:
-        invalid.append(
-            f"the watchdog stopped the timed phase at max_duration_s={req['max_duration_s']} s before "
-            f"{req['iterations']} iterations and {req['min_duration_s']} s were both reached"
-        )
-    for key, s in support.items():
-        if key != ctx.percentile and not s.supported:
-            warnings.append(f"{key} is reported from {n} samples but needs {s.required}: treat it as indicative")
-
     inferences_per_s = n / raw.timed_wall_s if raw.timed_wall_s > 0 else 0.0
     budget = None
     if ctx.fps is not None:
         budget = check_fps(ctx.fps, ctx.percentile, getattr(stats, ctx.percentile), chosen.supported)
-
-    compute = None
-    if ctx.flops_per_inference:
-        achieved = ctx.flops_per_inference * inferences_per_s / 1e9
-        peak = ctx.target.peak_ops_per_s(ctx.precision)
-        peak_gflops = peak[0] / 1e9 if peak else None
-        compute = Compute(
-            flops_per_inference=ctx.flops_per_inference,
-            achieved_gflops=achieved,
-            peak_gflops=peak_gflops,
-            peak_source=peak[1] if peak else None,
-            pct_of_peak=(achieved / peak_gflops * 100.0) if peak_gflops else None,
-        )
-
     energy, energy_warnings = energy_from_run(raw.power, target=ctx.target, inferences=n,
                                               timed_s=raw.timed_wall_s, flops_per_inference=ctx.flops_per_inference)
     warnings.extend(energy_warnings)
-
-    mem = raw.memory_kb
-    baseline, peak_mb = _mb(mem.get("baseline")), _mb(mem.get("peak"))
     load, first = float(raw.load_ms or 0.0), float(raw.first_inference_ms or 0.0)
     return BenchResult(
         edgeopt_version=ctx.edgeopt_version,
@@ -109,23 +77,12 @@ def build_result(raw: RawRun, ctx: MetricInputs) -> BenchResult:
         percentiles_supported=support,
         throughput_ips=inferences_per_s * int(req["batch"]),
         cold_start_ms=ColdStart(load=load, first_inference=first, total=load + first),
-        memory_mb=MemoryMb(
-            baseline=baseline,
-            peak=peak_mb,
-            delta=(peak_mb - baseline) if baseline is not None and peak_mb is not None else None,
-        ),
+        memory_mb=_memory(raw),
         fps_budget=budget,
-        compute=compute,
+        compute=_compute(ctx, inferences_per_s),
         energy=energy,
         deadline=deadline_from_frames(raw.frames),
-        run=RunInfo(
-            samples=n,
-            timed_s=raw.timed_wall_s,
-            warmup_iterations=int(raw.warmup_done.get("iterations", 0)),
-            warmup_s=float(raw.warmup_done.get("duration_s", 0.0)),
-            truncated=raw.truncated,
-            started_at=ctx.started_at.astimezone(_dt.timezone.utc).isoformat(timespec="seconds"),
-        ),
+        run=_run_info(raw, ctx),
         inputs=raw.inputs,
         outputs=raw.outputs,
         valid=not invalid,
@@ -133,4 +90,63 @@ def build_result(raw: RawRun, ctx: MetricInputs) -> BenchResult:
         warnings=warnings,
         environment=raw.environment,
         samples_ms=[s / 1e6 for s in raw.samples_ns] if ctx.keep_samples else None,
+    )
+
+
+def _validity(raw: RawRun, percentile: str, support: dict[str, PercentileSupport]) -> tuple[list[str], list[str]]:
+    """Why the run is invalid (too few samples for the chosen percentile, the watchdog) and what to warn about."""
+    req = raw.request or {}
+    n = len(raw.samples_ns)
+    invalid: list[str] = []
+    warnings: list[str] = []
+    chosen = support[percentile]
+    if not chosen.supported:
+        invalid.append(
+            f"{percentile} needs at least {chosen.required} samples, the run has {n}: "
+            f"raise --iterations or --min-duration"
+        )
+    if raw.truncated:
+        invalid.append(
+            f"the watchdog stopped the timed phase at max_duration_s={req['max_duration_s']} s before "
+            f"{req['iterations']} iterations and {req['min_duration_s']} s were both reached"
+        )
+    for key, s in support.items():
+        if key != percentile and not s.supported:
+            warnings.append(f"{key} is reported from {n} samples but needs {s.required}: treat it as indicative")
+    return invalid, warnings
+
+
+def _compute(ctx: MetricInputs, inferences_per_s: float) -> Compute | None:
+    """Achieved vs peak GFLOP/s, when the model's FLOPs are known."""
+    if not ctx.flops_per_inference:
+        return None
+    achieved = ctx.flops_per_inference * inferences_per_s / 1e9
+    peak = ctx.target.peak_ops_per_s(ctx.precision)
+    peak_gflops = peak[0] / 1e9 if peak else None
+    return Compute(
+        flops_per_inference=ctx.flops_per_inference,
+        achieved_gflops=achieved,
+        peak_gflops=peak_gflops,
+        peak_source=peak[1] if peak else None,
+        pct_of_peak=(achieved / peak_gflops * 100.0) if peak_gflops else None,
+    )
+
+
+def _memory(raw: RawRun) -> MemoryMb:
+    baseline, peak = _mb(raw.memory_kb.get("baseline")), _mb(raw.memory_kb.get("peak"))
+    return MemoryMb(
+        baseline=baseline,
+        peak=peak,
+        delta=(peak - baseline) if baseline is not None and peak is not None else None,
+    )
+
+
+def _run_info(raw: RawRun, ctx: MetricInputs) -> RunInfo:
+    return RunInfo(
+        samples=len(raw.samples_ns),
+        timed_s=raw.timed_wall_s,
+        warmup_iterations=int(raw.warmup_done.get("iterations", 0)),
+        warmup_s=float(raw.warmup_done.get("duration_s", 0.0)),
+        truncated=raw.truncated,
+        started_at=ctx.started_at.astimezone(_dt.timezone.utc).isoformat(timespec="seconds"),
     )

@@ -275,18 +275,26 @@ class Pass(ABC, Generic[C]):
         started = time.perf_counter()
         out = self.run(source, ctx)
         seconds = time.perf_counter() - started
-        return Artifact.from_file(
-            out.path,
+        sha256, size_bytes = self.output_digest(out)
+        return Artifact(
             name=name,
+            path=str(out.path),
             format=out.format,
             precision=out.precision,
-            parent=source,
+            sha256=sha256,
+            size_bytes=size_bytes,
+            parent_sha256=source.sha256,
+            parent_name=source.name,
             pass_name=self.name,
             pass_config=self.config.model_dump(mode="json"),
-            seconds=seconds,
-            report=out.report,
-            warnings=out.warnings,
+            seconds=round(seconds, 4),
+            report=dict(out.report),
+            warnings=list(out.warnings),
         )
+
+    def output_digest(self, out: PassOutput) -> tuple[str, int]:
+        """(hex SHA-256, size in bytes) of the pass's output: its main file; an ONNX size counts external data."""
+        return sha256_file(out.path), file_size_bytes(out.path, out.format)
 
     @abstractmethod
     def run(self, source: Artifact, ctx: PassContext) -> PassOutput:

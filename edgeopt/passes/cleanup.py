@@ -19,6 +19,7 @@ from onnx import helper, numpy_helper
 from pydantic import Field
 
 from ..analysis.walk import iter_graphs
+from ..errors import first_line
 from .base import Artifact, Pass, PassConfig, PassContext, PassError, PassOutput
 from .onnx_io import SINGLE_FILE_LIMIT_BYTES, check, load, opset, save
 
@@ -152,7 +153,7 @@ def upgrade_opset(model: onnx.ModelProto, version: int) -> onnx.ModelProto:
     try:
         converted = onnx.version_converter.convert_version(model, version)
     except Exception as exc:  # the converter raises RuntimeError/ValueError/ConvertError for unsupported ops
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        first = first_line(exc, limit=None)
         raise PassError(
             f"cleanup: opset upgrade {before} -> {version} failed ({first}); set min_opset to a "
             f"lower version or null in the recipe's cleanup step"
@@ -178,7 +179,7 @@ def ort_basic_optimize(model_path: Path, out_path: Path, size_bytes: int) -> Pat
     try:
         ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph/NotImplemented types
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        first = first_line(exc, limit=None)
         raise PassError(
             f"cleanup: onnxruntime cannot load the model for optimization ({first}); set "
             "fold_constants: false in the cleanup step, or fix the model"

@@ -6,11 +6,10 @@ hash and size cover every file (:func:`edgeopt.formats.model_digest`), not only 
 
 from __future__ import annotations
 
-import time
 from typing import Any, ClassVar
 
 from ..formats import ModelFormat, model_digest
-from .base import Artifact, ArtifactFormat, Pass, PassContext, PassError, PassUnavailableError
+from .base import ArtifactFormat, Pass, PassOutput
 
 # Artifact format -> the formats module's model format (for hashing multi-file models).
 _MODEL_FORMAT = {
@@ -27,30 +26,6 @@ class ConvertPass(Pass[Any]):
 
     suffix: ClassVar[str]
 
-    def apply(self, source: Artifact, ctx: PassContext, *, name: str) -> Artifact:
-        """As :meth:`Pass.apply`, hashing every file of the converted model."""
-        reason = self.availability()
-        if reason:
-            raise PassUnavailableError(reason)
-        if source.format not in self.input_formats:
-            wants = ", ".join(sorted(f.value for f in self.input_formats))
-            raise PassError(f"pass '{self.name}' takes {wants} models but got {source.format.value} ({source.path})")
-        started = time.perf_counter()
-        out = self.run(source, ctx)
-        seconds = time.perf_counter() - started
-        sha, size = model_digest(out.path, _MODEL_FORMAT[out.format])
-        return Artifact(
-            name=name,
-            path=str(out.path),
-            format=out.format,
-            precision=out.precision,
-            sha256=sha,
-            size_bytes=size,
-            parent_sha256=source.sha256,
-            parent_name=source.name,
-            pass_name=self.name,
-            pass_config=self.config.model_dump(mode="json"),
-            seconds=round(seconds, 4),
-            report=out.report,
-            warnings=out.warnings,
-        )
+    def output_digest(self, out: PassOutput) -> tuple[str, int]:
+        """As :meth:`Pass.output_digest`, over every file of the converted model."""
+        return model_digest(out.path, _MODEL_FORMAT[out.format])

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from ..errors import first_line
 from .base import Artifact, ArtifactFormat, Pass, PassConfig, PassContext, PassError, PassOutput
 from .torch_extra import torch_unavailable
-from .torch_output import first_line as _first_line
 from .torch_output import save_pytorch_output
 
 if TYPE_CHECKING:
@@ -193,7 +193,7 @@ class DistillPass(Pass[DistillConfig]):
                 result = prune_channels(student, example, ratio=1 - cfg.width_multiplier)
             except Exception as exc:  # torch-pruning raises many types on unsupported graphs
                 raise PassError(
-                    f"distill: narrowing {teacher.source} failed ({type(exc).__name__}: {_first_line(exc)}); "
+                    f"distill: narrowing {teacher.source} failed ({type(exc).__name__}: {first_line(exc)}); "
                     "name a student with 'student: package.module:factory'"
                 ) from exc
             warn.extend(result.warnings)
@@ -209,7 +209,7 @@ class DistillPass(Pass[DistillConfig]):
         except Exception as exc:
             raise PassError(
                 f"distill: the student does not run on the teacher's inputs ({type(exc).__name__}: "
-                f"{_first_line(exc)}); make its forward() take the same inputs"
+                f"{first_line(exc)}); make its forward() take the same inputs"
             ) from exc
         want = batched_outputs(teacher.module, example, len(example[0]))
         if [tuple(t.shape) for t in got] != [tuple(t.shape) for t in want]:

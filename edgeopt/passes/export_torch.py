@@ -27,6 +27,7 @@ import onnx
 from pydantic import Field
 
 from ..enums import Precision
+from ..errors import first_line
 from .base import Artifact, ArtifactFormat, Pass, PassConfig, PassContext, PassError, PassOutput
 from .onnx_io import SINGLE_FILE_LIMIT_BYTES, check, data_files, opset, save
 from .torch_extra import torch_unavailable
@@ -199,7 +200,7 @@ class ExportPass(Pass[ExportConfig]):
         except Exception as exc:  # the exporter raises many types; all mean "this model did not export"
             hint = " or set dynamic_batch: false" if dynamic else ""
             raise PassError(
-                f"export of {loaded.source} failed ({type(exc).__name__}: {_first_line(exc)}); make the model "
+                f"export of {loaded.source} failed ({type(exc).__name__}: {first_line(exc)}); make the model "
                 f"torch.export-able (see the exportdb of the PyTorch docs){hint}"
             ) from exc
         if program is None:
@@ -266,7 +267,7 @@ def verify_onnx(
         session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
     except Exception as exc:
         raise PassError(
-            f"the ONNX export of {source} does not load in onnxruntime ({_first_line(exc)}); try another opset"
+            f"the ONNX export of {source} does not load in onnxruntime ({first_line(exc)}); try another opset"
         ) from exc
     in_names = [i.name for i in session.get_inputs()]
     out_names = [o.name for o in session.get_outputs()]
@@ -330,7 +331,7 @@ def convert_opset(model: onnx.ModelProto, target: int, source: str) -> onnx.Mode
         onnx.checker.check_model(converted)
     except Exception as exc:  # the converter and checker raise RuntimeError, ValidationError and others
         raise PassError(
-            f"export of {source}: converting opset {opset(model)} to {target} failed ({_first_line(exc)}); "
+            f"export of {source}: converting opset {opset(model)} to {target} failed ({first_line(exc)}); "
             f"use opset >= {DEFAULT_OPSET} (the dynamo exporter's own) or a runtime that supports it"
         ) from exc
     return converted
@@ -379,8 +380,3 @@ def _quiet_exporter() -> Iterator[None]:
     finally:
         for lg, level in zip(loggers, levels, strict=True):
             lg.setLevel(level)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:300] if text else type(exc).__name__

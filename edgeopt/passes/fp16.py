@@ -11,6 +11,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ..enums import Precision
+from ..errors import first_line
 from .base import Artifact, Pass, PassConfig, PassContext, PassError, PassOutput
 from .graph_edit import topological_sort
 from .onnx_io import check, load, save
@@ -60,7 +61,7 @@ class Fp16Pass(Pass[Fp16Config]):
                 node_block_list=cfg.node_block_list or None,
             )
         except Exception as exc:  # the converter raises ValueError/RuntimeError/shape-inference errors
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            first = first_line(exc, limit=None)
             raise PassError(
                 f"fp16 conversion failed ({first}); try advanced.disable_shape_infer: true or add "
                 "the failing op to op_block_list"

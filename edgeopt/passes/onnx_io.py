@@ -7,6 +7,7 @@ from pathlib import Path
 import onnx
 
 from ..analysis.loader import load_model
+from ..errors import first_line
 from .base import Artifact, PassError
 
 # protobuf cannot serialize a message over 2 GiB; stay well below it before switching to external data.
@@ -65,7 +66,7 @@ def check(path: Path, pass_name: str) -> None:
 
 
 def _invalid(path: Path, pass_name: str, exc: Exception) -> PassError:
-    first = (str(exc).strip().splitlines() or ["invalid model"])[0]
+    first = first_line(exc, limit=None, fallback="invalid model")
     return PassError(f"pass '{pass_name}' wrote an invalid ONNX model {path.name}: {first}; report it with the "
                      "model, or exclude the offending node")
 

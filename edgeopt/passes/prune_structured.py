@@ -24,11 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from ..errors import InputError
+from ..errors import InputError, first_line
 from .base import Artifact, ArtifactFormat, Pass, PassConfig, PassContext, PassError, PassOutput
 from .distill import DistillLoss
 from .torch_extra import torch_unavailable
-from .torch_output import first_line as _first_line
 from .torch_output import save_pytorch_output
 
 if TYPE_CHECKING:
@@ -132,7 +131,7 @@ class PruneStructuredPass(Pass[PruneStructuredConfig]):
             module(*example)
         except Exception as exc:  # torch-pruning and a broken forward raise many types
             raise PassError(
-                f"structured pruning of {source.path} failed ({type(exc).__name__}: {_first_line(exc)}); add the "
+                f"structured pruning of {source.path} failed ({type(exc).__name__}: {first_line(exc)}); add the "
                 "offending layers to ignore_layers, or use prune_magnitude on the ONNX model"
             ) from exc
         prune_seconds = time.perf_counter() - started

@@ -14,6 +14,7 @@ from onnx import numpy_helper
 from pydantic import Field, field_validator
 
 from ..enums import Precision, RuntimeName
+from ..errors import first_line
 from ..targets.schema import Target
 from .base import Artifact, Pass, PassConfig, PassContext, PassError, PassOutput
 from .graph_edit import gemm_to_matmul, initializers
@@ -86,7 +87,7 @@ class QuantizeInt4Pass(Pass[QuantizeInt4Config]):
             with quiet_ort():
                 quantizer.process()
         except Exception as exc:  # the quantizer raises assorted errors for unsupported weights
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            first = first_line(exc, limit=None)
             raise PassError(f"quantize_int4 failed: {first}; exclude the failing node with nodes_to_exclude") from exc
         out: onnx.ModelProto = quantizer.model.model
         nbits = [n for n in out.graph.node if n.op_type == "MatMulNBits"]

@@ -18,6 +18,7 @@ from onnxruntime.quantization import CalibrationDataReader, CalibrationMethod, Q
 from pydantic import Field
 
 from ..enums import Precision
+from ..errors import first_line
 from ..targets.schema import Target
 from .base import Artifact, Pass, PassConfig, PassContext, PassError, PassOutput
 from .int8_target import QuantTypeName, int8_defaults
@@ -143,7 +144,7 @@ class QuantizeInt8Pass(Pass[QuantizeInt8Config]):
                 )
         except Exception as exc:  # onnxruntime raises ValueError/RuntimeError/its own Fail for bad graphs
             raise PassError(
-                f"quantize_int8 failed on {Path(source.path).name}: {_first_line(exc)}; run cleanup "
+                f"quantize_int8 failed on {Path(source.path).name}: {first_line(exc, limit=None)}; run cleanup "
                 "first or exclude the failing node with nodes_to_exclude"
             ) from exc
         check(ctx.output_path, self.name)
@@ -191,7 +192,3 @@ def count_qdq(path: Path) -> dict[str, int]:
         "quantize_linear_nodes": ops.count("QuantizeLinear"),
         "dequantize_linear_nodes": ops.count("DequantizeLinear"),
     }
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -13,6 +13,7 @@ import onnx
 from pydantic import Field
 
 from ..enums import Precision
+from ..errors import first_line
 from ..targets.schema import Target
 from .base import Artifact, Pass, PassConfig, PassContext, PassError, PassOutput
 from .graph_edit import gemm_to_matmul
@@ -89,7 +90,7 @@ class QuantizeInt8DynamicPass(Pass[QuantizeInt8DynamicConfig]):
                     use_external_data_format=model.ByteSize() >= SINGLE_FILE_LIMIT_BYTES,
                 )
         except Exception as exc:  # onnxruntime raises ValueError/RuntimeError for graphs it cannot handle
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            first = first_line(exc, limit=None)
             raise PassError(
                 f"quantize_int8_dynamic failed on {Path(source.path).name}: {first}; exclude the "
                 "failing node with nodes_to_exclude"

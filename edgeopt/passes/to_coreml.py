@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import Field
 
 from ..enums import Precision
+from ..errors import first_line
 from .base import Artifact, ArtifactFormat, PassConfig, PassContext, PassError, PassOutput
 from .convert_base import ConvertPass
 
@@ -83,7 +84,7 @@ class ToCoremlPass(ConvertPass):
         except PassError:
             raise
         except Exception as exc:  # coremltools raises ValueError/NotImplementedError/RuntimeError per op
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+            first = first_line(exc)
             raise PassError(f"Core ML conversion of {source.path} failed ({first}); an op may be unsupported by "
                             "coremltools: deliver ONNX for onnxruntime's CoreML EP instead") from exc
         out = ctx.output_path.with_suffix(".mlpackage")

@@ -16,6 +16,7 @@ import numpy as np
 from pydantic import Field
 
 from ..enums import Precision
+from ..errors import first_line
 from .base import Artifact, ArtifactFormat, PassConfig, PassContext, PassError, PassOutput
 from .convert_base import ConvertPass
 
@@ -63,7 +64,7 @@ class ToOpenVinoPass(ConvertPass):
         try:
             model = ov.convert_model(source.path)
         except Exception as exc:  # OpenVINO raises its own GeneralFailure/OpConversionFailure types
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+            first = first_line(exc)
             raise PassError(
                 f"OpenVINO could not convert {source.path} ({first}); run 'edgeopt inspect' for unsupported "
                 "ops, or deliver ONNX (formats: [onnx]) which OpenVINO also loads"
@@ -106,6 +107,6 @@ class ToOpenVinoPass(ConvertPass):
         try:
             return nncf.quantize(model, dataset, subset_size=len(feeds))
         except Exception as exc:  # NNCF raises many internal types
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+            first = first_line(exc)
             raise PassError(f"NNCF quantization of {source.path} failed ({first}); use int8: keep with "
                             "quantize_int8 instead") from exc

@@ -10,8 +10,7 @@ import sys
 
 import torch
 
-from ..errors import ModelLoadError
-from .torch_output import first_line
+from ..errors import ModelLoadError, first_line
 
 
 def call_factory(spec: str) -> torch.nn.Module:

@@ -17,13 +17,12 @@ Loading a factory imports and runs the user's code, and ``torch.jit.load`` / ``t
 data: load only models you trust, as with ``torch.load``.
 
 This module imports torch at the top: import it only inside a pass's ``run`` (availability: :mod:`.torch_extra`).
+Whether an input is a PyTorch model, and its input artifact, are decided without torch in :mod:`.torch_input`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-import re
 import warnings
 import zipfile
 from collections.abc import Mapping, Sequence
@@ -36,19 +35,12 @@ import onnx
 import torch
 from onnx import helper
 
-from ..enums import Precision
-from ..errors import ModelLoadError, ShapeError
-from ..fsutil import sha256_file
-from .base import Artifact, ArtifactFormat
+from ..errors import ModelLoadError, ShapeError, first_line
 from .torch_factory import call_factory
-from .torch_output import first_line as _first_line
+from .torch_input import is_factory_spec, looks_like_torch_model, missing_file_message, torch_artifact
 
-TORCHSCRIPT_SUFFIXES = (".pt", ".pth", ".ts", ".torchscript", ".jit", ".zip")
-PT2_SUFFIX = ".pt2"
 # Example batch used when a batch axis is to stay dynamic: torch.export specializes dims of size 0 and 1.
 DYNAMIC_EXAMPLE_BATCH = 2
-
-_FACTORY_SPEC = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
 
 
 class TorchModelKind(str, Enum):
@@ -112,49 +104,6 @@ class LoadedTorchModel:
         return tuple(out)
 
 
-def is_factory_spec(model: str | Path) -> bool:
-    """True when ``model`` reads as ``package.module:factory`` (and is not an existing file)."""
-    text = str(model)
-    return bool(_FACTORY_SPEC.match(text)) and not Path(text).exists()
-
-
-def looks_like_torch_model(model: str | Path) -> bool:
-    """True for a factory spec, a ``.pt2`` file, or a TorchScript-style suffix: what the pipeline hands to torch."""
-    if is_factory_spec(model):
-        return True
-    suffix = Path(str(model)).suffix.lower()
-    return suffix == PT2_SUFFIX or suffix in TORCHSCRIPT_SUFFIXES
-
-
-def torch_artifact(model: str | Path, *, name: str = "input") -> Artifact:
-    """The pipeline's input artifact for a PyTorch model (a factory is hashed by its spec text).
-
-    Raises:
-        ModelLoadError: the file does not exist.
-    """
-    text = str(model)
-    if is_factory_spec(text):
-        return Artifact(
-            name=name,
-            path=text,
-            format=ArtifactFormat.PYTORCH,
-            precision=Precision.FP32,
-            sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
-            size_bytes=0,
-        )
-    path = Path(text)
-    if not path.is_file():
-        raise ModelLoadError(_missing_file_message(text))
-    return Artifact(
-        name=name,
-        path=text,
-        format=ArtifactFormat.PYTORCH,
-        precision=Precision.FP32,
-        sha256=sha256_file(path),
-        size_bytes=path.stat().st_size,
-    )
-
-
 def load_torch_model(model: str | Path, input_shapes: Mapping[str, Sequence[int]] | None = None) -> LoadedTorchModel:
     """Load a ``.pt2`` ExportedProgram, a TorchScript file or a ``package.module:factory`` spec, in eval mode.
 
@@ -179,7 +128,7 @@ def load_torch_model(model: str | Path, input_shapes: Mapping[str, Sequence[int]
         return LoadedTorchModel(module, TorchModelKind.FACTORY, text, inputs)
     path = Path(text)
     if not path.is_file():
-        raise ModelLoadError(_missing_file_message(text))
+        raise ModelLoadError(missing_file_message(text))
     kind = _archive_kind(path)
     if kind is TorchModelKind.EXPORTED_PROGRAM:
         return _load_pt2(path, shapes)
@@ -189,7 +138,7 @@ def load_torch_model(model: str | Path, input_shapes: Mapping[str, Sequence[int]
             script = torch.jit.load(str(path), map_location="cpu")
     except Exception as exc:  # torch raises RuntimeError and others for bad archives
         raise ModelLoadError(
-            f"{path} could not be loaded as TorchScript ({_first_line(exc)}): save it with torch.jit.save, "
+            f"{path} could not be loaded as TorchScript ({first_line(exc)}): save it with torch.jit.save, "
             "or export it with torch.export.save to a .pt2"
         ) from exc
     script.eval()
@@ -261,8 +210,8 @@ def count_params(module: torch.nn.Module) -> int:
 
 def _forward_names(module: torch.nn.Module) -> list[str]:
     """Names of ``forward``'s required positional parameters."""
-    try:
-        params = inspect.signature(module.forward).parameters.values()
+    try:  # the user's forward() names the model's inputs (reading a model, not probing an edgeopt object)
+        params = inspect.Signature.from_callable(module.forward).parameters.values()
     except (TypeError, ValueError):
         return ["input"]
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -293,7 +242,7 @@ def _archive_kind(path: Path) -> TorchModelKind:
             members = archive.namelist()
     except (zipfile.BadZipFile, OSError) as exc:
         raise ModelLoadError(
-            f"{path} is not a PyTorch archive ({_first_line(exc)}): give a .pt2 from torch.export.save, a "
+            f"{path} is not a PyTorch archive ({first_line(exc)}): give a .pt2 from torch.export.save, a "
             "TorchScript file from torch.jit.save, or 'package.module:factory'; a state_dict checkpoint needs "
             "a factory that builds the model and loads it"
         ) from exc
@@ -313,7 +262,7 @@ def _load_pt2(path: Path, shapes: Mapping[str, tuple[int, ...]]) -> LoadedTorchM
             program = torch.export.load(fh)
     except Exception as exc:
         raise ModelLoadError(
-            f"{path} could not be loaded as a .pt2 ExportedProgram ({_first_line(exc)}): re-save it with "
+            f"{path} could not be loaded as a .pt2 ExportedProgram ({first_line(exc)}): re-save it with "
             f"torch.export.save under torch {torch.__version__}"
         ) from exc
     names = list(program.graph_signature.user_inputs)
@@ -354,15 +303,6 @@ def _hint(dim: object) -> int:
     node = getattr(dim, "node", None)
     hint = getattr(node, "hint", None)
     return int(hint) if isinstance(hint, int) and hint > 0 else 1
-
-
-def _missing_file_message(text: str) -> str:
-    hint = (
-        "; for a factory write 'package.module:factory' with an importable module"
-        if ":" in text and not Path(text).suffix
-        else ""
-    )
-    return f"PyTorch model {text} not found: give a .pt2, a TorchScript file, or 'package.module:factory'{hint}"
 
 
 __all__ = [

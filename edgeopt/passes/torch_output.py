@@ -4,13 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import first_line
 from .base import Artifact, ArtifactFormat, PassContext, PassError, PassOutput
-
-
-def first_line(exc: BaseException) -> str:
-    """The first line of an exception's message, at most 300 characters (its type name when empty)."""
-    text = str(exc).strip()
-    return text.splitlines()[0][:300] if text else type(exc).__name__
 
 
 def save_pytorch_output(

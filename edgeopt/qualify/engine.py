@@ -1,9 +1,10 @@
-"""``edgeopt.qualify``: run a qualification spec end to end and write its reports.
+"""The qualification engine: measure a loaded spec's model on its devices and judge it against its gates.
 
-Flow: load the spec (profiles merged; every spec error names file:line: key) -> place the targets (runners, no
-connection yet) -> build / optimize the model -> retention on the host (when gated) -> per device: timed run
-(raw samples kept), frame-paced run (deadline_miss gate), baseline comparison (regression gate), gates, costs,
-history record -> ``QualifyResult`` -> reports (json, html, junit, markdown) -> optional sinks.
+Flow of ``edgeopt.qualify`` (:mod:`edgeopt.api`): load the spec (profiles merged; every spec error names
+file:line: key) -> here: place the targets (runners, no connection yet) -> build / optimize the model -> retention
+on the host (when gated) -> per device: timed run (raw samples kept), frame-paced run (deadline_miss gate),
+baseline comparison (regression gate), gates, costs, history record -> ``QualifyResult`` -> back in the API:
+reports (json, html, junit, markdown; :mod:`edgeopt.reports`) -> optional sinks.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from .. import __version__
+from .._version import __version__
 from ..bench import benchmark
 from ..costs import cost_per_million
 from ..errors import InputError, RunnerError
@@ -30,7 +31,7 @@ from ..metrics.result import BenchResult
 from ..runners import ProgressSink
 from .artifacts import Models, prepare, qualified_for, sha_of
 from .gates import GateContext, error_results, evaluate
-from .loader import LoadedSpec, load_spec
+from .loader import LoadedSpec
 from .placement import Placement, place
 from .result import (
     DeviceResult,
@@ -46,7 +47,6 @@ from .retention import HostOnnxEvaluator, RetentionEvaluator
 from .spec import Gates
 
 DEFAULT_ITERATIONS = 200
-REPORT_FILES = {"json": "result.json", "html": "report.html", "junit": "junit.xml", "markdown": "summary.md"}
 
 
 def default_report_dir(name: str) -> Path:
@@ -54,34 +54,22 @@ def default_report_dir(name: str) -> Path:
     return Path("out") / "qualify" / name
 
 
-def qualify(
-    spec: str | Path,
+def run_qualification(
+    loaded: LoadedSpec,
     *,
     report_dir: str | Path | None = None,
     history_db: str | Path | None = None,
     record: bool = True,
-    write_reports: bool = True,
     targets_dirs: Sequence[Path] = (),
     sweep: Sequence[SweepPoint | Mapping[str, Any]] | None = None,
     evaluator: RetentionEvaluator | None = None,
     progress: ProgressSink | None = None,
     log: Callable[[str], None] | None = None,
 ) -> QualifyResult:
-    """Qualify the spec's model on each of its devices against its gates.
+    """Measure the loaded spec's model on each of its devices and judge it against its gates.
 
-    Args:
-        spec: path of the qualification YAML (docs/qualify.md).
-        report_dir: where reports and the work dir go (default ``out/qualify/<spec name>``).
-        history_db: results history file (default: ``EDGEOPT_HISTORY_DB`` or the XDG data dir).
-        record: store every device's run in the history.
-        write_reports: write result.json, report.html, junit.xml and summary.md into ``report_dir``.
-        targets_dirs: extra directories of target YAML files.
-        sweep: sweep points ``{label, latency_ms, retention}`` for the report's Pareto chart.
-        evaluator: computes retention (default: onnxruntime on the host).
-        progress: receives the agent's progress events. log: receives one-line status messages.
-
-    Returns:
-        The result; ``result.exit_code`` is 0 (all gates pass), 1 (a gate failed) or 3 (a device failed).
+    Reports and sinks are the caller's (``edgeopt.qualify`` in :mod:`edgeopt.api` writes them): the result's
+    ``reports`` is empty here. Arguments as :func:`edgeopt.qualify`.
 
     Raises:
         QualifySpecError / InputError: invalid spec, model, data or history path (exit code 2), before any
@@ -90,26 +78,52 @@ def qualify(
     started = time.perf_counter()
     started_at = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     say = log or (lambda message: None)
-    loaded = load_spec(spec)
     s = loaded.spec
     placements = place(loaded, targets_dirs)
-    if s.sinks.mlflow is not None:
-        from ..sinks.mlflow_sink import require_mlflow
-
-        try:
-            require_mlflow()
-        except InputError as exc:
-            raise loaded.error(("sinks", "mlflow"), str(exc)) from None
+    _check_sinks(loaded)
     points = _sweep_points(sweep)
     out_dir = Path(report_dir) if report_dir is not None else default_report_dir(s.name)
     work = out_dir / "work"
     store = open_store(history_db) if (record or s.gates.regression) else None
     models = prepare(loaded, work, say)
     group_id = uuid.uuid4().hex[:12]
-    retention: dict[str, RetentionResult] = {}
-    devices: list[DeviceResult] = []
     warnings: list[str] = [p.note for p in placements if p.note]
-    # Everything that can fail on the host (recipes, eval data) happens before the first device run.
+    qualified, retention = _host_work(loaded, placements, models, work, evaluator, say)
+    devices = [
+        _run_device(loaded, p, qualified[p.index], retention.get(p.target), store, group_id if record else None,
+                    targets_dirs, progress, say, warnings)
+        for p in placements
+    ]
+    return QualifyResult(
+        edgeopt_version=__version__, name=s.name, description=s.description, spec_path=str(loaded.path),
+        spec_sha256=loaded.sha256, profiles=loaded.profiles, spec=s.model_dump(mode="json"), started_at=started_at,
+        seconds=round(time.perf_counter() - started, 3), passed=all(d.passed for d in devices),
+        exit_code=exit_code_for(devices), model=_model_info(models), retention=retention, devices=devices,
+        sweep=points, fingerprint=_fingerprint(loaded, models), history_db=str(store.path) if store else None,
+        group_id=group_id, report_dir=str(out_dir), reports={}, warnings=warnings,
+    )
+
+
+def _check_sinks(loaded: LoadedSpec) -> None:
+    """Refuse a sink that cannot work here (mlflow not installed) before any device work."""
+    if loaded.spec.sinks.mlflow is None:
+        return
+    from ..sinks.mlflow_sink import require_mlflow
+
+    try:
+        require_mlflow()
+    except InputError as exc:
+        raise loaded.error(("sinks", "mlflow"), str(exc)) from None
+
+
+def _host_work(
+    loaded: LoadedSpec, placements: Sequence[Placement], models: Models, work: Path,
+    evaluator: RetentionEvaluator | None, say: Callable[[str], None],
+) -> tuple[dict[int, Path], dict[str, RetentionResult]]:
+    """The qualified file per placement and the retention per target: everything that can fail on the host
+    (recipes, eval data) happens before the first device run."""
+    s = loaded.spec
+    retention: dict[str, RetentionResult] = {}
     qualified: dict[int, Path] = {}
     for placement in placements:
         qualified[placement.index] = model = qualified_for(models, loaded, placement.target, work, say)
@@ -118,27 +132,7 @@ def qualify(
             retention[placement.target] = (evaluator or HostOnnxEvaluator()).evaluate(
                 models.reference, model, data=loaded.resolve(s.eval.data) if s.eval.data else None,
                 samples=s.eval.samples, metric=s.eval.metric, shapes=s.model.shapes, seed=s.measure.seed)
-    for placement in placements:
-        devices.append(_run_device(loaded, placement, qualified[placement.index], retention.get(placement.target),
-                                   store, group_id if record else None, targets_dirs, progress, say, warnings))
-    reports = {k: str(out_dir / v) for k, v in REPORT_FILES.items()} if write_reports else {}
-    result = QualifyResult(
-        edgeopt_version=__version__, name=s.name, description=s.description, spec_path=str(loaded.path),
-        spec_sha256=loaded.sha256, profiles=loaded.profiles, spec=s.model_dump(mode="json"), started_at=started_at,
-        seconds=round(time.perf_counter() - started, 3), passed=all(d.passed for d in devices),
-        exit_code=exit_code_for(devices), model=_model_info(models), retention=retention, devices=devices,
-        sweep=points, fingerprint=_fingerprint(loaded, models), history_db=str(store.path) if store else None,
-        group_id=group_id, report_dir=str(out_dir), reports=reports, warnings=warnings,
-    )
-    if write_reports:
-        from ..reports import write_reports as write_all
-
-        write_all(result, out_dir)
-    if s.sinks.mlflow is not None:
-        from ..sinks.mlflow_sink import log_qualify
-
-        log_qualify(result, tracking_uri=s.sinks.mlflow.tracking_uri, experiment=s.sinks.mlflow.experiment)
-    return result
+    return qualified, retention
 
 
 def _sweep_points(sweep: Sequence[SweepPoint | Mapping[str, Any]] | None) -> list[SweepPoint] | None:

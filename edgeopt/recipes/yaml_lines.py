@@ -7,6 +7,8 @@ from typing import Any
 
 import yaml
 
+from ..errors import first_line
+
 Path_ = tuple[str | int, ...]
 
 
@@ -61,5 +63,5 @@ def read_yaml_with_lines(path: Path, what: str, error: type[Exception]) -> tuple
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        problem = getattr(exc, "problem", None) or first_line(exc, limit=None)
         raise error(f"{where}: YAML syntax error ({problem}); fix the YAML there") from None

@@ -12,6 +12,7 @@ from .json_report import render_json
 from .junit import render_junit
 from .markdown import render_markdown
 
+# Format -> (file name in the report directory, renderer). A new report format is one module and one entry here.
 RENDERERS: dict[str, tuple[str, Callable[[QualifyResult], str]]] = {
     "json": ("result.json", render_json),
     "html": ("report.html", render_html),
@@ -20,18 +21,23 @@ RENDERERS: dict[str, tuple[str, Callable[[QualifyResult], str]]] = {
 }
 
 
+def report_paths(out_dir: str | Path) -> dict[str, Path]:
+    """Where :func:`write_reports` puts each format in ``out_dir`` (a result lists them before they are written)."""
+    return {fmt: Path(out_dir) / name for fmt, (name, _) in RENDERERS.items()}
+
+
 def write_reports(result: QualifyResult, out_dir: str | Path) -> dict[str, Path]:
     """Render every format and write each file atomically (temp file + rename) into ``out_dir``.
 
     Every format is rendered before the first file is written, so a rendering bug leaves the old reports whole.
     """
-    out = Path(out_dir)
-    texts = {fmt: (name, render(result)) for fmt, (name, render) in RENDERERS.items()}
-    paths = {}
-    for fmt, (name, text) in texts.items():
-        atomic_write_text(out / name, text)
-        paths[fmt] = out / name
+    texts = {fmt: render(result) for fmt, (_, render) in RENDERERS.items()}
+    paths = report_paths(out_dir)
+    for fmt, text in texts.items():
+        atomic_write_text(paths[fmt], text)
     return paths
 
 
-__all__ = ["RENDERERS", "render_html", "render_json", "render_junit", "render_markdown", "write_reports"]
+__all__ = [
+    "RENDERERS", "render_html", "render_json", "render_junit", "render_markdown", "report_paths", "write_reports",
+]

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from .._version import __version__
 from ..calib import ImagePreprocessing
 from ..errors import InputError
 from ..evaluation import load_eval_data, parse_output, resolve_metric

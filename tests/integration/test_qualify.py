@@ -49,6 +49,8 @@ def test_local_example_passes_and_writes_every_report(tmp_path):
     assert r["devices"][0]["bench"]["samples_ms"] is None  # stdout leaves the raw samples out ...
     full = json.loads((out / "result.json").read_text())
     assert len(full["devices"][0]["bench"]["samples_ms"]) >= 200  # ... result.json keeps everything
+    assert full["reports"] == r["reports"] == {"json": str(out / "result.json"), "html": str(out / "report.html"),
+                                               "junit": str(out / "junit.xml"), "markdown": str(out / "summary.md")}
     gates = {g["gate"]: g for g in r["devices"][0]["gates"]}
     assert set(gates) == {"latency", "fps", "memory", "model_size", "energy", "cold_start", "throughput",
                           "regression"}

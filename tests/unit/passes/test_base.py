@@ -9,7 +9,7 @@ import pytest
 
 from edgeopt.enums import Precision
 from edgeopt.fsutil import sha256_file
-from edgeopt.passes.base import Artifact, ArtifactFormat, PassError
+from edgeopt.passes.base import Artifact, ArtifactFormat, Pass, PassError
 from edgeopt.passes.cleanup import CleanupConfig, CleanupPass
 from edgeopt.passes.prune_magnitude import PruneMagnitudeConfig, PruneMagnitudePass
 
@@ -64,3 +64,10 @@ def test_apply_rejects_a_format_the_pass_does_not_take(tmp_path: Path) -> None:
                       precision=Precision.FP32, sha256="0" * 64, size_bytes=0)
     with pytest.raises(PassError, match="takes onnx models but got pytorch"):
         CleanupPass(CleanupConfig()).apply(source, context(tmp_path), name="1-cleanup")
+
+
+def test_conversion_passes_reuse_pass_apply() -> None:
+    """A converter differs only in how its (possibly multi-file) output is hashed, not in how it is applied."""
+    from edgeopt.passes.convert_base import ConvertPass
+
+    assert ConvertPass.apply is Pass.apply and "output_digest" in vars(ConvertPass)

@@ -8,8 +8,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from edgeopt import reports
 from edgeopt.qualify.result import QualifyResult, SweepPoint
-from edgeopt.reports import render_html, render_junit, render_markdown, write_reports
+from edgeopt.reports import render_html, render_junit, render_markdown, report_paths, write_reports
 from tests.unit.reports.builders import device, qualify_result
 
 PASSING = {"latency": {"percentile": "p99", "max_ms": 1.5}, "memory": {"max_mb": 64}, "energy": {"max_mj": 100}}
@@ -25,6 +26,16 @@ def test_write_reports_writes_every_format_atomically(tmp_path):
     assert data["schema_version"] == "1.0" and data["kind"] == "qualify"
     assert len(data["devices"][0]["bench"]["samples_ms"]) == 1500  # everything, raw samples included
     assert QualifyResult.model_validate(data) == result
+
+
+def test_a_renderer_listed_once_is_written_and_listed(tmp_path, monkeypatch):
+    """RENDERERS is the only list: a new format is written and named in report_paths by one entry there."""
+    result = qualify_result([device("board-1")])
+    monkeypatch.setitem(reports.RENDERERS, "names", ("devices.txt", lambda r: " ".join(d.label for d in r.devices)))
+    listed = report_paths(tmp_path / "r")
+    assert listed["names"] == tmp_path / "r" / "devices.txt"
+    assert write_reports(result, tmp_path / "r") == listed
+    assert (tmp_path / "r" / "devices.txt").read_text() == "board-1"
 
 
 def test_junit_has_one_case_per_gate_per_device_with_failures_and_errors():

@@ -6,8 +6,9 @@ import sys
 
 import pytest
 
+from edgeopt import qualify
 from edgeopt.errors import InputError
-from edgeopt.qualify import QualifySpecError, qualify
+from edgeopt.qualify import QualifySpecError
 from edgeopt.reports import write_reports
 from edgeopt.sinks.mlflow_sink import log_qualify, qualify_metrics, qualify_params, require_mlflow
 from tests.unit.reports.builders import device, qualify_result
