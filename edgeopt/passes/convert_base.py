@@ -9,23 +9,19 @@ from __future__ import annotations
 import time
 from typing import Any, ClassVar
 
-from ..formats import ModelFormat, model_digest
-from .base import Artifact, ArtifactFormat, Pass, PassContext, PassError, PassUnavailableError
-
-# Artifact format -> the formats module's model format (for hashing multi-file models).
-_MODEL_FORMAT = {
-    ArtifactFormat.OPENVINO_IR: ModelFormat.OPENVINO_IR,
-    ArtifactFormat.TFLITE: ModelFormat.TFLITE,
-    ArtifactFormat.COREML: ModelFormat.COREML,
-    ArtifactFormat.TENSORRT_ONNX: ModelFormat.ONNX,
-    ArtifactFormat.ONNX: ModelFormat.ONNX,
-}
+from ..enums import Precision
+from ..formats import model_digest
+from .base import Artifact, Pass, PassContext, PassError, PassUnavailableError
 
 
 class ConvertPass(Pass[Any]):
     """A pass whose output is another runtime's format. Subclasses set ``suffix`` (the output file suffix)."""
 
     suffix: ClassVar[str]
+
+    def for_source(self, precision: Precision) -> ConvertPass:
+        """This converter set up for a source of ``precision`` (default: unchanged; TFLite picks its quantization)."""
+        return self
 
     def apply(self, source: Artifact, ctx: PassContext, *, name: str) -> Artifact:
         """As :meth:`Pass.apply`, hashing every file of the converted model."""
@@ -38,7 +34,7 @@ class ConvertPass(Pass[Any]):
         started = time.perf_counter()
         out = self.run(source, ctx)
         seconds = time.perf_counter() - started
-        sha, size = model_digest(out.path, _MODEL_FORMAT[out.format])
+        sha, size = model_digest(out.path, out.format)
         return Artifact(
             name=name,
             path=str(out.path),
