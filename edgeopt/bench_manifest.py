@@ -9,7 +9,6 @@ a runtime that is not installed, a format the target has no runtime for). Every 
 from __future__ import annotations
 
 import json
-import platform
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,21 +16,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .bench import benchmark
-from .enums import RuntimeName
 from .errors import InputError
-from .formats import ModelFormat, choose_runtime, runtime_installed_here
+from .formats import ModelFormat, choose_runtime
 from .metrics.result import BenchResult
 from .passes.base import Artifact, ArtifactFormat
+from .registry import find_runtime, get_format, loaders
 from .targets import load_registry
 
-# Artifact format -> file format the agent loads. A TensorRT ONNX is an ONNX file that only TensorRT runs.
-_FILE_FORMAT: dict[ArtifactFormat, ModelFormat] = {
-    ArtifactFormat.ONNX: ModelFormat.ONNX,
-    ArtifactFormat.OPENVINO_IR: ModelFormat.OPENVINO_IR,
-    ArtifactFormat.TFLITE: ModelFormat.TFLITE,
-    ArtifactFormat.COREML: ModelFormat.COREML,
-    ArtifactFormat.TENSORRT_ONNX: ModelFormat.ONNX,
-}
 _REMOTE_KEYS = ("host", "device", "runner")
 
 
@@ -86,19 +77,32 @@ def _artifact_file(manifest: Path, art: Artifact) -> Path:
     return moved if moved.exists() else Path(art.path)
 
 
+def _file_format(art: Artifact) -> ModelFormat | None:
+    """The file format the agent loads an artifact as (a TensorRT ONNX is an ONNX file); None: not deployable."""
+    desc = get_format(art.format)
+    return ModelFormat(desc.file_format) if desc.deployable else None
+
+
+def _only_runtime(art: Artifact) -> str | None:
+    """The runtime an artifact must run on when its file format alone would allow others (TensorRT ONNX)."""
+    desc = get_format(art.format)
+    if desc.loads_as is None:
+        return None
+    own = loaders(art.format)
+    return own[0].name if own else None
+
+
 def _skip_reason(art: Artifact, fmt: ModelFormat | None, runtime: str, *, local: bool) -> str | None:
     if not local:
         return None  # the remote agent reports what it lacks
-    if art.format is ArtifactFormat.TENSORRT_ONNX and runtime != RuntimeName.TENSORRT.value:
-        return "a TensorRT ONNX runs only on TensorRT: bench it on the Jetson (--device) or pass --runtime tensorrt"
-    known = {r.value: r for r in RuntimeName}
-    rt = known.get(runtime)
-    if rt is RuntimeName.COREML and platform.system() != "Darwin":
-        return "Core ML predicts only on macOS: bench it on a Mac over SSH (--host/--device)"
-    if rt is RuntimeName.TENSORRT and not runtime_installed_here(rt):
-        return "TensorRT is not installed here: bench it on the Jetson (--device), where the engine is built"
-    if rt is not None and not runtime_installed_here(rt):
-        return f"runtime {runtime} is not installed here (it loads {fmt.value if fmt else art.format.value})"
+    only = _only_runtime(art)
+    if only is not None and runtime != only:
+        return get_format(art.format).wrong_runtime_hint or (
+            f"a {art.format.value} artifact runs only on {only}: bench it on the device (--device) or pass "
+            f"--runtime {only}")
+    desc = find_runtime(runtime)
+    if desc is not None:
+        return desc.not_here_reason(fmt.value if fmt else art.format.value)
     return None
 
 
@@ -136,7 +140,7 @@ def benchmark_manifest(
     entries: list[ManifestBenchEntry] = []
     for art in artifacts:
         path = _artifact_file(manifest, art)
-        fmt = _FILE_FORMAT.get(art.format)
+        fmt = _file_format(art)
         reason: str | None = None
         runtime = runtime_choice
         if fmt is None:
@@ -144,8 +148,7 @@ def benchmark_manifest(
         elif not path.exists():
             reason = f"file {path} is missing: re-run edgeopt optimize"
         else:
-            trt_only = art.format is ArtifactFormat.TENSORRT_ONNX and not runtime
-            rt_pref = RuntimeName.TENSORRT.value if trt_only else runtime
+            rt_pref = runtime or _only_runtime(art)
             if tgt is not None:
                 try:
                     runtime, _ = choose_runtime(fmt, tgt, rt_pref, options, local=not remote)

@@ -13,6 +13,8 @@ ENV_TARGETS_DIR = "EDGEOPT_TARGETS_DIR"
 ENV_INVENTORY = "EDGEOPT_INVENTORY"
 ENV_HISTORY_DB = "EDGEOPT_HISTORY_DB"
 ENV_TOOLS_DIR = "EDGEOPT_TOOLS_DIR"
+# Also read by the agent (edgeopt_agent.runtimes), which cannot import this module; the local runner passes it on.
+ENV_PLUGIN_PATH = "EDGEOPT_PLUGIN_PATH"
 
 
 @dataclass(frozen=True)
@@ -26,12 +28,16 @@ class Settings:
             ``XDG_DATA_HOME`` defaulting to ``~/.local/share``).
         tools_dir: isolated tool environments (``EDGEOPT_TOOLS_DIR``; else ``$XDG_CACHE_HOME/edgeopt/tools``,
             ``XDG_CACHE_HOME`` defaulting to ``~/.cache``).
+        plugin_path: directories holding plug-in distributions that are not installed (``EDGEOPT_PLUGIN_PATH``,
+            ``os.pathsep``-separated): each directory is put on ``sys.path`` so the entry points of the
+            ``*.dist-info`` folders in it count like installed ones (:mod:`edgeopt.plugins`).
     """
 
     targets_dirs: tuple[Path, ...] = ()
     inventory: Path | None = None
     history_db: Path | None = None
     tools_dir: Path | None = None
+    plugin_path: tuple[Path, ...] = ()
 
 
 def from_environment(environ: dict[str, str] | None = None) -> Settings:
@@ -46,5 +52,6 @@ def from_environment(environ: dict[str, str] | None = None) -> Settings:
     tools = env.get(ENV_TOOLS_DIR, "").strip()
     cache_home = env.get("XDG_CACHE_HOME", "").strip() or str(Path(env.get("HOME") or Path.home()) / ".cache")
     tools_dir = Path(tools).expanduser() if tools else Path(cache_home) / "edgeopt" / "tools"
+    plugins = tuple(Path(p).expanduser() for p in env.get(ENV_PLUGIN_PATH, "").split(os.pathsep) if p.strip())
     return Settings(targets_dirs=dirs, inventory=Path(inventory).expanduser() if inventory else None,
-                    history_db=history_db, tools_dir=tools_dir)
+                    history_db=history_db, tools_dir=tools_dir, plugin_path=plugins)

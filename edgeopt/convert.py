@@ -11,52 +11,66 @@ warning (the ONNX still ships).
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .enums import Precision, RuntimeName
+from .enums import ModelFormat, Precision
 from .errors import InputError
-from .passes.base import FORMAT_RUNTIMES, Artifact, ArtifactFormat, Pass, PassContext, PassUnavailableError
+from .passes.base import Artifact, ArtifactFormat, Pass, PassContext, PassUnavailableError
+from .passes.convert_base import ConvertPass
 from .passes.registry import PassRegistry
+from .registry import ConversionSource, converters, get_format, get_runtime, loaders
 from .targets.schema import Target
 from .validate import validate_artifact
 
-CONVERTERS: dict[ArtifactFormat, str] = {
-    ArtifactFormat.OPENVINO_IR: "to_openvino",
-    ArtifactFormat.TFLITE: "to_tflite",
-    ArtifactFormat.COREML: "to_coreml",
-    ArtifactFormat.TENSORRT_ONNX: "tensorrt_prepare",
-}
-_RUNTIME_FORMAT = {
-    RuntimeName.OPENVINO: ArtifactFormat.OPENVINO_IR,
-    RuntimeName.TFLITE: ArtifactFormat.TFLITE,
-    RuntimeName.TENSORRT: ArtifactFormat.TENSORRT_ONNX,
-    RuntimeName.COREML: ArtifactFormat.COREML,
-}
 VALIDATION_SAMPLES = 16
+
+
+class _Converters(Mapping[ArtifactFormat, str]):
+    """Format -> the pass that makes it, read from the format descriptors (a live view; plug-ins included)."""
+
+    def __getitem__(self, fmt: ArtifactFormat) -> str:
+        name = converters().get(ModelFormat(fmt).value)
+        if name is None:
+            raise KeyError(fmt)
+        return name
+
+    def __iter__(self) -> Iterator[ArtifactFormat]:
+        return iter([ModelFormat(name) for name in converters()])
+
+    def __len__(self) -> int:
+        return len(converters())
+
+
+CONVERTERS: Mapping[ArtifactFormat, str] = _Converters()
+
+
+def _target_loads(fmt: ArtifactFormat, target: Target) -> bool:
+    """Whether one of ``target``'s runtimes loads ``fmt``."""
+    names = {r.value for r in target.runtimes}
+    return any(r.name in names for r in loaders(fmt))
 
 
 def default_formats(target: Target) -> list[ArtifactFormat]:
     """What ``target`` gets when the recipe names no formats: ONNX plus each of its runtimes' native format.
 
-    A detected target (``local``) gets OpenVINO IR only when OpenVINO is installed here.
+    A detected target (``local``) gets a runtime's native format only when that runtime is installed here.
     """
-    out = [ArtifactFormat.ONNX] if FORMAT_RUNTIMES[ArtifactFormat.ONNX] & set(target.runtimes) else []
+    out = [ArtifactFormat.ONNX] if _target_loads(ArtifactFormat.ONNX, target) else []
     for runtime in target.runtimes:
-        fmt = _RUNTIME_FORMAT.get(runtime)
-        if fmt is None or fmt in out:
+        desc = get_runtime(runtime)
+        if desc.delivers is None or ModelFormat(desc.delivers) in out:
             continue
-        if target.detect and importlib.util.find_spec(runtime.value) is None:
+        if target.detect and not desc.installed_here():
             continue
-        out.append(fmt)
+        out.append(ModelFormat(desc.delivers))
     return out
 
 
@@ -88,7 +102,7 @@ def plan_conversions(
     wanted = list(recipe_formats) if recipe_formats else default_formats(target)
     plan = ConversionPlan(formats=[])
     for fmt in wanted:
-        if not FORMAT_RUNTIMES[fmt] & set(target.runtimes) and not target.detect:
+        if not _target_loads(fmt, target) and not target.detect:
             runs = ", ".join(r.value for r in target.runtimes)
             raise InputError(f"target '{target.name}' runs {runs}, which cannot load {fmt.value} models; set the "
                              f"recipe's formats to one of: {', '.join(f.value for f in default_formats(target))}")
@@ -97,7 +111,9 @@ def plan_conversions(
             continue
         problem = None
         try:
-            name = CONVERTERS[fmt]
+            name = get_format(fmt).converter
+            if name is None:
+                raise PassUnavailableError(f"no pass makes {fmt.value} models ({get_format(fmt).summary})")
             pass_ = (configured or {}).get(name) or registry.create(name)
             if pass_.availability() is not None:
                 raise PassUnavailableError(str(pass_.availability()))
@@ -121,13 +137,15 @@ def plan_conversions(
 
 
 def conversion_source(fmt: ArtifactFormat, source: Artifact, artifacts: Sequence[Artifact]) -> Artifact:
-    """The artifact a converter starts from: the PyTorch input for Core ML; for TFLite the last FP32 ONNX
-    (TFLite quantizes itself, from the calibration data); for the others the recipe's final ONNX."""
+    """The artifact a converter starts from (its format's ``conversion_source``): the optimize input (Core ML
+    converts the PyTorch model), the last FP32 ONNX (TFLite quantizes itself, from the calibration data), or the
+    recipe's final ONNX."""
     chain = [source, *artifacts]
     onnx = [a for a in chain if a.format is ArtifactFormat.ONNX]
-    if fmt is ArtifactFormat.COREML:
+    start = get_format(fmt).conversion_source
+    if start is ConversionSource.INPUT:
         return source
-    if fmt is ArtifactFormat.TFLITE:
+    if start is ConversionSource.FP32_ONNX:
         fp32 = [a for a in onnx if a.precision is Precision.FP32]
         return fp32[-1] if fp32 else onnx[-1]
     return onnx[-1]
@@ -156,9 +174,8 @@ def run_conversions(
     made: list[Artifact] = []
     for i, (fmt, pass_) in enumerate(plan.passes.items(), start=1):
         start = conversion_source(fmt, source, artifacts)
-        if fmt is ArtifactFormat.TFLITE and getattr(pass_.config, "quantization", None) is not None:
-            quant = pass_.quant_for(final.precision)  # type: ignore[attr-defined]
-            pass_ = type(pass_)(pass_.config.model_copy(update={"quantization": quant}))
+        if isinstance(pass_, ConvertPass):  # every converter is; the plan types them as passes
+            pass_ = pass_.for_source(final.precision)
         work = Path(tempfile.mkdtemp(prefix=".edgeopt-convert-", dir=out_dir))
         try:
             out_name = f"{stem}.{recipe}{pass_.suffix}"  # type: ignore[attr-defined]
@@ -180,9 +197,11 @@ def run_conversions(
 
 
 def _move_into(path: Path, fmt: ArtifactFormat, out_dir: Path) -> Path:
-    """Rename the converted file(s) into ``out_dir`` (IR: .bin first, then .xml; a package directory whole)."""
-    if fmt is ArtifactFormat.OPENVINO_IR:
-        os.replace(path.with_suffix(".bin"), out_dir / path.with_suffix(".bin").name)
+    """Rename the converted file(s) into ``out_dir``: companions first (IR .bin, external data), then the main
+    file; a package directory whole."""
+    if not path.is_dir():
+        for companion in get_format(get_format(fmt).file_format).companions(path):
+            os.replace(companion, out_dir / companion.name)
     final = out_dir / path.name
     if final.is_dir():
         shutil.rmtree(final)

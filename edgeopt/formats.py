@@ -2,84 +2,47 @@
 
 ``edgeopt bench`` uses this to pick the agent runtime when none is given: the first runtime in the target's
 ``runtimes`` preference list that loads the model's format (for a detected target such as ``local``, any
-runtime that loads it), and, for ONNX Runtime, the execution providers that suit the target.
+runtime that loads it), and, for a runtime with execution providers (ONNX Runtime), those that suit the
+target's accelerator.
+
+Every function here is a thin question to the descriptors of :mod:`edgeopt.registry`; nothing per format or
+per runtime is written here.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import platform
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from enum import Enum
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .enums import RuntimeName
+from .enums import ModelFormat, RuntimeName
 from .errors import InputError, ModelLoadError
+from .registry import (
+    FormatDescriptor,
+    find_runtime,
+    format_for_suffix,
+    format_registry,
+    get_format,
+    get_runtime,
+    loaders,
+    read_head,
+    runtime_loads,
+)
+from .registry.runtimes.onnxruntime import CPU_EP
 from .targets.schema import Target
 
-
-class ModelFormat(str, Enum):
-    """What a model file is. Values match ``passes.base.ArtifactFormat`` where both name the same thing."""
-
-    ONNX = "onnx"
-    OPENVINO_IR = "openvino_ir"  # model.xml + model.bin
-    TFLITE = "tflite"
-    TENSORRT_ENGINE = "tensorrt_engine"  # a serialized engine: specific to one GPU and TensorRT version
-    COREML = "coreml"  # .mlpackage directory or .mlmodel file
+__all__ = [
+    "CPU_EP", "ModelFormat", "choose_runtime", "default_onnxruntime_providers", "default_runtime", "detect_format",
+    "model_digest", "model_files", "runtime_installed_here", "runtimes_for",
+]
 
 
-# Which formats each runtime loads (the agent's runtimes; ``null`` loads anything and is never picked).
-RUNTIME_FORMATS: dict[RuntimeName, frozenset[ModelFormat]] = {
-    RuntimeName.ONNXRUNTIME: frozenset({ModelFormat.ONNX}),
-    RuntimeName.OPENVINO: frozenset({ModelFormat.ONNX, ModelFormat.OPENVINO_IR}),
-    RuntimeName.TFLITE: frozenset({ModelFormat.TFLITE}),
-    RuntimeName.TENSORRT: frozenset({ModelFormat.ONNX, ModelFormat.TENSORRT_ENGINE}),
-    RuntimeName.COREML: frozenset({ModelFormat.COREML}),
-    RuntimeName.NULL: frozenset(ModelFormat),
-}
-
-# Order used for a detected target (``local``) when its own list has no runtime for the format.
-_FALLBACK_ORDER = (RuntimeName.ONNXRUNTIME, RuntimeName.OPENVINO, RuntimeName.TFLITE, RuntimeName.TENSORRT,
-                   RuntimeName.COREML)
-
-_SUFFIXES = {
-    ".onnx": ModelFormat.ONNX,
-    ".xml": ModelFormat.OPENVINO_IR,
-    ".tflite": ModelFormat.TFLITE,
-    ".engine": ModelFormat.TENSORRT_ENGINE,
-    ".plan": ModelFormat.TENSORRT_ENGINE,
-    ".mlpackage": ModelFormat.COREML,
-    ".mlmodel": ModelFormat.COREML,
-}
-
-_TFLITE_ID = b"TFL3"  # flatbuffer file identifier, bytes 4..8 of every .tflite file
-
-CPU_EP = "CPUExecutionProvider"
-# Target keywords -> ONNX Runtime execution providers preferred before the CPU, in order. A keyword matches the
-# target's name or accelerator (case-insensitive; not the description, which for ``local`` is this CPU's name).
-_EP_RULES: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
-    (("jetson", "nvidia", "cuda", "ampere", "maxwell", "volta"),
-     ("TensorrtExecutionProvider", "CUDAExecutionProvider")),
-    (("intel", "iris", "openvino"), ("OpenVINOExecutionProvider",)),
-)
-
-
-def _head(path: Path, n: int = 1024) -> bytes:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(n)
-    except OSError as exc:
-        raise ModelLoadError(f"cannot read model {path} ({exc.strerror}): check the path and permissions") from None
-
-
-def _is_tflite(head: bytes) -> bool:
-    return len(head) >= 8 and head[4:8] == _TFLITE_ID
-
-
-def _is_ir_xml(head: bytes) -> bool:
-    return b"<net" in head
+def _detected_by_content(head: bytes) -> FormatDescriptor:
+    """For a file with no known suffix: the first format whose marker the content carries, else the fallback."""
+    formats = format_registry().all()
+    found = next((f for f in formats if f.marker(head)), None)
+    return found or next(f for f in formats if f.fallback)
 
 
 def detect_format(path: str | Path) -> ModelFormat:
@@ -94,48 +57,26 @@ def detect_format(path: str | Path) -> ModelFormat:
     path = Path(path)
     if not path.exists():
         raise ModelLoadError(f"model {path} not found: check the path")
-    suffix = path.suffix.lower()
-    fmt = _SUFFIXES.get(suffix)
-    if fmt is ModelFormat.COREML:
-        if suffix == ".mlpackage" and not (path.is_dir() and (path / "Manifest.json").is_file()):
-            raise ModelLoadError(f"{path} is not a Core ML package (a directory with Manifest.json): "
-                                 "pass the .mlpackage directory coremltools saved")
-        return fmt
+    desc = format_for_suffix(path)
+    if desc is not None and desc.directory:
+        desc.check_directory(path)
+        return ModelFormat(desc.name)
     if path.is_dir():
-        raise ModelLoadError(f"{path} is a directory, not a model file: pass the model file "
-                             f"({', '.join(sorted(_SUFFIXES))})")
-    head = _head(path)
-    if fmt is ModelFormat.TFLITE and not _is_tflite(head):
-        raise ModelLoadError(f"{path} is not a TFLite flatbuffer (no {_TFLITE_ID.decode()} identifier): "
-                             "re-export it with the TFLite/LiteRT converter")
-    if fmt is None:  # no known suffix: a marker decides; ONNX has none, so the rest is read as ONNX
-        if _is_tflite(head):
-            fmt = ModelFormat.TFLITE
-        elif _is_ir_xml(head):
-            fmt = ModelFormat.OPENVINO_IR
-        else:
-            return ModelFormat.ONNX
-    if fmt is ModelFormat.OPENVINO_IR:
-        if not _is_ir_xml(head):
-            raise ModelLoadError(f"{path} is not an OpenVINO IR .xml (no <net> element): pass the .xml that "
-                                 "openvino.save_model wrote")
-        if not path.with_suffix(".bin").is_file():
-            raise ModelLoadError(f"OpenVINO IR {path} has no weights file {path.with_suffix('.bin').name} next to "
-                                 "it: keep the .xml and .bin together")
-    return fmt
+        suffixes = sorted(s for f in format_registry().all() for s in f.suffixes)
+        raise ModelLoadError(f"{path} is a directory, not a model file: pass the model file ({', '.join(suffixes)})")
+    head = read_head(path)
+    desc = desc or _detected_by_content(head)
+    desc.check_file(path, head)
+    return ModelFormat(desc.name)
 
 
-def model_files(path: str | Path, fmt: ModelFormat) -> list[Path]:
-    """Every file that makes up the model (what a runner must copy): IR .xml + .bin, a package's files."""
-    path = Path(path)
-    if fmt is ModelFormat.OPENVINO_IR:
-        return [path, path.with_suffix(".bin")]
-    if path.is_dir():
-        return sorted(p for p in path.rglob("*") if p.is_file())
-    return [path]
+def model_files(path: str | Path, fmt: ModelFormat | str) -> list[Path]:
+    """Every file that makes up the model (what a runner must copy): IR .xml + .bin, ONNX external data, a
+    package's files."""
+    return get_format(get_format(fmt).file_format).files(Path(path))
 
 
-def model_digest(path: str | Path, fmt: ModelFormat) -> tuple[str, int]:
+def model_digest(path: str | Path, fmt: ModelFormat | str) -> tuple[str, int]:
     """(hex SHA-256, total size in bytes) over :func:`model_files`; for a directory the relative paths count."""
     path = Path(path)
     files = model_files(path, fmt)
@@ -152,33 +93,18 @@ def model_digest(path: str | Path, fmt: ModelFormat) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
-def runtimes_for(fmt: ModelFormat) -> list[RuntimeName]:
+def runtimes_for(fmt: ModelFormat | str) -> list[RuntimeName]:
     """Runtimes that load ``fmt``, in the fallback order (never ``null``)."""
-    return [r for r in _FALLBACK_ORDER if fmt in RUNTIME_FORMATS[r]]
+    return [RuntimeName(r.name) for r in loaders(fmt)]
 
 
-def _installed_module(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
-
-
-def runtime_installed_here(runtime: RuntimeName) -> bool:
+def runtime_installed_here(runtime: RuntimeName | str) -> bool:
     """Whether ``runtime``'s library is importable by this Python (a cheap check: nothing is imported)."""
-    if runtime is RuntimeName.NULL:
-        return True
-    if runtime is RuntimeName.TFLITE:
-        return any(_installed_module(m) for m in ("ai_edge_litert", "tflite_runtime", "tensorflow"))
-    if runtime is RuntimeName.TENSORRT:
-        return _installed_module("tensorrt") and _installed_module("cuda")
-    if runtime is RuntimeName.COREML:
-        return platform.system() == "Darwin" and _installed_module("coremltools")
-    return _installed_module(runtime.value)
+    return get_runtime(runtime).installed_here()
 
 
 def default_runtime(
-    fmt: ModelFormat, target: Target, *, installed: Callable[[RuntimeName], bool] | None = None
+    fmt: ModelFormat | str, target: Target, *, installed: Callable[[RuntimeName], bool] | None = None
 ) -> RuntimeName:
     """The runtime to run a ``fmt`` model on ``target``: the first in its preference list that loads ``fmt``.
 
@@ -193,16 +119,17 @@ def default_runtime(
         InputError: no runtime of the target loads ``fmt`` (a detected target such as ``local`` falls back to
             any runtime that loads it).
     """
+    fmt_name = str(getattr(fmt, "value", fmt))
     candidates: list[RuntimeName] = [
-        r for r in target.runtimes if fmt in RUNTIME_FORMATS[r] and r is not RuntimeName.NULL
+        r for r in target.runtimes if runtime_loads(r, fmt_name) and get_runtime(r).auto_select
     ]
     if not candidates and target.detect:
-        candidates = runtimes_for(fmt)
+        candidates = runtimes_for(fmt_name)
     if not candidates:
-        loaders = ", ".join(r.value for r in runtimes_for(fmt))
+        loaders_text = ", ".join(r.value for r in runtimes_for(fmt_name))
         raise InputError(
             f"target {target.name} runs {', '.join(r.value for r in target.runtimes)}, none of which loads "
-            f"{fmt.value} models: convert the model for this target, or pass --runtime ({loaders})"
+            f"{fmt_name} models: convert the model for this target, or pass --runtime ({loaders_text})"
         )
     if installed is not None:
         for runtime in candidates:
@@ -211,16 +138,11 @@ def default_runtime(
     return candidates[0]
 
 
-def _matches(target: Target, keywords: Iterable[str]) -> bool:
-    text = " ".join((target.name, target.accelerator)).lower()
-    return any(k in text for k in keywords)
-
-
 def default_onnxruntime_providers(target: Target, available: Sequence[str] | None = None) -> list[str]:
     """ONNX Runtime execution providers for ``target``, most preferred first, always ending with the CPU.
 
-    Jetson (NVIDIA) targets prefer TensorRT then CUDA; Intel targets (``intel-nuc``) prefer OpenVINO; every
-    other target uses the CPU provider.
+    NVIDIA GPU targets (Jetson) prefer TensorRT then CUDA; Intel GPU targets (``intel-nuc``) prefer OpenVINO;
+    every other target uses the CPU provider (the rules are the ``onnxruntime`` descriptor's ``providers``).
 
     Args:
         target: the device target.
@@ -228,18 +150,11 @@ def default_onnxruntime_providers(target: Target, available: Sequence[str] | Non
             for a local run); None when unknown (a remote device): the full preferred list is returned and the
             agent drops what its build lacks (runtime option ``providers_fallback``).
     """
-    preferred: list[str] = []
-    for keywords, providers in _EP_RULES:
-        if _matches(target, keywords):
-            preferred.extend(p for p in providers if p not in preferred)
-    preferred.append(CPU_EP)
-    if available is None:
-        return preferred
-    return [p for p in preferred if p in available] or [CPU_EP]
+    return get_runtime(RuntimeName.ONNXRUNTIME.value).preferred_providers(target, available)
 
 
 def choose_runtime(
-    fmt: ModelFormat,
+    fmt: ModelFormat | str,
     target: Target,
     runtime: str | None,
     runtime_options: Mapping[str, Any] | None,
@@ -248,32 +163,31 @@ def choose_runtime(
 ) -> tuple[str, dict[str, Any]]:
     """The agent runtime and its options for a run: the user's choice, or the target's default for ``fmt``.
 
-    For ONNX Runtime without user-given ``providers``, the target's preferred execution providers are filled
-    in: filtered to this machine's build for a local run; for a remote run the whole list goes with
-    ``providers_fallback: true`` so the agent drops what its build lacks (and reports it).
+    For a runtime with execution providers (ONNX Runtime) and no user-given providers, the target's preferred
+    ones are filled in: filtered to this machine's build for a local run; for a remote run the whole list goes
+    with ``providers_fallback: true`` so the agent drops what its build lacks (and reports it).
 
     Raises:
         InputError: the runtime named does not load ``fmt``, or no runtime of the target does.
     """
+    fmt_name = str(getattr(fmt, "value", fmt))
     options = dict(runtime_options or {})
     if runtime is None:
-        name = default_runtime(fmt, target, installed=runtime_installed_here if local else None).value
+        name = default_runtime(fmt_name, target, installed=runtime_installed_here if local else None).value
     else:
         name = runtime
-        known = {r.value: r for r in RuntimeName}
-        if name in known and fmt not in RUNTIME_FORMATS[known[name]]:
-            loaders = ", ".join(r.value for r in runtimes_for(fmt))
-            raise InputError(f"--runtime {name} does not load {fmt.value} models: use one of {loaders}, "
+        desc = find_runtime(name)
+        if desc is not None and not runtime_loads(name, fmt_name):
+            loaders_text = ", ".join(r.value for r in runtimes_for(fmt_name))
+            raise InputError(f"--runtime {name} does not load {fmt_name} models: use one of {loaders_text}, "
                              "or leave --runtime out to pick one from the target")
-    if name == RuntimeName.ONNXRUNTIME.value and "providers" not in options:
-        available: list[str] | None = None
-        if local:
-            import onnxruntime
-
-            available = list(onnxruntime.get_available_providers())
-        providers = default_onnxruntime_providers(target, available)
-        if providers != [CPU_EP]:
-            options["providers"] = providers
+    desc = find_runtime(name)
+    key = desc.providers_option if desc is not None else None
+    if desc is not None and key and key not in options:
+        available = desc.available_providers() if local else None
+        providers = desc.preferred_providers(target, available)
+        if providers != [desc.fallback_provider]:
+            options[key] = providers
             if not local:
-                options["providers_fallback"] = True
+                options[f"{key}_fallback"] = True
     return name, options

@@ -1,14 +1,15 @@
 """Prove a converted artifact against its ONNX reference: run both on the same samples in the runtime that loads
 the artifact (onnxruntime, OpenVINO, ai-edge-litert/tflite_runtime) and compare outputs.
 
-A conversion whose outputs diverge beyond the thresholds raises :class:`PassError`, so a broken model never
-ships. A format whose runtime cannot run here (Core ML off macOS, a TensorRT engine) is checked structurally
-by its pass and reported as "not run here".
+Which runtime proves a format is the format descriptor's ``validated_by``; how that runtime runs a model on
+this host is its runtime descriptor's ``host_infer`` (:mod:`edgeopt.registry`). A conversion whose outputs
+diverge beyond the thresholds raises :class:`PassError`, so a broken model never ships. A format whose runtime
+cannot run here (Core ML off macOS, a TensorRT engine) is checked structurally by its pass and reported as
+"not run here".
 """
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .enums import Precision
 from .passes.base import Artifact, ArtifactFormat, PassError
+from .registry import get_format, get_runtime
+from .registry.runtimes.tflite import from_tflite_output, to_tflite_input
+
+__all__ = ["MIN_COSINE", "MIN_TOP1", "Validation", "compare", "from_tflite_output", "run_artifact", "run_onnx",
+           "runtime_for", "to_tflite_input", "validate_artifact"]
 
 # Minimum cosine similarity / top-1 agreement by artifact precision; below them the conversion failed.
 MIN_COSINE = {
@@ -49,25 +55,25 @@ class Validation(BaseModel):
     note: str | None = Field(default=None, description="Why it was not run, or what was transposed/dequantized.")
 
 
-def runtime_for(fmt: ArtifactFormat) -> str | None:
-    """The runtime that runs ``fmt`` on this machine, or None."""
-    if fmt in (ArtifactFormat.ONNX, ArtifactFormat.TENSORRT_ONNX):
-        return "onnxruntime"
-    if fmt is ArtifactFormat.OPENVINO_IR and importlib.util.find_spec("openvino") is not None:
-        return "openvino"
-    if fmt is ArtifactFormat.TFLITE:
-        for mod in ("ai_edge_litert", "tflite_runtime"):
-            if importlib.util.find_spec(mod) is not None:
-                return mod
+def _host_runner(fmt: ArtifactFormat) -> tuple[str, str] | None:
+    """(runtime, module) that proves ``fmt`` on this machine: the first of its ``validated_by`` runtimes whose
+    host module is importable; None when none is."""
+    for name in get_format(fmt).validated_by:
+        module = get_runtime(name).host_validator()
+        if module is not None:
+            return name, module
     return None
+
+
+def runtime_for(fmt: ArtifactFormat) -> str | None:
+    """The runtime that runs ``fmt`` on this machine (named by its host module, e.g. ``ai_edge_litert``), or None."""
+    found = _host_runner(fmt)
+    return found[1] if found else None
 
 
 def run_onnx(path: Path, samples: Sequence[dict[str, np.ndarray]]) -> list[list[np.ndarray]]:
     """Outputs of an ONNX model on onnxruntime (CPU), one list per sample."""
-    import onnxruntime as ort
-
-    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    return [[np.asarray(o) for o in sess.run(None, feed)] for feed in samples]
+    return get_runtime("onnxruntime").host_infer(path, samples, "onnxruntime")
 
 
 def run_artifact(art: Artifact, samples: Sequence[dict[str, np.ndarray]]) -> tuple[list[list[np.ndarray]], str]:
@@ -76,76 +82,17 @@ def run_artifact(art: Artifact, samples: Sequence[dict[str, np.ndarray]]) -> tup
     Raises:
         PassError: no runtime for the format here, or the runtime rejects the model.
     """
-    runtime = runtime_for(art.format)
-    if runtime is None:
+    found = _host_runner(art.format)
+    if found is None:
         raise PassError(f"no runtime for {art.format.value} models on this machine")
+    runtime, module = found
     try:
-        if runtime == "onnxruntime":
-            return run_onnx(Path(art.path), samples), runtime
-        if runtime == "openvino":
-            return _run_openvino(Path(art.path), samples), runtime
-        return _run_tflite(Path(art.path), samples, runtime), runtime
+        return get_runtime(runtime).host_infer(Path(art.path), samples, module), module
     except PassError:
         raise
     except Exception as exc:  # each runtime raises its own types
         text = " ".join(str(exc).split())[:300]
-        raise PassError(f"{runtime} cannot run {art.path} ({text}); the conversion produced a broken model") from exc
-
-
-def _run_openvino(path: Path, samples: Sequence[dict[str, np.ndarray]]) -> list[list[np.ndarray]]:
-    import openvino as ov
-
-    compiled = ov.Core().compile_model(str(path), "CPU")
-    request = compiled.create_infer_request()
-    names = [i.get_any_name() for i in compiled.inputs]
-    outs = []
-    for feed in samples:
-        result = request.infer(
-            {n: feed[n] for n in names if n in feed} if set(names) <= set(feed) else list(feed.values())
-        )
-        outs.append([np.asarray(result[o]) for o in compiled.outputs])
-    return outs
-
-
-def _run_tflite(path: Path, samples: Sequence[dict[str, np.ndarray]], module: str) -> list[list[np.ndarray]]:
-    if module == "ai_edge_litert":
-        from ai_edge_litert.interpreter import Interpreter
-    else:
-        from tflite_runtime.interpreter import Interpreter
-
-    interp = Interpreter(model_path=str(path))
-    interp.allocate_tensors()
-    ins, outs_d = interp.get_input_details(), interp.get_output_details()
-    results = []
-    for feed in samples:
-        values = list(feed.values())
-        for k, d in enumerate(ins):
-            x = np.asarray(feed.get(d["name"], values[k] if k < len(values) else None))
-            interp.set_tensor(d["index"], to_tflite_input(x, d))
-        interp.invoke()
-        results.append([from_tflite_output(interp.get_tensor(d["index"]), d) for d in outs_d])
-    return results
-
-
-def to_tflite_input(x: np.ndarray, detail: dict[str, Any]) -> np.ndarray:
-    """An NCHW float feed made to fit a TFLite input: transposed to NHWC when needed, quantized for int8/uint8."""
-    shape = tuple(int(s) for s in detail["shape"])
-    if x.shape != shape and x.ndim == 4 and x.transpose(0, 2, 3, 1).shape == shape:
-        x = x.transpose(0, 2, 3, 1)
-    dtype = np.dtype(detail["dtype"])
-    if dtype.kind in "iu":
-        scale, zero = detail["quantization"]
-        info = np.iinfo(dtype)
-        x = np.clip(np.round(x / (scale or 1.0) + zero), info.min, info.max)
-    return np.ascontiguousarray(x.astype(dtype))
-
-
-def from_tflite_output(y: np.ndarray, detail: dict[str, Any]) -> np.ndarray:
-    """A TFLite output dequantized to float32."""
-    if np.dtype(detail["dtype"]).kind in "iu":
-        scale, zero = detail["quantization"]
-        return (y.astype(np.float32) - zero) * (scale or 1.0)
-    return np.asarray(y, dtype=np.float32)
+        raise PassError(f"{module} cannot run {art.path} ({text}); the conversion produced a broken model") from exc
 
 
 def _align(ref: np.ndarray, got: np.ndarray) -> tuple[np.ndarray | None, str | None]:

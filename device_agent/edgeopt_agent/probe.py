@@ -12,17 +12,9 @@ import os
 import shutil
 from typing import Any, Dict, List, Optional, Tuple
 
-# Import name -> distribution names it ships under (first one found wins).
-PACKAGES: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
-    ("numpy", ("numpy",)),
-    ("onnxruntime", ("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino", "onnxruntime-directml",
-                     "onnxruntime-training")),
-    ("ai_edge_litert", ("ai-edge-litert", "ai-edge-litert-nightly")),
-    ("tflite_runtime", ("tflite-runtime", "tflite_runtime")),
-    ("openvino", ("openvino",)),
-    ("tensorrt", ("tensorrt", "tensorrt-cu12", "tensorrt-cu11", "tensorrt_libs")),
-    ("pycoral", ("pycoral",)),
-)
+# Import name -> distribution names it ships under (first one found wins). The runtimes' own packages come
+# from each registered runtime class (``Runtime.packages``), so a new runtime brings its packages along.
+BASE_PACKAGES: Tuple[Tuple[str, Tuple[str, ...]], ...] = (("numpy", ("numpy",)),)
 
 
 def _dist_version(dist: str) -> Optional[str]:
@@ -54,8 +46,10 @@ def _module_version(module: str) -> Optional[str]:
 
 def packages() -> Dict[str, Dict[str, Any]]:
     """``{import name: {"installed", "version", "distribution"}}`` for numpy and every runtime package."""
+    from . import runtimes
+
     out: Dict[str, Dict[str, Any]] = {}
-    for module, dists in PACKAGES:
+    for module, dists in BASE_PACKAGES + tuple(runtimes.packages()):
         found: Optional[Tuple[str, str]] = None
         for dist in dists:
             version = _dist_version(dist)

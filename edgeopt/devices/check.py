@@ -11,55 +11,18 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..enums import Arch, RuntimeName
+from ..enums import RuntimeName
+from ..registry import get_runtime
 from ..targets.schema import Target
 
 if TYPE_CHECKING:
     from ..runners.ssh import SshRunner
 
-# Python packages (import names, as the probe reports them) that provide each runtime.
-RUNTIME_PACKAGES: dict[RuntimeName, tuple[str, ...]] = {
-    RuntimeName.ONNXRUNTIME: ("onnxruntime",),
-    RuntimeName.TFLITE: ("ai_edge_litert", "tflite_runtime"),
-    RuntimeName.OPENVINO: ("openvino",),
-    RuntimeName.TENSORRT: ("tensorrt",),
-    RuntimeName.COREML: (),
-    RuntimeName.NULL: (),
-}
-
-
-def _kind(target: Target | None) -> str:
-    if target is None:
-        return "generic"
-    if target.accelerator.startswith("edgetpu"):
-        return "coral"
-    if target.name.startswith("jetson") or (target.arch is Arch.AARCH64 and target.accelerator.startswith("gpu")):
-        return "jetson"
-    return "generic"
-
 
 def install_hint(runtime: RuntimeName, target: Target | None) -> str:
-    """What to install on the device for ``runtime``, for the kind of board ``target`` is."""
-    kind = _kind(target)
-    if runtime is RuntimeName.ONNXRUNTIME:
-        if kind == "jetson":
-            return ("pip install the onnxruntime-gpu wheel matching your JetPack from the Jetson Zoo "
-                    "(https://elinux.org/Jetson_Zoo#ONNX_Runtime); CPU only: pip install onnxruntime")
-        return "pip install onnxruntime"
-    if runtime is RuntimeName.TFLITE:
-        if kind == "coral":
-            return ("install the Edge TPU runtime and PyCoral from Coral's apt repository: "
-                    "apt-get install libedgetpu1-std python3-pycoral (brings tflite-runtime)")
-        return "pip install ai-edge-litert (or tflite-runtime on Python < 3.9)"
-    if runtime is RuntimeName.TENSORRT:
-        return ("TensorRT comes with JetPack: apt-get install python3-libnvinfer (a venv needs "
-                "--system-site-packages), plus pip install cuda-python; "
-                "on x86 with an NVIDIA GPU: pip install tensorrt")
-    if runtime is RuntimeName.OPENVINO:
-        return "pip install openvino"
-    if runtime is RuntimeName.COREML:
-        return "Core ML runs on macOS only: pip install coremltools on a Mac"
-    return "built into the agent"
+    """What to install on the device for ``runtime``, for the kind of board ``target`` is (its descriptor's
+    install hints, matched on the target's accelerator kind and arch)."""
+    return get_runtime(runtime).install_hint(target)
 
 
 class RuntimeStatus(BaseModel):
@@ -109,6 +72,19 @@ def _sensor_text(sensor: dict[str, Any]) -> str:
     return f"{kind}: {sensor.get('path', '')}"
 
 
+def _extra_package_problems(wanted: list[RuntimeName], pkgs: dict[str, Any], target: Target | None) -> list[str]:
+    """Packages a wanted runtime needs on this target's accelerator (the Edge TPU delegate) that are missing."""
+    if target is None:
+        return []
+    problems = []
+    for rt in wanted:
+        desc = get_runtime(rt)
+        for extra in desc.extra_packages:
+            if extra.accelerator is target.accelerator_kind and not pkgs.get(extra.package):
+                problems.append(f"{extra.package} missing ({extra.purpose}): {desc.install_hint(target)}")
+    return problems
+
+
 def build_report(facts: dict[str, Any], *, device: str, runner: str, target: Target | None) -> DeviceReport:
     """Interpret the probe's facts for ``target`` (None: only onnxruntime is expected)."""
     env = facts.get("environment") or {}
@@ -123,15 +99,14 @@ def build_report(facts: dict[str, Any], *, device: str, runner: str, target: Tar
         if from_agent:
             available, version = bool(from_agent.get("available")), from_agent.get("version")
         else:  # an agent without this runtime registered: judge by the package alone
-            found = [p for p in RUNTIME_PACKAGES[rt] if pkgs.get(p)]
+            found = [p for p in get_runtime(rt).packages if pkgs.get(p)]
             available, version = bool(found), pkgs.get(found[0]) if found else None
         hint = None if available else install_hint(rt, target)
         if hint:
             problems.append(f"{rt.value} missing: {hint}")
         statuses.append(RuntimeStatus(runtime=rt, available=available, version=version, install=hint))
-    if _kind(target) == "coral" and not pkgs.get("pycoral"):
-        problems.append(f"pycoral missing (Edge TPU delegate): {install_hint(RuntimeName.TFLITE, target)}")
-    usable = any(s.available for s in statuses if s.runtime is not RuntimeName.NULL)
+    problems += _extra_package_problems(wanted, pkgs, target)
+    usable = any(s.available for s in statuses if get_runtime(s.runtime).auto_select)
     disk = facts.get("disk") or {}
     free = disk.get("free_bytes")
     return DeviceReport(

@@ -11,41 +11,46 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..enums import Precision, RuntimeName
+from ..enums import ModelFormat, Precision, RuntimeName
 from ..errors import InputError
 from ..fsutil import sha256_file
 from ..targets.schema import Target
 
-
-class ArtifactFormat(str, Enum):
-    """What kind of file an artifact is, which decides which runtimes can load it."""
-
-    ONNX = "onnx"
-    PYTORCH = "pytorch"  # a .pt2 ExportedProgram, a TorchScript file, or a "package.module:factory" spec
-    OPENVINO_IR = "openvino_ir"
-    TFLITE = "tflite"
-    COREML = "coreml"
-    TENSORRT_ONNX = "tensorrt_onnx"  # ONNX prepared for TensorRT (explicit QDQ, S8/S8)
+# What kind of file an artifact is: the one format enum (``edgeopt.enums.ModelFormat``), under the name passes use.
+ArtifactFormat = ModelFormat
 
 
-# Which runtimes of a target can consume each format: a recipe's formats must meet the target's runtimes.
-FORMAT_RUNTIMES: dict[ArtifactFormat, frozenset[RuntimeName]] = {
-    ArtifactFormat.ONNX: frozenset({RuntimeName.ONNXRUNTIME, RuntimeName.OPENVINO, RuntimeName.TENSORRT}),
-    ArtifactFormat.OPENVINO_IR: frozenset({RuntimeName.OPENVINO}),
-    ArtifactFormat.TFLITE: frozenset({RuntimeName.TFLITE}),
-    ArtifactFormat.COREML: frozenset({RuntimeName.COREML}),
-    ArtifactFormat.TENSORRT_ONNX: frozenset({RuntimeName.TENSORRT}),
-    ArtifactFormat.PYTORCH: frozenset(),
-}
+class _FormatRuntimes(Mapping[ModelFormat, frozenset[RuntimeName]]):
+    """Read-only view kept for callers of the old table: format -> runtimes that load it, from the registry."""
+
+    def __getitem__(self, fmt: ModelFormat) -> frozenset[RuntimeName]:
+        from ..registry import format_names, loaders
+
+        if str(getattr(fmt, "value", fmt)) not in format_names():
+            raise KeyError(fmt)
+        return frozenset(RuntimeName(r.name) for r in loaders(fmt))
+
+    def __iter__(self) -> Iterator[ModelFormat]:
+        from ..registry import format_names
+
+        return iter([ModelFormat(name) for name in format_names()])
+
+    def __len__(self) -> int:
+        from ..registry import format_names
+
+        return len(format_names())
+
+
+# Deprecated view (use ``edgeopt.registry.loaders``): which runtimes can consume each format.
+FORMAT_RUNTIMES: Mapping[ModelFormat, frozenset[RuntimeName]] = _FormatRuntimes()
 
 
 class PassError(InputError):
@@ -109,12 +114,10 @@ class Artifact(BaseModel):
 
 
 def file_size_bytes(path: Path, format: ArtifactFormat) -> int:
-    """Bytes on disk; for ONNX the model file plus every external data file it references."""
-    if format is ArtifactFormat.ONNX:
-        from ..analysis.loader import model_size_bytes, read_model
+    """Bytes on disk of every file of the model (for ONNX the model file plus its external data files)."""
+    from ..registry import get_format
 
-        return model_size_bytes(path, read_model(path))
-    return path.stat().st_size
+    return get_format(get_format(format).file_format).size_bytes(path)
 
 
 class Reporter(Protocol):

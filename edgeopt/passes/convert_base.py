@@ -8,17 +8,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ..formats import ModelFormat, model_digest
-from .base import ArtifactFormat, Pass, PassOutput
-
-# Artifact format -> the formats module's model format (for hashing multi-file models).
-_MODEL_FORMAT = {
-    ArtifactFormat.OPENVINO_IR: ModelFormat.OPENVINO_IR,
-    ArtifactFormat.TFLITE: ModelFormat.TFLITE,
-    ArtifactFormat.COREML: ModelFormat.COREML,
-    ArtifactFormat.TENSORRT_ONNX: ModelFormat.ONNX,
-    ArtifactFormat.ONNX: ModelFormat.ONNX,
-}
+from ..enums import Precision
+from ..formats import model_digest
+from .base import Pass, PassOutput
 
 
 class ConvertPass(Pass[Any]):
@@ -26,6 +18,10 @@ class ConvertPass(Pass[Any]):
 
     suffix: ClassVar[str]
 
+    def for_source(self, precision: Precision) -> ConvertPass:
+        """This converter set up for a source of ``precision`` (default: unchanged; TFLite picks its quantization)."""
+        return self
+
     def output_digest(self, out: PassOutput) -> tuple[str, int]:
         """As :meth:`Pass.output_digest`, over every file of the converted model."""
-        return model_digest(out.path, _MODEL_FORMAT[out.format])
+        return model_digest(out.path, out.format)

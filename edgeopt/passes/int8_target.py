@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
-from ..enums import Arch, RuntimeName
+from ..enums import Arch
+from ..registry import get_runtime
 from ..targets.cpuinfo import CpuFacts, cpu_facts
 from ..targets.schema import Target
 
@@ -37,8 +38,9 @@ class Int8Defaults:
 
 def int8_defaults(target: Target, facts: Callable[[], CpuFacts] = cpu_facts) -> Int8Defaults:
     """The INT8 defaults for ``target``; ``facts`` reads this machine's CPU for a ``detect: true`` target."""
-    if target.runtimes and target.runtimes[0] is RuntimeName.TENSORRT:
-        return Int8Defaults(QuantTypeName.S8, True, False, "TensorRT target: symmetric S8/S8 QDQ")
+    preferred = get_runtime(target.runtimes[0]) if target.runtimes else None
+    if preferred is not None and preferred.int8_symmetric:  # the runtime the target prefers decides (TensorRT)
+        return Int8Defaults(QuantTypeName.S8, True, False, f"{preferred.display_name} target: symmetric S8/S8 QDQ")
     if target.arch is Arch.X86_64:
         if target.detect:
             cpu = facts()

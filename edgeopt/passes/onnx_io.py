@@ -37,8 +37,12 @@ def save(model: onnx.ModelProto, path: Path) -> Path:
 
 
 def data_files(path: Path) -> list[Path]:
-    """External data files written next to ``path`` by :func:`save` or onnxruntime (to move with it)."""
-    return [p for p in (path.parent / f"{path.name}.data",) if p.is_file()]
+    """Files that must move with the pass output at ``path``: an ONNX model's external data (written by
+    :func:`save` or onnxruntime); none for a file whose suffix names no multi-file format (a PyTorch output).
+    The format descriptors answer (:func:`edgeopt.registry.files_by_suffix`)."""
+    from ..registry import files_by_suffix
+
+    return [] if path.is_dir() else files_by_suffix(path)[1:]
 
 
 def check(path: Path, pass_name: str) -> None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import difflib
 import importlib
 from collections.abc import Iterator, Mapping
-from importlib import metadata
 from typing import Any
 
+from .. import plugins
 from ..errors import InputError
 from .base import Pass, PassUnavailableError
 
@@ -132,6 +132,6 @@ def load_pass_registry(*, entry_points: bool = True) -> PassRegistry:
     """
     registry = PassRegistry()
     if entry_points:
-        for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        for entry in plugins.entry_points(ENTRY_POINT_GROUP):
             registry.register(entry.name, entry.value, origin=f"entry point in {ENTRY_POINT_GROUP}")
     return registry

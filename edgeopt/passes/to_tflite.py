@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import Field
 
-from ..enums import Precision
+from ..enums import AcceleratorKind, Precision
 from ..targets.schema import Target
 from .base import Artifact, ArtifactFormat, PassConfig, PassContext, PassError, PassOutput
 from .convert_base import ConvertPass
@@ -82,7 +82,7 @@ class ToTflitePass(ConvertPass):
         return True
 
     def for_target(self, target: Target) -> ToTflitePass:
-        if target.accelerator.lower().startswith("edgetpu") or target.name.startswith("coral"):
+        if target.accelerator_kind is AcceleratorKind.EDGETPU:
             return ToTflitePass(
                 self.config.model_copy(
                     update={
@@ -95,6 +95,10 @@ class ToTflitePass(ConvertPass):
                 )
             )
         return self
+
+    def for_source(self, precision: Precision) -> ToTflitePass:
+        """Pin the quantization a recipe result of ``precision`` needs (the converter starts from an FP32 ONNX)."""
+        return ToTflitePass(self.config.model_copy(update={"quantization": self.quant_for(precision)}))
 
     def quant_for(self, precision: Precision) -> TfliteQuant:
         """The quantization this pass applies to an input of ``precision``."""

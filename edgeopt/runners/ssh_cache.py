@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import onnx
 import paramiko
 
 from ..fsutil import sha256_file
+from ..registry import files_by_suffix
 from .base import agent_dir
 
 # Temp uploads and job directories older than this are leftovers of a crash or a dead link: removed.
@@ -77,19 +77,10 @@ def agent_bundle() -> Bundle:
 
 
 def model_files(model_path: Path) -> list[Path]:
-    """The model file plus what must sit next to it: ONNX external data, an OpenVINO ``.bin``; a directory
-    model (``.mlpackage``, SavedModel) is every file in it."""
-    if model_path.is_dir():
-        return sorted(p for p in model_path.rglob("*") if p.is_file())
-    files = [model_path]
-    if model_path.suffix == ".onnx":
-        from ..analysis.external_data import external_files
-
-        model = onnx.load(str(model_path), load_external_data=False)
-        files += external_files(model, model_path)
-    elif model_path.suffix == ".xml" and model_path.with_suffix(".bin").is_file():
-        files.append(model_path.with_suffix(".bin"))
-    return files
+    """The model file plus what must sit next to it (ONNX external data, an OpenVINO ``.bin``); a directory model
+    (``.mlpackage``, SavedModel) is every file in it. One answer for every caller: the format descriptors'
+    (:func:`edgeopt.registry.files_by_suffix`)."""
+    return files_by_suffix(model_path)
 
 
 def file_bundle(path: Path, companions: list[Path] | None = None, lone_name: str = "model") -> Bundle:

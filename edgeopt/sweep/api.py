@@ -21,8 +21,9 @@ from ..errors import InputError
 from ..evaluation import load_eval_data, parse_output, resolve_metric
 from ..fsutil import atomic_write_text, sha256_file
 from ..optimize import optimize
-from ..passes.base import FORMAT_RUNTIMES, ArtifactFormat
+from ..passes.base import ArtifactFormat
 from ..recipes import load_recipe
+from ..registry import loaders
 from ..runners import LocalRunner
 from ..runners.select import choose_runner
 from ..targets import load_registry
@@ -41,7 +42,7 @@ Progress = Callable[[dict[str, Any]], None]
 def artifact_for(artifacts: Sequence[Any], runtime: str) -> Path:
     """The last artifact ``runtime`` loads (a recipe may deliver ONNX and OpenVINO IR side by side)."""
     for art in reversed(artifacts):
-        if runtime in {r.value for r in FORMAT_RUNTIMES.get(art.format, frozenset())}:
+        if runtime in {r.name for r in loaders(art.format)}:
             return Path(art.path)
     raise InputError(f"no artifact of the recipe loads on runtime {runtime}; pick another recipe or runtime")
 
@@ -155,7 +156,7 @@ def sweep(
     if met.needs_labels and data.labels is None:
         raise InputError(f"metric {met.name} needs labels: add 'labels' to {eval}, or use --metric agreement")
     selection = parse_output(output)
-    onnx_ok = {r.value for r in FORMAT_RUNTIMES[ArtifactFormat.ONNX]}
+    onnx_ok = {r.name for r in loaders(ArtifactFormat.ONNX)}
     supported = [r.value for r in tgt.runtimes if r.value in onnx_ok]
     wanted = list(runtimes) if runtimes else supported
     bad = [r for r in wanted if r not in supported]

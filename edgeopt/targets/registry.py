@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterator, Sequence
-from importlib import metadata
+from importlib import metadata  # noqa: F401 - tests patch metadata.entry_points
 from pathlib import Path
 
+from .. import plugins
 from ..config import Settings, from_environment
 from ..errors import TargetError
 from ..resources import REPO_ROOT, builtin_dir
@@ -142,7 +143,7 @@ def builtin_dirs() -> list[Path]:
 def _entry_point_dirs() -> list[Path]:
     """Directories registered by installed packages: each entry point is a function returning a path."""
     dirs = []
-    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+    for entry in plugins.entry_points(ENTRY_POINT_GROUP):
         try:
             dirs.append(Path(entry.load()()))
         except Exception as exc:  # a broken plug-in must name itself, whatever it raised

@@ -2,9 +2,32 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..enums import Arch, PowerSensor, Precision, RuntimeName
+from ..enums import AcceleratorKind, Arch, PowerSensor, Precision, RuntimeName
+
+# Only for a target YAML without ``accelerator_kind`` (written before the field existed): keywords of its name
+# or accelerator text -> the kind, first match wins. Shipped targets state the kind.
+_LEGACY_KIND_KEYWORDS: tuple[tuple[AcceleratorKind, tuple[str, ...]], ...] = (
+    (AcceleratorKind.EDGETPU, ("edgetpu", "coral")),
+    (AcceleratorKind.NVIDIA_GPU, ("jetson", "nvidia", "cuda", "ampere", "maxwell", "volta")),
+    (AcceleratorKind.INTEL_GPU, ("intel", "iris", "openvino")),
+    (AcceleratorKind.APPLE_NPU, ("apple", "neural engine")),
+)
+
+
+def legacy_accelerator_kind(name: str, accelerator: str) -> AcceleratorKind:
+    """The accelerator kind of a target YAML that does not state it, from its name and accelerator text."""
+    text = f"{name} {accelerator}".lower()
+    for kind, keywords in _LEGACY_KIND_KEYWORDS:
+        if any(k in text for k in keywords):
+            return kind
+    accel = accelerator.lower()
+    if accel.startswith("gpu"):
+        return AcceleratorKind.OTHER_GPU
+    return AcceleratorKind.OTHER_NPU if accel.startswith("npu") else AcceleratorKind.CPU
 
 
 class Sourced(BaseModel):
@@ -29,6 +52,11 @@ class Target(BaseModel):
     description: str = Field(min_length=3, description="Human-readable device name.")
     arch: Arch = Field(description="CPU architecture of the device.")
     accelerator: str = Field(description="Main inference accelerator: cpu, gpu (Ampere, Maxwell...), edgetpu, npu.")
+    accelerator_kind: AcceleratorKind = Field(
+        description="Kind of the main accelerator: picks execution providers, install hints and delegates "
+        "(cpu, nvidia_gpu, intel_gpu, other_gpu, edgetpu, apple_npu, other_npu). Optional in YAML: when left "
+        "out it is guessed from the name and accelerator text."
+    )
     peak_int8_tops: Sourced | None = Field(None, description="Peak dense INT8 throughput in TOPS.")
     peak_fp16_tflops: Sourced | None = Field(None, description="Peak dense FP16 throughput in TFLOPS.")
     peak_fp32_tflops: Sourced | None = Field(None, description="Peak FP32 throughput in TFLOPS.")
@@ -40,6 +68,14 @@ class Target(BaseModel):
     power_sensor: PowerSensor = Field(PowerSensor.NONE, description="How the board reports power.")
     default_fps: float | None = Field(None, gt=0, description="Default real-time budget in frames per second.")
     detect: bool = Field(False, description="Fill hardware numbers from the machine at run time (local target).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _kind_from_text(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("accelerator_kind") is None and "accelerator" in data:
+            kind = legacy_accelerator_kind(str(data.get("name", "")), str(data["accelerator"]))
+            data = {**data, "accelerator_kind": kind}
+        return data
 
     @model_validator(mode="after")
     def _numbers_present(self) -> Target:

@@ -1,16 +1,25 @@
 """Runtime registry: name -> lazy dotted path, so a runtime's library is imported only when used.
 
-Adding a runtime is one new file plus one line here.
+Adding a runtime is one new file plus one line here; a third-party runtime is an ``edgeopt_agent.runtimes``
+entry point (``name = package.module:RuntimeClass``) of an installed distribution, or of one in a directory of
+``EDGEOPT_PLUGIN_PATH`` (the local runner passes that variable on; the agent cannot import edgeopt, so this is
+its own one place that reads it). The host's descriptors (``edgeopt.registry``) must agree on the names,
+formats and packages (``tests/contract/test_registry_agreement.py``).
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Dict, List
+import os
+import sys
+from typing import Dict, List, Tuple, Type
 
 from .base import Runtime, RuntimeMissing
 
-_REGISTRY: Dict[str, str] = {
+ENTRY_POINT_GROUP = "edgeopt_agent.runtimes"
+PLUGIN_PATH_ENV = "EDGEOPT_PLUGIN_PATH"
+
+BUILTIN: Dict[str, str] = {
     "null": "edgeopt_agent.runtimes.null_rt:NullRuntime",
     "onnxruntime": "edgeopt_agent.runtimes.onnxruntime_rt:OnnxRuntime",
     "openvino": "edgeopt_agent.runtimes.openvino_rt:OpenVinoRuntime",
@@ -18,11 +27,56 @@ _REGISTRY: Dict[str, str] = {
     "tensorrt": "edgeopt_agent.runtimes.tensorrt_rt:TensorRtRuntime",
     "coreml": "edgeopt_agent.runtimes.coreml_rt:CoreMlRuntime",
 }
+_CACHE: Dict[str, Dict[str, str]] = {}
+
+
+class DuplicateRuntime(KeyError):
+    """Two registrations claim one runtime name."""
+
+
+def _entry_points() -> List[Tuple[str, str]]:
+    """(name, value) of the ``edgeopt_agent.runtimes`` entry points on sys.path (Python 3.8+ API shapes)."""
+    try:
+        from importlib import metadata
+    except ImportError:  # Python < 3.8 has no importlib.metadata: built-ins only
+        return []
+    eps = metadata.entry_points()
+    found = eps.select(group=ENTRY_POINT_GROUP) if hasattr(eps, "select") else eps.get(ENTRY_POINT_GROUP, [])
+    return list(dict.fromkeys((ep.name, ep.value) for ep in found))
+
+
+def _registry() -> Dict[str, str]:
+    raw = os.environ.get(PLUGIN_PATH_ENV, "")
+    if raw not in _CACHE:
+        for directory in raw.split(os.pathsep):
+            if directory.strip() and directory not in sys.path:
+                sys.path.append(directory)
+        registry = dict(BUILTIN)
+        for name, value in _entry_points():
+            if name in registry:
+                raise DuplicateRuntime("runtime %r is registered twice: %s and %s (entry point in %s); uninstall "
+                                       "one of them" % (name, registry[name], value, ENTRY_POINT_GROUP))
+            registry[name] = value
+        _CACHE[raw] = registry
+    return _CACHE[raw]
 
 
 def names() -> List[str]:
     """Registered runtime names, sorted."""
-    return sorted(_REGISTRY)
+    return sorted(_registry())
+
+
+def runtime_class(name: str) -> Type[Runtime]:
+    """The class registered as ``name`` (imports its module, not its library).
+
+    Raises:
+        KeyError: unknown name (the message lists the known ones).
+    """
+    registry = _registry()
+    if name not in registry:
+        raise KeyError("unknown runtime %r; known runtimes: %s" % (name, ", ".join(names())))
+    module_name, _, attr = registry[name].partition(":")
+    return getattr(importlib.import_module(module_name), attr)
 
 
 def create(name: str) -> Runtime:
@@ -32,11 +86,20 @@ def create(name: str) -> Runtime:
         KeyError: unknown name (the message lists the known ones).
         RuntimeMissing: the runtime's library is not installed here.
     """
-    if name not in _REGISTRY:
-        raise KeyError("unknown runtime %r; known runtimes: %s" % (name, ", ".join(names())))
-    module_name, _, attr = _REGISTRY[name].partition(":")
-    cls = getattr(importlib.import_module(module_name), attr)
-    return cls()
+    return runtime_class(name)()
 
 
-__all__ = ["Runtime", "RuntimeMissing", "create", "names"]
+def packages() -> List[Tuple[str, Tuple[str, ...]]]:
+    """(import name, distribution names) of every registered runtime's packages, each once."""
+    seen: Dict[str, Tuple[str, ...]] = {}
+    for name in names():
+        try:
+            cls = runtime_class(name)
+        except ImportError:  # a broken plug-in module: probe reports the runtime itself as unavailable
+            continue
+        for module, dists in cls.packages:
+            seen.setdefault(module, dists)
+    return list(seen.items())
+
+
+__all__ = ["Runtime", "RuntimeMissing", "create", "names", "packages", "runtime_class"]

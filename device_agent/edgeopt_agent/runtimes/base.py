@@ -5,7 +5,7 @@ The harness owns timing; a runtime only loads and infers.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Tuple
 
 from ..protocol import TensorInfo
 
@@ -15,9 +15,17 @@ class RuntimeMissing(RuntimeError):
 
 
 class Runtime:
-    """Base class of the agent's runtimes."""
+    """Base class of the agent's runtimes.
+
+    Class attributes (read without loading the runtime's library):
+        name: the registry name; the host's runtime descriptor of the same name must agree (a contract test).
+        formats: model formats it loads, as the host names them (empty: not declared, e.g. ``null`` loads any).
+        packages: (import name, distribution names) of the packages that provide it; ``probe`` reports them.
+    """
 
     name = "base"
+    formats: Tuple[str, ...] = ()
+    packages: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
 
     def version(self) -> str:
         raise NotImplementedError

@@ -28,6 +28,7 @@ def _missing_reason(system: str) -> str:
 
 class CoreMlRuntime(Runtime):
     name = "coreml"
+    formats = ("coreml",)
 
     def __init__(self) -> None:
         system = platform.system()

@@ -35,6 +35,9 @@ def _info(arg: Any) -> TensorInfo:
 
 class OnnxRuntime(Runtime):
     name = "onnxruntime"
+    formats = ("onnx",)
+    packages = (("onnxruntime", ("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino", "onnxruntime-directml",
+                                 "onnxruntime-training")),)
 
     def __init__(self) -> None:
         try:

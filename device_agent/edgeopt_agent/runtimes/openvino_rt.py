@@ -55,6 +55,8 @@ def _names(model_ports: Any, compiled_ports: Any, kind: str) -> List[str]:
 
 class OpenVinoRuntime(Runtime):
     name = "openvino"
+    formats = ("onnx", "openvino_ir")
+    packages = (("openvino", ("openvino",)),)
 
     def __init__(self) -> None:
         try:

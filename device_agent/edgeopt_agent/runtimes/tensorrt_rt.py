@@ -62,6 +62,8 @@ class _Slot:
 
 class TensorRtRuntime(Runtime):
     name = "tensorrt"
+    formats = ("onnx", "tensorrt_onnx", "tensorrt_engine")
+    packages = (("tensorrt", ("tensorrt", "tensorrt-cu12", "tensorrt-cu11", "tensorrt_libs")),)
 
     def __init__(self) -> None:
         try:

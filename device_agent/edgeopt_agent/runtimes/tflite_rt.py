@@ -107,6 +107,10 @@ def _dtype(detail: Dict[str, Any]) -> str:
 
 class TfliteRuntime(Runtime):
     name = "tflite"
+    formats = ("tflite",)
+    # pycoral: the Edge TPU delegate's Python side (Coral boards)
+    packages = (("ai_edge_litert", ("ai-edge-litert", "ai-edge-litert-nightly")),
+                ("tflite_runtime", ("tflite-runtime", "tflite_runtime")), ("pycoral", ("pycoral",)))
 
     def __init__(self) -> None:
         self._package, self._version, self._mod = _import_interpreter()

@@ -1,0 +1,164 @@
+"""What the host knows about one agent runtime, in one object: the formats it loads, what to install for it on
+which board, its execution providers per accelerator, whether it is installed here, and whether (and how) the
+host can run it to prove a converted model.
+
+The agent keeps its own registry of the code that loads and infers (``edgeopt_agent.runtimes``); a contract
+test (``tests/contract/test_registry_agreement.py``) fails when the two disagree on names, formats or packages.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import platform
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..enums import AcceleratorKind, Arch
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..targets.schema import Target
+
+
+class InstallHint(BaseModel):
+    """What to install on a kind of board; the first hint whose accelerator and arch match the target wins."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    accelerator: AcceleratorKind | None = Field(default=None, description="Accelerator kind it applies to; None: any.")
+    arch: Arch | None = Field(default=None, description="CPU architecture it applies to; None: any.")
+    text: str = Field(min_length=3, description="The instruction, e.g. 'pip install onnxruntime'.")
+
+
+class ProviderRule(BaseModel):
+    """Execution providers (or devices) a runtime prefers, before its fallback, on one kind of accelerator."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    accelerator: AcceleratorKind = Field(description="Accelerator kind of the target.")
+    providers: tuple[str, ...] = Field(min_length=1, description="Providers in order of preference.")
+
+
+class ExtraPackage(BaseModel):
+    """A package the runtime needs on one kind of accelerator (the Edge TPU delegate for TFLite on Coral)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    accelerator: AcceleratorKind = Field(description="Accelerator kind that needs it.")
+    package: str = Field(description="Import name, as the agent's probe reports it.")
+    purpose: str = Field(description="What it is for, shown in the problem line.")
+
+
+def module_importable(name: str) -> bool:
+    """Whether ``name`` can be imported by this Python (nothing is imported)."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+class RuntimeDescriptor(BaseModel):
+    """One agent runtime, seen from the host. Register an instance (``edgeopt.runtimes`` entry point)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_]*$", description="Runtime name, as the agent registers it.")
+    display_name: str = Field(min_length=2, description="Name in messages, e.g. 'TensorRT'.")
+    formats: tuple[str, ...] = Field(default=(), description="Formats it loads (file and artifact formats).")
+    loads_any: bool = Field(default=False, description="Loads every format (the null runtime).")
+    auto_select: bool = Field(default=True, description="May be picked when no --runtime is given (null: no).")
+    delivers: str | None = Field(
+        default=None, description="Format optimize delivers for a target that runs it (its native one); None: ONNX."
+    )
+    module_sets: tuple[tuple[str, ...], ...] = Field(
+        default=(), description="Installed here when every module of one set imports; empty: always installed."
+    )
+    platforms: tuple[str, ...] = Field(default=(), description="platform.system() values it runs on; empty: any.")
+    packages: tuple[str, ...] = Field(
+        default=(), description="Import names that provide it on a device, as the agent's probe reports them."
+    )
+    install: str = Field(default="built into the agent", description="What to install when no hint matches.")
+    install_hints: tuple[InstallHint, ...] = Field(default=(), description="Board-specific install instructions.")
+    extra_packages: tuple[ExtraPackage, ...] = Field(default=(), description="Packages some accelerators need.")
+    providers: tuple[ProviderRule, ...] = Field(default=(), description="Preferred providers per accelerator kind.")
+    fallback_provider: str | None = Field(default=None, description="Provider always last in the list (the CPU).")
+    providers_option: str | None = Field(
+        default=None,
+        description="Runtime option that takes the providers list (a remote run adds '<option>_fallback: true').",
+    )
+    int8_symmetric: bool = Field(default=False, description="Wants symmetric S8/S8 QDQ INT8 as a target's first.")
+    validation_modules: tuple[str, ...] = Field(
+        default=(), description="Host modules that can run it to prove a conversion; the first importable is used."
+    )
+    wrong_platform_hint: str | None = Field(default=None, description="Said when this OS cannot run it at all.")
+    not_installed_hint: str | None = Field(default=None, description="Said when it is not installed here.")
+
+    def loads(self, fmt: str) -> bool:
+        """Whether its own descriptor says it loads ``fmt`` (a format's ``loaded_by`` may add more: ask
+        :func:`edgeopt.registry.runtime_loads`)."""
+        return self.loads_any or str(getattr(fmt, "value", fmt)) in self.formats
+
+    def runs_on_this_os(self) -> bool:
+        """Whether this operating system can run it at all."""
+        return not self.platforms or platform.system() in self.platforms
+
+    def installed_here(self) -> bool:
+        """Whether its library is importable by this Python on a supported OS (cheap: nothing is imported)."""
+        if not self.runs_on_this_os():
+            return False
+        return not self.module_sets or any(all(module_importable(m) for m in s) for s in self.module_sets)
+
+    def not_here_reason(self, fmt: str) -> str | None:
+        """Why a local run of a ``fmt`` model on it cannot happen here (None when it can)."""
+        if not self.runs_on_this_os():
+            return self.wrong_platform_hint or f"runtime {self.name} does not run on {platform.system()}"
+        if not self.installed_here():
+            return self.not_installed_hint or f"runtime {self.name} is not installed here (it loads {fmt})"
+        return None
+
+    def install_hint(self, target: Target | None) -> str:
+        """What to install on the device for this runtime, for the kind of board ``target`` is."""
+        if target is not None:
+            for hint in self.install_hints:
+                if hint.accelerator in (None, target.accelerator_kind) and hint.arch in (None, target.arch):
+                    return hint.text
+        return self.install
+
+    def preferred_providers(self, target: Target, available: Sequence[str] | None = None) -> list[str]:
+        """Execution providers for ``target``, most preferred first, ending with the fallback one.
+
+        Args:
+            target: the device target (its ``accelerator_kind`` picks the rules).
+            available: providers of the build that will run (a local run); None when unknown (remote): the
+                full list is returned and the agent drops what its build lacks.
+        """
+        preferred: list[str] = []
+        for rule in self.providers:
+            if rule.accelerator is target.accelerator_kind:
+                preferred.extend(p for p in rule.providers if p not in preferred)
+        if self.fallback_provider is None:
+            return preferred
+        preferred.append(self.fallback_provider)
+        if available is None:
+            return preferred
+        return [p for p in preferred if p in available] or [self.fallback_provider]
+
+    def available_providers(self) -> list[str] | None:
+        """Providers of the build installed here (None when the runtime has no providers)."""
+        return None
+
+    def host_validator(self) -> str | None:
+        """The module that runs it on this host to prove a conversion (reported as the runtime), or None."""
+        return next((m for m in self.validation_modules if module_importable(m)), None)
+
+    def host_infer(self, path: Path, samples: Sequence[dict[str, np.ndarray]], module: str) -> list[list[np.ndarray]]:
+        """Outputs of the model at ``path`` on ``samples``, run here with ``module`` (one list per sample).
+
+        Raises:
+            NotImplementedError: the runtime has no host-side inference (``validation_modules`` is empty).
+        """
+        raise NotImplementedError(f"runtime {self.name} has no host-side inference")

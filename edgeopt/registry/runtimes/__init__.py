@@ -1,0 +1,1 @@
+"""Built-in runtime descriptors, one module per agent runtime (listed in :data:`edgeopt.registry.BUILTIN_RUNTIMES`)."""

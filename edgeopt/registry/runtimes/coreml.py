@@ -1,0 +1,16 @@
+"""Core ML: runs .mlpackage / .mlmodel models on macOS (CPU, GPU, Neural Engine)."""
+
+from __future__ import annotations
+
+from ..runtime_spec import RuntimeDescriptor
+
+DESCRIPTOR = RuntimeDescriptor(
+    name="coreml",
+    display_name="Core ML",
+    formats=("coreml",),
+    delivers="coreml",
+    module_sets=(("coremltools",),),
+    platforms=("Darwin",),
+    install="Core ML runs on macOS only: pip install coremltools on a Mac",
+    wrong_platform_hint="Core ML predicts only on macOS: bench it on a Mac over SSH (--host/--device)",
+)

@@ -1,0 +1,12 @@
+"""The null runtime: every inference returns at once, so a run measures the harness's own overhead."""
+
+from __future__ import annotations
+
+from ..runtime_spec import RuntimeDescriptor
+
+DESCRIPTOR = RuntimeDescriptor(
+    name="null",
+    display_name="null",
+    loads_any=True,
+    auto_select=False,
+)

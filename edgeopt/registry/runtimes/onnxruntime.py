@@ -1,0 +1,51 @@
+"""ONNX Runtime: loads ONNX everywhere; execution providers follow the target's accelerator."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ...enums import AcceleratorKind, Arch
+from ..runtime_spec import InstallHint, ProviderRule, RuntimeDescriptor
+
+CPU_EP = "CPUExecutionProvider"
+
+
+class OnnxRuntimeDescriptor(RuntimeDescriptor):
+    """ONNX Runtime, which also proves ONNX and TensorRT ONNX conversions on the host (CPU provider)."""
+
+    def available_providers(self) -> list[str] | None:
+        import onnxruntime
+
+        return list(onnxruntime.get_available_providers())
+
+    def host_infer(self, path: Path, samples: Sequence[dict[str, np.ndarray]], module: str) -> list[list[np.ndarray]]:
+        import onnxruntime as ort
+
+        sess = ort.InferenceSession(str(path), providers=[CPU_EP])
+        return [[np.asarray(o) for o in sess.run(None, feed)] for feed in samples]
+
+
+DESCRIPTOR = OnnxRuntimeDescriptor(
+    name="onnxruntime",
+    display_name="ONNX Runtime",
+    formats=("onnx",),
+    module_sets=(("onnxruntime",),),
+    packages=("onnxruntime",),
+    install="pip install onnxruntime",
+    install_hints=(
+        InstallHint(accelerator=AcceleratorKind.NVIDIA_GPU, arch=Arch.AARCH64,
+                    text="pip install the onnxruntime-gpu wheel matching your JetPack from the Jetson Zoo "
+                         "(https://elinux.org/Jetson_Zoo#ONNX_Runtime); CPU only: pip install onnxruntime"),
+    ),
+    providers=(
+        ProviderRule(accelerator=AcceleratorKind.NVIDIA_GPU,
+                     providers=("TensorrtExecutionProvider", "CUDAExecutionProvider")),
+        ProviderRule(accelerator=AcceleratorKind.INTEL_GPU, providers=("OpenVINOExecutionProvider",)),
+    ),
+    fallback_provider=CPU_EP,
+    providers_option="providers",
+    validation_modules=("onnxruntime",),
+)

@@ -1,0 +1,40 @@
+"""OpenVINO: loads ONNX and OpenVINO IR (Intel CPUs, iGPUs, NPUs)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..runtime_spec import RuntimeDescriptor
+
+
+class OpenVinoDescriptor(RuntimeDescriptor):
+    """OpenVINO; proves IR conversions on the host's CPU when the openvino package is installed."""
+
+    def host_infer(self, path: Path, samples: Sequence[dict[str, np.ndarray]], module: str) -> list[list[np.ndarray]]:
+        import openvino as ov
+
+        compiled = ov.Core().compile_model(str(path), "CPU")
+        request = compiled.create_infer_request()
+        names = [i.get_any_name() for i in compiled.inputs]
+        outs = []
+        for feed in samples:
+            result = request.infer(
+                {n: feed[n] for n in names if n in feed} if set(names) <= set(feed) else list(feed.values())
+            )
+            outs.append([np.asarray(result[o]) for o in compiled.outputs])
+        return outs
+
+
+DESCRIPTOR = OpenVinoDescriptor(
+    name="openvino",
+    display_name="OpenVINO",
+    formats=("onnx", "openvino_ir"),
+    delivers="openvino_ir",
+    module_sets=(("openvino",),),
+    packages=("openvino",),
+    install="pip install openvino",
+    validation_modules=("openvino",),
+)

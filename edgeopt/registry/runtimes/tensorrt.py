@@ -1,0 +1,18 @@
+"""TensorRT: builds an engine on the device from ONNX (or a TensorRT ONNX), or loads a serialized engine."""
+
+from __future__ import annotations
+
+from ..runtime_spec import RuntimeDescriptor
+
+DESCRIPTOR = RuntimeDescriptor(
+    name="tensorrt",
+    display_name="TensorRT",
+    formats=("onnx", "tensorrt_onnx", "tensorrt_engine"),
+    delivers="tensorrt_onnx",
+    module_sets=(("tensorrt", "cuda"),),
+    packages=("tensorrt",),
+    install="TensorRT comes with JetPack: apt-get install python3-libnvinfer (a venv needs "
+            "--system-site-packages), plus pip install cuda-python; on x86 with an NVIDIA GPU: pip install tensorrt",
+    int8_symmetric=True,
+    not_installed_hint="TensorRT is not installed here: bench it on the Jetson (--device), where the engine is built",
+)

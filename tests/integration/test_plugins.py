@@ -1,0 +1,110 @@
+"""A throwaway runtime and a throwaway format, each a plug-in in a temp directory (``EDGEOPT_PLUGIN_PATH``), are
+picked up by ``bench``, ``optimize``, the manifest bench and sweep's runtime selection with no edit to edgeopt:
+real CLI processes and the real agent as the local runner's subprocess. (``devices check``: tests/integration/
+ssh/test_ssh_plugins.py.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.contract.test_registry_agreement import agreement_problems, reference_problems
+from tests.integration.test_cli_bench import edgeopt
+from tests.plugin_kit import format_plugin, runtime_plugin
+
+QUICK = ("--min-duration", "0.1", "--iterations", "20", "--no-budget", "--json")
+
+
+@pytest.fixture(scope="module")
+def plugins(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("plugins")
+    return {"runtime": runtime_plugin(root / "rt"), "format": format_plugin(root / "fmt")}
+
+
+def _env(*dirs: Path) -> dict[str, str]:
+    return {"EDGEOPT_PLUGIN_PATH": os.pathsep.join(str(d) for d in dirs)}
+
+
+@pytest.fixture()
+def active(plugins: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """Both plug-ins active in this process (sys.path is restored afterwards, so later tests do not see them)."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setenv("EDGEOPT_PLUGIN_PATH", _env(plugins["runtime"], plugins["format"])["EDGEOPT_PLUGIN_PATH"])
+    return plugins
+
+
+def test_without_the_plugin_its_target_and_runtime_are_unknown(tiny_cnn):
+    p = edgeopt("bench", str(tiny_cnn), "--target", "plugbox", "--no-budget")
+    assert p.returncode == 2 and "plugbox" in p.stderr
+
+
+def test_host_and_agent_agree_with_plugins_active(active):
+    assert agreement_problems() == [] and reference_problems() == []
+
+
+def test_plugin_runtime_is_the_targets_default_for_bench(plugins, tiny_cnn):
+    p = edgeopt("bench", str(tiny_cnn), "--target", "plugbox", *QUICK, env=_env(plugins["runtime"]))
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["runtime"]["name"] == "ortplug" and r["valid"] is True and r["target"] == "plugbox"
+    assert r["model"]["params"] > 0  # still an ONNX model, inspected as one
+
+
+def test_plugin_runtime_by_name_and_the_one_that_is_missing(plugins, tiny_cnn):
+    env = _env(plugins["runtime"])
+    p = edgeopt("bench", str(tiny_cnn), "--runtime", "ortplug", *QUICK, env=env)
+    assert p.returncode == 0 and json.loads(p.stdout)["runtime"]["name"] == "ortplug", p.stderr
+    p = edgeopt("bench", str(tiny_cnn), "--runtime", "ghostrt", *QUICK, env=env)
+    assert p.returncode == 3 and "pip install ghost-runtime-lib" in p.stderr  # the agent's own message
+
+
+def test_plugin_format_is_converted_validated_and_benchmarked(plugins, tiny_cnn, tmp_path):
+    env = _env(plugins["format"])
+    recipe = tmp_path / "onnxc.yaml"
+    recipe.write_text("name: onnxc\ndescription: cleanup, delivered as ONNX and onnxc\n"
+                      "passes:\n  - pass: cleanup\nformats: [onnx, onnxc]\n")
+    out = tmp_path / "out"
+    p = edgeopt("optimize", str(tiny_cnn), "--target", "local", "--recipe", str(recipe), "--out", str(out),
+                "--no-bench", "--json", env=env)
+    assert p.returncode == 0, p.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["formats"] == ["onnx", "onnxc"]
+    onnxc = next(a for a in manifest["artifacts"] if a["format"] == "onnxc")
+    assert onnxc["pass_name"] == "to_onnxc" and Path(onnxc["path"]).suffix == ".onnxc"
+    assert onnxc["report"]["validation"]["runtime"] == "onnxruntime" and onnxc["report"]["validation"]["passed"]
+
+    p = edgeopt("bench", str(out / "manifest.json"), *QUICK, env=env)
+    assert p.returncode == 0, p.stderr
+    rows = {row["format"]: row for row in json.loads(p.stdout)["results"]}
+    assert rows["onnxc"]["runtime"] == "onnxruntime" and rows["onnxc"]["result"]["valid"] is True
+
+    p = edgeopt("bench", onnxc["path"], *QUICK, env=env)  # the format is detected from the suffix
+    assert p.returncode == 0 and json.loads(p.stdout)["model"]["sha256"] == onnxc["sha256"], p.stderr
+
+
+def test_plugin_format_content_check_and_unknown_without_plugin(plugins, tmp_path):
+    bad = tmp_path / "bad.onnxc"
+    bad.write_bytes(b"not onnx at all")
+    p = edgeopt("bench", str(bad), "--no-budget", env=_env(plugins["format"]))
+    assert p.returncode == 2 and "is not ONNX bytes" in p.stderr
+    p = edgeopt("bench", str(bad), "--no-budget")  # no plug-in: no known suffix, no marker: read as ONNX
+    assert p.returncode == 2 and "onnxc" not in p.stdout
+
+
+def test_sweep_selects_the_plugin_runtimes_of_the_target(active, tmp_path):
+    pytest.importorskip("sklearn", reason="the digits model needs scikit-learn")
+    from edgeopt.sweep import sweep
+    from tests.digits_model import build_digits
+
+    model, data = build_digits(tmp_path)
+    result = sweep(model, eval=data, target="plugbox", recipes=["fp16"], iterations=20, min_duration_s=0.1,
+                   int8_search=False, out_dir=tmp_path / "sweep")
+    assert result.runtimes == ["ortplug", "onnxruntime"]  # the target's order; ghostrt is not installed
+    assert any("ghostrt is not installed" in w for w in result.warnings)
+    measured = {(lv.recipe, lv.runtime) for lv in result.levels}
+    assert {("fp32", "ortplug"), ("fp16", "ortplug"), ("fp16", "onnxruntime")} <= measured
+    assert all(lv.retention > 0.9 for lv in result.levels)

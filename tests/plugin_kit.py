@@ -1,0 +1,160 @@
+"""Throwaway plug-ins written to a temp directory, found through ``EDGEOPT_PLUGIN_PATH`` exactly as installed
+distributions are found (a ``*.dist-info`` with ``entry_points.txt`` next to the package), for the tests that
+show a new runtime or format needs no edit anywhere in edgeopt.
+
+- ``runtime_plugin``: runtimes ``ortplug`` (ONNX Runtime under another name) and ``ghostrt`` (its library is
+  never installed), host descriptors and agent classes, plus the target ``plugbox`` (this machine, preferring
+  ``ortplug``) through ``edgeopt.targets``.
+- ``format_plugin``: format ``onnxc`` (ONNX bytes in an ``.onnxc`` file, checked by its first byte) loaded by
+  the built-in ``onnxruntime``, with its converter pass ``to_onnxc``.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+
+def _distribution(root: Path, name: str, entry_points: str, modules: dict[str, str]) -> Path:
+    """Write package ``name`` (its modules) and its dist-info under ``root``; return ``root``."""
+    dist = root / f"{name}-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(textwrap.dedent(entry_points).lstrip())
+    pkg = root / name
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    for rel, text in modules.items():
+        path = pkg / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+    return root
+
+
+RUNTIME_HOST = '''
+    """Host descriptors of the throwaway runtimes, and the target directory."""
+    from pathlib import Path
+
+    from edgeopt.registry import RuntimeDescriptor
+    from edgeopt.registry.runtimes.onnxruntime import OnnxRuntimeDescriptor
+
+    ORTPLUG = OnnxRuntimeDescriptor(
+        name="ortplug", display_name="ORT plug-in", formats=("onnx",), delivers=None,
+        module_sets=(("onnxruntime",),), packages=("onnxruntime",), install="pip install edgeopt-ortplug",
+        validation_modules=("onnxruntime",),
+    )
+    GHOSTRT = RuntimeDescriptor(
+        name="ghostrt", display_name="Ghost", formats=("onnx",), module_sets=(("ghost_runtime_lib",),),
+        packages=("ghost_runtime_lib",), install="pip install ghost-runtime-lib (the test plug-in's library)",
+    )
+
+
+    def targets_dir():
+        return Path(__file__).parent / "targets"
+'''
+
+RUNTIME_AGENT = '''
+    """Agent side of the throwaway runtimes (imports edgeopt_agent only, never edgeopt)."""
+    from edgeopt_agent.runtimes.base import Runtime, RuntimeMissing
+    from edgeopt_agent.runtimes.onnxruntime_rt import OnnxRuntime
+
+
+    class OrtPlugRuntime(OnnxRuntime):
+        name = "ortplug"
+        formats = ("onnx",)
+
+
+    class GhostRuntime(Runtime):
+        name = "ghostrt"
+        formats = ("onnx",)
+        packages = (("ghost_runtime_lib", ("ghost-runtime-lib",)),)
+
+        def __init__(self):
+            raise RuntimeMissing("ghost_runtime_lib is not installed: pip install ghost-runtime-lib")
+'''
+
+PLUGBOX = '''
+    name: plugbox
+    description: "this machine, preferring the ortplug plug-in runtime"
+    arch: x86_64
+    accelerator: cpu
+    accelerator_kind: cpu
+    runtimes: [ortplug, ghostrt, onnxruntime]
+    precisions: [fp32, fp16, int8]
+    detect: true
+'''
+
+
+def runtime_plugin(root: Path) -> Path:
+    """Write the runtime plug-in (``ortplug``, ``ghostrt``, target ``plugbox``) under ``root``."""
+    return _distribution(root, "edgeopt_testplug_rt", """
+        [edgeopt.runtimes]
+        ortplug = edgeopt_testplug_rt.host:ORTPLUG
+        ghostrt = edgeopt_testplug_rt.host:GHOSTRT
+
+        [edgeopt.targets]
+        testplug = edgeopt_testplug_rt.host:targets_dir
+
+        [edgeopt_agent.runtimes]
+        ortplug = edgeopt_testplug_rt.agent:OrtPlugRuntime
+        ghostrt = edgeopt_testplug_rt.agent:GhostRuntime
+    """, {"host.py": RUNTIME_HOST, "agent.py": RUNTIME_AGENT, "targets/plugbox.yaml": PLUGBOX})
+
+
+FORMAT_HOST = '''
+    """The onnxc format: ONNX bytes in an .onnxc file, loaded by the built-in onnxruntime."""
+    from edgeopt.errors import ModelLoadError
+    from edgeopt.registry import FormatDescriptor
+
+
+    class OnnxcFormat(FormatDescriptor):
+        def marker(self, head):
+            return None  # no marker of its own: found by suffix only
+
+        def check_file(self, path, head):
+            if head[:1] != b"\\x08":  # an ONNX ModelProto starts with field 1 (ir_version), tag 0x08
+                raise ModelLoadError(f"{path} is not ONNX bytes: write it with the to_onnxc pass")
+
+
+    ONNXC = OnnxcFormat(
+        name="onnxc", summary="ONNX bytes in an .onnxc file (test plug-in)", suffixes=(".onnxc",),
+        converter="to_onnxc", validated_by=("onnxruntime",), loaded_by=("onnxruntime",),
+    )
+'''
+
+FORMAT_PASS = '''
+    """The to_onnxc converter: copies the ONNX model into an .onnxc file."""
+    import shutil
+
+    from edgeopt.enums import ModelFormat
+    from edgeopt.passes.base import PassConfig, PassOutput
+    from edgeopt.passes.convert_base import ConvertPass
+
+
+    class ToOnnxcConfig(PassConfig):
+        pass
+
+
+    class ToOnnxcPass(ConvertPass):
+        name = "to_onnxc"
+        summary = "ONNX -> .onnxc (test plug-in)"
+        config_class = ToOnnxcConfig
+        output_format = ModelFormat("onnxc")
+        suffix = ".onnxc"
+
+        def run(self, source, ctx):
+            out = ctx.output_path.with_suffix(".onnxc")
+            shutil.copyfile(source.path, out)
+            return PassOutput(path=out, precision=source.precision, format=self.output_format)
+'''
+
+
+def format_plugin(root: Path) -> Path:
+    """Write the format plug-in (``onnxc`` and its converter ``to_onnxc``) under ``root``."""
+    return _distribution(root, "edgeopt_testplug_fmt", """
+        [edgeopt.formats]
+        onnxc = edgeopt_testplug_fmt.host:ONNXC
+
+        [edgeopt.passes]
+        to_onnxc = edgeopt_testplug_fmt.convert:ToOnnxcPass
+    """, {"host.py": FORMAT_HOST, "convert.py": FORMAT_PASS})
