@@ -1,7 +1,8 @@
 """Recursive key paths of a JSON result, with the JSON types seen at each: the shape a schema test pins.
 
-``levels[].recipe`` is the key ``recipe`` of every element of the list ``levels`` (the union over elements). Free-form
-dicts whose keys are data, not schema (a quantizer config, a level's details), are leaves named in ``leaves``.
+``levels[].recipe`` is the key ``recipe`` of every element of the list ``levels`` (the union over elements); a list
+of scalars is a leaf (an empty one has the same shape). Free-form dicts whose keys are data, not schema (a quantizer
+config, a level's details), are leaves named in ``leaves``.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def key_types(doc: Any, *, leaves: Iterable[str] = FREE_FORM) -> dict[str, list[
                 walk(item, f"{path}.{key}" if path else str(key))
         elif isinstance(value, list):
             for item in value:
-                walk(item, f"{path}[]")
+                if isinstance(item, (dict, list)):
+                    walk(item, f"{path}[]")
 
     walk(doc, "")
     return {k: sorted(v) for k, v in sorted(seen.items())}
