@@ -15,7 +15,7 @@ from ..enums import Arch, RuntimeName
 from ..targets.schema import Target
 
 if TYPE_CHECKING:
-    from ..runners.ssh import SshRunner
+    from ..runners import Runner
 
 # Python packages (import names, as the probe reports them) that provide each runtime.
 RUNTIME_PACKAGES: dict[RuntimeName, tuple[str, ...]] = {
@@ -149,7 +149,7 @@ def build_report(facts: dict[str, Any], *, device: str, runner: str, target: Tar
     )
 
 
-def check_device(runner: SshRunner, *, device: str, target: Target | None) -> DeviceReport:
+def check_device(runner: Runner, *, device: str, target: Target | None) -> DeviceReport:
     """Probe the device behind ``runner`` (pushing the agent first) and report on it.
 
     Raises:

@@ -25,7 +25,7 @@ def bench_docs(work: Path) -> dict[str, Any]:
     import edgeopt
     from edgeopt.zoo.registry import build
 
-    model = build("mobilenet-tiny", work / "zoo")
+    model = build("mobilenet-tiny", work / "mobilenet-tiny.onnx")
     kw: dict[str, Any] = {"iterations": 20, "min_duration_s": 0.05, "warmup": 1}
     timed = edgeopt.benchmark(model, fps=30, keep_samples=True, **kw)
     paced = edgeopt.benchmark(model, pacing_fps=400, use_target_fps=False, energy=False, **kw)
