@@ -9,21 +9,21 @@ a runtime that is not installed, a format the target has no runtime for). Every 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .bench import benchmark
+from .bench import run_benchmark
 from .errors import InputError
 from .formats import ModelFormat, choose_runtime
 from .metrics.result import BenchResult
 from .passes.base import Artifact, ArtifactFormat
 from .registry import find_runtime, get_format, loaders
-from .targets import load_registry
-
-_REMOTE_KEYS = ("host", "device", "runner")
+from .runners import ProgressSink, Runner
+from .settings import MeasureSettings, RemoteSpec, split_options
+from .targets import Target, load_registry
 
 
 class ManifestBenchEntry(BaseModel):
@@ -110,6 +110,11 @@ def benchmark_manifest(
     manifest_path: str | Path,
     *,
     target: str | None = None,
+    settings: MeasureSettings | None = None,
+    remote: RemoteSpec | None = None,
+    runner: Runner | None = None,
+    progress: ProgressSink | None = None,
+    targets_dirs: Sequence[Path] = (),
     **bench_options: Any,
 ) -> list[ManifestBenchEntry]:
     """Benchmark every artifact of ``manifest_path`` that can run where the agent runs.
@@ -117,9 +122,12 @@ def benchmark_manifest(
     Args:
         manifest_path: the ``manifest.json`` that :func:`edgeopt.optimize` wrote.
         target: target name; None: the ``device``'s target for a remote run, else the manifest's target.
-        **bench_options: keyword options of :func:`edgeopt.benchmark` (iterations, fps, host, device, ...),
-            used for every artifact. A ``runtime`` applies to the artifacts whose format it loads; the others
-            are skipped.
+        settings: measurement settings used for every artifact. Their ``runtime`` applies to the artifacts whose
+            format it loads; the others are skipped.
+        remote: the SSH device to run on (None: this machine). runner: an explicit runner instead.
+        progress: receives the agent's progress events. targets_dirs: extra directories of target YAML files.
+        **bench_options: instead of ``settings`` and ``remote``: keyword options of :func:`edgeopt.benchmark`
+            (iterations, fps, host, device, ...).
 
     Returns:
         One entry per artifact, in manifest order: a result, or the reason it was skipped.
@@ -128,44 +136,48 @@ def benchmark_manifest(
         InputError: a bad manifest or settings (exit code 2).
         RunnerError: the agent or device failed on an artifact (exit code 3).
     """
+    if bench_options:
+        if settings is not None or remote is not None:
+            raise TypeError("benchmark_manifest: pass settings/remote or benchmark keyword options, not both")
+        settings, remote = split_options(bench_options)
+    settings, remote = settings or MeasureSettings(), remote or RemoteSpec()
     manifest = Path(manifest_path)
     manifest_target, artifacts = load_manifest_artifacts(manifest)
-    remote = any(bench_options.get(k) is not None for k in _REMOTE_KEYS)
-    if target is None and not remote:
+    local = runner.describe().local if runner is not None else not remote.remote
+    if target is None and local:
         target = manifest_target or "local"
-    targets_dirs = bench_options.get("targets_dirs", ())
     tgt = load_registry(extra_dirs=targets_dirs).get(target) if target else None
-    runtime_choice: str | None = bench_options.pop("runtime", None)
-    options: Mapping[str, Any] | None = bench_options.pop("runtime_options", None)
     entries: list[ManifestBenchEntry] = []
     for art in artifacts:
         path = _artifact_file(manifest, art)
-        fmt = _file_format(art)
-        reason: str | None = None
-        runtime = runtime_choice
-        if fmt is None:
-            reason = f"{art.format.value} is a training format, not a deployable one: no runtime loads it"
-        elif not path.exists():
-            reason = f"file {path} is missing: re-run edgeopt optimize"
-        else:
-            rt_pref = runtime or _only_runtime(art)
-            if tgt is not None:
-                try:
-                    runtime, _ = choose_runtime(fmt, tgt, rt_pref, options, local=not remote)
-                except InputError as exc:
-                    reason = str(exc)
-            else:
-                runtime = rt_pref
-            if reason is None and runtime is not None:
-                reason = _skip_reason(art, fmt, runtime, local=not remote)
+        runtime, reason = _plan(art, path, settings, tgt, local=local)
         result = None
         if reason is None:
-            result = benchmark(path, target=target, runtime=runtime, runtime_options=options, **bench_options)
+            result = run_benchmark(path, settings.replace(runtime=runtime), target=target, runner=runner,
+                                   remote=remote, progress=progress, targets_dirs=targets_dirs)
             runtime = result.runtime.name
         entries.append(ManifestBenchEntry(artifact=art.name, format=art.format, path=str(path),
                                           size_bytes=art.size_bytes, runtime=runtime, result=result,
                                           skipped_reason=reason))
     return entries
+
+
+def _plan(art: Artifact, path: Path, settings: MeasureSettings, tgt: Target | None, *,
+          local: bool) -> tuple[str | None, str | None]:
+    """(runtime, None) for an artifact to benchmark, or (runtime or None, why it is skipped)."""
+    fmt = _file_format(art)
+    if fmt is None:
+        return settings.runtime, f"{art.format.value} is a training format, not a deployable one: no runtime loads it"
+    if not path.exists():
+        return settings.runtime, f"file {path} is missing: re-run edgeopt optimize"
+    runtime = settings.runtime or _only_runtime(art)
+    if tgt is not None:
+        try:
+            runtime, _ = choose_runtime(fmt, tgt, runtime, settings.runtime_options, local=local)
+        except InputError as exc:
+            return settings.runtime, str(exc)
+    reason = _skip_reason(art, fmt, runtime, local=local) if runtime is not None else None
+    return runtime, reason
 
 
 def manifest_report(manifest_path: str | Path, entries: list[ManifestBenchEntry]) -> dict[str, Any]:

@@ -7,13 +7,14 @@ from typing import Any
 
 import click
 
-from ..bench import benchmark
+from ..bench import run_benchmark
 from ..errors import ExitCode
 from ..metrics.energy import SENSOR_CHOICES
+from ..settings import MeasureSettings, RemoteSpec
 from .common import emit_json, json_option, parse_runtime_options, parse_shapes, shape_options, targets_dir_option
 from .history_options import HistoryOptions, history_options, record_bench
 from .progress import StderrProgress
-from .remote_options import RemoteOptions, remote_options
+from .remote_options import remote_options
 from .render import render_bench
 
 
@@ -66,44 +67,26 @@ def bench(
     seed: int, shapes: tuple[str, ...], batch: int, inputs: Path | None, runtime: str | None,
     providers: tuple[str, ...], ov_device: str | None, runtime_option: tuple[str, ...], samples: bool,
     targets_dirs: tuple[Path, ...], as_json: bool,
-    energy: bool, power_sensor: str, sysfs_root: str, power_rate_hz: float, remote: RemoteOptions,
+    energy: bool, power_sensor: str, sysfs_root: str, power_rate_hz: float, remote: RemoteSpec,
     history: HistoryOptions,
 ) -> int:
     """Benchmark MODEL (or every artifact of an optimize manifest.json) on a target.
 
     Exit 0 pass, 1 budget failed or run invalid, 2 bad input, 3 device error.
     """
-    options: dict[str, Any] = dict(
-        fps=None if no_budget else fps,
-        use_target_fps=not no_budget,
-        percentile=percentile,
-        iterations=iterations,
-        min_duration_s=min_duration,
-        max_duration_s=max_duration,
-        warmup=warmup,
-        warmup_s=warmup_s,
-        threads=threads,
-        streams=streams,
-        batch=batch,
-        seed=seed,
-        shapes=parse_shapes(shapes),
-        inputs=inputs,
-        runtime=runtime or ("openvino" if ov_device else "onnxruntime" if providers else None),
-        runtime_options={**parse_runtime_options(runtime_option),
-                         **({"providers": list(providers)} if providers else {}),
-                         **({"device": ov_device} if ov_device else {})},
-        targets_dirs=targets_dirs,
-        progress=StderrProgress(),
+    settings = MeasureSettings.from_kwargs(
+        fps=None if no_budget else fps, use_target_fps=not no_budget, percentile=percentile, iterations=iterations,
+        min_duration_s=min_duration, max_duration_s=max_duration, warmup=warmup, warmup_s=warmup_s, threads=threads,
+        streams=streams, batch=batch, seed=seed, shapes=parse_shapes(shapes), inputs=inputs,
+        **_runtime_choice(runtime, providers, ov_device, runtime_option),
         keep_samples=samples or history.enabled,  # the history keeps raw samples for compare
-        energy=energy,
-        power_sensor=power_sensor,
-        sysfs_root=sysfs_root,
-        power_rate_hz=power_rate_hz,
-        **remote.as_kwargs(),
+        energy=energy, power_sensor=power_sensor, sysfs_root=sysfs_root, power_rate_hz=power_rate_hz,
     )
     if model.suffix.lower() == ".json":  # an optimize manifest: every artifact (edgeopt/bench_manifest.py)
-        return _bench_manifest(model, target, options, as_json=as_json, samples=samples)
-    result = benchmark(model, target=target, **options)
+        return _bench_manifest(model, settings, target=target, remote=remote, targets_dirs=targets_dirs,
+                               as_json=as_json, samples=samples)
+    result = run_benchmark(model, settings, target=target, remote=remote, progress=StderrProgress(),
+                           targets_dirs=targets_dirs)
     if remote.host and target is None:
         click.echo("edgeopt: note: no --target for --host: used 'local' numbers (pass --target, e.g. rpi5)", err=True)
     record_bench(result, history, device=remote.device)
@@ -115,8 +98,19 @@ def bench(
     return int(ExitCode.OK if result.passed else ExitCode.GATE_FAILED)
 
 
-def _bench_manifest(manifest: Path, target: str | None, options: dict[str, Any], *, as_json: bool,
-                    samples: bool) -> int:
+def _runtime_choice(runtime: str | None, providers: tuple[str, ...], ov_device: str | None,
+                    runtime_option: tuple[str, ...]) -> dict[str, Any]:
+    """``runtime`` and ``runtime_options`` from the flags (``--ov-device``: openvino; ``--provider``: onnxruntime)."""
+    return {
+        "runtime": runtime or ("openvino" if ov_device else "onnxruntime" if providers else None),
+        "runtime_options": {**parse_runtime_options(runtime_option),
+                            **({"providers": list(providers)} if providers else {}),
+                            **({"device": ov_device} if ov_device else {})},
+    }
+
+
+def _bench_manifest(manifest: Path, settings: MeasureSettings, *, target: str | None, remote: RemoteSpec,
+                    targets_dirs: tuple[Path, ...], as_json: bool, samples: bool) -> int:
     """Bench every artifact of an optimize manifest; exit 1 when any benchmarked one fails or is invalid."""
     import sys
 
@@ -125,7 +119,8 @@ def _bench_manifest(manifest: Path, target: str | None, options: dict[str, Any],
 
     from ..bench_manifest import benchmark_manifest, manifest_report, manifest_table
 
-    entries = benchmark_manifest(manifest, target=target, **options)
+    entries = benchmark_manifest(manifest, target=target, settings=settings, remote=remote, progress=StderrProgress(),
+                                 targets_dirs=targets_dirs)
     if not samples:
         entries = [e if e.result is None else e.model_copy(update={"result": e.result.model_copy(
             update={"samples_ms": None})}) for e in entries]

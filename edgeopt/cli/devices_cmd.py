@@ -9,11 +9,12 @@ import click
 from ..devices import load_inventory
 from ..devices.check import check_device
 from ..errors import ExitCode, InputError
-from ..runners.select import choose_runner
+from ..runners.select import use_runner
+from ..settings import RemoteSpec
 from ..targets import load_registry
 from .common import emit_json, json_option, targets_dir_option
 from .devices_render import render_device_report, render_inventory
-from .remote_options import RemoteOptions, remote_options
+from .remote_options import remote_options
 
 
 @click.group()
@@ -41,7 +42,7 @@ def list_cmd(inventory: Path | None, as_json: bool) -> None:
 @remote_options(with_device=False)
 @targets_dir_option
 @json_option
-def check_cmd(name: str | None, target: str | None, remote: RemoteOptions, targets_dirs: tuple[Path, ...],
+def check_cmd(name: str | None, target: str | None, remote: RemoteSpec, targets_dirs: tuple[Path, ...],
               as_json: bool) -> int:
     """Probe a device: arch, OS, Python, packages, memory, disk, governor, temperature, power sensors.
 
@@ -49,15 +50,9 @@ def check_cmd(name: str | None, target: str | None, remote: RemoteOptions, targe
     """
     if not name and not remote.host:
         raise InputError("name a device of the inventory (edgeopt devices list) or pass --host USER@ADDR[:PORT]")
-    choice = choose_runner(host=remote.host, device=name, key=remote.key, python=remote.python,
-                           inventory=remote.inventory, known_hosts=remote.known_hosts,
-                           accept_new_host_key=remote.accept_new_host_key)
-    from ..runners.ssh import SshRunner  # paramiko only when a device is checked
-
-    assert isinstance(choice.runner, SshRunner)
-    target_name = target or choice.target
-    tgt = load_registry(extra_dirs=targets_dirs).get(target_name) if target_name else None
-    report = check_device(choice.runner, device=name or str(remote.host), target=tgt)
+    with use_runner(None, remote.replace(device=name), target) as choice:  # a named device or --host: SSH
+        tgt = load_registry(extra_dirs=targets_dirs).get(choice.target) if choice.target else None
+        report = check_device(choice.runner, device=name or str(remote.host), target=tgt)
     if as_json:
         emit_json(report)
     else:

@@ -1,10 +1,9 @@
-"""The remote-device flags shared by ``bench`` and ``devices check``, gathered into one object."""
+"""The remote-device flags shared by ``bench``, ``sweep`` and ``devices check``, gathered into a ``RemoteSpec``."""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -12,36 +11,21 @@ import click
 
 from ..devices.loader import DEFAULT_INVENTORY
 from ..devices.schema import DEFAULT_KNOWN_HOSTS
+from ..settings import RemoteSpec, build
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-@dataclass(frozen=True)
-class RemoteOptions:
-    """``--host``, ``--device``, ``--inventory``, ``--key``, ``--python``, ``--known-hosts``,
-    ``--accept-new-host-key``; ``as_kwargs()`` feeds ``edgeopt.benchmark`` / ``choose_runner``."""
-
-    host: str | None = None
-    device: str | None = None
-    inventory: Path | None = None
-    key: Path | None = None
-    python: str | None = None
-    known_hosts: Path | None = None
-    accept_new_host_key: bool = False
-
-    def as_kwargs(self) -> dict[str, Any]:
-        return asdict(self)
+# RemoteSpec fields that are flags (the timeouts are a Python API option).
+_FLAGS = ("host", "device", "inventory", "key", "python", "known_hosts", "accept_new_host_key")
 
 
 def remote_options(with_device: bool = True) -> Callable[[F], F]:
-    """Add the remote flags to a command; the command receives them as ``remote: RemoteOptions``."""
+    """Add the remote flags to a command; the command receives them as ``remote: RemoteSpec``."""
 
     def decorate(f: F) -> F:
         @functools.wraps(f)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            remote = RemoteOptions(**{name: kwargs.pop(name, None) for name in
-                                      ("host", "device", "inventory", "key", "python", "known_hosts")},
-                                   accept_new_host_key=bool(kwargs.pop("accept_new_host_key", False)))
+            flags = {name: kwargs.pop(name, None) for name in _FLAGS}
+            remote = build(RemoteSpec, {**flags, "accept_new_host_key": bool(flags["accept_new_host_key"])})
             return f(*args, remote=remote, **kwargs)
 
         options = [

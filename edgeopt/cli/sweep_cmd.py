@@ -12,8 +12,9 @@ from typing import Any
 import click
 
 from ..errors import ExitCode
+from ..settings import RemoteSpec
 from .json_out import emit_json
-from .remote_options import RemoteOptions, remote_options
+from .remote_options import remote_options
 
 
 def _csv(value: str | None) -> list[str] | None:
@@ -63,16 +64,16 @@ def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | N
               metric: str | None, output_sel: str | None, fps: float | None, objective: str, runtimes: str | None,
               calib: Path | None, out_dir: Path | None, max_trials: int, max_search_s: float, iterations: int,
               min_duration_s: float, threads: int, eval_limit: int | None, no_int8_search: bool, no_cache: bool,
-              history_db: Path | None, as_json: bool, remote: RemoteOptions) -> int:
+              history_db: Path | None, as_json: bool, remote: RemoteSpec) -> int:
     """Sweep compression levels of MODEL on a target and recommend the best (runtime, recipe)."""
-    from ..sweep import sweep
+    from ..sweep.api import SweepOptions, level_settings, run_sweep
 
-    result = sweep(model, eval=eval_data, target=target, recipes=_csv(recipes), min_retention=min_retention,
-                   metric=metric, output=output_sel, fps=fps, objective=objective, runtimes=_csv(runtimes),
-                   calib=calib, out_dir=out_dir, max_trials=max_trials, max_search_s=max_search_s,
-                   iterations=iterations, min_duration_s=min_duration_s, threads=threads, eval_limit=eval_limit,
-                   int8_search=not no_int8_search,
-                   no_cache=no_cache, history_db=history_db, progress=_progress, **remote.as_kwargs())
+    options = SweepOptions(eval_data=eval_data, recipes=_csv(recipes), min_retention=min_retention, metric=metric,
+                           output=output_sel, objective=objective, runtimes=_csv(runtimes), calib=calib,
+                           out_dir=out_dir, eval_limit=eval_limit, no_cache=no_cache, int8_search=not no_int8_search,
+                           max_trials=max_trials, max_search_s=max_search_s, history_db=history_db)
+    measure = level_settings(iterations=iterations, min_duration_s=min_duration_s, threads=threads, fps=fps)
+    result = run_sweep(model, options, measure, target=target, remote=remote, progress=_progress)
     if as_json:
         emit_json(result)
     else:

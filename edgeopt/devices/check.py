@@ -16,7 +16,7 @@ from ..registry import get_runtime
 from ..targets.schema import Target
 
 if TYPE_CHECKING:
-    from ..runners.ssh import SshRunner
+    from ..runners import Runner
 
 
 def install_hint(runtime: RuntimeName, target: Target | None) -> str:
@@ -124,7 +124,7 @@ def build_report(facts: dict[str, Any], *, device: str, runner: str, target: Tar
     )
 
 
-def check_device(runner: SshRunner, *, device: str, target: Target | None) -> DeviceReport:
+def check_device(runner: Runner, *, device: str, target: Target | None) -> DeviceReport:
     """Probe the device behind ``runner`` (pushing the agent first) and report on it.
 
     Raises:

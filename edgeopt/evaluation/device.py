@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -13,10 +11,10 @@ import numpy as np
 from edgeopt_agent.protocol import RawRun, Request
 
 from ..errors import RunnerError
-from ..runners import raise_for_error
+from ..runners import Runner, raise_for_error
 
 
-def device_outputs(model: Path, eval_npz: Path, *, runtime: str, runner: Any,
+def device_outputs(model: Path, eval_npz: Path, *, runtime: str, runner: Runner,
                    runtime_options: dict[str, Any] | None = None, threads: int = 0,
                    max_duration_s: float = 600.0) -> tuple[list[np.ndarray], list[str], RawRun]:
     """Run every sample of ``eval_npz`` through ``model`` on ``runtime`` via ``runner``.
@@ -25,21 +23,14 @@ def device_outputs(model: Path, eval_npz: Path, *, runtime: str, runner: Any,
         The outputs (samples on axis 0, model output order), their names, and the agent's raw result.
 
     Raises:
-        RunnerError: the runner has no eval mode, or the agent failed. InputError: bad eval data.
+        RunnerError: the agent failed or wrote no outputs. InputError: bad eval data.
     """
-    try:
-        params = inspect.signature(runner.run).parameters
-    except (TypeError, ValueError, AttributeError):
-        params = {}  # type: ignore[assignment]
-    if "command" not in params:
-        raise RunnerError(f"runner {getattr(runner, 'name', runner)} cannot evaluate accuracy on the device; "
-                          "use the local or SSH runner")
     with tempfile.TemporaryDirectory(prefix="edgeopt-eval-") as tmp:
         out_path = Path(tmp) / "eval_outputs.npz"
         request = Request(model_path=str(model.resolve()), runtime=runtime, runtime_options=dict(runtime_options or {}),
                           threads=threads, max_duration_s=max_duration_s, progress_interval_s=0,
                           eval_npz=str(eval_npz.resolve()), eval_output=str(out_path), energy={"enabled": False})
-        raw = raise_for_error(runner.run(dataclasses.replace(request), model, None, command="evaluate"), runner.name)
+        raw = raise_for_error(runner.evaluate(request, model), runner.name)
         if not out_path.is_file():
             raise RunnerError(f"the agent on {runner.name} wrote no eval outputs; update the agent on the device")
         with np.load(out_path, allow_pickle=False) as data:

@@ -21,7 +21,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from .._version import __version__
-from ..bench import benchmark
+from ..bench import run_benchmark
 from ..costs import cost_per_million
 from ..errors import InputError, RunnerError
 from ..history import HistoryError, HistoryStore, compare_samples, open_store
@@ -29,6 +29,7 @@ from ..metrics.deadline import frames_required
 from ..metrics.latency import PERCENTILES, required_samples
 from ..metrics.result import BenchResult
 from ..runners import ProgressSink
+from ..settings import EnergySettings, MeasureSettings
 from .artifacts import Models, prepare, qualified_for, sha_of
 from .gates import GateContext, error_results, evaluate
 from .loader import LoadedSpec
@@ -44,7 +45,7 @@ from .result import (
     exit_code_for,
 )
 from .retention import HostOnnxEvaluator, RetentionEvaluator
-from .spec import Gates
+from .spec import Gates, QualifySpec
 
 DEFAULT_ITERATIONS = 200
 
@@ -88,12 +89,10 @@ def run_qualification(
     models = prepare(loaded, work, say)
     group_id = uuid.uuid4().hex[:12]
     warnings: list[str] = [p.note for p in placements if p.note]
-    qualified, retention = _host_work(loaded, placements, models, work, evaluator, say)
-    devices = [
-        _run_device(loaded, p, qualified[p.index], retention.get(p.target), store, group_id if record else None,
-                    targets_dirs, progress, say, warnings)
-        for p in placements
-    ]
+    # Everything that can fail on the host (recipes, eval data) happens before the first device run.
+    qualified, retention = _host_side(loaded, placements, models, work, evaluator or HostOnnxEvaluator(), say)
+    devices = _run_devices(loaded, placements, qualified, retention, store, group_id if record else None,
+                           targets_dirs, progress, say, warnings)
     return QualifyResult(
         edgeopt_version=__version__, name=s.name, description=s.description, spec_path=str(loaded.path),
         spec_sha256=loaded.sha256, profiles=loaded.profiles, spec=s.model_dump(mode="json"), started_at=started_at,
@@ -116,23 +115,36 @@ def _check_sinks(loaded: LoadedSpec) -> None:
         raise loaded.error(("sinks", "mlflow"), str(exc)) from None
 
 
-def _host_work(
-    loaded: LoadedSpec, placements: Sequence[Placement], models: Models, work: Path,
-    evaluator: RetentionEvaluator | None, say: Callable[[str], None],
-) -> tuple[dict[int, Path], dict[str, RetentionResult]]:
-    """The qualified file per placement and the retention per target: everything that can fail on the host
-    (recipes, eval data) happens before the first device run."""
+
+def _host_side(loaded: LoadedSpec, placements: list[Placement], models: Models, work: Path,
+               evaluator: RetentionEvaluator, say: Callable[[str], None],
+               ) -> tuple[dict[int, Path], dict[str, RetentionResult]]:
+    """The model qualified for each placement, and the retention per target (when gated), on the host."""
     s = loaded.spec
-    retention: dict[str, RetentionResult] = {}
     qualified: dict[int, Path] = {}
+    retention: dict[str, RetentionResult] = {}
     for placement in placements:
         qualified[placement.index] = model = qualified_for(models, loaded, placement.target, work, say)
         if s.gates.retention is not None and placement.target not in retention:
             say(f"retention of {model.name} vs {models.reference.name} on the host")
-            retention[placement.target] = (evaluator or HostOnnxEvaluator()).evaluate(
+            retention[placement.target] = evaluator.evaluate(
                 models.reference, model, data=loaded.resolve(s.eval.data) if s.eval.data else None,
                 samples=s.eval.samples, metric=s.eval.metric, shapes=s.model.shapes, seed=s.measure.seed)
     return qualified, retention
+
+
+def _run_devices(loaded: LoadedSpec, placements: list[Placement], qualified: dict[int, Path],
+                 retention: dict[str, RetentionResult], store: HistoryStore | None, group_id: str | None,
+                 targets_dirs: Sequence[Path], progress: ProgressSink | None, say: Callable[[str], None],
+                 warnings: list[str]) -> list[DeviceResult]:
+    """Every placement's device runs, in order; the runners are closed afterwards (a runner holds resources,
+    such as connections, only from its first command on)."""
+    try:
+        return [_run_device(loaded, p, qualified[p.index], retention.get(p.target), store, group_id, targets_dirs,
+                            progress, say, warnings) for p in placements]
+    finally:
+        for p in placements:
+            p.runner.close()
 
 
 def _sweep_points(sweep: Sequence[SweepPoint | Mapping[str, Any]] | None) -> list[SweepPoint] | None:
@@ -153,29 +165,40 @@ def _bench_settings(gates: Gates, iterations: int | None) -> tuple[str, int]:
     return top, iterations or max(DEFAULT_ITERATIONS, required_samples(PERCENTILES[top]))
 
 
+def _measure_settings(s: QualifySpec) -> tuple[MeasureSettings, MeasureSettings | None]:
+    """The timed run's settings (raw samples kept) and the frame-paced run's (None without a deadline_miss gate)."""
+    m = s.measure
+    percentile, iterations = _bench_settings(s.gates, m.iterations)
+    common = MeasureSettings(warmup=m.warmup, warmup_s=m.warmup_s, threads=m.threads, batch=m.batch, seed=m.seed,
+                             shapes=s.model.shapes, runtime=m.runtime, use_target_fps=False,
+                             max_duration_s=m.max_duration_s)
+    timed = common.replace(percentile=percentile, iterations=iterations, min_duration_s=m.min_duration_s,
+                           streams=m.streams, keep_samples=True,
+                           energy=EnergySettings(enabled=m.energy, sensor=m.power_sensor))
+    g = s.gates.deadline_miss
+    if g is None:
+        return timed, None
+    paced = common.replace(percentile="p50", iterations=g.frames or frames_required(g.max_pct), min_duration_s=0.0,
+                           pacing_fps=g.fps, energy=EnergySettings(enabled=False))
+    return timed, paced
+
+
 def _run_device(
     loaded: LoadedSpec, p: Placement, model: Path, retention: RetentionResult | None, store: HistoryStore | None,
     group_id: str | None, targets_dirs: Sequence[Path], progress: ProgressSink | None,
     say: Callable[[str], None], warnings: list[str],
 ) -> DeviceResult:
-    s, m = loaded.spec, loaded.spec.measure
-    percentile, iterations = _bench_settings(s.gates, m.iterations)
-    common: dict[str, Any] = dict(target=p.target, runner=p.runner, warmup=m.warmup, warmup_s=m.warmup_s,
-                                  threads=m.threads, batch=m.batch, seed=m.seed, shapes=s.model.shapes,
-                                  runtime=m.runtime, use_target_fps=False, targets_dirs=targets_dirs,
-                                  max_duration_s=m.max_duration_s, progress=progress)
+    s = loaded.spec
+    timed_settings, paced_settings = _measure_settings(s)
     try:
         say(f"{p.label}: timed run of {model.name} on {p.target} ({p.runner.name})")
-        bench = benchmark(model, percentile=percentile, iterations=iterations, min_duration_s=m.min_duration_s,
-                          streams=m.streams, keep_samples=True, energy=m.energy, power_sensor=m.power_sensor,
-                          **common)
+        bench = run_benchmark(model, timed_settings, target=p.target, runner=p.runner, progress=progress,
+                              targets_dirs=targets_dirs)
         paced = None
-        if s.gates.deadline_miss is not None:
-            g = s.gates.deadline_miss
-            frames = g.frames or frames_required(g.max_pct)
-            say(f"{p.label}: frame-paced run, {frames} frames at {g.fps:g} FPS")
-            paced = benchmark(model, percentile="p50", iterations=frames, min_duration_s=0.0, pacing_fps=g.fps,
-                              energy=False, **common)
+        if paced_settings is not None:
+            say(f"{p.label}: frame-paced run, {paced_settings.iterations} frames at {paced_settings.pacing_fps:g} FPS")
+            paced = run_benchmark(model, paced_settings, target=p.target, runner=p.runner, progress=progress,
+                                  targets_dirs=targets_dirs)
     except RunnerError as exc:
         say(f"{p.label}: device error: {exc}")
         return DeviceResult(label=p.label, target=p.target, runner=p.runner.name, status="error", error=str(exc),

@@ -10,6 +10,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..runners import Runner
 from ..runners.select import choose_runner
+from ..settings import RemoteSpec
 from ..targets import load_registry
 from .loader import LoadedSpec
 
@@ -38,12 +39,12 @@ def place(loaded: LoadedSpec, targets_dirs: Sequence[Path] = ()) -> list[Placeme
     for i, entry in enumerate(spec.targets):
         key = ("targets", i, "device" if entry.device else "host" if entry.host else "target")
         try:
-            choice = choose_runner(
+            choice = choose_runner(RemoteSpec(
                 host=entry.host, device=entry.device, inventory=inventory,
                 key=loaded.resolve(entry.key) if entry.key else None, python=entry.python,
                 known_hosts=loaded.resolve(entry.known_hosts) if entry.known_hosts else None,
                 accept_new_host_key=entry.accept_new_host_key,
-            )
+            ))
         except InputError as exc:
             raise loaded.error(key, str(exc)) from None
         target = entry.target or choice.target or "local"

@@ -1,9 +1,20 @@
-"""What every runner provides, and how an agent's error result becomes a typed error on the host."""
+"""What every runner provides, and how an agent's error result becomes a typed error on the host.
+
+A runner carries agent commands to one place where the agent runs (this machine, an SSH device, later a fleet).
+The contract is :class:`Runner`; ``tests/contract/test_runners.py`` runs it against every runner listed there.
+
+Adding an agent command that takes a request and returns a result (like ``evaluate``): add it to
+:class:`AgentCommand`, declare ``def <command>(self, request, model_path, progress=None) -> RawRun`` on
+:class:`Runner`, and implement it in each runner as ``return self._call(AgentCommand.<COMMAND>, ...)``. A file the
+agent must read or write travels through the request's path fields (``edgeopt.runners.ssh`` lists them).
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -19,13 +30,72 @@ class AgentError(RunnerError):
     """The agent ran but reported a failure (runtime crash, timeout)."""
 
 
-class Runner(Protocol):
-    """Carries one request to an agent. ``name`` appears in results as ``runner``."""
+class AgentCommand(str, Enum):
+    """Subcommands of ``python -m edgeopt_agent`` that take a request and return a ``RawRun``."""
+
+    RUN = "run"
+    EVALUATE = "evaluate"
+
+
+class RunnerKind(str, Enum):
+    """Where a runner's agent runs: this machine (host paths and installed packages apply) or elsewhere."""
+
+    LOCAL = "local"
+    REMOTE = "remote"
+
+
+@dataclass(frozen=True)
+class RunnerInfo:
+    """What a runner says about itself (:meth:`Runner.describe`).
+
+    Attributes:
+        name: the result's ``runner`` (``local``, ``ssh:user@host:port``).
+        kind: local or remote.
+        address: where the agent runs (``localhost``, ``user@host:port``).
+        python: the agent's interpreter there.
+    """
 
     name: str
+    kind: RunnerKind
+    address: str
+    python: str
+
+    @property
+    def local(self) -> bool:
+        """True when the agent runs on this machine (host paths and installed runtimes apply)."""
+        return self.kind is RunnerKind.LOCAL
+
+
+class Runner(Protocol):
+    """Carries agent commands to one place where the agent runs; ``name`` appears in results as ``runner``.
+
+    Every method that contacts the agent raises :class:`RunnerError` when the transport or the agent fails; a
+    result the agent produced (ok or not) comes back as a ``RawRun`` (see :func:`raise_for_error`).
+    """
+
+    @property
+    def name(self) -> str:
+        """The result's ``runner``."""
+        ...
+
+    def describe(self) -> RunnerInfo:
+        """Name, local or remote, address and interpreter; contacts nothing."""
+        ...
 
     def run(self, request: Request, model_path: Path, progress: ProgressSink | None = None) -> RawRun:
-        """Run ``request`` against ``model_path`` (a host path; the runner maps it to the agent's view)."""
+        """Timed measurement of ``model_path`` (a host path; the runner maps it to the agent's view)."""
+        ...
+
+    def evaluate(self, request: Request, model_path: Path, progress: ProgressSink | None = None) -> RawRun:
+        """The outputs of ``request.eval_npz``'s samples, written to the host path ``request.eval_output``."""
+        ...
+
+    def probe(self) -> dict[str, Any]:
+        """Machine facts and runtimes where the agent runs (``python -m edgeopt_agent probe``)."""
+        ...
+
+    def close(self) -> None:
+        """Release what the runner holds (connections, workers); idempotent, never raises."""
         ...
 
 
@@ -69,3 +139,17 @@ def raise_for_error(raw: RawRun, where: str) -> RawRun:
     if raw.error_kind == protocol.ERROR_RUNTIME_MISSING:
         raise RuntimeUnavailableError(message)
     raise AgentError(message)
+
+
+def parse_probe(stdout: str, status: int, stderr_tail: str, where: str, python: str) -> dict[str, Any]:
+    """The probe's JSON line as a dict; no JSON is a :class:`RunnerError` naming the interpreter."""
+    try:
+        facts: Any = json.loads(stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        facts = None
+    if not isinstance(facts, dict):
+        raise RunnerError(
+            f"the probe on {where} printed no result (exit {status}; last output: {stderr_tail or '(none)'}): "
+            f"the agent needs Python 3.8+ at {python}"
+        )
+    return facts

@@ -10,21 +10,33 @@ import sys
 import threading
 from collections import deque
 from pathlib import Path
+from typing import Any
 
 from edgeopt_agent.protocol import RawRun, Request
 
 from ..errors import RunnerError
-from .base import ProgressSink, agent_dir, parse_progress_line, parse_result
+from .base import (
+    AgentCommand,
+    ProgressSink,
+    RunnerInfo,
+    RunnerKind,
+    agent_dir,
+    parse_probe,
+    parse_progress_line,
+    parse_result,
+)
 
 # Variables the agent may inherit; everything else is dropped so runs do not depend on the caller's shell.
 # EDGEOPT_PLUGIN_PATH: plug-in runtimes that are not installed (edgeopt.plugins) load in the agent too.
 _KEEP_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "VIRTUAL_ENV", "EDGEOPT_PLUGIN_PATH")
 # Seconds beyond the request's max_duration_s before the runner kills the agent (load and warm-up included).
 KILL_GRACE_S = 90.0
+# Deadline of ``python -m edgeopt_agent probe`` (it imports every runtime), seconds.
+PROBE_TIMEOUT_S = 120.0
 
 
 class LocalRunner:
-    """Runs ``python -m edgeopt_agent run`` as a subprocess with a clean environment.
+    """Runs ``python -m edgeopt_agent COMMAND`` as a subprocess with a clean environment.
 
     Args:
         python: interpreter for the agent (default: this one, which has onnxruntime installed).
@@ -35,42 +47,59 @@ class LocalRunner:
     def __init__(self, python: str | None = None) -> None:
         self.python = python or sys.executable
 
+    def describe(self) -> RunnerInfo:
+        """``local`` on ``localhost`` with the agent's interpreter."""
+        return RunnerInfo(name=self.name, kind=RunnerKind.LOCAL, address="localhost", python=self.python)
+
+    def run(self, request: Request, model_path: Path, progress: ProgressSink | None = None) -> RawRun:
+        """Timed measurement of ``model_path`` (see :meth:`edgeopt.runners.Runner.run`)."""
+        return self._call(AgentCommand.RUN, request, model_path, progress)
+
+    def evaluate(self, request: Request, model_path: Path, progress: ProgressSink | None = None) -> RawRun:
+        """Outputs of ``request.eval_npz``'s samples, written by the agent to ``request.eval_output``."""
+        return self._call(AgentCommand.EVALUATE, request, model_path, progress)
+
+    def probe(self) -> dict[str, Any]:
+        """``python -m edgeopt_agent probe``: machine facts and which runtimes load here.
+
+        Raises:
+            RunnerError: the interpreter cannot start, the probe timed out or printed no JSON.
+        """
+        try:
+            proc = subprocess.run([self.python, "-m", "edgeopt_agent", "probe"], capture_output=True, text=True,
+                                  env=self._env(), timeout=PROBE_TIMEOUT_S, check=False)
+        except OSError as exc:
+            raise RunnerError(f"cannot start the agent with {self.python} ({exc}): pass a valid --python") from None
+        except subprocess.TimeoutExpired:
+            raise RunnerError(f"the local probe did not finish within {PROBE_TIMEOUT_S:.0f} s: check the runtimes "
+                              f"installed for {self.python}") from None
+        tail = " | ".join(proc.stderr.strip().splitlines()[-20:])
+        return parse_probe(proc.stdout, proc.returncode, tail, "local", self.python)
+
+    def close(self) -> None:
+        """Nothing is held between calls: each command is its own subprocess."""
+
     def _env(self) -> dict[str, str]:
         env = {k: os.environ[k] for k in _KEEP_ENV if k in os.environ}
         env["PYTHONPATH"] = str(agent_dir())
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         return env
 
-    def run(self, request: Request, model_path: Path, progress: ProgressSink | None = None, *,
-            command: str = "run") -> RawRun:
-        """``command``: the agent subcommand, ``run`` (timed measurement) or ``evaluate`` (eval outputs)."""
+    def _call(self, command: AgentCommand, request: Request, model_path: Path,
+              progress: ProgressSink | None) -> RawRun:
+        """Send ``request`` to ``python -m edgeopt_agent <command>`` on stdin; its result JSON comes on stdout."""
         request = dataclasses.replace(request, model_path=str(Path(model_path).resolve()))
         try:
             proc = subprocess.Popen(
-                [self.python, "-m", "edgeopt_agent", command, "--request", "-", "--result", "-"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=self._env(),
-                text=True,
+                [self.python, "-m", "edgeopt_agent", command.value, "--request", "-", "--result", "-"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self._env(), text=True,
             )
         except OSError as exc:
             raise RunnerError(f"cannot start the agent with {self.python} ({exc}): pass a valid --python") from None
         tail: deque[str] = deque(maxlen=20)
         chunks: list[str] = []
-
-        def pump_stderr() -> None:
-            for line in proc.stderr:  # type: ignore[union-attr]
-                event = parse_progress_line(line)
-                if event is None:
-                    tail.append(line.rstrip())
-                elif progress is not None:
-                    progress(event)
-
-        def pump_stdout() -> None:
-            chunks.append(proc.stdout.read())  # type: ignore[union-attr]
-
-        readers = [threading.Thread(target=f, daemon=True) for f in (pump_stderr, pump_stdout)]
+        readers = [threading.Thread(target=_pump_stderr, args=(proc, tail, progress), daemon=True),
+                   threading.Thread(target=lambda: chunks.append(proc.stdout.read()), daemon=True)]  # type: ignore[union-attr]
         for t in readers:
             t.start()
         limit_s = request.max_duration_s + KILL_GRACE_S
@@ -91,3 +120,13 @@ class LocalRunner:
         for t in readers:
             t.join(timeout=10)
         return parse_result("".join(chunks), " | ".join(tail), "local")
+
+
+def _pump_stderr(proc: subprocess.Popen[str], tail: deque[str], progress: ProgressSink | None) -> None:
+    """Progress lines to ``progress``; other lines (library logs) into ``tail`` for error messages."""
+    for line in proc.stderr:  # type: ignore[union-attr]
+        event = parse_progress_line(line)
+        if event is None:
+            tail.append(line.rstrip())
+        elif progress is not None:
+            progress(event)

@@ -29,8 +29,9 @@ from edgeopt_agent.protocol import RawRun, Request
 
 from ..devices.schema import SshAddress
 from ..errors import RunnerError
-from .base import ProgressSink, parse_progress_line, parse_result
+from .base import AgentCommand, ProgressSink, RunnerInfo, RunnerKind, parse_probe, parse_progress_line, parse_result
 from .ssh_cache import (
+    Bundle,
     RemoteCache,
     TransferStats,
     agent_bundle,
@@ -46,6 +47,10 @@ from .ssh_session import ExecResult, SshSession, SshTimeouts
 REMOTE_PATH = "/usr/bin:/bin"
 # Exit status of a shell that could not find the interpreter.
 _NOT_FOUND = 127
+# Request fields naming host files the agent reads: pushed into the device cache (the name of a lone file there).
+UPLOAD_FIELDS: dict[str, str] = {"inputs_npz": "inputs", "eval_npz": "eval"}
+# Request fields naming host paths where the agent writes a file: a job-dir path on the device, fetched back after.
+FETCH_FIELDS: tuple[str, ...] = ("eval_output",)
 
 
 class SshRunner:
@@ -88,52 +93,54 @@ class SshRunner:
         stats.timed("upload", started)
         return path
 
-    def run(self, request: Request, model_path: Path, progress: ProgressSink | None = None, *,
-            command: str = "run") -> RawRun:
-        """Run ``request`` on the device against ``model_path`` (a host path; uploaded when not cached).
+    def describe(self) -> RunnerInfo:
+        """``ssh:user@host:port``, remote, with the device's interpreter; contacts nothing."""
+        return RunnerInfo(name=self.name, kind=RunnerKind.REMOTE, address=self.address.label(),
+                          python=self.address.python)
 
-        ``command`` ``evaluate`` runs the agent's eval mode: ``request.eval_npz`` is pushed (cached) and the
-        outputs file the agent writes in the job directory is fetched to the host path ``request.eval_output``.
+    def run(self, request: Request, model_path: Path, progress: ProgressSink | None = None) -> RawRun:
+        """Run ``request`` on the device against ``model_path`` (a host path; uploaded when not cached).
 
         Raises:
             InputError: the key file does not exist.
             HostKeyError: unknown (not accepted) or changed host key.
             RunnerError: connection, upload, run or fetch failed or timed out; the agent left no result.
         """
+        return self._call(AgentCommand.RUN, request, model_path, progress)
+
+    def evaluate(self, request: Request, model_path: Path, progress: ProgressSink | None = None) -> RawRun:
+        """The agent's eval mode: ``request.eval_npz`` is pushed (cached) and the outputs file the agent writes in
+        the job directory is fetched to the host path ``request.eval_output``. Raises as :meth:`run`."""
+        return self._call(AgentCommand.EVALUATE, request, model_path, progress)
+
+    def close(self) -> None:
+        """Nothing is held between calls: each command opens (and closes) its own SSH session."""
+
+    def _call(self, command: AgentCommand, request: Request, model_path: Path,
+              progress: ProgressSink | None) -> RawRun:
+        """One agent command on the device: push the agent, the model and the request's input files (cached),
+        run it in a fresh job directory, fetch the result and the request's output files, remove the job."""
         stats = TransferStats()
         self.last_stats = stats
         emit: ProgressSink = progress or (lambda event: None)
         model = model_bundle(Path(model_path))
-        inputs = file_bundle(Path(request.inputs_npz), lone_name="inputs") if request.inputs_npz else None
-        evals = file_bundle(Path(request.eval_npz), lone_name="eval") if request.eval_npz else None
-        t = self.timeouts
+        uploads = {f: file_bundle(Path(getattr(request, f)), lone_name=lone) for f, lone in UPLOAD_FIELDS.items()
+                   if getattr(request, f)}
         started = time.perf_counter()
         with self._session() as s:
             stats.timed("connect", started)
-            with s.step(f"preparing {s.where}", t.fetch_s):
+            with s.step(f"preparing {s.where}", self.timeouts.fetch_s):
                 workdir = s.remote_path(self.address.workdir)
             agent_path = self._push_agent(s, workdir, stats, emit)
-            started = time.perf_counter()
-            with s.step(f"uploading the model to {s.where}", t.upload_s):
-                cache = RemoteCache(s.sftp, f"{workdir}/cache", stats, emit)
-                model_dir = cache.ensure(model)
-                inputs_dir = cache.ensure(inputs) if inputs is not None else None
-                evals_dir = cache.ensure(evals) if evals is not None else None
-            stats.timed("upload", started)
+            placed = self._push_files(s, workdir, model, uploads, stats, emit)
             job = f"{workdir}/jobs/{uuid.uuid4().hex}"
-            remote = dataclasses.replace(
-                request, model_path=f"{model_dir}/{model.main}",
-                inputs_npz=f"{inputs_dir}/{inputs.main}" if inputs is not None and inputs_dir else None,
-                eval_npz=f"{evals_dir}/{evals.main}" if evals is not None and evals_dir else None,
-                eval_output=f"{job}/eval_outputs.npz" if request.eval_output else None,
-            )
+            fetches = {f: f"{job}/{PurePosixPath(getattr(request, f)).name}" for f in FETCH_FIELDS
+                       if getattr(request, f)}
+            remote = dataclasses.replace(request, **placed, **fetches)
             stats.job_dir = job
             try:
                 text, result = self._run_job(s, workdir, agent_path, job, remote, stats, emit, command)
-                if request.eval_output and remote.eval_output:
-                    with s.step(f"fetching the eval outputs from {s.where}", t.upload_s), \
-                            contextlib.suppress(FileNotFoundError):  # the agent failed: its result says why
-                        s.sftp.get(remote.eval_output, request.eval_output)
+                self._fetch_outputs(s, {getattr(request, f): path for f, path in fetches.items()})
             finally:
                 self._cleanup(s, job, stats)
         if result.status == _NOT_FOUND and not text:
@@ -143,8 +150,26 @@ class SshRunner:
             )
         return parse_result(text, result.stderr_tail, self.name)
 
+    def _push_files(self, s: SshSession, workdir: str, model: Bundle, uploads: dict[str, Bundle],
+                    stats: TransferStats, emit: ProgressSink) -> dict[str, str]:
+        """Upload the model and the request's input files into the cache; their device paths by request field."""
+        started = time.perf_counter()
+        with s.step(f"uploading the model to {s.where}", self.timeouts.upload_s):
+            cache = RemoteCache(s.sftp, f"{workdir}/cache", stats, emit)
+            placed = {"model_path": f"{cache.ensure(model)}/{model.main}"}
+            placed.update({f: f"{cache.ensure(b)}/{b.main}" for f, b in uploads.items()})
+        stats.timed("upload", started)
+        return placed
+
+    def _fetch_outputs(self, s: SshSession, outputs: dict[str, str]) -> None:
+        """Copy each device file to its host path; a missing one is skipped (the agent failed: its result says why)."""
+        for host_path, device_path in outputs.items():
+            with s.step(f"fetching {PurePosixPath(device_path).name} from {s.where}", self.timeouts.upload_s), \
+                    contextlib.suppress(FileNotFoundError):
+                s.sftp.get(device_path, host_path)
+
     def _run_job(self, s: SshSession, workdir: str, agent_path: str, job: str, request: Request,
-                 stats: TransferStats, emit: ProgressSink, command: str = "run") -> tuple[str, ExecResult]:
+                 stats: TransferStats, emit: ProgressSink, command: AgentCommand) -> tuple[str, ExecResult]:
         t = self.timeouts
         started = time.perf_counter()
         with s.step(f"creating the job directory on {s.where}", t.fetch_s):
@@ -156,8 +181,8 @@ class SshRunner:
             with s.sftp.open(f"{job}/request.json", "w") as fh:
                 fh.write(json.dumps(request.to_dict()))
         stats.timed("job_setup", started)
-        command = self._agent_command(
-            agent_path, command, "--request", f"{job}/request.json", "--result", f"{job}/result.json",
+        line = self._agent_command(
+            agent_path, command.value, "--request", f"{job}/request.json", "--result", f"{job}/result.json",
             "--lock-dir", f"{workdir}/locks", "--lock-wait-s", f"{t.lock_wait_s:g}", "--exit-on-stdin-eof",
         )
 
@@ -169,7 +194,7 @@ class SshRunner:
             return True
 
         started = time.perf_counter()
-        result = s.execute(command, what="the agent run", on_stderr_line=on_line,
+        result = s.execute(line, what="the agent run", on_stderr_line=on_line,
                            timeout_s=request.max_duration_s + t.lock_wait_s + t.run_grace_s)
         stats.timed("run", started)
         started = time.perf_counter()
@@ -214,14 +239,6 @@ class SshRunner:
         if result.status == _NOT_FOUND:
             raise RunnerError(f"interpreter {self.address.python} not found on {s.where}: install python3 there "
                               "or pass --python /abs/path/python3")
-        try:
-            facts: Any = json.loads(result.stdout.strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            facts = None
-        if not isinstance(facts, dict):
-            raise RunnerError(
-                f"the probe on {s.where} printed no result (exit {result.status}; last output: "
-                f"{result.stderr_tail or '(none)'}): the agent needs Python 3.8+ at {self.address.python}"
-            )
+        facts = parse_probe(result.stdout, result.status, result.stderr_tail, s.where, self.address.python)
         facts["workdir"] = workdir
         return facts

@@ -20,27 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import paramiko
-from pydantic import BaseModel, ConfigDict, Field
 
 from ..devices.schema import SshAddress
 from ..errors import EdgeoptError, InputError, RunnerError
+from ..settings import SshTimeouts
 from .ssh_hostkeys import DEFAULT_KNOWN_HOSTS, TrustOnFirstUse, changed_key_error, load_known_hosts
 
-
-class SshTimeouts(BaseModel):
-    """Deadlines of each remote step, in seconds."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    connect_s: float = Field(default=15.0, gt=0, description="TCP connect, handshake, auth, channel open.")
-    upload_s: float = Field(default=600.0, gt=0, description="Pushing the agent and the model (one run).")
-    fetch_s: float = Field(default=60.0, gt=0, description="Job setup and fetching the result file.")
-    cleanup_s: float = Field(default=15.0, gt=0, description="Removing the job directory.")
-    run_grace_s: float = Field(default=120.0, gt=0, description="On top of max_duration_s: start, load, warm-up.")
-    probe_s: float = Field(default=120.0, gt=0, description="`edgeopt_agent probe` (imports every runtime).")
-    keepalive_s: float = Field(default=5.0, gt=0, description="Interval of SSH keepalives and liveness checks.")
-    dead_after_s: float = Field(default=30.0, gt=0, description="A link without keepalive replies this long is dead.")
-    lock_wait_s: float = Field(default=300.0, ge=0, description="How long a job waits for a busy device lock.")
+__all__ = ["ExecResult", "SshSession", "SshTimeouts"]  # SshTimeouts lives in edgeopt.settings (RemoteSpec)
 
 
 @dataclass

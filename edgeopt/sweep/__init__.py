@@ -4,6 +4,6 @@ from __future__ import annotations
 
 from .api import sweep
 from .pareto import pareto_indices
-from .result import Level, Recommendation, SweepResult
+from .result import Int8SearchResult, Int8Trial, Level, Recommendation, SweepResult
 
-__all__ = ["Level", "Recommendation", "SweepResult", "pareto_indices", "sweep"]
+__all__ = ["Int8SearchResult", "Int8Trial", "Level", "Recommendation", "SweepResult", "pareto_indices", "sweep"]

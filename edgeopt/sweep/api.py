@@ -11,32 +11,61 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from .._version import __version__
 from ..calib import ImagePreprocessing
 from ..errors import InputError
 from ..evaluation import load_eval_data, parse_output, resolve_metric
 from ..fsutil import atomic_write_text, sha256_file
-from ..optimize import optimize
+from ..optimize import OptimizeResult, optimize
 from ..passes.base import ArtifactFormat
 from ..recipes import load_recipe
 from ..registry import loaders
-from ..runners import LocalRunner
-from ..runners.select import choose_runner
-from ..targets import load_registry
-from .cache import LevelCache, cache_key
-from .int8_search import search_int8
+from ..runners import Runner
+from ..runners.select import use_runner
+from ..settings import MeasureSettings, RemoteSpec, build
+from ..targets import Target, load_registry
+from .cache import LevelCache
+from .int8_search import SearchPlan, search_int8
+from .levels import LevelTable, Progress
 from .measure import Context
 from .pareto import pareto_indices
 from .report import objective_value, recommend, write_plot
-from .result import Level, SweepResult
+from .result import Int8SearchResult, SweepResult
 
 DEFAULT_RECIPES = ("fp16", "int8", "int4", "prune30-int8")
 OBJECTIVES = ("latency", "size", "energy")
-Progress = Callable[[dict[str, Any]], None]
+# The benchmark warm-up of every level (inferences).
+LEVEL_WARMUP = 5
+
+
+class SweepOptions(BaseModel):
+    """What a sweep tries and how it judges (the measurement settings are a :class:`MeasureSettings`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    eval_data: Path = Field(description=".npz keyed by input name (+ labels) or a class-per-subfolder image folder.")
+    recipes: list[str] | None = Field(default=None, description="Recipe names (None: the defaults valid here).")
+    min_retention: float = Field(default=0.99, description="Retention threshold, a ratio (0.99: 99 %).")
+    metric: str | None = Field(default=None, description="Metric name or package.module:function.")
+    output: str | int | None = Field(default=None, description="Output the metric reads: index or name[,slice].")
+    objective: str = Field(default="latency", description="What the recommendation minimizes.")
+    runtimes: list[str] | None = Field(default=None, description="Runtimes to try (None: all installed ones).")
+    calib: Path | None = Field(default=None, description="Calibration data for INT8 recipes (None: the eval data).")
+    out_dir: Path | None = Field(default=None, description="Output directory (None: out/<model stem>.sweep).")
+    preprocessing: ImagePreprocessing | None = Field(default=None, description="Image preprocessing.")
+    eval_limit: int | None = Field(default=None, description="Use at most this many eval samples.")
+    no_cache: bool = Field(default=False, description="Ignore cached levels (still rewritten).")
+    int8_search: bool = Field(default=True, description="Search INT8 configs when INT8 misses the threshold.")
+    max_trials: int = Field(default=12, description="Most INT8 search device trials.")
+    max_search_s: float = Field(default=600.0, description="Time bound of the INT8 search, s.")
+    history_db: Path | None = Field(default=None, description="History store recording each measured level.")
 
 
 def artifact_for(artifacts: Sequence[Any], runtime: str) -> Path:
@@ -47,57 +76,31 @@ def artifact_for(artifacts: Sequence[Any], runtime: str) -> Path:
     raise InputError(f"no artifact of the recipe loads on runtime {runtime}; pick another recipe or runtime")
 
 
-def available_runtimes(runner: Any, wanted: Sequence[str]) -> dict[str, str]:
-    """Runtimes among ``wanted`` that load where the runner runs, with their versions."""
-    if isinstance(runner, LocalRunner):
-        from edgeopt_agent import runtimes as agent_runtimes
+def level_settings(*, iterations: int = 100, min_duration_s: float = 1.0, threads: int = 0,
+                   fps: float | None = None) -> MeasureSettings:
+    """The benchmark settings of every level: a short warm-up, raw samples kept, the sweep's budget (never the
+    target's default FPS)."""
+    return MeasureSettings.from_kwargs(iterations=iterations, min_duration_s=min_duration_s, threads=threads,
+                                       warmup=LEVEL_WARMUP, fps=fps, use_target_fps=False, keep_samples=True)
 
-        found: dict[str, str] = {}
-        for name in wanted:
-            try:
-                found[name] = agent_runtimes.create(name).version()
-            except (agent_runtimes.RuntimeMissing, ImportError, KeyError):
-                continue
-        return found
-    facts = runner.probe() if hasattr(runner, "probe") else {"runtimes": {}}
-    rts = facts.get("runtimes", {})
+
+def available_runtimes(runner: Runner, wanted: Sequence[str]) -> dict[str, str]:
+    """Runtimes among ``wanted`` that load where the runner runs, with their versions (the agent's probe)."""
+    rts = runner.probe().get("runtimes", {})
     return {n: str(rts[n].get("version", "")) for n in wanted if rts.get(n, {}).get("available")}
 
 
 def sweep(
-    model: str | Path,
-    *,
-    eval: str | Path,  # noqa: A002 - the documented option name
-    target: str | None = None,
-    recipes: Sequence[str] | None = None,
-    min_retention: float = 0.99,
-    metric: str | None = None,
-    output: str | int | None = None,
-    fps: float | None = None,
-    objective: str = "latency",
-    runtimes: Sequence[str] | None = None,
-    calib: str | Path | None = None,
-    out_dir: str | Path | None = None,
-    preprocessing: ImagePreprocessing | None = None,
-    eval_limit: int | None = None,
-    host: str | None = None,
-    device: str | None = None,
-    key: str | Path | None = None,
-    python: str | None = None,
-    inventory: str | Path | None = None,
-    known_hosts: str | Path | None = None,
-    accept_new_host_key: bool = False,
-    runner: Any = None,
-    no_cache: bool = False,
-    progress: Progress | None = None,
-    int8_search: bool = True,
-    max_trials: int = 12,
-    max_search_s: float = 600.0,
-    iterations: int = 100,
-    min_duration_s: float = 1.0,
-    threads: int = 0,
-    targets_dirs: Sequence[Path] = (),
-    history_db: str | Path | None = None,
+    model: str | Path, *, eval: str | Path, target: str | None = None,  # noqa: A002 - the documented option name
+    recipes: Sequence[str] | None = None, min_retention: float = 0.99, metric: str | None = None,
+    output: str | int | None = None, fps: float | None = None, objective: str = "latency",
+    runtimes: Sequence[str] | None = None, calib: str | Path | None = None, out_dir: str | Path | None = None,
+    preprocessing: ImagePreprocessing | None = None, eval_limit: int | None = None, host: str | None = None,
+    device: str | None = None, key: str | Path | None = None, python: str | None = None,
+    inventory: str | Path | None = None, known_hosts: str | Path | None = None, accept_new_host_key: bool = False,
+    runner: Runner | None = None, no_cache: bool = False, progress: Progress | None = None, int8_search: bool = True,
+    max_trials: int = 12, max_search_s: float = 600.0, iterations: int = 100, min_duration_s: float = 1.0,
+    threads: int = 0, targets_dirs: Sequence[Path] = (), history_db: str | Path | None = None,
 ) -> SweepResult:
     """Sweep compression levels x runtimes of ``model`` on ``target``; recommend the best passing config.
 
@@ -116,8 +119,7 @@ def sweep(
         runtimes: runtimes to try (default: each the target supports that is installed where it runs).
         calib: calibration data for INT8 recipes (default: the eval data).
         out_dir: output directory (default ``out/<model stem>.sweep``); holds artifacts, cache, json, plot.
-        preprocessing: image preprocessing (image folders).
-        eval_limit: use at most this many eval samples.
+        preprocessing: image preprocessing (image folders). eval_limit: use at most this many eval samples.
         host, device, key, python, inventory, known_hosts, accept_new_host_key: run on an SSH device
             (docs/devices.md). runner: an explicit runner (tests).
         no_cache: ignore cached levels (fresh runs; the cache is rewritten).
@@ -134,28 +136,70 @@ def sweep(
     Raises:
         InputError: bad model, eval data, metric, recipe or option (exit 2). RunnerError: device failure (exit 3).
     """
+    options = build(SweepOptions, {
+        "eval_data": eval, "recipes": recipes, "min_retention": min_retention, "metric": metric, "output": output,
+        "objective": objective, "runtimes": runtimes, "calib": calib, "out_dir": out_dir,
+        "preprocessing": preprocessing, "eval_limit": eval_limit, "no_cache": no_cache, "int8_search": int8_search,
+        "max_trials": max_trials, "max_search_s": max_search_s, "history_db": history_db})
+    measure = level_settings(iterations=iterations, min_duration_s=min_duration_s, threads=threads, fps=fps)
+    remote = build(RemoteSpec, {"host": host, "device": device, "key": key, "python": python, "inventory": inventory,
+                                "known_hosts": known_hosts, "accept_new_host_key": accept_new_host_key})
+    return run_sweep(model, options, measure, target=target, runner=runner, remote=remote, progress=progress,
+                     targets_dirs=targets_dirs)
+
+
+def run_sweep(
+    model: str | Path,
+    options: SweepOptions,
+    measure: MeasureSettings,
+    *,
+    target: str | None = None,
+    runner: Runner | None = None,
+    remote: RemoteSpec | None = None,
+    progress: Progress | None = None,
+    targets_dirs: Sequence[Path] = (),
+) -> SweepResult:
+    """:func:`sweep` with typed settings; ``measure`` is every level's benchmark (its ``fps`` the budget).
+
+    Raises:
+        InputError: bad model, eval data, metric, recipe or option (exit 2). RunnerError: device failure (exit 3).
+    """
     started = time.perf_counter()
-    emit: Progress = progress or (lambda event: None)
     model_path = Path(model)
+    _check(model_path, options)
+    with use_runner(runner, remote, target) as placed:
+        tgt = load_registry(extra_dirs=targets_dirs).get(placed.target or "local")
+        run = _SweepRun.start(model_path, options, measure, tgt, placed.runner, progress, tuple(targets_dirs))
+        run.measure_recipes()
+        search = run.int8_search()
+    result = run.result(search, seconds=round(time.perf_counter() - started, 3))
+    atomic_write_text(run.out / "sweep.json", result.model_dump_json(indent=2) + "\n")
+    if options.history_db is not None:
+        _record(options.history_db, run.ctx, result)
+    return result
+
+
+def _check(model_path: Path, options: SweepOptions) -> None:
+    """Host-side checks before anything runs.
+
+    Raises:
+        InputError: not an ONNX file, an unknown objective, a retention threshold out of range.
+    """
     if not model_path.is_file() or model_path.suffix != ".onnx":
         raise InputError(f"model {model_path}: not an .onnx file; sweep takes an ONNX model")
-    if objective not in OBJECTIVES:
-        raise InputError(f"--objective {objective!r}: use one of {', '.join(OBJECTIVES)}")
-    if not 0 < min_retention <= 1.5:
-        raise InputError(f"--min-retention {min_retention}: use a ratio such as 0.99")
-    if runner is None:
-        choice = choose_runner(host=host, device=device, key=key, python=python, inventory=inventory,
-                               known_hosts=known_hosts, accept_new_host_key=accept_new_host_key)
-        runner, target = choice.runner or LocalRunner(), target or choice.target
-    tgt = load_registry(extra_dirs=targets_dirs).get(target or "local")
-    out = Path(out_dir) if out_dir else Path("out") / f"{model_path.stem}.sweep"
-    out.mkdir(parents=True, exist_ok=True)
-    data = load_eval_data(eval, model_path, preprocessing=preprocessing, limit=eval_limit)
-    eval_npz = data.save(out / "eval_inputs.npz")
-    met = resolve_metric(metric or ("top1" if data.labels is not None else "agreement"))
-    if met.needs_labels and data.labels is None:
-        raise InputError(f"metric {met.name} needs labels: add 'labels' to {eval}, or use --metric agreement")
-    selection = parse_output(output)
+    if options.objective not in OBJECTIVES:
+        raise InputError(f"--objective {options.objective!r}: use one of {', '.join(OBJECTIVES)}")
+    if not 0 < options.min_retention <= 1.5:
+        raise InputError(f"--min-retention {options.min_retention}: use a ratio such as 0.99")
+
+
+def _runtimes(tgt: Target, runner: Runner,
+              runtimes: Sequence[str] | None) -> tuple[list[str], dict[str, str], list[str]]:
+    """(runtimes to sweep, their versions where the runner runs, warnings for the ones missing there).
+
+    Raises:
+        InputError: a runtime the target cannot run ONNX on, or none of them installed.
+    """
     onnx_ok = {r.name for r in loaders(ArtifactFormat.ONNX)}
     supported = [r.value for r in tgt.runtimes if r.value in onnx_ok]
     wanted = list(runtimes) if runtimes else supported
@@ -166,79 +210,112 @@ def sweep(
     if not versions:
         raise InputError(f"none of the runtimes {', '.join(wanted)} is installed where the sweep runs; install one")
     warnings = [f"runtime {r} is not installed where the sweep runs; skipped" for r in wanted if r not in versions]
-    rts = [r for r in wanted if r in versions]
-    ctx = Context(target=tgt.name, runner=runner, eval_npz=eval_npz, labels=data.labels, metric=met,
-                  selection=selection, min_retention=min_retention, fps=fps, iterations=iterations,
-                  min_duration_s=min_duration_s, threads=threads, targets_dirs=targets_dirs, versions=versions,
-                  shapes={k: [1, *v.shape[1:]] for k, v in data.inputs.items()})  # dynamic dims: the eval's
-    cache = LevelCache(out / "cache", enabled=not no_cache)
-    model_sha = sha256_file(model_path)
-    common = {"model": model_sha, "target": tgt.name, "runner": getattr(runner, "name", "?"), "eval": data.digest(),
-              "metric": met.name, "output": selection.spec, "fps": fps}
-    levels: list[Level] = []
+    return [r for r in wanted if r in versions], versions, warnings
 
-    def run_level(recipe_cfg: Any, name: str, runtime: str, make: Callable[[], Path],
-                  details: dict[str, Any] | None = None, keep: bool = True) -> Level:
-        k = cache_key(**common, recipe=recipe_cfg, runtime=runtime, version=versions[runtime])
-        hit = cache.get(k)
-        if hit is not None:
-            ok = hit["retention"] >= min_retention  # the threshold is not part of the key: re-judged here
-            lvl = Level.model_validate({**hit, "cached": True, "meets_retention": ok,
-                                        "passed": ok and hit["meets_budget"]})
-        else:
-            lvl = ctx.level(make(), runtime, name, model_path, details)
-            cache.put(k, lvl.model_dump(mode="json"))
-        if keep:
-            levels.append(lvl)
-        emit({"event": "level", "recipe": lvl.recipe, "runtime": runtime, "cached": lvl.cached,
-              "retention": lvl.retention, "latency_ms": lvl.latency_ms})
-        return lvl
 
-    for rt in rts:  # the original model: retention 1 by definition, its latency is the baseline
-        run_level("fp32", "fp32", rt, lambda: model_path)
-    chosen = list(recipes) if recipes else list(DEFAULT_RECIPES)
-    for name in chosen:
-        loaded = load_recipe(name)
-        cfg = loaded.recipe.model_dump(mode="json")
-        made: dict[str, Any] = {}
+class _Optimized:
+    """One ``optimize`` per recipe, shared by the runtimes: run on first use."""
 
-        def make(name: str = name, made: dict[str, Any] = made, rt: str = "") -> Path:
-            if "result" not in made:  # one optimize per recipe, shared by the runtimes
-                made["result"] = optimize(model_path, target=tgt.name, recipe=name, calib=calib or eval_npz,
-                                          out_dir=out / "artifacts" / name, fidelity=False, bench=False,
-                                          preprocessing=preprocessing, targets_dirs=targets_dirs)
-            return artifact_for(made["result"].artifacts, rt)
+    def __init__(self, model: Path, recipe: str, tgt: Target, calib: Path, out: Path,
+                 preprocessing: ImagePreprocessing | None, targets_dirs: tuple[Path, ...]) -> None:
+        self._args = (model, recipe, tgt, calib, out, preprocessing, targets_dirs)
+        self._result: OptimizeResult | None = None
 
-        try:
-            for rt in rts:
-                run_level(cfg, name, rt, functools.partial(make, rt=rt))
-        except InputError as exc:
-            if recipes:
-                raise
-            warnings.append(f"recipe {name} skipped: {exc}")
-    search_info = None
-    int8_fails = [lv for lv in levels if lv.recipe == "int8" and not lv.meets_retention]
-    if int8_search and int8_fails:
-        emit({"event": "info", "message": f"int8 retention {int8_fails[0].retention:.4f} < {min_retention}: "
-                                          "searching for an accuracy-aware INT8 config"})
-        search_info = search_int8(model_path, ctx=ctx, runtime=int8_fails[0].runtime, rts=rts, out=out / "int8-search",
-                                  calib=calib or eval_npz, max_trials=max_trials, max_seconds=max_search_s,
-                                  run_level=run_level, emit=emit, targets_dirs=targets_dirs)
-    points = [(objective_value(lv, objective), lv.retention) for lv in levels]
-    front = [levels[i] for i in pareto_indices(points)]
-    rec, reason = recommend(levels, objective, min_retention, fps)
-    plot = write_plot(levels, objective, out / "pareto.svg")
-    result = SweepResult(
-        model=str(model_path), model_sha256=model_sha, target=tgt.name, runner=getattr(runner, "name", "?"),
-        metric=met.name, output=selection.spec, eval_samples=data.count, min_retention=min_retention, fps=fps,
-        objective=objective, runtimes=rts, levels=levels, pareto=front, recommendation=rec, reason=reason,
-        int8_search=search_info, plot=str(plot), out_dir=str(out), seconds=round(time.perf_counter() - started, 3),
-        warnings=warnings,
-    )
-    atomic_write_text(out / "sweep.json", result.model_dump_json(indent=2) + "\n")
-    if history_db is not None:
-        _record(history_db, ctx, result)
-    return result
+    def artifact(self, runtime: str) -> Path:
+        """The recipe's artifact ``runtime`` loads (optimizing first when not done yet)."""
+        if self._result is None:
+            model, recipe, tgt, calib, out, preprocessing, targets_dirs = self._args
+            self._result = optimize(model, target=tgt.name, recipe=recipe, calib=calib, out_dir=out, fidelity=False,
+                                    bench=False, preprocessing=preprocessing, targets_dirs=targets_dirs)
+        return artifact_for(self._result.artifacts, runtime)
+
+
+@dataclass
+class _SweepRun:
+    """One sweep after its inputs are checked: the eval data, the runtimes, the level table."""
+
+    model: Path
+    options: SweepOptions
+    tgt: Target
+    out: Path
+    eval_npz: Path
+    eval_samples: int
+    rts: list[str]
+    ctx: Context
+    table: LevelTable
+    emit: Progress
+    targets_dirs: tuple[Path, ...]
+    warnings: list[str] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, model: Path, options: SweepOptions, measure: MeasureSettings, tgt: Target, runner: Runner,
+              progress: Progress | None, targets_dirs: tuple[Path, ...]) -> _SweepRun:
+        """Load the eval data and metric, find the runtimes, and measure the original model (the baseline)."""
+        emit: Progress = progress or (lambda event: None)
+        out = options.out_dir or Path("out") / f"{model.stem}.sweep"
+        out.mkdir(parents=True, exist_ok=True)
+        data = load_eval_data(options.eval_data, model, preprocessing=options.preprocessing, limit=options.eval_limit)
+        eval_npz = data.save(out / "eval_inputs.npz")
+        met = resolve_metric(options.metric or ("top1" if data.labels is not None else "agreement"))
+        if met.needs_labels and data.labels is None:
+            raise InputError(f"metric {met.name} needs labels: add 'labels' to {options.eval_data}, "
+                             "or use --metric agreement")
+        selection = parse_output(options.output)
+        rts, versions, warnings = _runtimes(tgt, runner, options.runtimes)
+        shapes = {k: [1, *v.shape[1:]] for k, v in data.inputs.items()}  # dynamic dims: the eval's
+        ctx = Context(target=tgt.name, runner=runner, eval_npz=eval_npz, labels=data.labels, metric=met,
+                      selection=selection, min_retention=options.min_retention,
+                      measure=measure.replace(shapes=shapes), targets_dirs=targets_dirs, versions=versions)
+        key_parts = {"model": sha256_file(model), "target": tgt.name, "runner": runner.name, "eval": data.digest(),
+                     "metric": met.name, "output": selection.spec, "fps": measure.fps}
+        table = LevelTable(ctx, LevelCache(out / "cache", enabled=not options.no_cache), key_parts, model, emit)
+        for rt in rts:  # the original model: retention 1 by definition, its latency is the baseline
+            table("fp32", "fp32", rt, lambda: model)
+        return cls(model, options, tgt, out, eval_npz, data.count, rts, ctx, table, emit, targets_dirs, warnings)
+
+    def measure_recipes(self) -> None:
+        """Each recipe once (shared by the runtimes), measured on every runtime; a default recipe that does not
+        apply is skipped with a warning, one the user named is an error."""
+        opts = self.options
+        for name in opts.recipes or list(DEFAULT_RECIPES):
+            cfg = load_recipe(name).recipe.model_dump(mode="json")
+            made = _Optimized(self.model, name, self.tgt, opts.calib or self.eval_npz, self.out / "artifacts" / name,
+                              opts.preprocessing, self.targets_dirs)
+            try:
+                for rt in self.rts:
+                    self.table(cfg, name, rt, functools.partial(made.artifact, rt))
+            except InputError as exc:
+                if opts.recipes:
+                    raise
+                self.warnings.append(f"recipe {name} skipped: {exc}")
+
+    def int8_search(self) -> Int8SearchResult | None:
+        """The accuracy-aware INT8 search, when enabled and INT8 missed the threshold."""
+        opts = self.options
+        int8_fails = [lv for lv in self.table.levels if lv.recipe == "int8" and not lv.meets_retention]
+        if not (opts.int8_search and int8_fails):
+            return None
+        self.emit({"event": "info", "message": f"int8 retention {int8_fails[0].retention:.4f} < {opts.min_retention}: "
+                                               "searching for an accuracy-aware INT8 config"})
+        plan = SearchPlan(runtime=int8_fails[0].runtime, rts=tuple(self.rts), out=self.out / "int8-search",
+                          calib=opts.calib or self.eval_npz, max_trials=opts.max_trials,
+                          max_seconds=opts.max_search_s, targets_dirs=self.targets_dirs)
+        return search_int8(self.model, ctx=self.ctx, plan=plan, run_level=self.table, emit=self.emit)
+
+    def result(self, search: Int8SearchResult | None, *, seconds: float) -> SweepResult:
+        """The table, its Pareto frontier, the recommendation and the plot (written here)."""
+        levels, opts, fps = self.table.levels, self.options, self.ctx.measure.fps
+        points = [(objective_value(lv, opts.objective), lv.retention) for lv in levels]
+        front = [levels[i] for i in pareto_indices(points)]
+        rec, reason = recommend(levels, opts.objective, opts.min_retention, fps)
+        plot = write_plot(levels, opts.objective, self.out / "pareto.svg")
+        return SweepResult(
+            model=str(self.model), model_sha256=self.table.key_parts["model"], target=self.tgt.name,
+            runner=self.ctx.runner.name, metric=self.ctx.metric.name, output=self.ctx.selection.spec,
+            eval_samples=self.eval_samples, min_retention=opts.min_retention, fps=fps, objective=opts.objective,
+            runtimes=self.rts, levels=levels, pareto=front, recommendation=rec, reason=reason, int8_search=search,
+            plot=str(plot), out_dir=str(self.out), seconds=seconds, warnings=self.warnings,
+        )
 
 
 def _record(history_db: str | Path, ctx: Context, result: SweepResult) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +32,10 @@ from ..passes.int8_target import int8_defaults
 from ..recipes import Recipe
 from ..targets import load_registry
 from .host_eval import HostEval
+from .levels import LevelRunner
 from .measure import Context
 from .qdq_surgery import keep_float, quantized_nodes
-from .result import Level
+from .result import HostCheck, Int8SearchResult, Int8Trial, Level, SensitivityRow
 
 QUANT_OPS = ["Conv", "MatMul", "Gemm"]
 SENSITIVITY_SAMPLES = 8
@@ -129,117 +131,196 @@ def narrow(ranking: list[str], passes: Callable[[list[str]], bool], budget: Call
     return [pruned, prefix] if pruned != prefix else [prefix]
 
 
-def search_int8(model: Path, *, ctx: Context, runtime: str, rts: Sequence[str], out: Path, calib: Path | str,
-                max_trials: int, max_seconds: float, run_level: Callable[..., Level], emit: Callable[..., None],
-                targets_dirs: Sequence[Path]) -> dict[str, Any]:
+@dataclass
+class SearchState:
+    """What the search has measured so far: every trial, the fastest passing one and the most accurate one."""
+
+    trials: list[Int8Trial] = field(default_factory=list)
+    best: Int8Trial | None = None
+    closest: Int8Trial | None = None
+    sensitivity: list[SensitivityRow] = field(default_factory=list)
+    host_checks: list[HostCheck] = field(default_factory=list)
+
+    def record(self, label: str, cfg: dict[str, Any], lvl: Level) -> Int8Trial:
+        """Add a trial; update the fastest passing and the most accurate."""
+        row = Int8Trial(trial=len(self.trials), label=label, config=cfg, retention=lvl.retention,
+                        latency_ms=lvl.latency_ms, passed=lvl.passed, artifact=lvl.artifact)
+        self.trials.append(row)
+        if lvl.passed and (self.best is None or lvl.latency_ms < self.best.latency_ms):
+            self.best = row
+        if self.closest is None or lvl.retention > self.closest.retention:
+            self.closest = row
+        return row
+
+    @property
+    def keeper(self) -> Int8Trial | None:
+        """The model ``best.onnx`` holds: the fastest passing trial, else the most accurate."""
+        return self.best or self.closest
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    """The search's inputs.
+
+    Attributes:
+        runtime: the runtime the trials run on. rts: every runtime of the sweep (the chosen config runs on each).
+        out: the search's directory (trials, base model, ``best.onnx``). calib: calibration data.
+        max_trials: most device trials. max_seconds: time bound of the whole search, s.
+        targets_dirs: extra target directories.
+    """
+
+    runtime: str
+    rts: tuple[str, ...]
+    out: Path
+    calib: Path | str
+    max_trials: int
+    max_seconds: float
+    targets_dirs: tuple[Path, ...] = ()
+
+
+class Int8Search:
+    """One accuracy-aware INT8 search (module docstring): variants, then host-narrowed float sets on the device."""
+
+    def __init__(self, model: Path, ctx: Context, plan: SearchPlan, run_level: LevelRunner,
+                 emit: Callable[[dict[str, Any]], None]) -> None:
+        self.started = time.perf_counter()
+        self.deadline = self.started + plan.max_seconds
+        self.ctx, self.plan, self.run_level, self.emit = ctx, plan, run_level, emit
+        plan.out.mkdir(parents=True, exist_ok=True)
+        self.base = float_base(model, plan.out, ctx.target, plan.targets_dirs)
+        self.base_m = onnx.load(str(self.base))
+        self.state = SearchState()
+
+    def budget_left(self, device: bool = True) -> bool:
+        """Time left, and (for a device trial) trials left."""
+        return (not device or len(self.state.trials) < self.plan.max_trials) and time.perf_counter() < self.deadline
+
+    def run(self) -> Int8SearchResult:
+        """Variants first; when none passes, sensitivity-ranked float sets; the chosen config on every runtime."""
+        tgt = load_registry(extra_dirs=self.plan.targets_dirs).get(self.ctx.target)
+        tried: list[tuple[Level, str, dict[str, Any]]] = []
+        for label, cfg in variants(int8_defaults(tgt).reduce_range):
+            if not self.budget_left():
+                break
+            tried.append((self.quantized_trial(label, cfg), label, cfg))
+        top = self._most_accurate(tried)
+        if top is not None and not any(lv.passed for lv, _, _ in tried) and self.budget_left():
+            self.refine(*top)
+        self.adopt()
+        return self.result()
+
+    def _most_accurate(self, tried: list[tuple[Level, str, dict[str, Any]]]
+                       ) -> tuple[Level, str, dict[str, Any]] | None:
+        if not tried:
+            return None
+        top = max(tried, key=lambda t: (t[0].retention, -t[0].latency_ms))
+        if not Path(top[0].artifact).is_file():  # a cached trial whose file was deleted since
+            self.emit({"event": "info", "message": f"int8 search: {top[0].artifact} is gone; run with --no-cache "
+                                                   "to redo it"})
+            return None
+        return top
+
+    def _record(self, label: str, cfg: dict[str, Any], lvl: Level) -> None:
+        row = self.state.record(label, cfg, lvl)
+        self.emit({"event": "int8_trial", **row.model_dump(mode="json", exclude={"config"})})
+        out = self.plan.out
+        if self.state.keeper is row and Path(lvl.artifact).is_file():  # always keep the best model found so far
+            shutil.copyfile(lvl.artifact, out / "best.onnx.tmp")
+            (out / "best.onnx.tmp").replace(out / "best.onnx")
+
+    def quantized_trial(self, label: str, cfg: dict[str, Any]) -> Level:
+        """The base model quantized with the variant ``cfg``, measured on the device."""
+        q_cfg = {"op_types_to_quantize": QUANT_OPS, **cfg}
+        n = len(self.state.trials)
+        recipe = _recipe(f"int8-search-{n}", [{"pass": "quantize_int8", "config": q_cfg}])
+        trial_dir = self.plan.out / f"trial-{n}"
+
+        def make() -> Path:
+            res = optimize(self.base, target=self.ctx.target, recipe=recipe, calib=self.plan.calib, out_dir=trial_dir,
+                           fidelity=False, bench=False, targets_dirs=self.plan.targets_dirs)
+            return Path(res.final.path)
+
+        lvl = self.run_level({"int8-search": q_cfg, "base": self.base.name}, "int8-search", self.plan.runtime, make,
+                             {"search": label, "config": q_cfg, "float_nodes": []}, keep=False)
+        self._record(label, q_cfg, lvl)
+        return lvl
+
+    def float_trial(self, label: str, q_cfg: dict[str, Any], qdq: onnx.ModelProto, float_nodes: list[str]) -> Level:
+        """``qdq`` with ``float_nodes`` put back in float (a graph edit), measured on the device."""
+        cfg = {**q_cfg, "nodes_to_exclude": sorted(float_nodes)}
+        path = self.plan.out / f"trial-{len(self.state.trials)}" / "mixed.onnx"
+
+        def make() -> Path:
+            atomic_write_bytes(path, keep_float(qdq, self.base_m, float_nodes, QUANT_OPS).SerializeToString())
+            return path
+
+        lvl = self.run_level({"int8-search": cfg, "base": self.base.name}, "int8-search", self.plan.runtime, make,
+                             {"search": label, "config": cfg, "float_nodes": sorted(float_nodes)}, keep=False)
+        self._record(label, cfg, lvl)
+        return lvl
+
+    def refine(self, top: Level, top_label: str, top_cfg: dict[str, Any]) -> None:
+        """Rank nodes on the host, narrow float sets there, measure the candidates; grow while the device fails."""
+        q_cfg = {"op_types_to_quantize": QUANT_OPS, **top_cfg}
+        qdq = onnx.load(top.artifact)
+        host = HostEval(self.base_m, self.ctx.eval_npz, self.ctx.metric, self.ctx.selection, self.ctx.labels)
+        sens = node_sensitivity(qdq, self.base_m, host, self.deadline)
+        self.state.sensitivity = [SensitivityRow(node=n, retention_lost=r, rel_err=e) for n, r, e in sens]
+        ranking = [name for name, _, _ in sens]
+
+        def host_passes(float_nodes: list[str]) -> bool:
+            ret, rel = host.score(keep_float(qdq, self.base_m, float_nodes, QUANT_OPS))
+            self.state.host_checks.append(HostCheck(float_nodes=len(float_nodes), retention=round(ret, 6),
+                                                    rel_err=round(rel, 6)))
+            return ret >= self.ctx.min_retention
+
+        candidates = narrow(ranking, host_passes, lambda: self.budget_left(device=False))
+        size = len(candidates[-1]) if candidates else 1
+        for float_nodes in candidates:
+            if not self.budget_left():
+                break
+            if self.float_trial(f"{top_label} + {len(float_nodes)} float nodes", q_cfg, qdq, float_nodes).passed:
+                break
+        while ranking and self.state.best is None and size < len(ranking) and self.budget_left():
+            size = min(len(ranking), size * 2)  # the device disagrees with the host: grow the float set
+            self.float_trial(f"{top_label} + top {size} float nodes", q_cfg, qdq, ranking[:size])
+
+    def _cost_ms(self) -> float | None:
+        """The chosen trial's p50 minus the first (default) variant's; None without either."""
+        chosen, trials = self.state.best, self.state.trials
+        return None if (chosen is None or not trials) else chosen.latency_ms - trials[0].latency_ms
+
+    def adopt(self) -> None:
+        """The chosen config as a level on every runtime (cached on the search runtime)."""
+        chosen = self.state.best
+        if chosen is None:
+            return
+        cfg = chosen.config
+        art = Path(chosen.artifact)
+        info = {"search": chosen.label, "config": cfg, "float_nodes": cfg.get("nodes_to_exclude", []),
+                "latency_cost_ms_vs_naive_int8": self._cost_ms()}
+        for rt in self.plan.rts:
+            self.run_level({"int8-search": cfg, "base": self.base.name}, "int8-search", rt, lambda: art, info)
+
+    def result(self) -> Int8SearchResult:
+        """What was tried, the sensitivity ranking (top 20), host-side checks, the chosen trial and its cost."""
+        st, chosen = self.state, self.state.best
+        return Int8SearchResult(
+            runtime=self.plan.runtime, trials=st.trials, chosen=chosen, sensitivity=st.sensitivity[:20],
+            host_checks=st.host_checks, quantized_nodes=len(st.sensitivity),
+            float_nodes=(chosen.config.get("nodes_to_exclude", []) if chosen is not None else []),
+            latency_cost_ms_vs_naive_int8=self._cost_ms(),
+            best_model=str(self.plan.out / "best.onnx") if st.trials else None, best_model_passed=chosen is not None,
+            seconds=round(time.perf_counter() - self.started, 2),
+        )
+
+
+def search_int8(model: Path, *, ctx: Context, plan: SearchPlan, run_level: LevelRunner,
+                emit: Callable[[dict[str, Any]], None]) -> Int8SearchResult:
     """Run the search; the best passing config is added to the sweep's levels as ``int8-search``.
 
     Returns:
         What was tried (config, retention, latency, float nodes), the sensitivity ranking, host-side checks, the
         chosen trial and what its float nodes cost in latency vs the first (default) variant.
     """
-    started = time.perf_counter()
-    deadline = started + max_seconds
-    out.mkdir(parents=True, exist_ok=True)
-    base = float_base(model, out, ctx.target, targets_dirs)
-    base_m = onnx.load(str(base))
-    trials: list[dict[str, Any]] = []
-    state: dict[str, Any] = {"best": None, "closest": None}
-
-    def budget_left(device: bool = True) -> bool:
-        return (not device or len(trials) < max_trials) and time.perf_counter() < deadline
-
-    def record(label: str, cfg: dict[str, Any], lvl: Level) -> None:
-        row = {"trial": len(trials), "label": label, "config": cfg, "retention": lvl.retention,
-               "latency_ms": lvl.latency_ms, "passed": lvl.passed, "artifact": lvl.artifact}
-        trials.append(row)
-        emit({"event": "int8_trial", **{k: v for k, v in row.items() if k != "config"}})
-        best, closest = state["best"], state["closest"]
-        if lvl.passed and (best is None or lvl.latency_ms < best["latency_ms"]):
-            state["best"] = row
-        if closest is None or lvl.retention > closest["retention"]:
-            state["closest"] = row
-        keep = state["best"] or state["closest"]
-        if keep is row and Path(lvl.artifact).is_file():  # always keep the best model found so far
-            shutil.copyfile(lvl.artifact, out / "best.onnx.tmp")
-            (out / "best.onnx.tmp").replace(out / "best.onnx")
-
-    def quantized_trial(label: str, cfg: dict[str, Any]) -> Level:
-        q_cfg = {"op_types_to_quantize": QUANT_OPS, **cfg}
-        recipe = _recipe(f"int8-search-{len(trials)}", [{"pass": "quantize_int8", "config": q_cfg}])
-        trial_dir = out / f"trial-{len(trials)}"
-
-        def make() -> Path:
-            res = optimize(base, target=ctx.target, recipe=recipe, calib=calib, out_dir=trial_dir,
-                           fidelity=False, bench=False, targets_dirs=targets_dirs)
-            return Path(res.final.path)
-
-        lvl = run_level({"int8-search": q_cfg, "base": base.name}, "int8-search", runtime, make,
-                        {"search": label, "config": q_cfg, "float_nodes": []}, keep=False)
-        record(label, q_cfg, lvl)
-        return lvl
-
-    def float_trial(label: str, q_cfg: dict[str, Any], qdq: onnx.ModelProto, float_nodes: list[str]) -> Level:
-        cfg = {**q_cfg, "nodes_to_exclude": sorted(float_nodes)}
-        path = out / f"trial-{len(trials)}" / "mixed.onnx"
-
-        def make() -> Path:
-            atomic_write_bytes(path, keep_float(qdq, base_m, float_nodes, QUANT_OPS).SerializeToString())
-            return path
-
-        lvl = run_level({"int8-search": cfg, "base": base.name}, "int8-search", runtime, make,
-                        {"search": label, "config": cfg, "float_nodes": sorted(float_nodes)}, keep=False)
-        record(label, cfg, lvl)
-        return lvl
-
-    tgt = load_registry(extra_dirs=targets_dirs).get(ctx.target)
-    tried: list[tuple[Level, str, dict[str, Any]]] = []
-    for label, cfg in variants(int8_defaults(tgt).reduce_range):
-        if not budget_left():
-            break
-        tried.append((quantized_trial(label, cfg), label, cfg))
-    sens: list[tuple[str, float, float]] = []
-    host_checks: list[dict[str, Any]] = []
-    top, top_label, top_cfg = max(tried, key=lambda t: (t[0].retention, -t[0].latency_ms)) if tried else (None, "", {})
-    if top is not None and not Path(top.artifact).is_file():  # a cached trial whose file was deleted since
-        emit({"event": "info", "message": f"int8 search: {top.artifact} is gone; run with --no-cache to redo it"})
-        top = None
-    if top is not None and not any(lv.passed for lv, _, _ in tried) and budget_left():
-        q_cfg = {"op_types_to_quantize": QUANT_OPS, **top_cfg}
-        qdq = onnx.load(top.artifact)
-        host = HostEval(base_m, ctx.eval_npz, ctx.metric, ctx.selection, ctx.labels)
-        sens = node_sensitivity(qdq, base_m, host, deadline)
-        ranking = [name for name, _, _ in sens]
-
-        def host_passes(float_nodes: list[str]) -> bool:
-            ret, rel = host.score(keep_float(qdq, base_m, float_nodes, QUANT_OPS))
-            host_checks.append({"float_nodes": len(float_nodes), "retention": round(ret, 6), "rel_err": round(rel, 6)})
-            return ret >= ctx.min_retention
-
-        candidates = narrow(ranking, host_passes, lambda: budget_left(device=False))
-        size = len(candidates[-1]) if candidates else 1
-        for float_nodes in candidates:
-            if not budget_left():
-                break
-            if float_trial(f"{top_label} + {len(float_nodes)} float nodes", q_cfg, qdq, float_nodes).passed:
-                break
-        while ranking and state["best"] is None and size < len(ranking) and budget_left():
-            size = min(len(ranking), size * 2)  # the device disagrees with the host: grow the float set
-            float_trial(f"{top_label} + top {size} float nodes", q_cfg, qdq, ranking[:size])
-    naive = trials[0]["latency_ms"] if trials else None
-    chosen: dict[str, Any] | None = state["best"]
-    if chosen is not None:
-        cfg = chosen["config"]
-        art = Path(chosen["artifact"])
-        info = {"search": chosen["label"], "config": cfg, "float_nodes": cfg.get("nodes_to_exclude", []),
-                "latency_cost_ms_vs_naive_int8": None if naive is None else chosen["latency_ms"] - naive}
-        for rt in rts:  # the chosen config as a level on every runtime (cached on the search runtime)
-            run_level({"int8-search": cfg, "base": base.name}, "int8-search", rt, lambda: art, info)
-    cost = None if (chosen is None or naive is None) else chosen["latency_ms"] - naive
-    return {"runtime": runtime, "trials": trials, "chosen": chosen,
-            "sensitivity": [{"node": n, "retention_lost": r, "rel_err": e} for n, r, e in sens[:20]],
-            "host_checks": host_checks, "quantized_nodes": len(sens),
-            "float_nodes": (chosen or {}).get("config", {}).get("nodes_to_exclude", []),
-            "latency_cost_ms_vs_naive_int8": cost,
-            "best_model": str(out / "best.onnx") if trials else None, "best_model_passed": chosen is not None,
-            "seconds": round(time.perf_counter() - started, 2)}
+    return Int8Search(model, ctx, plan, run_level, emit).run()

@@ -9,31 +9,36 @@ from typing import Any
 
 import numpy as np
 
-from ..bench import benchmark
+from ..bench import run_benchmark
 from ..evaluation import Metric, OutputSelection, device_outputs, retention
 from ..fsutil import sha256_file
 from ..metrics.result import BenchResult
+from ..runners import Runner
+from ..settings import MeasureSettings
 from .result import Level
 
 
 @dataclass
 class Context:
-    """Everything a level measurement needs; built once per sweep."""
+    """Everything a level measurement needs; built once per sweep.
+
+    Attributes:
+        measure: benchmark settings of every level (the runtime is filled in per level; the shapes are one eval
+            sample's, batch 1; the FPS budget is the sweep's, never the target's default).
+        refs: reference outputs per runtime (the original model's, measured once).
+        bench_results: every fresh level with its benchmark (for the history).
+    """
 
     target: str
-    runner: Any
+    runner: Runner
     eval_npz: Path
     labels: np.ndarray | None
     metric: Metric
     selection: OutputSelection
     min_retention: float
-    fps: float | None
-    iterations: int
-    min_duration_s: float
-    threads: int
+    measure: MeasureSettings
     targets_dirs: Sequence[Path]
     versions: dict[str, str]
-    shapes: dict[str, list[int]] = field(default_factory=dict)  # benchmark shapes: one eval sample (batch 1)
     refs: dict[str, tuple[list[np.ndarray], list[str]]] = field(default_factory=dict)
     bench_results: list[tuple[Level, BenchResult]] = field(default_factory=list)
 
@@ -41,7 +46,7 @@ class Context:
         """The original model's outputs on ``runtime`` (measured once)."""
         if runtime not in self.refs:
             outs, names, _ = device_outputs(model, self.eval_npz, runtime=runtime, runner=self.runner,
-                                            threads=self.threads)
+                                            threads=self.measure.threads)
             self.refs[runtime] = (outs, names)
         return self.refs[runtime]
 
@@ -49,16 +54,15 @@ class Context:
         """(metric value, retention) of ``artifact`` on ``runtime`` vs the reference model on the same runtime."""
         ref_outs, ref_names = self.reference(reference, runtime)
         outs, names, _ = device_outputs(artifact, self.eval_npz, runtime=runtime, runner=self.runner,
-                                        threads=self.threads)
+                                        threads=self.measure.threads)
         ref = self.selection.pick(ref_outs, ref_names)
         out = self.selection.pick(outs, names)
         return retention(self.metric, ref, out.astype(ref.dtype, copy=False), self.labels)
 
     def latency(self, artifact: Path, runtime: str) -> BenchResult:
-        return benchmark(artifact, target=self.target, runtime=runtime, runner=self.runner, fps=self.fps,
-                         use_target_fps=False, iterations=self.iterations, min_duration_s=self.min_duration_s,
-                         warmup=5, threads=self.threads, targets_dirs=self.targets_dirs, keep_samples=True,
-                         shapes=self.shapes or None)
+        """Benchmark ``artifact`` on ``runtime`` with the sweep's settings."""
+        return run_benchmark(artifact, self.measure.replace(runtime=runtime), target=self.target, runner=self.runner,
+                             targets_dirs=self.targets_dirs)
 
     def level(self, artifact: Path, runtime: str, recipe: str, reference: Path,
               details: dict[str, Any] | None = None) -> Level:

@@ -44,6 +44,59 @@ class Recommendation(BaseModel):
     size_bytes: int
 
 
+class Int8Trial(BaseModel):
+    """One device trial of the accuracy-aware INT8 search."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    trial: int = Field(description="Trial number, from 0, in the order run.")
+    label: str = Field(description="What was tried: a quantizer variant, optionally '+ N float nodes'.")
+    config: dict[str, Any] = Field(description="quantize_int8 pass config (nodes_to_exclude: nodes kept in float).")
+    retention: float = Field(description="Retention measured on the device (docs/sweep.md).")
+    latency_ms: float = Field(description="p50 latency on the device, ms.")
+    passed: bool = Field(description="Meets the retention threshold and the budget.")
+    artifact: str = Field(description="Model file measured.")
+
+
+class SensitivityRow(BaseModel):
+    """How much one node costs when it alone is quantized (host proxy, a few samples)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    node: str = Field(description="Graph node name.")
+    retention_lost: float = Field(description="1 - retention with only this node quantized.")
+    rel_err: float = Field(description="Relative L2 error of the selected output vs the float model.")
+
+
+class HostCheck(BaseModel):
+    """One host-side check of a float-node set while narrowing the exclusion set."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    float_nodes: int = Field(description="How many nodes were kept in float.")
+    retention: float = Field(description="Retention on the host (onnxruntime CPU).")
+    rel_err: float = Field(description="Relative L2 error of the selected output vs the float model.")
+
+
+class Int8SearchResult(BaseModel):
+    """What the accuracy-aware INT8 search tried and chose (``sweep.json``'s ``int8_search``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    runtime: str = Field(description="Runtime the trials ran on.")
+    trials: list[Int8Trial] = Field(description="Every device trial, in order.")
+    chosen: Int8Trial | None = Field(description="The fastest passing trial; None when none passed.")
+    sensitivity: list[SensitivityRow] = Field(description="The 20 most sensitive nodes, most sensitive first.")
+    host_checks: list[HostCheck] = Field(description="Host-side checks while narrowing the float set.")
+    quantized_nodes: int = Field(description="Quantized nodes ranked by sensitivity.")
+    float_nodes: list[str] = Field(description="Nodes the chosen config keeps in float.")
+    latency_cost_ms_vs_naive_int8: float | None = Field(
+        description="Chosen p50 minus the first (default) variant's p50, ms; None without a chosen trial.")
+    best_model: str | None = Field(description="best.onnx: the fastest passing model, else the most accurate.")
+    best_model_passed: bool = Field(description="Whether best.onnx passed.")
+    seconds: float = Field(description="Wall time of the search, s.")
+
+
 class SweepResult(BaseModel):
     """The table, the frontier, and the recommendation (null with ``reason`` when nothing meets the constraints)."""
 
@@ -64,7 +117,8 @@ class SweepResult(BaseModel):
     pareto: list[Level]
     recommendation: Recommendation | None
     reason: str | None = Field(description="Why there is no recommendation: the binding constraint.")
-    int8_search: dict[str, Any] | None = Field(description="What the accuracy-aware INT8 search tried, when it ran.")
+    int8_search: Int8SearchResult | None = Field(
+        description="What the accuracy-aware INT8 search tried, when it ran.")
     plot: str | None
     out_dir: str
     seconds: float

@@ -76,10 +76,10 @@ def test_int8_search_finds_passing_mixed_precision(digits: tuple[Path, Path], tm
     by = {lv.recipe: lv for lv in result.levels}
     assert not by["int8"].meets_retention
     search = result.int8_search
-    assert search is not None and search["chosen"] is not None, search
-    assert search["float_nodes"], "the passing config keeps some nodes in float"
-    passing = [t for t in search["trials"] if t["passed"]]
-    assert search["chosen"]["latency_ms"] == min(t["latency_ms"] for t in passing)
+    assert search is not None and search.chosen is not None, search
+    assert search.float_nodes, "the passing config keeps some nodes in float"
+    passing = [t for t in search.trials if t.passed]
+    assert search.chosen.latency_ms == min(t.latency_ms for t in passing)
     assert by["int8-search"].retention >= 0.9999
     assert (tmp_path / "int8-search" / "best.onnx").is_file()
 

@@ -100,10 +100,10 @@ def test_sweep_finds_mixed_precision_int8(rec: tuple[Path, Path, np.ndarray], tm
     assert rec_lvl is not None and rec_lvl.recipe == "int8-search", result.reason
     assert rec_lvl.retention >= MIN_RETENTION
     search = result.int8_search
-    assert search is not None and search["chosen"] is not None, search
-    assert search["float_nodes"], "the passing INT8 keeps some nodes in float"
-    passing = [t for t in search["trials"] if t["passed"]]
-    assert search["chosen"]["latency_ms"] == min(t["latency_ms"] for t in passing)
+    assert search is not None and search.chosen is not None, search
+    assert search.float_nodes, "the passing INT8 keeps some nodes in float"
+    passing = [t for t in search.trials if t.passed]
+    assert search.chosen.latency_ms == min(t.latency_ms for t in passing)
     assert (tmp_path / "int8-search" / "best.onnx").is_file()
     doc = json.loads((tmp_path / "sweep.json").read_text())
     assert doc["recommendation"]["recipe"] == "int8-search"

@@ -18,8 +18,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 PACKAGE = "edgeopt"
 ROOT = Path(__file__).resolve().parents[2] / PACKAGE
 MAX_FUNCTION_LINES = 80
@@ -225,13 +223,11 @@ def _long_functions() -> list[str]:
     return offenders
 
 
-@pytest.mark.xfail(strict=False, reason="until the runner/descriptor branches merge")
 def test_no_function_over_80_lines() -> None:
     offenders = _long_functions()
     assert not offenders, f"split into named steps (max {MAX_FUNCTION_LINES} lines): " + "; ".join(offenders)
 
 
-@pytest.mark.xfail(strict=False, reason="until the runner/descriptor branches merge")
 def test_no_runner_type_or_capability_sniffing() -> None:
     offenders = []
     for module in MODULES.values():

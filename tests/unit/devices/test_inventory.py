@@ -13,6 +13,7 @@ from edgeopt.errors import ExitCode, InputError
 from edgeopt.runners import LocalRunner
 from edgeopt.runners.select import choose_runner
 from edgeopt.runners.ssh import SshRunner
+from edgeopt.settings import RemoteSpec
 
 GOOD = """\
 devices:
@@ -123,15 +124,15 @@ def test_device_overrides_key_and_python():
 
 def test_choose_runner(tmp_path: Path):
     assert isinstance(choose_runner().runner, LocalRunner)
-    assert choose_runner(python="/usr/bin/python3").runner.python == "/usr/bin/python3"  # type: ignore[attr-defined]
-    choice = choose_runner(host="pi@10.0.0.5:2200", key="~/k")
+    assert choose_runner(RemoteSpec(python="/usr/bin/python3")).runner.describe().python == "/usr/bin/python3"
+    choice = choose_runner(RemoteSpec(host="pi@10.0.0.5:2200", key="~/k"))
     assert isinstance(choice.runner, SshRunner) and choice.target is None
     assert choice.runner.name == "ssh:pi@10.0.0.5:2200" and choice.runner.address.key == Path("~/k").expanduser()
     (tmp_path / "devices.yaml").write_text(GOOD)
-    choice = choose_runner(device="orin", inventory=tmp_path / "devices.yaml", python="/usr/bin/python3")
+    choice = choose_runner(RemoteSpec(device="orin", inventory=tmp_path / "devices.yaml", python="/usr/bin/python3"))
     assert choice.target == "jetson-orin-nano" and choice.runner.name == "ssh:nvidia@orin.local:2222"
-    assert choice.runner.address.python == "/usr/bin/python3"  # type: ignore[attr-defined]
+    assert choice.runner.describe().python == "/usr/bin/python3" and not choice.runner.describe().local
     with pytest.raises(InputError, match="pick one"):
-        choose_runner(host="pi@h", device="orin")
+        choose_runner(RemoteSpec(host="pi@h", device="orin"))
     with pytest.raises(InputError, match="--key and --accept-new-host-key apply to a remote device"):
-        choose_runner(key="k")
+        choose_runner(RemoteSpec(key="k"))

@@ -1,0 +1,71 @@
+"""The sweep's level table: each (config, runtime) measured once, read back from the cache when it was before."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from .cache import LevelCache, cache_key
+from .measure import Context
+from .result import Level
+
+Progress = Callable[[dict[str, Any]], None]
+
+
+class LevelRunner(Protocol):
+    """Measures (or reads from the cache) one configuration on one runtime."""
+
+    def __call__(self, recipe_cfg: Any, name: str, runtime: str, make: Callable[[], Path],
+                 details: dict[str, Any] | None = None, keep: bool = True) -> Level:
+        """The level of the artifact ``make()`` builds (only called on a cache miss).
+
+        Args:
+            recipe_cfg: what made the artifact (part of the cache key).
+            name: the level's ``recipe`` column.
+            runtime: where it runs.
+            make: builds the artifact and returns its path.
+            details: extra facts for the level's ``details``.
+            keep: add the level to the sweep's table (False: a search trial).
+        """
+        ...
+
+
+@dataclass
+class LevelTable:
+    """The levels kept so far and how to measure one more (a :class:`LevelRunner`).
+
+    Attributes:
+        ctx: how a level is measured.
+        cache: the level cache (``--no-cache`` reads nothing but still writes).
+        key_parts: what every cache key shares (model, target, runner, eval data, metric, output, fps).
+        reference: the original model (retention is measured against it).
+        emit: receives a ``level`` event after each level.
+        levels: the table, in measurement order.
+    """
+
+    ctx: Context
+    cache: LevelCache
+    key_parts: dict[str, Any]
+    reference: Path
+    emit: Progress
+    levels: list[Level] = field(default_factory=list)
+
+    def __call__(self, recipe_cfg: Any, name: str, runtime: str, make: Callable[[], Path],
+                 details: dict[str, Any] | None = None, keep: bool = True) -> Level:
+        """See :class:`LevelRunner`; a cached level's pass/fail is judged again (the threshold is not in the key)."""
+        k = cache_key(**self.key_parts, recipe=recipe_cfg, runtime=runtime, version=self.ctx.versions[runtime])
+        hit = self.cache.get(k)
+        if hit is not None:
+            ok = hit["retention"] >= self.ctx.min_retention
+            lvl = Level.model_validate({**hit, "cached": True, "meets_retention": ok,
+                                        "passed": ok and hit["meets_budget"]})
+        else:
+            lvl = self.ctx.level(make(), runtime, name, self.reference, details)
+            self.cache.put(k, lvl.model_dump(mode="json"))
+        if keep:
+            self.levels.append(lvl)
+        self.emit({"event": "level", "recipe": lvl.recipe, "runtime": runtime, "cached": lvl.cached,
+                   "retention": lvl.retention, "latency_ms": lvl.latency_ms})
+        return lvl

@@ -1,0 +1,107 @@
+"""The JSON shape of a bench, a sweep (with its INT8 search) and a qualify result is pinned.
+
+``tests/data/result_schemas.json`` holds the recursive key paths (and JSON types) of each result as the code
+produced them before the runner/settings redesign (issue 11); the current code must produce the same paths.
+Regenerate (only for an intended schema change): ``python -m tests.integration.test_result_schemas``.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.schema_keys import key_types
+
+SNAPSHOT = Path(__file__).resolve().parents[1] / "data" / "result_schemas.json"
+
+
+def bench_docs(work: Path) -> dict[str, Any]:
+    """A budgeted bench with samples, and a frame-paced one, of the zoo's mobilenet-tiny."""
+    import edgeopt
+    from edgeopt.zoo.registry import build
+
+    model = build("mobilenet-tiny", work / "mobilenet-tiny.onnx")
+    kw: dict[str, Any] = {"iterations": 20, "min_duration_s": 0.05, "warmup": 1}
+    timed = edgeopt.benchmark(model, fps=30, keep_samples=True, **kw)
+    paced = edgeopt.benchmark(model, pacing_fps=400, use_target_fps=False, energy=False, **kw)
+    return {"bench": timed.model_dump(mode="json"), "bench_paced": paced.model_dump(mode="json")}
+
+
+def sweep_doc(work: Path) -> dict[str, Any]:
+    """A sweep whose INT8 misses the threshold, so the accuracy-aware search runs; read back from sweep.json."""
+    import edgeopt
+    from tests.digits_model import build_digits
+
+    model, data = build_digits(work)
+    edgeopt.sweep(model, eval=data, recipes=["int8"], metric="snr_db", min_retention=0.9999, max_trials=8,
+                  out_dir=work / "sweep", iterations=20, min_duration_s=0.1, runtimes=["onnxruntime"])
+    return {"sweep": json.loads((work / "sweep" / "sweep.json").read_text())}
+
+
+def qualify_doc(work: Path) -> dict[str, Any]:
+    """A qualify run with every gate kind on the local target; read back from result.json."""
+    import edgeopt
+
+    spec = work / "schema.yaml"
+    spec.write_text(textwrap.dedent("""
+        name: schema
+        model: {zoo: mobilenet-tiny}
+        recipe: fp16
+        targets:
+          - target: local
+        measure: {iterations: 50, min_duration_s: 0, warmup: 2}
+        gates:
+          latency: {percentile: p90, max_ms: 10000}
+          fps: {fps: 1, percentile: p50}
+          deadline_miss: {fps: 400, max_pct: 100, frames: 20}
+          memory: {max_mb: 4096}
+          model_size: {max_mb: 50}
+          retention: {min_ratio: 0.5}
+          energy: {max_mj: 100000}
+          cold_start: {max_ms: 100000}
+          throughput: {min_ips: 0.001}
+          regression: {baseline: schema-base, if_missing: pass}
+    """).lstrip())
+    edgeopt.qualify(spec, report_dir=work / "report", history_db=work / "h.sqlite3")
+    return {"qualify": json.loads((work / "report" / "result.json").read_text())}
+
+
+def shapes(work: Path) -> dict[str, dict[str, list[str]]]:
+    docs = {**bench_docs(work), **sweep_doc(work), **qualify_doc(work)}
+    return {name: key_types(doc) for name, doc in docs.items()}
+
+
+def _diff(before: dict[str, list[str]], now: dict[str, list[str]]) -> list[str]:
+    problems = [f"missing {p}" for p in sorted(set(before) - set(now))]
+    problems += [f"new {p}" for p in sorted(set(now) - set(before))]
+    for path in sorted(set(before) & set(now)):
+        was, got = set(before[path]) - {"null"}, set(now[path]) - {"null"}
+        if was and got and not got <= was:
+            problems.append(f"{path}: JSON type {sorted(got)}, was {sorted(was)}")
+    return problems
+
+
+def test_bench_sweep_and_qualify_results_keep_their_keys(tmp_path: Path) -> None:
+    pytest.importorskip("sklearn", reason="the sweep's digits model needs scikit-learn")
+    pinned = {name: {path: types.split("|") for path, types in paths.items()}
+              for name, paths in json.loads(SNAPSHOT.read_text()).items()}
+    now = shapes(tmp_path)
+    assert set(now) == set(pinned)
+    problems = {name: _diff(pinned[name], now[name]) for name in pinned}
+    assert not any(problems.values()), problems
+
+
+if __name__ == "__main__":
+    with tempfile.TemporaryDirectory(prefix="edgeopt-schema-") as tmp:
+        docs = shapes(Path(tmp))
+    lines = [f"  {json.dumps(name)}: {{\n" + ",\n".join(f"    {json.dumps(p)}: {json.dumps('|'.join(t))}"
+                                                      for p, t in paths.items()) + "\n  }"
+             for name, paths in sorted(docs.items())]
+    SNAPSHOT.parent.mkdir(parents=True, exist_ok=True)
+    SNAPSHOT.write_text("{\n" + ",\n".join(lines) + "\n}\n")
+    print(f"wrote {SNAPSHOT}")
