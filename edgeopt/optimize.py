@@ -22,6 +22,7 @@ from .analysis.precision import model_precision
 from .calib import DataSource, ImagePreprocessing
 from .convert import VALIDATION_SAMPLES, plan_conversions, run_conversions
 from .errors import EdgeoptError, InputError, ModelLoadError
+from .evaluation import MetricSpec, OutputSelection, parse_output, resolve_metric
 from .fidelity import FidelityRow, agent_latency, measure_fidelity
 from .fsutil import atomic_write_text, sha256_file
 from .passes.base import Artifact, ArtifactFormat, NullReporter, Pass, PassContext, Reporter
@@ -110,6 +111,8 @@ def optimize(
     targets_dirs: Sequence[Path] = (),
     registry: PassRegistry | None = None,
     seed: int = 0,
+    metric: MetricSpec | str | None = None,
+    output: str | int | None = None,
 ) -> OptimizeResult:
     """Optimize ``model`` for ``target`` with ``recipe``.
 
@@ -130,6 +133,9 @@ def optimize(
         targets_dirs: extra target directories.
         registry: the pass registry (default: built-ins plus entry points).
         seed: seed of random inputs.
+        metric: the task metric of the fidelity table (as in ``edgeopt.sweep``: a name or a :class:`MetricSpec`
+            with its parameters); None: no task metric (top-1 agreement still shown for classifier outputs).
+        output: the output (and slice) the fidelity errors, cosine and metric read, e.g. ``"0,slice=[:,4:,:]"``.
 
     Returns:
         The result, also written to ``<out_dir>/manifest.json``.
@@ -168,6 +174,7 @@ def optimize(
         if eval_data
         else None
     )
+    task = _task_metric(metric, output)  # checked before any pass runs
     stem = Path(source.path).stem if source.format is ArtifactFormat.ONNX else _pytorch_stem(source.path)
     out = Path(out_dir) if out_dir else Path("out") / f"{stem}.{loaded.recipe.name}"
     _refuse_overwriting_input(source, out, stem, loaded.recipe.name)
@@ -189,7 +196,8 @@ def optimize(
         raise EdgeoptError(f"the input model {source.path} changed during optimize: this is a bug, please report it")
     rows = None
     if fidelity:
-        rows = _fidelity(source, artifacts, calib_src, eval_src, shapes, reporter, bench, seed)
+        rows = _fidelity(source, artifacts, calib_src, eval_src, shapes, reporter, bench, seed, task,
+                         {"eval": eval_data, "calibration": calib})
     manifest = out / MANIFEST
     result = OptimizeResult(
         edgeopt_version=__version__,
@@ -315,6 +323,8 @@ def _fidelity(
     reporter: _Collect,
     bench: bool,
     seed: int,
+    task: tuple[MetricSpec | None, OutputSelection | None] = (None, None),
+    sources: Mapping[str, str | Path | None] | None = None,
 ) -> list[FidelityRow] | None:
     reference = (
         source
@@ -335,7 +345,29 @@ def _fidelity(
         reporter.warn(
             "fidelity measured on random inputs (no --eval or --calib data): errors and agreement are only indicative"
         )
-    reporter.info(f"fidelity: comparing {len(onnx_artifacts)} artifact(s) on {len(samples)} {data} samples")
+    spec, selection = task
+    metric = resolve_metric(spec, has_labels=labels is not None) if spec is not None else None
+    origin = (sources or {}).get(data)
+    said = f" of {origin}" if origin else ""
+    with_metric = f", metric {metric.label}" if metric is not None else ""
+    reporter.info(f"fidelity: comparing {len(onnx_artifacts)} artifact(s) on the first {len(samples)} {data} "
+                  f"samples{said}{with_metric}")
+    if metric is not None and metric.needs_labels and labels is None:
+        reporter.warn(f"fidelity metric {metric.name} needs labels, and the {data} samples have none: pass --eval "
+                      "with labels, or use --metric agreement")
     return measure_fidelity(
-        reference, onnx_artifacts, samples, data=data, labels=labels, bench=agent_latency if bench else None
+        reference, onnx_artifacts, samples, data=data, labels=labels, bench=agent_latency if bench else None,
+        metric=metric, selection=selection, source=str(origin) if origin else None,
     )
+
+
+def _task_metric(metric: MetricSpec | str | None,
+                 output: str | int | None) -> tuple[MetricSpec | None, OutputSelection | None]:
+    """The fidelity table's metric spec and output selection, checked like the sweep's before any work (the
+    default name, top1 or agreement, is picked once the samples show whether they have labels)."""
+    selection = parse_output(output) if output is not None else None
+    spec = metric if isinstance(metric, MetricSpec) else MetricSpec(name=metric or None)
+    if spec == MetricSpec():
+        return None, selection
+    resolve_metric(spec)  # unknown names and parameters the metric does not take fail here
+    return spec, selection

@@ -11,7 +11,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from . import __version__, environment, inputs, memory, paced, power, runtimes
+from . import __version__, environment, inputs, memory, paced, power, runtimes, static_shapes
 from .protocol import (
     ERROR_INPUT,
     ERROR_RUNTIME,
@@ -153,6 +153,8 @@ def run(request: Request, emit: Progress) -> RawRun:
     env = environment.collect({rt.name: rt.version()})
     baseline_kb = memory.vm_hwm_kb()
 
+    # The shapes this run feeds, known before loading: runtimes compile for them (static_shapes.py).
+    rt.expect_inputs(dict(request.shapes, **static_shapes.npz_shapes(request.inputs_npz)), request.batch)
     emit({"event": "phase", "phase": "load"})
     t0 = time.perf_counter_ns()
     try:
