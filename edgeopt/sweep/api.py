@@ -110,7 +110,8 @@ def sweep(
         metric: top1, top5, agreement, cosine, snr_db, max_abs_err, mask_iou, detection or
             ``package.module:function`` (default: top1 with labels, else agreement), or a :class:`MetricSpec` with
             its parameters (``MetricSpec(name="agreement", axis=1, score_threshold=0.25)``; docs/sweep.md).
-        output: output the metric reads: index or name, optionally with ``,slice=[...,4:]``.
+        output: output the metric reads: index or name, optionally with ``,slice=[:,4:,:]`` (docs/sweep.md lists
+            the common layouts).
         fps: real-time budget (p99 latency <= 1000/fps); None: no latency budget.
         objective: what the recommendation minimizes: latency, size or energy.
         runtimes: runtimes to try (default: each the target supports that is installed where it runs).
