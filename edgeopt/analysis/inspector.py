@@ -7,6 +7,7 @@ from pathlib import Path
 
 import onnx
 
+from ..enums import Precision
 from ..fsutil import sha256_file
 from ..targets.schema import Target
 from .dtypes import dtype_name
@@ -19,7 +20,7 @@ from .memory import activation_stats, weight_stats
 from .overrides import Dims, declared_dims, real_inputs
 from .precision import model_precision
 from .report import InspectResult, OpStats, ShapeDims, SymbolicDim, TensorSpec
-from .roofline import roofline
+from .roofline import Roofline, roofline
 from .shapes import ShapeInfo, infer_shapes
 from .walk import DEFAULT_DOMAINS
 
@@ -98,6 +99,19 @@ def _notes(model: onnx.ModelProto, counts: GraphCount, info: ShapeInfo, unknown_
     return notes
 
 
+def _roofline(counts: GraphCount, moved: int, target: Target, precision: Precision,
+              notes: list[str]) -> Roofline | None:
+    """The roofline bound on ``target``; None (and a note) for a partial count or a target without the numbers."""
+    if counts.unresolved_nodes:
+        notes.append(f"no roofline on {target.name}: it needs the complete FLOP count")
+        return None
+    roof = roofline(counts.flops, moved, target, precision)
+    if roof is None:
+        notes.append(f"target {target.name} states no peak rate for {precision.value} or no memory bandwidth: "
+                     "add them to its YAML to get a roofline")
+    return roof
+
+
 def inspect_model(
     path: Path,
     *,
@@ -138,16 +152,7 @@ def inspect_model(
     moved = weights.weight_bytes + activations.activation_bytes
     precision = model_precision(model)
     notes = _notes(model, counts, info, activations.unknown_tensors, hint)
-    roof = None
-    if target is not None and not complete:
-        notes.append(f"no roofline on {target.name}: it needs the complete FLOP count")
-    elif target is not None:
-        roof = roofline(counts.flops, moved, target, precision)
-        if roof is None:
-            notes.append(
-                f"target {target.name} states no peak rate for {precision.value} or no memory bandwidth: "
-                "add them to its YAML to get a roofline"
-            )
+    roof = _roofline(counts, moved, target, precision, notes) if target is not None else None
     ops = {key: totals.count for key, totals in counts.per_op.items()}
     return InspectResult(
         path=str(path),
