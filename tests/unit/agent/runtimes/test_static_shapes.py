@@ -69,7 +69,7 @@ def test_symbolic_dims_become_static_and_outputs_do_not_change(runtime: str, tmp
     raw_dyn, dynamic = _evaluate(model, runtime, tmp_path, "dynamic", static_shapes=False)
     assert raw_dyn.runtime["static_shapes"] == {"applied": False, "static": False,
                                                 "reason": "runtime option static_shapes: false"}
-    np.testing.assert_array_equal(static, dynamic)
+    np.testing.assert_allclose(static, dynamic, rtol=1e-6, atol=1e-6)  # other kernels may round differently
     assert static.shape == (3, 4, 16, 20)
 
 
