@@ -18,7 +18,7 @@ from typing import Any
 from .._version import __version__
 from ..calib import ImagePreprocessing
 from ..errors import InputError
-from ..evaluation import load_eval_data, parse_output, resolve_metric
+from ..evaluation import MetricSpec, load_eval_data, parse_output, resolve_metric
 from ..fsutil import atomic_write_text, sha256_file
 from ..optimize import optimize
 from ..passes.base import FORMAT_RUNTIMES, ArtifactFormat
@@ -70,7 +70,7 @@ def sweep(
     target: str | None = None,
     recipes: Sequence[str] | None = None,
     min_retention: float = 0.99,
-    metric: str | None = None,
+    metric: str | MetricSpec | None = None,
     output: str | int | None = None,
     fps: float | None = None,
     objective: str = "latency",
@@ -107,9 +107,11 @@ def sweep(
         target: target name (default: the device's, else ``local``).
         recipes: recipe names (default: fp16, int8, int4, prune30-int8, those valid for the target).
         min_retention: the accuracy-retention threshold (retention = metric(optimized) / metric(reference)).
-        metric: top1, top5, agreement, cosine, snr_db, max_abs_err or ``package.module:function`` (default:
-            top1 with labels, else agreement).
-        output: output the metric reads: index or name, optionally with ``,slice=[...,4:]``.
+        metric: top1, top5, agreement, cosine, snr_db, max_abs_err, mask_iou, detection or
+            ``package.module:function`` (default: top1 with labels, else agreement), or a :class:`MetricSpec` with
+            its parameters (``MetricSpec(name="agreement", axis=1, score_threshold=0.25)``; docs/sweep.md).
+        output: output the metric reads: index or name, optionally with ``,slice=[:,4:,:]`` (docs/sweep.md lists
+            the common layouts).
         fps: real-time budget (p99 latency <= 1000/fps); None: no latency budget.
         objective: what the recommendation minimizes: latency, size or energy.
         runtimes: runtimes to try (default: each the target supports that is installed where it runs).
@@ -151,7 +153,7 @@ def sweep(
     out.mkdir(parents=True, exist_ok=True)
     data = load_eval_data(eval, model_path, preprocessing=preprocessing, limit=eval_limit)
     eval_npz = data.save(out / "eval_inputs.npz")
-    met = resolve_metric(metric or ("top1" if data.labels is not None else "agreement"))
+    met = resolve_metric(metric, has_labels=data.labels is not None)  # name + parameters, checked once
     if met.needs_labels and data.labels is None:
         raise InputError(f"metric {met.name} needs labels: add 'labels' to {eval}, or use --metric agreement")
     selection = parse_output(output)
@@ -173,7 +175,7 @@ def sweep(
     cache = LevelCache(out / "cache", enabled=not no_cache)
     model_sha = sha256_file(model_path)
     common = {"model": model_sha, "target": tgt.name, "runner": getattr(runner, "name", "?"), "eval": data.digest(),
-              "metric": met.name, "output": selection.spec, "fps": fps}
+              "metric": met.key(), "output": selection.spec, "fps": fps}
     levels: list[Level] = []
 
     def run_level(recipe_cfg: Any, name: str, runtime: str, make: Callable[[], Path],
@@ -232,7 +234,7 @@ def sweep(
         metric=met.name, output=selection.spec, eval_samples=data.count, min_retention=min_retention, fps=fps,
         objective=objective, runtimes=rts, levels=levels, pareto=front, recommendation=rec, reason=reason,
         int8_search=search_info, plot=str(plot), out_dir=str(out), seconds=round(time.perf_counter() - started, 3),
-        warnings=warnings,
+        warnings=warnings, metric_params=met.spec.given(),
     )
     atomic_write_text(out / "sweep.json", result.model_dump_json(indent=2) + "\n")
     if history_db is not None:

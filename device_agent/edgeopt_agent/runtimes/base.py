@@ -5,7 +5,7 @@ The harness owns timing; a runtime only loads and infers.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..protocol import TensorInfo
 
@@ -18,6 +18,15 @@ class Runtime:
     """Base class of the agent's runtimes."""
 
     name = "base"
+    #: The run's input shapes by name and the batch for a dynamic leading dim, told by the harness before
+    #: ``load`` (:meth:`expect_inputs`); None: not known.
+    run_shapes: Optional[Tuple[Dict[str, List[int]], int]] = None
+
+    def expect_inputs(self, shapes: Dict[str, List[int]], batch: int) -> None:
+        """Tell the runtime, before ``load``, the input shapes this run will feed (``--shape``, the inputs or eval
+        ``.npz``) and the batch for a dynamic leading dim. Runtimes that can compile for fixed shapes use them
+        (edgeopt_agent.static_shapes); the others ignore them."""
+        self.run_shapes = (dict(shapes), int(batch))
 
     def version(self) -> str:
         raise NotImplementedError

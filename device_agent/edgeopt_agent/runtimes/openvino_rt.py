@@ -11,13 +11,15 @@ import os
 import threading
 from typing import Any, Callable, Dict, List, Optional
 
+from .. import static_shapes
 from ..protocol import TensorInfo
 from .base import Runtime, RuntimeMissing
 
 _DEVICES = ("CPU", "GPU", "NPU", "AUTO")
 _HINTS = ("LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT")
 _PRECISIONS = ("f32", "f16", "bf16")
-_KNOWN_OPTIONS = {"device", "performance_hint", "inference_precision", "cache_dir", "num_streams"}
+_KNOWN_OPTIONS = {"device", "performance_hint", "inference_precision", "cache_dir", "num_streams",
+                  static_shapes.OPTION}
 
 
 def _device_ok(device: str) -> bool:
@@ -74,6 +76,7 @@ class OpenVinoRuntime(Runtime):
         self._requested: Dict[str, Any] = {}
         self._input_names: List[str] = []
         self._output_names: List[str] = []
+        self._static: Dict[str, Any] = {}
 
     def version(self) -> str:
         return str(self._ov.get_version()).split("-", 1)[0]
@@ -83,6 +86,7 @@ class OpenVinoRuntime(Runtime):
         if unknown:
             raise ValueError("unknown openvino option(s) %s; known: %s"
                              % (", ".join(unknown), ", ".join(sorted(_KNOWN_OPTIONS))))
+        fix_shapes = static_shapes.enabled(options)
         device = str(options.get("device") or "CPU").upper()
         if not _device_ok(device):
             raise ValueError("device %r: use one of %s (or AUTO:GPU,CPU)" % (device, ", ".join(_DEVICES)))
@@ -115,14 +119,40 @@ class OpenVinoRuntime(Runtime):
             raise ValueError("OpenVINO device %s is not available here (available: %s): install its driver "
                              "or pass --ov-device CPU" % (device, ", ".join(available) or "none"))
         model = core.read_model(model_path)
+        self._static = self._reshape(model, fix_shapes)
+        if not self._static["applied"] and "reshape_error" in self._static:
+            model = core.read_model(model_path)  # a failed reshape may leave the model half changed
         self._compiled = core.compile_model(model, device, config)
         self._input_names = _names(model.inputs, self._compiled.inputs, "input")
         self._output_names = _names(model.outputs, self._compiled.outputs, "output")
+        self._static["static"] = not static_shapes.dynamic(self.inputs())
         self._core = core
         self._requested = {"device_requested": device, "config": dict(config), "devices_available": available}
         if threads > 0 and head != "CPU":
             self._requested["threads_ignored"] = "threads apply to the CPU plugin only"
         self._local.request = self._compiled.create_infer_request()
+
+    def _reshape(self, model: Any, on: bool) -> Dict[str, Any]:
+        """Reshape ``model`` to the run's input shapes when all are known (static_shapes.py); what was done."""
+        declared = [TensorInfo(name=_name(p, i, "input"), shape=_shape(p), dtype="")
+                    for i, p in enumerate(model.inputs)]
+        if not static_shapes.dynamic(declared):
+            return static_shapes.report(False, None, "the model's inputs are static")
+        if not on:
+            return static_shapes.report(False, None, "runtime option static_shapes: false")
+        if self.run_shapes is None:
+            return static_shapes.report(False, None, "the run's input shapes were not given before loading")
+        shapes, why = static_shapes.plan(declared, *self.run_shapes)
+        if shapes is None:
+            return static_shapes.report(False, None, why)
+        try:
+            model.reshape({port: self._ov.PartialShape(shapes[info.name])
+                           for port, info in zip(model.inputs, declared)})
+        except Exception as exc:  # a graph with shapes baked into Reshape nodes: compile it dynamic instead
+            text = str(exc).strip().splitlines()
+            return static_shapes.report(False, None, "OpenVINO could not reshape the model; compiled dynamic",
+                                        reshape_error=text[0] if text else type(exc).__name__)
+        return static_shapes.report(True, shapes, "")
 
     def inputs(self) -> List[TensorInfo]:
         return [TensorInfo(name=self._input_names[i], shape=_shape(p), dtype=_dtype(p))
@@ -169,6 +199,7 @@ class OpenVinoRuntime(Runtime):
         if self._compiled is None:
             return {}
         out = dict(self._requested)
+        out["static_shapes"] = dict(self._static)
         out["devices_used"] = self._property("EXECUTION_DEVICES")
         out["performance_hint"] = self._property("PERFORMANCE_HINT")
         out["inference_num_threads"] = self._property("INFERENCE_NUM_THREADS")
