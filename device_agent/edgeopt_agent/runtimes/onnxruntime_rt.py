@@ -6,7 +6,7 @@ import functools
 from typing import Any, Callable, Dict, List
 
 from ..protocol import TensorInfo
-from .base import Runtime, RuntimeMissing
+from .base import LayerProfiler, Runtime, RuntimeMissing
 
 # ONNX Runtime's type strings -> numpy dtype names.
 _ORT_DTYPES = {
@@ -35,6 +35,7 @@ def _info(arg: Any) -> TensorInfo:
 
 class OnnxRuntime(Runtime):
     name = "onnxruntime"
+    profile_unsupported = ""  # session profiling (onnxruntime_profile.py)
 
     def __init__(self) -> None:
         try:
@@ -51,7 +52,7 @@ class OnnxRuntime(Runtime):
     def version(self) -> str:
         return str(self._ort.__version__)
 
-    def load(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
+    def _session_options(self, options: Dict[str, Any], threads: int) -> Any:
         unknown = sorted(set(options) - _KNOWN_OPTIONS)
         if unknown:
             raise ValueError(
@@ -75,7 +76,10 @@ class OnnxRuntime(Runtime):
         so.graph_optimization_level = levels[level]
         if options.get("execution_mode") == "parallel":
             so.execution_mode = ort.ExecutionMode.ORT_PARALLEL
-        available = ort.get_available_providers()
+        return so
+
+    def _providers(self, options: Dict[str, Any]) -> List[str]:
+        available = self._ort.get_available_providers()
         requested = list(options.get("providers") or ["CPUExecutionProvider"])
         asked = list(requested)
         missing = [p for p in requested if p not in available]
@@ -91,7 +95,29 @@ class OnnxRuntime(Runtime):
                 % (", ".join(missing), ", ".join(available))
             )
         self._requested = asked
-        self._session = ort.InferenceSession(model_path, sess_options=so, providers=requested)
+        return requested
+
+    def load(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
+        so = self._session_options(options, threads)
+        providers = self._providers(options)
+        self._session = self._ort.InferenceSession(model_path, sess_options=so, providers=providers)
+
+    def profile(self, model_path: str, options: Dict[str, Any], threads: int) -> LayerProfiler:
+        """Load with ``SessionOptions.enable_profiling``: the session writes a Chrome-trace JSON, parsed at the end."""
+        from .onnxruntime_profile import OrtProfiler
+
+        so = self._session_options(options, threads)
+        providers = self._providers(options)
+        profiler = OrtProfiler()
+        so.enable_profiling = True
+        so.profile_file_prefix = profiler.prefix
+        try:
+            self._session = self._ort.InferenceSession(model_path, sess_options=so, providers=providers)
+        except BaseException:
+            profiler.cleanup()
+            raise
+        profiler.attach(self._session)
+        return profiler
 
     def inputs(self) -> List[TensorInfo]:
         return [_info(a) for a in self._session.get_inputs()]

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..protocol import TensorInfo
-from .base import Runtime, RuntimeMissing
+from .base import LayerProfiler, Runtime, RuntimeMissing
 
 _DEVICES = ("CPU", "GPU", "NPU", "AUTO")
 _HINTS = ("LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT")
@@ -55,6 +55,7 @@ def _names(model_ports: Any, compiled_ports: Any, kind: str) -> List[str]:
 
 class OpenVinoRuntime(Runtime):
     name = "openvino"
+    profile_unsupported = ""  # PERF_COUNT + get_profiling_info (openvino_profile.py)
 
     def __init__(self) -> None:
         try:
@@ -78,7 +79,7 @@ class OpenVinoRuntime(Runtime):
     def version(self) -> str:
         return str(self._ov.get_version()).split("-", 1)[0]
 
-    def load(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
+    def _config(self, options: Dict[str, Any], threads: int) -> Tuple[str, Dict[str, Any]]:
         unknown = sorted(set(options) - _KNOWN_OPTIONS)
         if unknown:
             raise ValueError("unknown openvino option(s) %s; known: %s"
@@ -100,7 +101,15 @@ class OpenVinoRuntime(Runtime):
             config["INFERENCE_PRECISION_HINT"] = str(precision).lower()
         if options.get("num_streams") is not None:
             config["NUM_STREAMS"] = str(options["num_streams"])
+        return device, config
 
+    def load(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
+        self._compile(model_path, options, threads, {})
+
+    def _compile(self, model_path: str, options: Dict[str, Any], threads: int, extra: Dict[str, Any]) -> None:
+        device, config = self._config(options, threads)
+        config.update(extra)
+        head = device.split(":", 1)[0].split(".", 1)[0]
         if model_path.lower().endswith(".xml"):
             weights = os.path.splitext(model_path)[0] + ".bin"
             if not os.path.isfile(weights):
@@ -123,6 +132,14 @@ class OpenVinoRuntime(Runtime):
         if threads > 0 and head != "CPU":
             self._requested["threads_ignored"] = "threads apply to the CPU plugin only"
         self._local.request = self._compiled.create_infer_request()
+
+    def profile(self, model_path: str, options: Dict[str, Any], threads: int) -> LayerProfiler:
+        """Compile with ``PERF_COUNT``: each inference's ``get_profiling_info()`` is kept after ``record()``."""
+        from .openvino_profile import OvProfiler
+
+        self._compile(model_path, options, threads, {"PERF_COUNT": True})
+        device = str(self._requested.get("device_requested", "CPU"))
+        return OvProfiler(self._request, self._compiled, device)
 
     def inputs(self) -> List[TensorInfo]:
         return [TensorInfo(name=self._input_names[i], shape=_shape(p), dtype=_dtype(p))
