@@ -30,6 +30,12 @@ class ProfileUnsupportedError(InputError):
     """The runtime asked for has no per-layer profiler (exit code 2); the message lists the ones that have."""
 
 
+def _check_can_profile(runtime: str) -> None:
+    reason = unsupported_reason(runtime)
+    if reason is not None:
+        raise ProfileUnsupportedError(cannot_profile_message(runtime, reason))
+
+
 def _graph_path(model: Path, fmt: ModelFormat, graph: str | Path | None) -> Path | None:
     if graph is not None:
         path = Path(graph)
@@ -100,11 +106,11 @@ def profile(
                                known_hosts=known_hosts, accept_new_host_key=accept_new_host_key)
         runner, target = choice.runner, target or choice.target
     tgt = load_registry(extra_dirs=targets_dirs).get(target or "local")
+    if runtime is not None:
+        _check_can_profile(runtime)  # before the format check: the answer lists the runtimes that can
     fmt = detect_format(model_path)
     name, options = choose_runtime(fmt, tgt, runtime, runtime_options, local=is_local(runner))
-    reason = unsupported_reason(name)
-    if reason is not None:
-        raise ProfileUnsupportedError(cannot_profile_message(name, reason))
+    _check_can_profile(name)
     if inputs is not None and not Path(inputs).is_file():
         raise InputError(f"inputs file {inputs} not found: pass an .npz with arrays keyed by input name")
     shape_map = {k: [int(d) for d in v] for k, v in (shapes or {}).items()}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .schema import ProfileComparison, ProfileResult
+from .schema import LayerDelta, ProfileComparison, ProfileResult
 
 _SHOWN = 3
 _X86_INT8_DOT = ("avx512_vnni", "avx_vnni", "amx_int8")
@@ -44,6 +44,25 @@ def _matched(c: ProfileComparison) -> list[str]:
     return out
 
 
+def _intensity(c: ProfileComparison) -> list[str]:
+    """Whether the layers B sped up are the ones doing much work per byte (in A)."""
+    by_kernel = {layer.kernel: layer for layer in c.a.layers}
+
+    def mean(rows: list[LayerDelta]) -> float | None:
+        values = [by_kernel[k].arithmetic_intensity for r in rows for k in r.a_kernels
+                  if k in by_kernel and by_kernel[k].arithmetic_intensity]
+        return sum(v for v in values if v is not None) / len(values) if values else None
+
+    matched = [r for r in c.layers if r.a_ms > 0 and r.b_ms > 0]
+    faster = mean([r for r in matched if r.delta_ms < 0])
+    slower = mean([r for r in matched if r.delta_ms > 0])
+    if faster is None or slower is None or faster <= slower:
+        return []
+    return [f"B's gains follow work per byte: the layers that got faster average {faster:.1f} op/B in A, those "
+            f"that got slower {slower:.1f} op/B; low-intensity layers (depthwise, few channels) have little "
+            "arithmetic for a lower precision to speed up, while their conversions still cost."]
+
+
 def _extra(c: ProfileComparison) -> list[str]:
     out = []
     for side, total in (("B", c.extra_b_ms), ("A", c.extra_a_ms)):
@@ -76,20 +95,25 @@ def _precision(c: ProfileComparison) -> list[str]:
     return out
 
 
-def _cpu(p: ProfileResult) -> list[str]:
-    flags = set(p.environment.get("cpu_flags") or [])
-    machine = str(p.environment.get("machine", ""))
-    cpu = p.environment.get("cpu", "this CPU")
+def _cpu(c: ProfileComparison) -> list[str]:
+    """What the CPU's int8 instructions say about the result (x86 VNNI/AMX, Arm dot product)."""
+    env = c.b.environment
+    flags = set(env.get("cpu_flags") or [])
+    machine, cpu = str(env.get("machine", "")), env.get("cpu", "this CPU")
+    slower = 0 < c.speedup < 1
     if machine in ("x86_64", "AMD64"):
         have = sorted(flags & set(_X86_INT8_DOT))
+        if have and slower:
+            return [f"{cpu} has int8 dot-product instructions ({', '.join(have)}), so int8 convolutions can beat "
+                    "fp32 here: the slowdown comes from the layers above (conversions, reorders, low-intensity "
+                    "layers whose int8 kernel saves less than its requantization costs)."]
         if have:
-            return [f"{cpu} has int8 dot-product instructions ({', '.join(have)}): int8 convolutions can beat fp32 "
-                    "here, so where B is slower, look at the extra layers and at small layers whose int8 kernel "
-                    "costs more in setup than it saves."]
+            return [f"{cpu} has int8 dot-product instructions ({', '.join(have)}): one instruction per 4 int8 "
+                    "multiply-adds is what lets its int8 convolutions outrun fp32."]
         return [f"{cpu} has no VNNI (no avx512_vnni/avx_vnni): an int8 dot product takes three AVX2 instructions "
                 "(vpmaddubsw, vpmaddwd, vpaddd) where fp32 takes one FMA on half as many lanes, so int8 "
-                "convolutions gain little over fp32 and the quantize/dequantize and reorder layers can make the "
-                "model slower overall."]
+                "convolutions gain little over fp32 and the quantize/dequantize and reorder layers "
+                + ("make the model slower overall." if slower else "eat into what they gain.")]
     if machine in ("aarch64", "arm64"):
         have = sorted(flags & set(_ARM_INT8_DOT))
         return [f"{cpu} {'has' if have else 'lacks'} Arm int8 dot-product instructions"
@@ -99,9 +123,9 @@ def _cpu(p: ProfileResult) -> list[str]:
 
 def explain(c: ProfileComparison) -> list[str]:
     """Sentences for ``c.explanation`` (everything they say comes from ``c``'s numbers)."""
-    lines = [_totals(c), *_matched(c), *_extra(c), *_precision(c)]
+    lines = [_totals(c), *_matched(c), *_intensity(c), *_extra(c), *_precision(c)]
     quantized = any(layer.quantized_in_onnx for layer in c.b.layers) or any(
         layer.quantized_in_onnx for layer in c.a.layers)
     if quantized:
-        lines.extend(_cpu(c.b))
+        lines.extend(_cpu(c))
     return lines
