@@ -13,7 +13,7 @@ from ..metrics.latency import latency_stats
 from ..targets.schema import Target
 from .graph import GraphIndex
 from .join import join_layers, per_op_type
-from .schema import ModelRef, ProfileResult, ProfileSettings, TraceEvent
+from .schema import LayerRecord, ModelRef, ProfileResult, ProfileSettings, TraceEvent
 
 _OVERHEAD_NOTE = 1.5  # above this profiled/unprofiled ratio, say that layer times are inflated
 _SHOWN = 8
@@ -30,7 +30,8 @@ class ProfileContext:
     started_at: str
 
 
-def _notes(raw: RawRun, ctx: ProfileContext, unmapped: list[str], overhead: float) -> list[str]:
+def _notes(raw: RawRun, ctx: ProfileContext, layers: list[LayerRecord], unmapped: list[str],
+           overhead: float) -> list[str]:
     notes = [str(n) for n in raw.profile.get("notes", [])]
     if ctx.graph is None:
         notes.append("no ONNX graph joined (the artifact is not ONNX): pass --graph SOURCE.onnx to map layers to "
@@ -41,6 +42,10 @@ def _notes(raw: RawRun, ctx: ProfileContext, unmapped: list[str], overhead: floa
     if overhead > _OVERHEAD_NOTE:
         notes.append(f"the profiled inference takes {overhead:.2f}x the unprofiled p50: per-layer times carry the "
                      "profiler's overhead; read their ranking and shares rather than their absolute values")
+    above = [x.kernel for x in layers if x.bound is not None and x.roof_fraction is not None and x.roof_fraction > 1]
+    if above:
+        notes.append(f"{len(above)} layers run faster than the target's memory roof allows (e.g. {above[0]}): their "
+                     "tensors stay in cache, and the roof assumes every byte comes from DRAM once")
     if raw.truncated:
         notes.append("max_duration_s cut a phase short: fewer iterations than asked (see settings)")
     return notes
@@ -72,6 +77,6 @@ def build_profile(raw: RawRun, ctx: ProfileContext) -> ProfileResult:
         profiled_ms=profiled_ms, layers_ms=sum(layer.median_ms for layer in layers), unprofiled_p50_ms=p50,
         overhead=overhead, layers=layers, per_op_type=per_op_type(layers), unmapped_onnx_nodes=unmapped,
         roofline=roof, trace=trace, trace_source=str(prof.get("trace_source", "runtime")),
-        notes=_notes(raw, ctx, unmapped, overhead), environment=dict(raw.environment),
+        notes=_notes(raw, ctx, layers, unmapped, overhead), environment=dict(raw.environment),
         agent_version=raw.agent_version, edgeopt_version=__version__, started_at=ctx.started_at,
     )

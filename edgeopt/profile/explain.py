@@ -88,10 +88,12 @@ def _precision(c: ProfileComparison) -> list[str]:
         moves: dict[str, int] = {}
         for r in changed:
             moves[f"{r.a_precision} -> {r.b_precision}"] = moves.get(f"{r.a_precision} -> {r.b_precision}", 0) + 1
-        out.append(f"{len(changed)} layers changed precision ({', '.join(f'{k}: {v}' for k, v in moves.items())}).")
+        word = "layer" if len(changed) == 1 else "layers"
+        out.append(f"{len(changed)} {word} changed precision ({', '.join(f'{k}: {v}' for k, v in moves.items())}).")
     if c.float_despite_qdq:
-        out.append(f"{len(c.float_despite_qdq)} layers quantized in B's ONNX (QDQ around them) ran a float kernel "
-                   f"anyway, so they pay the conversions and gain nothing: {', '.join(c.float_despite_qdq[:8])}.")
+        n = len(c.float_despite_qdq)
+        out.append(f"{n} {'layer' if n == 1 else 'layers'} quantized in B's ONNX (QDQ around them) ran a float kernel "
+                   f"anyway, paying the conversions and gaining nothing: {', '.join(c.float_despite_qdq[:8])}.")
     return out
 
 
