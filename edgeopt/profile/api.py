@@ -19,6 +19,7 @@ from ..formats import ModelFormat, choose_runtime, detect_format, model_digest
 from ..runners import LocalRunner, ProgressSink
 from ..runners.select import choose_runner
 from ..targets import load_registry
+from ..targets.schema import Target
 from .build import ProfileContext, build_profile
 from .compare import compare_profiles
 from .device import is_local, run_profile
@@ -34,6 +35,18 @@ def _check_can_profile(runtime: str) -> None:
     reason = unsupported_reason(runtime)
     if reason is not None:
         raise ProfileUnsupportedError(cannot_profile_message(runtime, reason))
+
+
+def _resolve(model: Path, target: str | None, targets_dirs: Sequence[Path], runtime: str | None,
+             runtime_options: Mapping[str, Any] | None, runner: Any) -> tuple[Target, ModelFormat, str, dict[str, Any]]:
+    """The target, the model's format, and a runtime that can profile it with its options."""
+    tgt = load_registry(extra_dirs=targets_dirs).get(target or "local")
+    if runtime is not None:
+        _check_can_profile(runtime)  # before the format check: the answer lists the runtimes that can
+    fmt = detect_format(model)
+    name, options = choose_runtime(fmt, tgt, runtime, runtime_options, local=is_local(runner))
+    _check_can_profile(name)
+    return tgt, fmt, name, dict(options)
 
 
 def _graph_path(model: Path, fmt: ModelFormat, graph: str | Path | None) -> Path | None:
@@ -105,12 +118,7 @@ def profile(
         choice = choose_runner(host=host, device=device, key=key, python=python, inventory=inventory,
                                known_hosts=known_hosts, accept_new_host_key=accept_new_host_key)
         runner, target = choice.runner, target or choice.target
-    tgt = load_registry(extra_dirs=targets_dirs).get(target or "local")
-    if runtime is not None:
-        _check_can_profile(runtime)  # before the format check: the answer lists the runtimes that can
-    fmt = detect_format(model_path)
-    name, options = choose_runtime(fmt, tgt, runtime, runtime_options, local=is_local(runner))
-    _check_can_profile(name)
+    tgt, fmt, name, options = _resolve(model_path, target, targets_dirs, runtime, runtime_options, runner)
     if inputs is not None and not Path(inputs).is_file():
         raise InputError(f"inputs file {inputs} not found: pass an .npz with arrays keyed by input name")
     shape_map = {k: [int(d) for d in v] for k, v in (shapes or {}).items()}

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from edgeopt_agent.protocol import RawRun
 
-from .. import __version__
+from .._version import __version__
 from ..analysis.roofline import roofline
 from ..metrics.latency import latency_stats
 from ..targets.schema import Target

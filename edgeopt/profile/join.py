@@ -72,6 +72,7 @@ def _record(raw: dict[str, Any], k: int, graph: GraphIndex | None, cover: Covera
         provider=str(raw.get("provider", "")), precision=precision, origin=origin,
         onnx_nodes=[graph.nodes[i].label for i in nodes] if graph else [],
         onnx_op_types=[graph.nodes[i].op_type for i in nodes] if graph else [],
+        onnx_node_flops=[graph.nodes[i].flops if i in owned else 0 for i in nodes] if graph else [],
         primary_op=_primary(graph, owned or nodes, op_type) if graph else op_type,
         executed=bool(raw.get("executed", True)), order=int(raw.get("order", k)), calls=int(raw.get("calls", 1)),
         median_ms=median_ms, p90_ms=float(raw.get("p90_us", 0.0)) / 1e3, mean_ms=float(raw.get("mean_us", 0.0)) / 1e3,

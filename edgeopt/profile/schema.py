@@ -63,6 +63,8 @@ class LayerRecord(_Frozen):
     origin: LayerOrigin = Field(description="onnx, inserted (by the runtime) or unmapped.")
     onnx_nodes: list[str] = Field(description="ONNX nodes this layer covers (fused ones included), graph order.")
     onnx_op_types: list[str] = Field(description="Op type of each of onnx_nodes, same order.")
+    onnx_node_flops: list[int] = Field(default_factory=list, description="FLOPs each of onnx_nodes carries in this "
+                                       "layer, same order (0 for nodes whose cost another layer carries).")
     primary_op: str = Field(description="Op type of the covered node with the most FLOPs (the runtime's type "
                                         "for inserted layers).")
     executed: bool = Field(description="False for layers listed but not run (fused into another, in place).")
@@ -82,6 +84,20 @@ class LayerRecord(_Frozen):
     roof_gops: float | None = Field(description="Attainable GOP/s at its intensity: min(peak, intensity x bandwidth).")
     roof_fraction: float | None = Field(description="achieved_gops / roof_gops (1.0 = on the roof).")
     quantized_in_onnx: bool = Field(description="Its compute nodes read DequantizeLinear outputs (QDQ around them).")
+
+
+_QDQ = ("QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear")
+
+
+def _split_weights(layer: LayerRecord) -> list[float]:
+    """How a layer's time is split over its ONNX nodes (see :meth:`ProfileResult.node_times_ms`)."""
+    compute = [op not in _QDQ for op in layer.onnx_op_types]
+    flops = layer.onnx_node_flops if len(layer.onnx_node_flops) == len(layer.onnx_nodes) else [0] * len(compute)
+    if any(compute):
+        if any(f > 0 for f, c in zip(flops, compute, strict=True) if c):
+            return [float(f) if c else 0.0 for f, c in zip(flops, compute, strict=True)]
+        return [1.0 if c else 0.0 for c in compute]
+    return [1.0] * len(compute)
 
 
 class OpTypeSummary(_Frozen):
@@ -153,6 +169,33 @@ class ProfileResult(_Frozen):
     def top(self, n: int) -> list[LayerRecord]:
         """The ``n`` executed layers with the most time."""
         return [layer for layer in self.layers if layer.executed][:n]
+
+    def by_onnx_node(self) -> dict[str, LayerRecord]:
+        """ONNX node name -> the executed layer that covers it (the slowest one when several do)."""
+        out: dict[str, LayerRecord] = {}
+        for layer in self.layers:  # most time first: the first layer seen for a node wins
+            if layer.executed:
+                for name in layer.onnx_nodes:
+                    out.setdefault(name, layer)
+        return out
+
+    def node_times_ms(self) -> dict[str, float]:
+        """ONNX node name -> its part of the median time of the layer covering it.
+
+        A fused layer's time is split over its nodes in proportion to their FLOPs (equally when none has any);
+        QuantizeLinear/DequantizeLinear nodes get a part only in a layer that covers nothing else. A node two layers
+        cover belongs to the slower one. Every executed layer's time lands on its nodes, so the values add up to the
+        time of the layers that map to the graph (``origin == onnx``).
+        """
+        owners = self.by_onnx_node()
+        out = dict.fromkeys(owners, 0.0)
+        for layer in (x for x in self.layers if x.executed and x.onnx_nodes):
+            mine = [(name, w) for name, w in zip(layer.onnx_nodes, _split_weights(layer), strict=True)
+                    if owners.get(name) is layer]
+            total = sum(w for _, w in mine)
+            for name, weight in mine:
+                out[name] += layer.median_ms * (weight / total if total > 0 else 1.0 / len(mine))
+        return out
 
 
 class LayerDelta(_Frozen):

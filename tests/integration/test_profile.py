@@ -107,3 +107,15 @@ def test_cli_runtime_without_profiler_is_exit_2(models):
     p = edgeopt("profile", str(models[0]), "--runtime", "tflite", "--json")
     assert p.returncode == 2
     assert json.loads(p.stdout)["exit_code"] == 2 and CAN in p.stderr and "benchmark_model" in p.stderr
+
+
+def test_node_times_for_the_int8_search(pair):
+    """What the INT8 search reads: each ONNX node's part of its layer's time, fp32 vs int8, keyed by node name."""
+    fp32, int8 = pair
+    for result in (fp32, int8):
+        times = result.node_times_ms()
+        mapped = sum(x.median_ms for x in result.layers if x.executed and x.origin is LayerOrigin.ONNX)
+        assert sum(times.values()) == pytest.approx(mapped)
+        assert max(times, key=lambda n: times[n]) == BIG and result.by_onnx_node()[BIG].kernel == result.top(1)[0].kernel
+    assert int8.node_times_ms()["x_QuantizeLinear"] > 0  # a Q/DQ node alone in its layer carries that layer's time
+    assert int8.node_times_ms()["w_DequantizeLinear"] == 0  # fused into the convolution: its time is the Conv's
