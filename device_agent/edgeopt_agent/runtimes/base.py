@@ -14,6 +14,39 @@ class RuntimeMissing(RuntimeError):
     """The runtime's Python package is not importable here; the message names the package to install."""
 
 
+class ProfileUnsupported(RuntimeError):
+    """This runtime has no per-layer profiler the agent can drive; the message says why and what to use."""
+
+
+class LayerProfiler:
+    """Per-layer timings of a runtime loaded by :meth:`Runtime.profile`.
+
+    The agent calls :meth:`start` after warm-up, :meth:`record` after each inference it wants kept (outside the
+    timed call), then :meth:`layers` once. Each layer event is a dict (see ``edgeopt_agent.profile`` for the keys):
+    ``name``, ``op_type``, ``impl``, ``provider``, ``precision``, ``original_names``, ``node_index``,
+    ``executed``, ``duration_us`` and ``start_us`` (None when the runtime reports no start times).
+    """
+
+    #: How start times in the trace were obtained (``runtime`` or ``sequential``).
+    trace_source = "runtime"
+
+    def start(self) -> None:
+        """Called once after warm-up, before the first profiled inference: drop what warm-up left behind."""
+        return None
+
+    def record(self) -> None:
+        """Mark the end of one kept inference (called after each inference following :meth:`start`)."""
+        raise NotImplementedError
+
+    def layers(self) -> List[List[Dict[str, Any]]]:
+        """Layer events of every recorded inference, in execution order; call once, after the last ``record``."""
+        raise NotImplementedError
+
+    def notes(self) -> List[str]:
+        """Caveats of this profiler (what its times include, what it cannot see)."""
+        return []
+
+
 class Runtime:
     """Base class of the agent's runtimes."""
 
@@ -51,3 +84,14 @@ class Runtime:
     def details(self) -> Dict[str, Any]:
         """Extra facts for the result (e.g. the execution providers really used)."""
         return {}
+
+    #: Why :meth:`profile` cannot work with this runtime; empty on runtimes that implement it.
+    profile_unsupported = "no per-layer profiler is implemented for this runtime"
+
+    def profile(self, model_path: str, options: Dict[str, Any], threads: int) -> LayerProfiler:
+        """Load the model with the runtime's own per-layer profiler on (instead of :meth:`load`).
+
+        Raises:
+            ProfileUnsupported: the runtime has no profiler the agent can drive (``profile_unsupported`` says why).
+        """
+        raise ProfileUnsupported(self.profile_unsupported)

@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, List, Set
 
 from .. import onnx_signature, static_shapes
 from ..protocol import TensorInfo
-from .base import Runtime, RuntimeMissing
+from .base import LayerProfiler, Runtime, RuntimeMissing
 
 # ONNX Runtime's type strings -> numpy dtype names.
 _ORT_DTYPES = {
@@ -36,6 +36,7 @@ def _info(arg: Any) -> TensorInfo:
 
 class OnnxRuntime(Runtime):
     name = "onnxruntime"
+    profile_unsupported = ""  # session profiling (onnxruntime_profile.py)
 
     def __init__(self) -> None:
         try:
@@ -53,13 +54,13 @@ class OnnxRuntime(Runtime):
     def version(self) -> str:
         return str(self._ort.__version__)
 
-    def load(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
+    def _session_options(self, options: Dict[str, Any], threads: int) -> Any:
         unknown = sorted(set(options) - _KNOWN_OPTIONS)
         if unknown:
             raise ValueError(
                 "unknown onnxruntime option(s) %s; known: %s" % (", ".join(unknown), ", ".join(sorted(_KNOWN_OPTIONS)))
             )
-        fix_shapes = static_shapes.enabled(options)
+        static_shapes.enabled(options)  # a bad value fails here, with the other options
         ort = self._ort
         so = ort.SessionOptions()
         if threads > 0:
@@ -78,7 +79,10 @@ class OnnxRuntime(Runtime):
         so.graph_optimization_level = levels[level]
         if options.get("execution_mode") == "parallel":
             so.execution_mode = ort.ExecutionMode.ORT_PARALLEL
-        available = ort.get_available_providers()
+        return so
+
+    def _providers(self, options: Dict[str, Any]) -> List[str]:
+        available = self._ort.get_available_providers()
         requested = list(options.get("providers") or ["CPUExecutionProvider"])
         asked = list(requested)
         missing = [p for p in requested if p not in available]
@@ -94,8 +98,34 @@ class OnnxRuntime(Runtime):
                 % (", ".join(missing), ", ".join(available))
             )
         self._requested = asked
-        self._static = self._free_dims(model_path, fix_shapes, so)
-        self._session = ort.InferenceSession(model_path, sess_options=so, providers=requested)
+        return requested
+
+    def load(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
+        so = self._session_options(options, threads)
+        providers = self._providers(options)
+        self._open(model_path, options, so, providers)
+
+    def profile(self, model_path: str, options: Dict[str, Any], threads: int) -> LayerProfiler:
+        """Load with ``SessionOptions.enable_profiling``: the session writes a Chrome-trace JSON, parsed at the end."""
+        from .onnxruntime_profile import OrtProfiler
+
+        so = self._session_options(options, threads)
+        providers = self._providers(options)
+        profiler = OrtProfiler()
+        so.enable_profiling = True
+        so.profile_file_prefix = profiler.prefix
+        try:
+            self._open(model_path, options, so, providers)
+        except BaseException:
+            profiler.cleanup()
+            raise
+        profiler.attach(self._session)
+        return profiler
+
+    def _open(self, model_path: str, options: Dict[str, Any], so: Any, providers: List[str]) -> None:
+        """Build the session, for the run's input shapes where they are known (static_shapes.py)."""
+        self._static = self._free_dims(model_path, static_shapes.enabled(options), so)
+        self._session = self._ort.InferenceSession(model_path, sess_options=so, providers=providers)
         self._static["static"] = not static_shapes.dynamic(self.inputs())
 
     def _free_dims(self, model_path: str, on: bool, so: Any) -> Dict[str, Any]:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .. import static_shapes
 from ..protocol import TensorInfo
-from .base import Runtime, RuntimeMissing
+from .base import LayerProfiler, Runtime, RuntimeMissing
 
 _DEVICES = ("CPU", "GPU", "NPU", "AUTO")
 _HINTS = ("LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT")
@@ -57,6 +57,7 @@ def _names(model_ports: Any, compiled_ports: Any, kind: str) -> List[str]:
 
 class OpenVinoRuntime(Runtime):
     name = "openvino"
+    profile_unsupported = ""  # PERF_COUNT + get_profiling_info (openvino_profile.py)
 
     def __init__(self) -> None:
         try:
@@ -81,12 +82,12 @@ class OpenVinoRuntime(Runtime):
     def version(self) -> str:
         return str(self._ov.get_version()).split("-", 1)[0]
 
-    def load(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
+    def _config(self, options: Dict[str, Any], threads: int) -> Tuple[str, Dict[str, Any]]:
         unknown = sorted(set(options) - _KNOWN_OPTIONS)
         if unknown:
             raise ValueError("unknown openvino option(s) %s; known: %s"
                              % (", ".join(unknown), ", ".join(sorted(_KNOWN_OPTIONS))))
-        fix_shapes = static_shapes.enabled(options)
+        static_shapes.enabled(options)  # a bad value fails here, with the other options
         device = str(options.get("device") or "CPU").upper()
         if not _device_ok(device):
             raise ValueError("device %r: use one of %s (or AUTO:GPU,CPU)" % (device, ", ".join(_DEVICES)))
@@ -104,7 +105,15 @@ class OpenVinoRuntime(Runtime):
             config["INFERENCE_PRECISION_HINT"] = str(precision).lower()
         if options.get("num_streams") is not None:
             config["NUM_STREAMS"] = str(options["num_streams"])
+        return device, config
 
+    def load(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
+        self._compile(model_path, options, threads, {})
+
+    def _compile(self, model_path: str, options: Dict[str, Any], threads: int, extra: Dict[str, Any]) -> None:
+        device, config = self._config(options, threads)
+        config.update(extra)
+        head = device.split(":", 1)[0].split(".", 1)[0]
         if model_path.lower().endswith(".xml"):
             weights = os.path.splitext(model_path)[0] + ".bin"
             if not os.path.isfile(weights):
@@ -119,7 +128,7 @@ class OpenVinoRuntime(Runtime):
             raise ValueError("OpenVINO device %s is not available here (available: %s): install its driver "
                              "or pass --ov-device CPU" % (device, ", ".join(available) or "none"))
         model = core.read_model(model_path)
-        self._static = self._reshape(model, fix_shapes)
+        self._static = self._reshape(model, static_shapes.enabled(options))
         if not self._static["applied"] and "reshape_error" in self._static:
             model = core.read_model(model_path)  # a failed reshape may leave the model half changed
         self._compiled = core.compile_model(model, device, config)
@@ -131,6 +140,14 @@ class OpenVinoRuntime(Runtime):
         if threads > 0 and head != "CPU":
             self._requested["threads_ignored"] = "threads apply to the CPU plugin only"
         self._local.request = self._compiled.create_infer_request()
+
+    def profile(self, model_path: str, options: Dict[str, Any], threads: int) -> LayerProfiler:
+        """Compile with ``PERF_COUNT``: each inference's ``get_profiling_info()`` is kept after ``record()``."""
+        from .openvino_profile import OvProfiler
+
+        self._compile(model_path, options, threads, {"PERF_COUNT": True})
+        device = str(self._requested.get("device_requested", "CPU"))
+        return OvProfiler(self._request, self._compiled, device)
 
     def _reshape(self, model: Any, on: bool) -> Dict[str, Any]:
         """Reshape ``model`` to the run's input shapes when all are known (static_shapes.py); what was done."""

@@ -107,6 +107,8 @@ def _dtype(detail: Dict[str, Any]) -> str:
 
 class TfliteRuntime(Runtime):
     name = "tflite"
+    profile_unsupported = ("the TFLite/LiteRT Python Interpreter has no per-op profiler; on the device, run "
+                           "TFLite's benchmark_model binary with --enable_op_profiling=true for per-op times")
 
     def __init__(self) -> None:
         self._package, self._version, self._mod = _import_interpreter()
