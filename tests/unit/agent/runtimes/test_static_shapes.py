@@ -14,6 +14,7 @@ from edgeopt_agent import runtimes
 from edgeopt_agent.evaluate import evaluate
 from edgeopt_agent.harness import run
 from edgeopt_agent.onnx_signature import graph_inputs
+from edgeopt_agent.profile import profile
 from edgeopt_agent.protocol import RawRun, Request
 
 
@@ -86,6 +87,24 @@ def test_the_benchmark_loop_compiles_for_the_given_shape(runtime: str, tmp_path:
     rt.load(str(model), {}, 1)
     assert not rt.details()["static_shapes"]["applied"]
     assert "pass --shape x=" in rt.details()["static_shapes"]["reason"]
+
+
+@pytest.mark.parametrize("runtime", NAMES)
+def test_the_profile_command_compiles_for_the_given_shape_too(runtime: str, tmp_path: Path) -> None:
+    """Per-layer times of the model the benchmark runs: the profiled load (ORT session profiling, OpenVINO
+    PERF_COUNT) gets the same static shapes as the timed loop, and ``static_shapes: false`` still keeps it dynamic."""
+    model = _conv(tmp_path / "m.onnx", ["batch", 3, "height", "width"])
+    raw = profile(Request(model_path=str(model), runtime=runtime, shapes={"x": SHAPE}, iterations=2, warmup=0,
+                          threads=1, progress_interval_s=0), lambda e: None)
+    assert raw.ok, raw.error
+    info = raw.runtime["static_shapes"]
+    assert info["applied"] and info["static"] and info["shapes"] == {"x": SHAPE}
+    assert raw.inputs == [{"name": "x", "shape": SHAPE, "dtype": "float32"}] and raw.profile["layers"]
+    dyn = profile(Request(model_path=str(model), runtime=runtime, shapes={"x": SHAPE}, iterations=2, warmup=0,
+                          threads=1, runtime_options={"static_shapes": False}, progress_interval_s=0), lambda e: None)
+    assert dyn.ok, dyn.error
+    assert dyn.runtime["static_shapes"] == {"applied": False, "static": False,
+                                            "reason": "runtime option static_shapes: false"}
 
 
 def test_openvino_compiled_model_is_static_after_load(tmp_path: Path) -> None:
