@@ -1,5 +1,6 @@
 """How close each optimized artifact stays to the original: size ratio, output error, cosine similarity, top-1
-agreement for classifier-like outputs, accuracy when labels are given, and local latency through the agent.
+agreement for classifier-like outputs, accuracy when labels are given, the task metric and its retention when one
+is asked for (the sweep's metrics, :mod:`edgeopt.evaluation`), and local latency through the agent.
 
 Outputs are computed in-process with onnxruntime on the CPU; latency goes through :func:`edgeopt.benchmark` (the
 device agent), with a short run: it ranks artifacts, it is not a full benchmark.
@@ -9,13 +10,15 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from .errors import EdgeoptError
+from .errors import EdgeoptError, InputError
+from .evaluation import Metric, OutputSelection, parse_output, retention
 from .passes.base import Artifact, ArtifactFormat
 
 BENCH_ITERATIONS = 50
@@ -34,6 +37,10 @@ class FidelityRow(BaseModel):
     size_ratio: float = Field(description="size_bytes / the input model's size_bytes.")
     samples: int = Field(description="Samples compared.")
     data: str = Field(description="Where the samples came from: eval, calibration or random.")
+    source: str | None = Field(default=None, description="File or folder of the samples (the first `samples` of "
+                               "it); None for random inputs.")
+    output: str | None = Field(default=None, description="Output selection the errors, cosine and metric read "
+                               "(e.g. '0,slice=[:,4:,:]'); None: errors and cosine over every output.")
     max_abs_error: float | None = Field(default=None, description="Largest |artifact - reference| over all outputs.")
     mean_abs_error: float | None = Field(default=None, description="Mean |artifact - reference| over all outputs.")
     cosine_similarity: float | None = Field(default=None, description="Lowest cosine similarity over the outputs.")
@@ -41,6 +48,10 @@ class FidelityRow(BaseModel):
         default=None, description="Share of samples whose argmax matches the reference (classifier-like output)."
     )
     accuracy: float | None = Field(default=None, description="Top-1 accuracy against the eval labels (0..1).")
+    metric: str | None = Field(default=None, description="The task metric with its parameters, e.g. "
+                               "'agreement(axis=1, score_threshold=0.25)'; None when none was asked for.")
+    metric_value: float | None = Field(default=None, description="The metric of this artifact vs the input model.")
+    retention: float | None = Field(default=None, description="metric(artifact) / metric(input), as in the sweep.")
     latency_ms_p50: float | None = Field(default=None, description="Median latency on this machine (short run).")
     speedup: float | None = Field(default=None, description="Reference p50 latency / this p50 latency.")
     notes: list[str] = Field(default_factory=list, description="Why a number is missing, and other caveats.")
@@ -57,6 +68,9 @@ def measure_fidelity(
     data: str,
     labels: np.ndarray | None = None,
     bench: Benchmark | None = None,
+    metric: Metric | None = None,
+    selection: OutputSelection | None = None,
+    source: str | None = None,
 ) -> list[FidelityRow]:
     """Compare every ONNX artifact with ``reference`` on ``samples``.
 
@@ -67,6 +81,10 @@ def measure_fidelity(
         data: where the samples came from (shown in the table).
         labels: true classes of the samples, for accuracy.
         bench: measures p50 latency of a model file on one feed (None: no latency).
+        metric: the task metric (:func:`edgeopt.evaluation.resolve_metric`); its value and retention per row.
+        selection: the output (and slice) the metric, errors and cosine read; None: every output for errors and
+            cosine, the first output for the metric.
+        source: file or folder the samples came from (shown in the table).
 
     Returns:
         One row per ONNX artifact, the reference first.
@@ -85,7 +103,9 @@ def measure_fidelity(
         if outputs is None:
             notes.append(f"not runnable on local onnxruntime: {note}")
         else:
-            values.update(_compare(ref_outputs, outputs, labels, notes))
+            values.update(_compare(ref_outputs, outputs, labels, notes, selection))
+            if metric is not None:
+                values.update(_task_metric(ref_outputs, outputs, labels, notes, metric, selection))
         latency = None
         if bench is not None and outputs is not None:
             try:
@@ -103,6 +123,9 @@ def measure_fidelity(
                 size_ratio=round(art.size_bytes / max(reference.size_bytes, 1), 4),
                 samples=len(samples),
                 data=data,
+                source=source,
+                output=selection.spec if selection is not None else None,
+                metric=metric.label if metric is not None else None,
                 latency_ms_p50=round(latency, 4) if latency is not None else None,
                 speedup=round(ref_latency / latency, 3) if latency and ref_latency else None,
                 notes=notes,
@@ -112,26 +135,65 @@ def measure_fidelity(
     return rows
 
 
-def _run(path: Path, samples: Sequence[dict[str, np.ndarray]]) -> tuple[list[list[np.ndarray]] | None, str | None]:
+@dataclass(frozen=True)
+class Outputs:
+    """A model's outputs on every sample (``samples[i][k]``: sample i, output k) and the output names."""
+
+    samples: list[list[np.ndarray]]
+    names: list[str]
+
+    def stacked(self, selection: OutputSelection) -> np.ndarray:
+        """The selected output of every sample on axis 0 (as the device's eval outputs are)."""
+        outs = [np.concatenate([np.asarray(s[k]) for s in self.samples], axis=0) for k in range(len(self.names))]
+        return selection.pick(outs, self.names)
+
+
+def _run(path: Path, samples: Sequence[dict[str, np.ndarray]]) -> tuple[Outputs | None, str | None]:
     import onnxruntime as ort
 
     try:
         session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-        return [[np.asarray(o) for o in session.run(None, feed)] for feed in samples], None
+        outs = [[np.asarray(o) for o in session.run(None, feed)] for feed in samples]
+        return Outputs(outs, [o.name for o in session.get_outputs()]), None
     except Exception as exc:  # onnxruntime raises its own exception types for missing kernels and bad inputs
         return None, " ".join(str(exc).split())[:200]
 
 
-def _compare(
-    ref: list[list[np.ndarray]], got: list[list[np.ndarray]], labels: np.ndarray | None, notes: list[str]
-) -> dict[str, Any]:
+def _task_metric(ref: Outputs, got: Outputs, labels: np.ndarray | None, notes: list[str], metric: Metric,
+                 selection: OutputSelection | None) -> dict[str, Any]:
+    """``metric_value`` and ``retention`` of ``got`` vs ``ref``; a metric that cannot run says why in a note."""
+    sel = selection or parse_output(None)
+    try:
+        a, b = ref.stacked(sel), got.stacked(sel)
+        lab = None if labels is None else np.asarray(labels)[: len(a)]
+        value, ret = retention(metric, a, b.astype(a.dtype, copy=False), lab)
+    except InputError as exc:
+        notes.append(f"metric {metric.label}: {exc}")
+        return {}
+    return {"metric_value": round(value, 6), "retention": round(ret, 6)}
+
+
+def _pairs(ref: Outputs, got: Outputs, selection: OutputSelection | None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Flattened (reference, artifact) arrays: the selected output, or each output in turn."""
+    if selection is not None:
+        return [(ref.stacked(selection).astype(np.float64).ravel(), got.stacked(selection).astype(np.float64).ravel())]
+    return [(np.concatenate([np.asarray(s[k], dtype=np.float64).ravel() for s in ref.samples]),
+             np.concatenate([np.asarray(s[k], dtype=np.float64).ravel() for s in got.samples]))
+            for k in range(len(ref.names))]
+
+
+def _compare(ref: Outputs, got: Outputs, labels: np.ndarray | None, notes: list[str],
+             selection: OutputSelection | None = None) -> dict[str, Any]:
     max_err = 0.0
     abs_sum = 0.0
     count = 0
     cosines = []
-    for k in range(len(ref[0])):
-        a = np.concatenate([np.asarray(s[k], dtype=np.float64).ravel() for s in ref])
-        b = np.concatenate([np.asarray(s[k], dtype=np.float64).ravel() for s in got])
+    try:
+        pairs = _pairs(ref, got, selection)
+    except InputError as exc:
+        notes.append(str(exc))
+        return {}
+    for k, (a, b) in enumerate(pairs):
         if a.shape != b.shape:
             notes.append(f"output {k} changed shape ({a.shape} vs {b.shape})")
             continue
@@ -152,9 +214,9 @@ def _compare(
         "mean_abs_error": round(abs_sum / count, 6) if count else None,
         "cosine_similarity": round(min(cosines), 6) if cosines else None,
     }
-    if _classifier_like(ref):
-        ref_top = np.array([int(np.argmax(s[0].reshape(-1))) for s in ref])
-        got_top = np.array([int(np.argmax(s[0].reshape(-1))) for s in got])
+    if _classifier_like(ref.samples):
+        ref_top = np.array([int(np.argmax(s[0].reshape(-1))) for s in ref.samples])
+        got_top = np.array([int(np.argmax(s[0].reshape(-1))) for s in got.samples])
         out["top1_agreement"] = round(float((ref_top == got_top).mean()), 4)
         if labels is not None and len(labels) == len(got_top):
             out["accuracy"] = round(float((got_top == np.asarray(labels).reshape(-1)).mean()), 4)

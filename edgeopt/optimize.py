@@ -23,6 +23,7 @@ from .analysis.precision import model_precision
 from .calib import DataSource, ImagePreprocessing
 from .convert import VALIDATION_SAMPLES, ConversionPlan, plan_conversions, run_conversions
 from .errors import EdgeoptError, InputError
+from .evaluation import MetricSpec, OutputSelection, parse_output, resolve_metric
 from .fidelity import FidelityRow, agent_latency, measure_fidelity
 from .fsutil import atomic_write_text, sha256_file
 from .passes.base import Artifact, ArtifactFormat, NullReporter, Pass, PassContext, Reporter
@@ -111,6 +112,8 @@ def optimize(
     targets_dirs: Sequence[Path] = (),
     registry: PassRegistry | None = None,
     seed: int = 0,
+    metric: MetricSpec | str | None = None,
+    output: str | int | None = None,
 ) -> OptimizeResult:
     """Optimize ``model`` for ``target`` with ``recipe``.
 
@@ -131,6 +134,9 @@ def optimize(
         targets_dirs: extra target directories.
         registry: the pass registry (default: built-ins plus entry points).
         seed: seed of random inputs.
+        metric: the task metric of the fidelity table (as in ``edgeopt.sweep``: a name or a :class:`MetricSpec`
+            with its parameters); None: no task metric (top-1 agreement still shown for classifier outputs).
+        output: the output (and slice) the fidelity errors, cosine and metric read, e.g. ``"0,slice=[:,4:,:]"``.
 
     Returns:
         The result, also written to ``<out_dir>/manifest.json``.
@@ -145,9 +151,10 @@ def optimize(
     reporter = _Collect(progress or NullReporter())
     job = _plan_job(model, target, recipe, registry or load_pass_registry(), targets_dirs, reporter)
     data = _Data.open(job, calib, eval_data, input_shapes, preprocessing, reporter, seed)
+    task = _task_metric(metric, output)  # checked before any pass runs
     out = _output_dir(job, out_dir)
     artifacts = _run_job(job, data, out, reporter, seed)
-    rows = _fidelity(job.source, artifacts, data, reporter, bench, seed) if fidelity else None
+    rows = _fidelity(job.source, artifacts, data, reporter, bench, seed, task) if fidelity else None
     manifest = out / MANIFEST
     result = OptimizeResult(
         edgeopt_version=__version__,
@@ -214,6 +221,7 @@ class _Data:
     shapes: dict[str, list[int]]
     calib: DataSource | None
     eval: DataSource | None
+    paths: dict[str, str | Path | None]  # the file or folder given for each ("eval", "calibration")
 
     @classmethod
     def open(
@@ -236,7 +244,7 @@ class _Data:
             if eval_data
             else None
         )
-        return cls(shapes, calib_src, eval_src)
+        return cls(shapes, calib_src, eval_src, {"eval": eval_data, "calibration": calib})
 
 
 def _output_dir(job: _Job, out_dir: str | Path | None) -> Path:
@@ -341,8 +349,9 @@ def _fidelity(
     reporter: _Collect,
     bench: bool,
     seed: int,
+    task: tuple[MetricSpec | None, OutputSelection | None] = (None, None),
 ) -> list[FidelityRow] | None:
-    calib_src, eval_src, shapes = sources.calib, sources.eval, sources.shapes
+    """Each artifact vs the ONNX reference on the eval, calibration or random samples, read by ``task``."""
     reference = (
         source
         if source.format is ArtifactFormat.ONNX
@@ -351,18 +360,47 @@ def _fidelity(
     if reference is None:
         return None
     onnx_artifacts = [a for a in artifacts if a is not reference]
-    if eval_src is not None:
-        samples, data = eval_src.samples(Path(reference.path), FIDELITY_EVAL_SAMPLES), "eval"
-        labels = eval_src.labels[: len(samples)] if eval_src.labels is not None else None
-    elif calib_src is not None and not calib_src.is_random:
-        samples, data, labels = calib_src.samples(Path(reference.path), FIDELITY_CALIB_SAMPLES), "calibration", None
-    else:
-        random_src = DataSource(None, input_shapes=shapes, seed=seed + 1, purpose="evaluation")
-        samples, data, labels = random_src.samples(Path(reference.path), 8), "random", None
-        reporter.warn(
-            "fidelity measured on random inputs (no --eval or --calib data): errors and agreement are only indicative"
-        )
-    reporter.info(f"fidelity: comparing {len(onnx_artifacts)} artifact(s) on {len(samples)} {data} samples")
+    samples, data, labels = _fidelity_samples(reference, sources, reporter, seed)
+    spec, selection = task
+    metric = resolve_metric(spec, has_labels=labels is not None) if spec is not None else None
+    origin = sources.paths.get(data)
+    said = f" of {origin}" if origin else ""
+    with_metric = f", metric {metric.label}" if metric is not None else ""
+    reporter.info(f"fidelity: comparing {len(onnx_artifacts)} artifact(s) on the first {len(samples)} {data} "
+                  f"samples{said}{with_metric}")
+    if metric is not None and metric.needs_labels and labels is None:
+        reporter.warn(f"fidelity metric {metric.name} needs labels, and the {data} samples have none: pass --eval "
+                      "with labels, or use --metric agreement")
     return measure_fidelity(
-        reference, onnx_artifacts, samples, data=data, labels=labels, bench=agent_latency if bench else None
+        reference, onnx_artifacts, samples, data=data, labels=labels, bench=agent_latency if bench else None,
+        metric=metric, selection=selection, source=str(origin) if origin else None,
     )
+
+
+def _fidelity_samples(
+    reference: Artifact, sources: _Data, reporter: _Collect, seed: int
+) -> tuple[list[Any], str, Any]:
+    """The fidelity samples, which data they came from (eval, calibration or random) and their labels."""
+    calib_src, eval_src = sources.calib, sources.eval
+    if eval_src is not None:
+        samples = eval_src.samples(Path(reference.path), FIDELITY_EVAL_SAMPLES)
+        return samples, "eval", eval_src.labels[: len(samples)] if eval_src.labels is not None else None
+    if calib_src is not None and not calib_src.is_random:
+        return calib_src.samples(Path(reference.path), FIDELITY_CALIB_SAMPLES), "calibration", None
+    random_src = DataSource(None, input_shapes=sources.shapes, seed=seed + 1, purpose="evaluation")
+    reporter.warn(
+        "fidelity measured on random inputs (no --eval or --calib data): errors and agreement are only indicative"
+    )
+    return random_src.samples(Path(reference.path), 8), "random", None
+
+
+def _task_metric(metric: MetricSpec | str | None,
+                 output: str | int | None) -> tuple[MetricSpec | None, OutputSelection | None]:
+    """The fidelity table's metric spec and output selection, checked like the sweep's before any work (the
+    default name, top1 or agreement, is picked once the samples show whether they have labels)."""
+    selection = parse_output(output) if output is not None else None
+    spec = metric if isinstance(metric, MetricSpec) else MetricSpec(name=metric or None)
+    if spec == MetricSpec():
+        return None, selection
+    resolve_metric(spec)  # unknown names and parameters the metric does not take fail here
+    return spec, selection

@@ -1,4 +1,4 @@
-"""Command line of the agent: ``python -m edgeopt_agent run --request FILE|- [--result FILE]``.
+"""Command line of the agent: ``python -m edgeopt_agent run|evaluate|profile --request FILE|- [--result FILE]``.
 
 The result JSON goes to ``--result`` or stdout, and nothing else does: while the run is in progress the
 process's stdout file descriptor points at stderr, so a runtime library that prints cannot corrupt it.
@@ -139,6 +139,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         _start_watchdog(request.max_duration_s + WATCHDOG_GRACE_S, args.result, stdout_fd, request)
         if args.command == "evaluate":  # accuracy on the device: outputs of the eval samples (evaluate.py)
             from .evaluate import evaluate as run
+        elif args.command == "profile":  # per-layer times with the runtime's own profiler (profile.py)
+            from .profile import profile as run  # type: ignore[assignment]
         else:
             from .harness import run  # type: ignore[assignment]  # numpy: kept out of `probe`
 
@@ -193,6 +195,10 @@ def main(argv: Any = None) -> int:
     for action in p_run._actions[1:]:  # same options as `run`
         p_eval._add_action(action)
     p_eval.set_defaults(func=cmd_run)
+    p_prof = sub.add_parser("profile", help="per-layer times with the runtime's profiler (and the unprofiled p50)")
+    for action in p_run._actions[1:]:
+        p_prof._add_action(action)
+    p_prof.set_defaults(func=cmd_run)
     p_probe = sub.add_parser("probe", help="print machine facts and available runtimes")
     p_probe.add_argument("--workdir", default="", help="also report free disk space where this directory lives")
     p_probe.set_defaults(func=cmd_probe)

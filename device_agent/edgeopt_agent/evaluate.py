@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List
 
 import numpy as np
 
-from . import __version__, environment, runtimes
+from . import __version__, environment, runtimes, static_shapes
 from .protocol import ERROR_INPUT, ERROR_RUNTIME, ERROR_RUNTIME_MISSING, STATUS_ERROR, STATUS_OK, RawRun, Request
 
 Progress = Callable[[Dict[str, Any]], None]
@@ -57,6 +57,8 @@ def evaluate(request: Request, emit: Progress) -> RawRun:
         return _error(request, ERROR_INPUT, str(exc.args[0]))
     except runtimes.RuntimeMissing as exc:
         return _error(request, ERROR_RUNTIME_MISSING, str(exc))
+    step = max(1, int(request.batch))
+    rt.expect_inputs(static_shapes.npz_shapes(request.eval_npz, step), step)  # one chunk of samples per inference
     try:
         rt.load(request.model_path, dict(request.runtime_options), request.threads)
     except Exception as exc:  # runtime-specific load failures
@@ -69,7 +71,6 @@ def evaluate(request: Request, emit: Progress) -> RawRun:
         return _error(request, ERROR_INPUT, str(exc))
     dtypes = {i.name: np.dtype(i.dtype) for i in in_infos}
     total = len(next(iter(arrays.values())))
-    step = max(1, int(request.batch))
     collected = []  # type: List[List[np.ndarray]]
     started = time.perf_counter()
     try:

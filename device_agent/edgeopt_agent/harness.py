@@ -11,7 +11,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
-from . import __version__, environment, inputs, memory, paced, power, runtimes
+from . import __version__, environment, inputs, memory, paced, power, runtimes, static_shapes
 from .protocol import (
     ERROR_INPUT,
     ERROR_RUNTIME,
@@ -213,6 +213,8 @@ def _create(request: Request) -> Runtime:
 
 def _load(rt: Runtime, request: Request, env: Dict[str, Any], emit: Progress) -> int:
     """Load the model; return the load time in ns."""
+    # The shapes this run feeds, known before loading: runtimes compile for them (static_shapes.py).
+    rt.expect_inputs(dict(request.shapes, **static_shapes.npz_shapes(request.inputs_npz)), request.batch)
     emit({"event": "phase", "phase": "load"})
     t0 = time.perf_counter_ns()
     try:

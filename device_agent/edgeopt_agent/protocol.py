@@ -22,6 +22,10 @@ ERROR_RUNTIME = "runtime"
 ERROR_TIMEOUT = "timeout"
 ERROR_INTERNAL = "internal"
 
+# Runtimes whose agent class drives a per-layer profiler (``python -m edgeopt_agent profile``, profile.py);
+# a contract test checks this against each runtime class's ``profile_unsupported``.
+PROFILING_RUNTIMES = ("onnxruntime", "openvino", "tensorrt")
+
 # Energy measurement settings of a Request (``Request.energy``); keys the agent accepts, with their defaults.
 # enabled: measure (or estimate) energy at all; sensor: auto|none|ina3221|rapl|rpi5_pmic|hwmon; prefer: sensor
 # ``auto`` tries first (the target's); sysfs_root: where /sys is (tests point it at emulated trees);
@@ -149,6 +153,8 @@ class RawRun:
     power: Dict[str, Any] = field(default_factory=dict)
     # Frame-paced runs only (``{}`` otherwise): see ``edgeopt_agent.paced.paced_loop`` for the keys.
     frames: Dict[str, Any] = field(default_factory=dict)
+    # ``profile`` command only (``{}`` otherwise): per-layer records; see ``edgeopt_agent.profile`` for the keys.
+    profile: Dict[str, Any] = field(default_factory=dict)
     agent_version: str = ""
     protocol_version: int = PROTOCOL_VERSION
 

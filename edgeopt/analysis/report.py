@@ -20,6 +20,20 @@ class TensorSpec(BaseModel):
     shape: ShapeDims | None = Field(description="Declared dims; a string is symbolic, '?' unknown; null: unknown rank.")
 
 
+class SymbolicDim(BaseModel):
+    """One input dim the model leaves open, and the value the counts used for it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: str = Field(description="Input name.")
+    axis: int = Field(ge=0, description="Dim index in the input's shape.")
+    symbol: str | None = Field(description="The dim's symbol (dim_param), e.g. 'batch' or 'p2o.DynamicDimension.1'; "
+                               "null for an unnamed dim or -1.")
+    value: int | None = Field(description="Size the counts used; null: left open (the counts are then partial).")
+    source: str | None = Field(description="Where the size came from: --shape, --batch, a target's "
+                               "default_input_shape, the model's metadata; null when left open.")
+
+
 class OpStats(BaseModel):
     """Nodes of one op type and the work they do together."""
 
@@ -46,12 +60,22 @@ class InspectResult(BaseModel):
     outputs: list[TensorSpec] = Field(description="Graph outputs, as declared.")
     batch: int = Field(ge=1, description="Value given to symbolic first input dims.")
     input_shapes: dict[str, ShapeDims | None] = Field(description="Input dims the counts were computed with.")
+    symbolic_dims: list[SymbolicDim] = Field(default_factory=list,
+        description="Every input dim the model leaves open, with the value used and its source.")
+    shape_hint: str | None = Field(default=None,
+        description="The --shape to pass when dims are left open, e.g. '--shape x=1x3x640x640'.")
     params: int = Field(ge=0, description="Elements of all stored tensors (initializers, Constant values).")
     weight_bytes: int = Field(ge=0, description="Bytes of all stored tensors.")
     activation_bytes: int = Field(ge=0, description="Bytes of inputs and node outputs with static shapes.")
-    macs: int = Field(ge=0, description="Multiply-accumulates per inference.")
-    flops: int = Field(ge=0, description="Operations per inference (see docs/inspect.md for conventions).")
-    arithmetic_intensity: float = Field(ge=0, description="flops / (weight_bytes + activation_bytes), ops/B.")
+    macs: int | None = Field(ge=0, description="Multiply-accumulates per inference at counted_at; null when some "
+                             "node's shapes are unknown (partial_macs has what was counted).")
+    flops: int | None = Field(ge=0, description="Operations per inference (see docs/inspect.md for conventions); "
+                              "null when the count is partial.")
+    partial_macs: int | None = Field(default=None, ge=0,
+        description="MACs of the nodes that could be counted, when macs is null (a lower bound).")
+    partial_flops: int | None = Field(default=None, ge=0, description="FLOPs counted so far, when flops is null.")
+    arithmetic_intensity: float | None = Field(ge=0, description="flops / (weight_bytes + activation_bytes), ops/B; "
+                                               "null when flops is.")
     ops: dict[str, int] = Field(description="Op type -> node count in the main graph, most frequent first.")
     per_op: dict[str, OpStats] = Field(description="Op type -> count, MACs, FLOPs; most FLOPs first.")
     uncounted_ops: list[str] = Field(description="Op types whose work is not counted (counted as 0).")

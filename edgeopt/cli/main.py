@@ -20,6 +20,7 @@ from .history_cmd import baseline, compare_cmd, history_cmd
 from .inspect_cmd import inspect_cmd
 from .json_out import emit_json, stdout_reserved_for_json
 from .optimize_cmd import optimize_cmd
+from .profile_cmd import profile_cmd
 from .qualify_cmd import qualify_cmd
 from .recipes_cmd import recipes
 from .sweep_cmd import sweep_cmd
@@ -50,6 +51,7 @@ cli.add_command(compare_cmd)
 cli.add_command(baseline)
 cli.add_command(tools)
 cli.add_command(sweep_cmd)
+cli.add_command(profile_cmd)
 
 
 def _fail(message: str, code: int, as_json: bool) -> int:

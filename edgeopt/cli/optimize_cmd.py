@@ -8,6 +8,7 @@ import click
 
 from ..optimize import optimize
 from .common import emit_json, json_option, parse_shapes, targets_dir_option
+from .metric_options import MetricParams, metric_param_options
 from .optimize_render import StderrReporter, render_optimize
 
 
@@ -42,6 +43,11 @@ from .optimize_render import StderrReporter, render_optimize
     metavar="NAME=DxDxD",
     help="Concrete shape of an input with dynamic dims, e.g. x=1x3x224x224 (repeatable).",
 )
+@click.option("--metric", default=None,
+              help="Task metric of the fidelity table, as in sweep: agreement, top1, cosine, mask_iou, detection...")
+@click.option("--output", "output_sel", default=None,
+              help="Output the fidelity columns read: INDEX|NAME[,slice=[:,4:,:]] [default: all outputs].")
+@metric_param_options
 @click.option("--no-fidelity", is_flag=True, help="Skip comparing the artifacts with the input.")
 @click.option("--no-bench", is_flag=True, help="Skip the short local latency run of each artifact.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of random inputs.")
@@ -60,6 +66,9 @@ def optimize_cmd(
     seed: int,
     targets_dirs: tuple[Path, ...],
     as_json: bool,
+    metric: str | None,
+    output_sel: str | None,
+    metric_params: MetricParams,
 ) -> int:
     """Optimize MODEL for a target with a recipe. Exit 0 done, 2 bad input/recipe or a pass failed, 3 device error."""
     result = optimize(
@@ -75,6 +84,8 @@ def optimize_cmd(
         bench=not no_bench,
         targets_dirs=targets_dirs,
         seed=seed,
+        metric=metric_params.spec(metric),
+        output=output_sel,
     )
     if as_json:
         emit_json(result)

@@ -11,6 +11,7 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.table import Table
 
+from ..fidelity import FidelityRow
 from ..optimize import OptimizeResult
 
 _out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
@@ -51,26 +52,28 @@ def _n(value: float | None, fmt: str) -> str:
     return "-" if value is None else format(value, fmt)
 
 
+def _fidelity_line(row: FidelityRow) -> str:
+    """Which samples, which output and which metric the fidelity columns come from."""
+    where = f"the first {row.samples} {row.data} samples of {row.source}" if row.source else \
+        f"{row.samples} {row.data} samples"
+    output = f"output {row.output}" if row.output else "every output"
+    metric = f"; metric {row.metric} on output {row.output or '0'}, retention vs the input" if row.metric else ""
+    if not row.metric and row.top1_agreement is None:
+        metric = "; no task metric (outputs not classifier-like): pass --metric and --output, docs/sweep.md"
+    return f"fidelity on {where}; errors and cosine over {output}{metric}"
+
+
 def render_optimize(r: OptimizeResult) -> None:
     rows = {row.artifact: row for row in r.fidelity or []}
+    with_metric = any(row.metric for row in rows.values())
     table = Table(title=f"optimize {r.model.path} for {r.target} with recipe {r.recipe} -> {r.out_dir}")
-    for col in (
-        "artifact",
-        "pass",
-        "precision",
-        "size",
-        "size ratio",
-        "max |err|",
-        "cosine",
-        "top-1 agree",
-        "accuracy",
-        "p50 ms",
-        "speedup",
-        "pass s",
-    ):
+    cols = ["artifact", "pass", "precision", "size", "size ratio", "max |err|", "cosine", "top-1 agree", "accuracy",
+            *(["metric", "retention"] if with_metric else []), "p50 ms", "speedup", "pass s"]
+    for col in cols:
         table.add_column(col, justify="left" if col in ("artifact", "pass", "precision") else "right")
     for art in [r.model, *r.artifacts]:
         row = rows.get(art.name)
+        metric = [_n(row.metric_value if row else None, ".4f"), _n(row.retention if row else None, ".4f")]
         table.add_row(
             art.name,
             art.pass_name or "-",
@@ -81,14 +84,14 @@ def render_optimize(r: OptimizeResult) -> None:
             _n(row.cosine_similarity if row else None, ".5f"),
             _n(row.top1_agreement if row else None, ".1%"),
             _n(row.accuracy if row else None, ".2%"),
+            *(metric if with_metric else []),
             _n(row.latency_ms_p50 if row else None, ".3f"),
             _n(row.speedup if row else None, ".2f") + ("x" if row and row.speedup else ""),
             _n(art.seconds, ".2f") if art.pass_name else "-",
         )
     _out.print(table)
-    data = next((row.data for row in r.fidelity or []), None)
-    if data:
-        _out.print(f"fidelity on {rows[r.model.name].samples} {data} samples; manifest: {r.manifest_path}")
+    if r.model.name in rows:
+        _out.print(f"{_fidelity_line(rows[r.model.name])}; manifest: {r.manifest_path}", soft_wrap=True)
     for art in r.artifacts:
         for note in rows[art.name].notes if art.name in rows else []:
             _out.print(f"note: {art.name}: {note}", soft_wrap=True)

@@ -6,6 +6,7 @@ import sys
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ..analysis.report import InspectResult
@@ -29,7 +30,7 @@ def _si(value: float) -> str:
 def _shape(shape: list[Any] | None) -> str:
     if shape is None:
         return "(unknown)"
-    return "[" + ", ".join(str(d) for d in shape) + "]"
+    return escape("[" + ", ".join(str(d) for d in shape) + "]")  # '[...]' would be read as rich markup
 
 
 def render_targets(targets: list[Target]) -> None:
@@ -62,6 +63,21 @@ def render_target(t: Target) -> None:
     _out.print(table)
 
 
+def _counts(head: Table, r: InspectResult) -> None:
+    """MACs and FLOPs at the shape they are for; never a partial count as the headline."""
+    if r.macs is None or r.flops is None:
+        head.add_row("MACs", f"unknown: {r.shape_hint and 'pass ' + r.shape_hint or 'see the notes'}")
+        head.add_row("FLOPs", "unknown")
+        if r.partial_macs is not None:
+            head.add_row("counted so far", f"{_si(r.partial_macs)} MACs in the nodes with static shapes "
+                                           f"(a lower bound, not the model's count)")
+        return
+    at = ", ".join(f"{name}={'x'.join(str(d) for d in dims or [])}" for name, dims in r.input_shapes.items())
+    head.add_row("MACs", f"{r.macs:,} ({_si(r.macs)}) at {at}" if at else f"{r.macs:,} ({_si(r.macs)})")
+    head.add_row("FLOPs", f"{r.flops:,} ({_si(r.flops)})")
+    head.add_row("arithmetic intensity", f"{r.arithmetic_intensity or 0:.2f} FLOP/byte")
+
+
 def render_inspect(r: InspectResult) -> None:
     head = Table(title=f"inspect {r.path}", show_header=False)
     head.add_column("k")
@@ -69,19 +85,21 @@ def render_inspect(r: InspectResult) -> None:
     head.add_row("opset / IR", f"{r.opset} / {r.ir_version}")
     head.add_row("size", f"{r.size_bytes:,} bytes")
     head.add_row("params", f"{r.params:,}")
-    head.add_row("MACs", f"{r.macs:,} ({_si(r.macs)})")
-    head.add_row("FLOPs", f"{r.flops:,} ({_si(r.flops)})")
-    head.add_row("arithmetic intensity", f"{r.arithmetic_intensity:.2f} FLOP/byte")
+    _counts(head, r)
     for t in r.inputs:
         head.add_row(f"input {t.name}", f"{t.dtype} {_shape(t.shape)}")
+    for d in r.symbolic_dims:
+        used = f"= {d.value} ({d.source})" if d.value is not None else "open: give it with --shape"
+        name = repr(d.symbol) if d.symbol is not None else "(unnamed)"
+        head.add_row(escape(f"symbolic dim {d.input}[{d.axis}]"), escape(f"{name} {used}"))
     for t in r.outputs:
         head.add_row(f"output {t.name}", f"{t.dtype} {_shape(t.shape)}")
     if r.uncounted_ops:
         head.add_row("uncounted ops", ", ".join(r.uncounted_ops))
     if r.unresolved_nodes:
-        head.add_row("unresolved nodes", f"{len(r.unresolved_nodes)} (pass --shape for dynamic dims)")
+        head.add_row("unresolved nodes", f"{len(r.unresolved_nodes)} (not counted; see the notes)")
     for note in r.notes:
-        head.add_row("note", note)
+        head.add_row("note", escape(note))
     _out.print(head)
     ops = Table(title="per op type")
     for col in ("op", "count", "MACs", "FLOPs"):

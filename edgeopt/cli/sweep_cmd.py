@@ -14,6 +14,7 @@ import click
 from ..errors import ExitCode
 from ..settings import RemoteSpec
 from .json_out import emit_json
+from .metric_options import MetricParams, metric_param_options
 from .remote_options import remote_options
 
 
@@ -33,6 +34,10 @@ def _progress(event: dict[str, Any]) -> None:
         click.echo(f"  {event['message']}", err=True)
 
 
+def _params(params: dict[str, Any]) -> str:
+    return "(" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")" if params else ""
+
+
 @click.command("sweep")
 @click.argument("model", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--target", "-t", default=None, help="Target name (default: the device's, else local).")
@@ -40,8 +45,10 @@ def _progress(event: dict[str, Any]) -> None:
               help=".npz keyed by input name (+ labels) or a class-per-subfolder image folder.")
 @click.option("--recipes", default=None, help="Comma-separated recipes (default fp16,int8,int4,prune30-int8).")
 @click.option("--min-retention", default=0.99, show_default=True, type=float, help="Retention threshold.")
-@click.option("--metric", default=None, help="top1, top5, agreement, cosine, snr_db, max_abs_err or pkg.mod:fn.")
-@click.option("--output", "output_sel", default=None, help="Output the metric reads: INDEX|NAME[,slice=[...,4:]].")
+@click.option("--metric", default=None,
+              help="top1, top5, agreement, cosine, snr_db, max_abs_err, mask_iou, detection or pkg.mod:fn.")
+@click.option("--output", "output_sel", default=None, help="Output the metric reads: INDEX|NAME[,slice=[:,4:,:]].")
+@metric_param_options
 @click.option("--fps", default=None, type=float, help="Real-time budget (p99 <= 1000/fps).")
 @click.option("--objective", default="latency", show_default=True, type=click.Choice(["latency", "size", "energy"]))
 @click.option("--runtimes", default=None, help="Comma-separated runtimes (default: all installed for the target).")
@@ -64,11 +71,12 @@ def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | N
               metric: str | None, output_sel: str | None, fps: float | None, objective: str, runtimes: str | None,
               calib: Path | None, out_dir: Path | None, max_trials: int, max_search_s: float, iterations: int,
               min_duration_s: float, threads: int, eval_limit: int | None, no_int8_search: bool, no_cache: bool,
-              history_db: Path | None, as_json: bool, remote: RemoteSpec) -> int:
+              history_db: Path | None, as_json: bool, remote: RemoteSpec, metric_params: MetricParams) -> int:
     """Sweep compression levels of MODEL on a target and recommend the best (runtime, recipe)."""
     from ..sweep.api import SweepOptions, level_settings, run_sweep
 
-    options = SweepOptions(eval_data=eval_data, recipes=_csv(recipes), min_retention=min_retention, metric=metric,
+    options = SweepOptions(eval_data=eval_data, recipes=_csv(recipes), min_retention=min_retention,
+                           metric=metric_params.spec(metric),
                            output=output_sel, objective=objective, runtimes=_csv(runtimes), calib=calib,
                            out_dir=out_dir, eval_limit=eval_limit, no_cache=no_cache, int8_search=not no_int8_search,
                            max_trials=max_trials, max_search_s=max_search_s, history_db=history_db)
@@ -77,6 +85,8 @@ def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | N
     if as_json:
         emit_json(result)
     else:
+        click.echo(f"metric {result.metric}{_params(result.metric_params)} on output {result.output}, "
+                   f"{result.eval_samples} eval samples")
         click.echo(f"{'recipe':<14} {'runtime':<12} {'size MB':>8} {'p50 ms':>8} {'p99 ms':>8} {'mem MB':>7} "
                    f"{'mJ':>7} {'retention':>9} verdict")
         for lv in result.levels:

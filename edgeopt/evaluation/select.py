@@ -1,4 +1,5 @@
-"""Which output (and which slice of it) a metric looks at: ``0``, ``logits``, ``0,slice=[...,4:]``."""
+"""Which output (and which slice of it) a metric looks at: ``0``, ``logits``, ``0,slice=[:,4:,:]`` (the class
+rows of a ``[1, 4+C, N]`` head; the slice applies to ``[samples, ...]``, axis 0 is the sample)."""
 
 from __future__ import annotations
 
@@ -62,7 +63,7 @@ class OutputSelection:
 
 
 def parse_output(spec: str | int | None) -> OutputSelection:
-    """Parse ``"0"``, ``"scores"``, ``"0,slice=[...,4:]"`` (None: the first output, whole).
+    """Parse ``"0"``, ``"scores"``, ``"0,slice=[:,4:,:]"`` (None: the first output, whole).
 
     Raises:
         InputError: a malformed spec.
@@ -73,7 +74,8 @@ def parse_output(spec: str | int | None) -> OutputSelection:
         return OutputSelection(output=spec, spec=str(spec))
     m = _SLICE.match(spec)
     if not m:
-        raise InputError(f"--output {spec!r}: use NAME or INDEX, optionally ',slice=[...,4:]'")
+        raise InputError(f"--output {spec!r}: use NAME or INDEX, optionally ',slice=[:,4:,:]' "
+                         "(axis 0 is the sample)")
     out_s = m.group("out")
     out: int | str = int(out_s) if out_s.lstrip("-").isdigit() else out_s
     sl = m.group("sl")

@@ -129,7 +129,8 @@ def _host_side(loaded: LoadedSpec, placements: list[Placement], models: Models, 
             say(f"retention of {model.name} vs {models.reference.name} on the host")
             retention[placement.target] = evaluator.evaluate(
                 models.reference, model, data=loaded.resolve(s.eval.data) if s.eval.data else None,
-                samples=s.eval.samples, metric=s.eval.metric, shapes=s.model.shapes, seed=s.measure.seed)
+                samples=s.eval.samples, metric=s.eval.metric_spec(), shapes=s.model.shapes, seed=s.measure.seed,
+                **({"output": s.eval.output} if s.eval.output is not None else {}))
     return qualified, retention
 
 

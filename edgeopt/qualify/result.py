@@ -45,7 +45,8 @@ class GateResult(_Frozen):
 class RetentionResult(_Frozen):
     """metric(candidate) / metric(reference) on the eval samples."""
 
-    metric: Literal["accuracy", "top1_agreement"]
+    metric: str = Field(description="accuracy or top1_agreement (eval.metric auto), or the sweep metric with its "
+                        "parameters, e.g. 'detection(axis=1, score_threshold=0.25, iou_threshold=0.5)'.")
     reference_value: float | None = Field(description="Metric of the reference model (1.0 for agreement).")
     candidate_value: float | None = Field(description="Metric of the qualified model.")
     retention: float | None = Field(description="candidate_value / reference_value; None when not computable.")

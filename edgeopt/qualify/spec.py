@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..costs import CostSettings
+from ..evaluation.spec import MetricSpec
 from ..metrics.latency import percentile_key
 
 SPEC_VERSION = 1
@@ -169,15 +170,51 @@ class TargetSpec(_Strict):
         return self.name or self.device or self.host or self.target or "local"
 
 
+LEGACY_METRICS = ("auto", "accuracy", "top1_agreement")
+
+
 class EvalSpec(_Strict):
-    """Samples for the retention gate (run with onnxruntime on the host)."""
+    """Samples for the retention gate (run with onnxruntime on the host) and the metric it is judged by."""
 
     data: str | None = Field(default=None,
         description=".npz keyed by input name (optional 'labels'), .npy, or an image "
         "folder; none: seeded random inputs (indicative only).")
     samples: int = Field(default=64, ge=1, le=100_000, description="At most this many samples.")
-    metric: Literal["auto", "accuracy", "top1_agreement"] = Field(default="auto",
-        description="auto: accuracy when the data has labels, else top-1 agreement with the reference.")
+    metric: str = Field(default="auto",
+        description="auto: accuracy when the data has labels, else top-1 agreement with the reference (a "
+        "classifier-like first output); accuracy; top1_agreement; or any sweep metric (agreement, top1, cosine, "
+        "mask_iou, detection, snr_db, max_abs_err, package.module:function) with the parameters below.")
+    output: str | None = Field(default=None,
+        description="Output the metric reads: INDEX|NAME[,slice=[:,4:,:]] (as sweep --output); default: output 0.")
+    axis: int | None = Field(default=None, description="Metric parameter, as sweep --axis.")
+    score_threshold: float | None = Field(default=None, description="Metric parameter, as sweep --score-threshold.")
+    mask_threshold: float | None = Field(default=None, description="Metric parameter, as sweep --mask-threshold.")
+    iou_threshold: float | None = Field(default=None, gt=0, le=1,
+                                        description="Metric parameter, as sweep --iou-threshold.")
+
+    @model_validator(mode="after")
+    def _metric_known(self) -> EvalSpec:
+        spec = self.metric_spec()
+        if not isinstance(spec, str):
+            from ..errors import InputError
+            from ..evaluation import parse_output, resolve_metric
+
+            try:
+                resolve_metric(spec)  # unknown names and parameters the metric does not take: a spec error
+                parse_output(self.output)
+            except InputError as exc:
+                raise ValueError(str(exc)) from None
+        return self
+
+    def metric_spec(self) -> MetricSpec | str:
+        """The retention metric: the classic ``auto``/``accuracy``/``top1_agreement`` name, or a sweep
+        :class:`~edgeopt.evaluation.MetricSpec` (an output or a parameter given turns the classic names into
+        their sweep metric: accuracy -> top1, top1_agreement -> agreement)."""
+        params = {k: getattr(self, k) for k in ("axis", "score_threshold", "mask_threshold", "iou_threshold")}
+        if self.metric in LEGACY_METRICS and self.output is None and all(v is None for v in params.values()):
+            return self.metric
+        name = {"auto": None, "accuracy": "top1", "top1_agreement": "agreement"}.get(self.metric, self.metric)
+        return MetricSpec(name=name, **params)
 
 
 class MeasureSpec(_Strict):

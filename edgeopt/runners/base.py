@@ -35,6 +35,7 @@ class AgentCommand(str, Enum):
 
     RUN = "run"
     EVALUATE = "evaluate"
+    PROFILE = "profile"
 
 
 class RunnerKind(str, Enum):
@@ -88,6 +89,10 @@ class Runner(Protocol):
 
     def evaluate(self, request: Request, model_path: Path, progress: ProgressSink | None = None) -> RawRun:
         """The outputs of ``request.eval_npz``'s samples, written to the host path ``request.eval_output``."""
+        ...
+
+    def profile(self, request: Request, model_path: Path, progress: ProgressSink | None = None) -> RawRun:
+        """Per-layer times from the runtime's own profiler (``RawRun.profile``; edgeopt/profile)."""
         ...
 
     def probe(self) -> dict[str, Any]:

@@ -59,6 +59,10 @@ class LocalRunner:
         """Outputs of ``request.eval_npz``'s samples, written by the agent to ``request.eval_output``."""
         return self._call(AgentCommand.EVALUATE, request, model_path, progress)
 
+    def profile(self, request: Request, model_path: Path, progress: ProgressSink | None = None) -> RawRun:
+        """Per-layer profile of ``model_path`` (see :meth:`edgeopt.runners.Runner.profile`)."""
+        return self._call(AgentCommand.PROFILE, request, model_path, progress)
+
     def probe(self) -> dict[str, Any]:
         """``python -m edgeopt_agent probe``: machine facts and which runtimes load here.
 

@@ -113,6 +113,10 @@ class SshRunner:
         the job directory is fetched to the host path ``request.eval_output``. Raises as :meth:`run`."""
         return self._call(AgentCommand.EVALUATE, request, model_path, progress)
 
+    def profile(self, request: Request, model_path: Path, progress: ProgressSink | None = None) -> RawRun:
+        """Per-layer profile on the device (the profile travels in the result). Raises as :meth:`run`."""
+        return self._call(AgentCommand.PROFILE, request, model_path, progress)
+
     def close(self) -> None:
         """Nothing is held between calls: each command opens (and closes) its own SSH session."""
 

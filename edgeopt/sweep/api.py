@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .._version import __version__
 from ..calib import ImagePreprocessing
 from ..errors import InputError
-from ..evaluation import load_eval_data, parse_output, resolve_metric
+from ..evaluation import MetricSpec, load_eval_data, parse_output, resolve_metric
 from ..fsutil import atomic_write_text, sha256_file
 from ..optimize import OptimizeResult, optimize
 from ..passes.base import ArtifactFormat
@@ -53,7 +53,8 @@ class SweepOptions(BaseModel):
     eval_data: Path = Field(description=".npz keyed by input name (+ labels) or a class-per-subfolder image folder.")
     recipes: list[str] | None = Field(default=None, description="Recipe names (None: the defaults valid here).")
     min_retention: float = Field(default=0.99, description="Retention threshold, a ratio (0.99: 99 %).")
-    metric: str | None = Field(default=None, description="Metric name or package.module:function.")
+    metric: str | MetricSpec | None = Field(
+        default=None, description="Metric name or package.module:function, or a MetricSpec with its parameters.")
     output: str | int | None = Field(default=None, description="Output the metric reads: index or name[,slice].")
     objective: str = Field(default="latency", description="What the recommendation minimizes.")
     runtimes: list[str] | None = Field(default=None, description="Runtimes to try (None: all installed ones).")
@@ -92,7 +93,7 @@ def available_runtimes(runner: Runner, wanted: Sequence[str]) -> dict[str, str]:
 
 def sweep(
     model: str | Path, *, eval: str | Path, target: str | None = None,  # noqa: A002 - the documented option name
-    recipes: Sequence[str] | None = None, min_retention: float = 0.99, metric: str | None = None,
+    recipes: Sequence[str] | None = None, min_retention: float = 0.99, metric: str | MetricSpec | None = None,
     output: str | int | None = None, fps: float | None = None, objective: str = "latency",
     runtimes: Sequence[str] | None = None, calib: str | Path | None = None, out_dir: str | Path | None = None,
     preprocessing: ImagePreprocessing | None = None, eval_limit: int | None = None, host: str | None = None,
@@ -256,7 +257,7 @@ class _SweepRun:
         out.mkdir(parents=True, exist_ok=True)
         data = load_eval_data(options.eval_data, model, preprocessing=options.preprocessing, limit=options.eval_limit)
         eval_npz = data.save(out / "eval_inputs.npz")
-        met = resolve_metric(options.metric or ("top1" if data.labels is not None else "agreement"))
+        met = resolve_metric(options.metric, has_labels=data.labels is not None)  # name + parameters, checked once
         if met.needs_labels and data.labels is None:
             raise InputError(f"metric {met.name} needs labels: add 'labels' to {options.eval_data}, "
                              "or use --metric agreement")
@@ -267,7 +268,7 @@ class _SweepRun:
                       selection=selection, min_retention=options.min_retention,
                       measure=measure.replace(shapes=shapes), targets_dirs=targets_dirs, versions=versions)
         key_parts = {"model": sha256_file(model), "target": tgt.name, "runner": runner.name, "eval": data.digest(),
-                     "metric": met.name, "output": selection.spec, "fps": measure.fps}
+                     "metric": met.key(), "output": selection.spec, "fps": measure.fps}
         table = LevelTable(ctx, LevelCache(out / "cache", enabled=not options.no_cache), key_parts, model, emit)
         for rt in rts:  # the original model: retention 1 by definition, its latency is the baseline
             table("fp32", "fp32", rt, lambda: model)
@@ -315,6 +316,7 @@ class _SweepRun:
             eval_samples=self.eval_samples, min_retention=opts.min_retention, fps=fps, objective=opts.objective,
             runtimes=self.rts, levels=levels, pareto=front, recommendation=rec, reason=reason, int8_search=search,
             plot=str(plot), out_dir=str(self.out), seconds=seconds, warnings=self.warnings,
+            metric_params=self.ctx.metric.spec.given(),
         )
 
 

@@ -79,7 +79,14 @@ class Context:
             energy_source=bench.energy.source if bench.energy else None,
             metric=self.metric.name, metric_value=value, retention=ret, meets_retention=meets_ret,
             meets_budget=meets_budget, passed=meets_ret and meets_budget, valid=bench.valid, cached=False,
-            details={"artifact_sha256": sha256_file(artifact), **(details or {})},
+            details={"artifact_sha256": sha256_file(artifact), **(details or {}),
+                     **_static_shapes(bench)},
         )
         self.bench_results.append((lvl, bench))
         return lvl
+
+
+def _static_shapes(bench: BenchResult) -> dict[str, Any]:
+    """What the runtime did about dynamic input dims (``runtime.static_shapes``; agents before it say nothing)."""
+    info = (bench.runtime.model_extra or {}).get("static_shapes")
+    return {"static_shapes": info} if info else {}

@@ -123,3 +123,6 @@ class SweepResult(BaseModel):
     out_dir: str
     seconds: float
     warnings: list[str]
+    metric_params: dict[str, Any] = Field(
+        default_factory=dict, description="The metric's parameters in effect (axis, score_threshold, ...: defaults "
+        "filled in); part of every level's cache key.")

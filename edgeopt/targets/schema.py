@@ -68,6 +68,10 @@ class Target(BaseModel):
     power_sensor: PowerSensor = Field(PowerSensor.NONE, description="How the board reports power.")
     default_fps: float | None = Field(None, gt=0, description="Default real-time budget in frames per second.")
     detect: bool = Field(False, description="Fill hardware numbers from the machine at run time (local target).")
+    default_input_shape: list[int] | None = Field(
+        None, min_length=1,
+        description="Input shape of the device's usual feed, e.g. [1, 3, 640, 640] for a camera pipeline: inspect "
+        "counts MACs at it for an input with open dims when the rank and fixed dims fit (docs/inspect.md).")
 
     @model_validator(mode="before")
     @classmethod

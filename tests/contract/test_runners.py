@@ -1,9 +1,10 @@
 """One template run against every runner: the same agent commands, the same results, whatever the transport.
 
 A runner is listed once in ``RUNNERS`` (a name and a factory that may use fixtures) and then has to pass every test
-here: ``describe``, ``run`` (with progress), ``evaluate`` (outputs fetched to the host path), ``probe``, an agent
-error coming back as data, ``close``, and use through ``edgeopt.benchmark`` and the sweep's runtime check. The SSH
-runner runs against the real loopback sshd of ``tests/integration/ssh`` (skipped where sshd cannot run).
+here: ``describe``, ``run`` (with progress), ``evaluate`` (outputs fetched to the host path), ``profile``,
+``probe``, an agent error coming back as data, ``close``, and use through ``edgeopt.benchmark`` and the sweep's
+runtime check. The SSH runner runs against the real loopback sshd of ``tests/integration/ssh`` (skipped where sshd
+cannot run).
 """
 
 from __future__ import annotations
@@ -76,6 +77,15 @@ def test_evaluate_writes_the_outputs_to_the_host_path(runner: Runner, model: Pat
     local, local_names, _ = device_outputs(model, tmp_path / "eval.npz", runtime="onnxruntime", runner=LocalRunner())
     assert names == local_names and raw.timed_inferences == 3
     np.testing.assert_allclose(outs[0], local[0], rtol=1e-5, atol=1e-6)
+
+
+def test_profile_returns_per_layer_times_mapped_to_the_graph(runner: Runner, model: Path) -> None:
+    raw = runner.profile(Request(model_path="ignored", runtime="onnxruntime", warmup=2, iterations=5,
+                                 min_duration_s=0, energy={"enabled": False}), model)
+    assert raw.ok, raw.error
+    layers = raw.profile["layers"]
+    nodes = {n.name for n in onnx.load(str(model)).graph.node}
+    assert layers and any(set(layer.get("original_names") or [layer["name"]]) & nodes for layer in layers)
 
 
 def test_probe_reports_the_runtimes_where_the_agent_runs(runner: Runner) -> None:

@@ -29,6 +29,8 @@ def _missing_reason(system: str) -> str:
 class CoreMlRuntime(Runtime):
     name = "coreml"
     formats = ("coreml",)
+    profile_unsupported = ("Core ML's Python API (coremltools) reports no per-layer times; on the Mac, use Xcode "
+                           "Instruments' Core ML template or Xcode's Core ML performance report")
 
     def __init__(self) -> None:
         system = platform.system()

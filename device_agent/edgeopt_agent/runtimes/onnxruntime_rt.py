@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Set
 
+from .. import onnx_signature, static_shapes
 from ..protocol import TensorInfo
-from .base import Runtime, RuntimeMissing
+from .base import LayerProfiler, Runtime, RuntimeMissing
 
 # ONNX Runtime's type strings -> numpy dtype names.
 _ORT_DTYPES = {
@@ -25,7 +26,7 @@ _ORT_DTYPES = {
 }
 
 _KNOWN_OPTIONS = {"providers", "providers_fallback", "graph_optimization_level", "inter_op_threads",
-                  "execution_mode"}
+                  "execution_mode", static_shapes.OPTION}
 
 
 def _info(arg: Any) -> TensorInfo:
@@ -38,6 +39,7 @@ class OnnxRuntime(Runtime):
     formats = ("onnx",)
     packages = (("onnxruntime", ("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino", "onnxruntime-directml",
                                  "onnxruntime-training")),)
+    profile_unsupported = ""  # session profiling (onnxruntime_profile.py)
 
     def __init__(self) -> None:
         try:
@@ -50,16 +52,18 @@ class OnnxRuntime(Runtime):
         self._session: Any = None
         self._requested: List[str] = []
         self._dropped: List[str] = []
+        self._static: Dict[str, Any] = {}
 
     def version(self) -> str:
         return str(self._ort.__version__)
 
-    def load(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
+    def _session_options(self, options: Dict[str, Any], threads: int) -> Any:
         unknown = sorted(set(options) - _KNOWN_OPTIONS)
         if unknown:
             raise ValueError(
                 "unknown onnxruntime option(s) %s; known: %s" % (", ".join(unknown), ", ".join(sorted(_KNOWN_OPTIONS)))
             )
+        static_shapes.enabled(options)  # a bad value fails here, with the other options
         ort = self._ort
         so = ort.SessionOptions()
         if threads > 0:
@@ -78,7 +82,10 @@ class OnnxRuntime(Runtime):
         so.graph_optimization_level = levels[level]
         if options.get("execution_mode") == "parallel":
             so.execution_mode = ort.ExecutionMode.ORT_PARALLEL
-        available = ort.get_available_providers()
+        return so
+
+    def _providers(self, options: Dict[str, Any]) -> List[str]:
+        available = self._ort.get_available_providers()
         requested = list(options.get("providers") or ["CPUExecutionProvider"])
         asked = list(requested)
         missing = [p for p in requested if p not in available]
@@ -94,7 +101,71 @@ class OnnxRuntime(Runtime):
                 % (", ".join(missing), ", ".join(available))
             )
         self._requested = asked
-        self._session = ort.InferenceSession(model_path, sess_options=so, providers=requested)
+        return requested
+
+    def load(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
+        so = self._session_options(options, threads)
+        providers = self._providers(options)
+        self._open(model_path, options, so, providers)
+
+    def profile(self, model_path: str, options: Dict[str, Any], threads: int) -> LayerProfiler:
+        """Load with ``SessionOptions.enable_profiling``: the session writes a Chrome-trace JSON, parsed at the end."""
+        from .onnxruntime_profile import OrtProfiler
+
+        so = self._session_options(options, threads)
+        providers = self._providers(options)
+        profiler = OrtProfiler()
+        so.enable_profiling = True
+        so.profile_file_prefix = profiler.prefix
+        try:
+            self._open(model_path, options, so, providers)
+        except BaseException:
+            profiler.cleanup()
+            raise
+        profiler.attach(self._session)
+        return profiler
+
+    def _open(self, model_path: str, options: Dict[str, Any], so: Any, providers: List[str]) -> None:
+        """Build the session, for the run's input shapes where they are known (static_shapes.py)."""
+        self._static = self._free_dims(model_path, static_shapes.enabled(options), so)
+        self._session = self._ort.InferenceSession(model_path, sess_options=so, providers=providers)
+        self._static["static"] = not static_shapes.dynamic(self.inputs())
+
+    def _free_dims(self, model_path: str, on: bool, so: Any) -> Dict[str, Any]:
+        """Override the symbolic dims of the model's inputs with the run's values (static_shapes.py).
+
+        ONNX Runtime fixes free dims by symbol name, before the session is built: one value per symbol. A symbol
+        used with two different values, and an unnamed dim, stay dynamic (the report names them)."""
+        try:
+            declared = [TensorInfo(name=n, shape=list(d) if d is not None else [], dtype="")
+                        for n, d in onnx_signature.graph_inputs(model_path)]
+        except (OSError, onnx_signature.SignatureError) as exc:
+            return static_shapes.report(False, None, "could not read the model's inputs (%s)" % exc)
+        if not static_shapes.dynamic(declared):
+            return static_shapes.report(False, None, "the model's inputs are static")
+        if not on:
+            return static_shapes.report(False, None, "runtime option static_shapes: false")
+        if self.run_shapes is None:
+            return static_shapes.report(False, None, "the run's input shapes were not given before loading")
+        shapes, why = static_shapes.plan(declared, *self.run_shapes)
+        if shapes is None:
+            return static_shapes.report(False, None, why)
+        values: Dict[str, int] = {}
+        clashing: Set[str] = set()
+        left: List[str] = []
+        for info in declared:
+            for axis, dim in enumerate(info.shape):
+                want = shapes[info.name][axis]
+                if dim is None:
+                    left.append("%s[%d] (unnamed)" % (info.name, axis))
+                elif isinstance(dim, str) and values.setdefault(dim, want) != want:
+                    clashing.add(dim)
+        left += ["symbol %r (one name, several sizes)" % d for d in sorted(clashing)]
+        overrides = {k: v for k, v in values.items() if k not in clashing}
+        for symbol, value in sorted(overrides.items()):
+            so.add_free_dimension_override_by_name(symbol, int(value))
+        reason = "dynamic dims left: %s" % ", ".join(left) if left else ""
+        return static_shapes.report(bool(overrides), shapes, reason, overrides=overrides)
 
     def inputs(self) -> List[TensorInfo]:
         return [_info(a) for a in self._session.get_inputs()]
@@ -112,4 +183,5 @@ class OnnxRuntime(Runtime):
         }
         if self._dropped:
             out["providers_unavailable"] = list(self._dropped)
+        out["static_shapes"] = dict(self._static)
         return out

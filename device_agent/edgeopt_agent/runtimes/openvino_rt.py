@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from .. import static_shapes
 from ..protocol import TensorInfo
-from .base import Runtime, RuntimeMissing
+from .base import LayerProfiler, Runtime, RuntimeMissing
 
 _DEVICES = ("CPU", "GPU", "NPU", "AUTO")
 _HINTS = ("LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT")
 _PRECISIONS = ("f32", "f16", "bf16")
-_KNOWN_OPTIONS = {"device", "performance_hint", "inference_precision", "cache_dir", "num_streams"}
+_KNOWN_OPTIONS = {"device", "performance_hint", "inference_precision", "cache_dir", "num_streams",
+                  static_shapes.OPTION}
 
 
 def _device_ok(device: str) -> bool:
@@ -57,6 +59,7 @@ class OpenVinoRuntime(Runtime):
     name = "openvino"
     formats = ("onnx", "openvino_ir")
     packages = (("openvino", ("openvino",)),)
+    profile_unsupported = ""  # PERF_COUNT + get_profiling_info (openvino_profile.py)
 
     def __init__(self) -> None:
         try:
@@ -76,15 +79,17 @@ class OpenVinoRuntime(Runtime):
         self._requested: Dict[str, Any] = {}
         self._input_names: List[str] = []
         self._output_names: List[str] = []
+        self._static: Dict[str, Any] = {}
 
     def version(self) -> str:
         return str(self._ov.get_version()).split("-", 1)[0]
 
-    def load(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
+    def _config(self, options: Dict[str, Any], threads: int) -> Tuple[str, Dict[str, Any]]:
         unknown = sorted(set(options) - _KNOWN_OPTIONS)
         if unknown:
             raise ValueError("unknown openvino option(s) %s; known: %s"
                              % (", ".join(unknown), ", ".join(sorted(_KNOWN_OPTIONS))))
+        static_shapes.enabled(options)  # a bad value fails here, with the other options
         device = str(options.get("device") or "CPU").upper()
         if not _device_ok(device):
             raise ValueError("device %r: use one of %s (or AUTO:GPU,CPU)" % (device, ", ".join(_DEVICES)))
@@ -102,7 +107,15 @@ class OpenVinoRuntime(Runtime):
             config["INFERENCE_PRECISION_HINT"] = str(precision).lower()
         if options.get("num_streams") is not None:
             config["NUM_STREAMS"] = str(options["num_streams"])
+        return device, config
 
+    def load(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
+        self._compile(model_path, options, threads, {})
+
+    def _compile(self, model_path: str, options: Dict[str, Any], threads: int, extra: Dict[str, Any]) -> None:
+        device, config = self._config(options, threads)
+        config.update(extra)
+        head = device.split(":", 1)[0].split(".", 1)[0]
         if model_path.lower().endswith(".xml"):
             weights = os.path.splitext(model_path)[0] + ".bin"
             if not os.path.isfile(weights):
@@ -117,14 +130,48 @@ class OpenVinoRuntime(Runtime):
             raise ValueError("OpenVINO device %s is not available here (available: %s): install its driver "
                              "or pass --ov-device CPU" % (device, ", ".join(available) or "none"))
         model = core.read_model(model_path)
+        self._static = self._reshape(model, static_shapes.enabled(options))
+        if not self._static["applied"] and "reshape_error" in self._static:
+            model = core.read_model(model_path)  # a failed reshape may leave the model half changed
         self._compiled = core.compile_model(model, device, config)
         self._input_names = _names(model.inputs, self._compiled.inputs, "input")
         self._output_names = _names(model.outputs, self._compiled.outputs, "output")
+        self._static["static"] = not static_shapes.dynamic(self.inputs())
         self._core = core
         self._requested = {"device_requested": device, "config": dict(config), "devices_available": available}
         if threads > 0 and head != "CPU":
             self._requested["threads_ignored"] = "threads apply to the CPU plugin only"
         self._local.request = self._compiled.create_infer_request()
+
+    def profile(self, model_path: str, options: Dict[str, Any], threads: int) -> LayerProfiler:
+        """Compile with ``PERF_COUNT``: each inference's ``get_profiling_info()`` is kept after ``record()``."""
+        from .openvino_profile import OvProfiler
+
+        self._compile(model_path, options, threads, {"PERF_COUNT": True})
+        device = str(self._requested.get("device_requested", "CPU"))
+        return OvProfiler(self._request, self._compiled, device)
+
+    def _reshape(self, model: Any, on: bool) -> Dict[str, Any]:
+        """Reshape ``model`` to the run's input shapes when all are known (static_shapes.py); what was done."""
+        declared = [TensorInfo(name=_name(p, i, "input"), shape=_shape(p), dtype="")
+                    for i, p in enumerate(model.inputs)]
+        if not static_shapes.dynamic(declared):
+            return static_shapes.report(False, None, "the model's inputs are static")
+        if not on:
+            return static_shapes.report(False, None, "runtime option static_shapes: false")
+        if self.run_shapes is None:
+            return static_shapes.report(False, None, "the run's input shapes were not given before loading")
+        shapes, why = static_shapes.plan(declared, *self.run_shapes)
+        if shapes is None:
+            return static_shapes.report(False, None, why)
+        try:
+            model.reshape({port: self._ov.PartialShape(shapes[info.name])
+                           for port, info in zip(model.inputs, declared)})
+        except Exception as exc:  # a graph with shapes baked into Reshape nodes: compile it dynamic instead
+            text = str(exc).strip().splitlines()
+            return static_shapes.report(False, None, "OpenVINO could not reshape the model; compiled dynamic",
+                                        reshape_error=text[0] if text else type(exc).__name__)
+        return static_shapes.report(True, shapes, "")
 
     def inputs(self) -> List[TensorInfo]:
         return [TensorInfo(name=self._input_names[i], shape=_shape(p), dtype=_dtype(p))
@@ -171,6 +218,7 @@ class OpenVinoRuntime(Runtime):
         if self._compiled is None:
             return {}
         out = dict(self._requested)
+        out["static_shapes"] = dict(self._static)
         out["devices_used"] = self._property("EXECUTION_DEVICES")
         out["performance_hint"] = self._property("PERFORMANCE_HINT")
         out["inference_num_threads"] = self._property("INFERENCE_NUM_THREADS")

@@ -24,7 +24,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..protocol import TensorInfo
-from .base import Runtime, RuntimeMissing
+from .base import LayerProfiler, ProfileUnsupported, Runtime, RuntimeMissing
 from .tensorrt_engine import _atomic_write, _sha256, engine_cache_path, summarize_layers
 
 _KNOWN_OPTIONS = {"fp16", "int8", "batch", "workspace_mb", "engine_cache_dir", "rebuild", "dla_core"}
@@ -64,6 +64,7 @@ class TensorRtRuntime(Runtime):
     name = "tensorrt"
     formats = ("onnx", "tensorrt_onnx", "tensorrt_engine")
     packages = (("tensorrt", ("tensorrt", "tensorrt-cu12", "tensorrt-cu11", "tensorrt_libs")),)
+    profile_unsupported = ""  # IProfiler on the execution context (tensorrt_profile.py)
 
     def __init__(self) -> None:
         try:
@@ -328,6 +329,25 @@ class TensorRtRuntime(Runtime):
             return [host for _, host, _ in slot.outputs]
 
         return infer
+
+    def profile(self, model_path: str, options: Dict[str, Any], threads: int) -> LayerProfiler:
+        """Load as usual, then set an ``IProfiler`` on the primary execution context (single stream only)."""
+        from .tensorrt_profile import TrtProfiler, inspector_facts
+
+        if not hasattr(self._trt, "IProfiler"):
+            raise ProfileUnsupported("TensorRT %s has no IProfiler in its Python API: use trtexec --dumpProfile"
+                                     % self.version())
+        self.load(model_path, options, threads)
+        facts: Dict[str, Dict[str, str]] = {}
+        try:
+            text = self._engine.create_engine_inspector().get_engine_information(self._trt.LayerInformationFormat.JSON)
+            facts = inspector_facts(json.loads(text))
+        except Exception:  # the inspector only adds tactics and precisions: profile without them
+            facts = {}
+        provider = "DLA%d" % int(options["dla_core"]) if options.get("dla_core") is not None else "GPU"
+        if self._primary is None:
+            raise RuntimeError("tensorrt: no execution context after load()")
+        return TrtProfiler(self._trt, self._primary.context, facts, provider)
 
     def _layer_info(self) -> Dict[str, Any]:
         trt = self._trt

@@ -111,6 +111,8 @@ class TfliteRuntime(Runtime):
     # pycoral: the Edge TPU delegate's Python side (Coral boards)
     packages = (("ai_edge_litert", ("ai-edge-litert", "ai-edge-litert-nightly")),
                 ("tflite_runtime", ("tflite-runtime", "tflite_runtime")), ("pycoral", ("pycoral",)))
+    profile_unsupported = ("the TFLite/LiteRT Python Interpreter has no per-op profiler; on the device, run "
+                           "TFLite's benchmark_model binary with --enable_op_profiling=true for per-op times")
 
     def __init__(self) -> None:
         self._package, self._version, self._mod = _import_interpreter()

@@ -1,0 +1,111 @@
+"""``edgeopt profile MODEL [--vs OTHER]``: per-layer times with the runtime's own profiler (docs/profile.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import ExitCode
+from ..fsutil import atomic_write_text
+from ..profile.api import profile
+from ..profile.chrome_trace import write_chrome_trace
+from ..profile.compare import compare_profiles
+from ..profile.render import render_comparison, render_profile
+from ..profile.schema import ProfileComparison, ProfileResult
+from ..settings import RemoteSpec
+from .common import emit_json, json_option, parse_runtime_options, parse_shapes, shape_options, targets_dir_option
+from .progress import StderrProgress
+from .remote_options import remote_options
+
+
+def _write_outputs(result: ProfileResult | ProfileComparison, *, trace: Path | None, html: Path | None,
+                   report_dir: Path | None, top: int) -> list[Path]:
+    """Write the trace, the standalone HTML and the report directory; each file atomically."""
+    from ..reports.profile_html import render_profile_html
+
+    profiles = [result.a, result.b] if isinstance(result, ProfileComparison) else [result]
+    labels = [f"{side}: {p.model.path}" for side, p in zip("AB", profiles, strict=False)] if len(profiles) > 1 else []
+    written: list[Path] = []
+    if trace is not None:
+        written.append(write_chrome_trace(trace, profiles, labels))
+    page = render_profile_html(result, top) if html is not None or report_dir is not None else ""
+    if html is not None:
+        atomic_write_text(html, page)
+        written.append(html)
+    if report_dir is not None:
+        atomic_write_text(report_dir / "profile.json", result.model_dump_json(indent=2))
+        atomic_write_text(report_dir / "profile.html", page)
+        written += [report_dir / "profile.json", report_dir / "profile.html",
+                    write_chrome_trace(report_dir / "trace.json", profiles, labels)]
+    return written
+
+
+@click.command("profile")
+@click.argument("model", type=click.Path(path_type=Path))
+@click.option("--target", "-t", default=None,
+              help="Target name (edgeopt targets) [default: the --device's target, else local].")
+@click.option("--runtime", default=None, help="onnxruntime, openvino or tensorrt (the runtimes with a per-layer "
+              "profiler) [default: the target's first runtime that loads the model's format].")
+@click.option("--provider", "providers", multiple=True, help="onnxruntime execution provider (repeatable).")
+@click.option("--ov-device", default=None, metavar="DEVICE", help="OpenVINO device (implies --runtime openvino).")
+@click.option("--runtime-option", "runtime_option", multiple=True, metavar="KEY=VALUE",
+              help="A runtime option (repeatable); docs/runtimes.md lists them.")
+@click.option("--warmup", type=click.IntRange(min=0), default=10, show_default=True,
+              help="Warm-up inferences before the unprofiled and before the profiled phase.")
+@click.option("--iterations", "-n", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Inferences of each phase (per-layer median and p90 come from the profiled ones).")
+@click.option("--threads", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Runtime intra-op threads (0: runtime default).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated inputs.")
+@shape_options
+@click.option("--inputs", type=click.Path(path_type=Path), default=None, help=".npz of inputs keyed by name.")
+@click.option("--graph", type=click.Path(path_type=Path), default=None,
+              help="ONNX model to join with when MODEL is not ONNX (e.g. the source of an OpenVINO IR).")
+@click.option("--vs", "other", type=click.Path(path_type=Path), default=None,
+              help="Profile OTHER the same way and compare layer by layer (A = MODEL, B = OTHER).")
+@click.option("--vs-graph", type=click.Path(path_type=Path), default=None, help="--graph for OTHER.")
+@click.option("--top", type=click.IntRange(min=1), default=15, show_default=True, help="Layers shown.")
+@click.option("--trace", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write a Chrome trace (chrome://tracing, Perfetto) of one profiled inference.")
+@click.option("--html", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write a self-contained HTML page of the profile.")
+@click.option("--report-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write profile.json, profile.html and trace.json into this directory.")
+@click.option("--max-duration", type=click.FloatRange(min=0.001), default=600.0, show_default=True,
+              help="Watchdog on each agent call, seconds.")
+@remote_options()
+@targets_dir_option
+@json_option
+def profile_cmd(model: Path, target: str | None, runtime: str | None, providers: tuple[str, ...],
+                ov_device: str | None, runtime_option: tuple[str, ...], warmup: int, iterations: int, threads: int,
+                seed: int, shapes: tuple[str, ...], batch: int, inputs: Path | None, graph: Path | None,
+                other: Path | None, vs_graph: Path | None, top: int, trace: Path | None, html: Path | None,
+                report_dir: Path | None, max_duration: float, remote: RemoteSpec,
+                targets_dirs: tuple[Path, ...], as_json: bool) -> int:
+    """Per-layer times of MODEL with the runtime's own profiler, joined with its ONNX graph.
+
+    Exit 0 profiled, 2 bad input (a runtime without a per-layer profiler included), 3 device error.
+    """
+    options: dict[str, Any] = dict(
+        target=target, runtime=runtime or ("openvino" if ov_device else "onnxruntime" if providers else None),
+        runtime_options={**parse_runtime_options(runtime_option),
+                         **({"providers": list(providers)} if providers else {}),
+                         **({"device": ov_device} if ov_device else {})},
+        warmup=warmup, iterations=iterations, threads=threads, seed=seed, shapes=parse_shapes(shapes), batch=batch,
+        inputs=inputs, max_duration_s=max_duration, targets_dirs=targets_dirs, progress=StderrProgress(),
+        **remote.model_dump(exclude={"timeouts"}),
+    )
+    first = profile(model, graph=graph, **options)
+    result = first if other is None else compare_profiles(first, profile(other, graph=vs_graph, **options))
+    written = _write_outputs(result, trace=trace, html=html, report_dir=report_dir, top=top)
+    if as_json:
+        emit_json(result)
+    elif isinstance(result, ProfileComparison):
+        render_comparison(result, top)
+    else:
+        render_profile(result, top)
+    for path in written:
+        click.echo(f"edgeopt: wrote {path}", err=True)
+    return int(ExitCode.OK)

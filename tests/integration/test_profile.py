@@ -1,0 +1,122 @@
+"""``edgeopt profile`` end to end on real onnxruntime and OpenVINO sessions: the layer known to be heavy comes
+first, names map back to the ONNX graph, fp32 vs int8 flags the layers whose precision changed, runtimes without a
+profiler are exit 2 naming those with one, and ``--json`` prints only JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import onnx
+import pytest
+
+from edgeopt.profile import ProfileUnsupportedError, compare_profiles, profile
+from edgeopt.profile.schema import KernelPrecision, LayerOrigin, ProfileComparison, ProfileResult
+from tests.profile_models import BIG, TINY, big_conv_model, quantize_qdq
+
+RUNTIMES = ["onnxruntime", "openvino"]
+CAN = "runtimes that can: onnxruntime, openvino, tensorrt"
+
+
+def edgeopt(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "edgeopt.cli.main", *args], capture_output=True, text=True,
+                          timeout=300, env=dict(os.environ))
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("profile-models")
+    fp32 = big_conv_model(root / "big.onnx")
+    return fp32, quantize_qdq(fp32, root / "big.int8.onnx")
+
+
+@pytest.fixture(scope="module", params=RUNTIMES)
+def pair(request: pytest.FixtureRequest, models: tuple[Path, Path]) -> tuple[ProfileResult, ProfileResult]:
+    pytest.importorskip(request.param)
+    options = dict(runtime=request.param, iterations=12, warmup=3)
+    return profile(models[0], **options), profile(models[1], **options)
+
+
+def test_the_big_conv_is_ranked_first_with_most_of_the_time(pair):
+    fp32, _ = pair
+    top = fp32.top(1)[0]
+    assert BIG in top.onnx_nodes and top.primary_op == "Conv" and top.share > 0.5
+    assert top.flops == 2 * 64 * 64 * 9 * 56 * 56 + 64 * 56 * 56 and top.achieved_gops > 0 and top.bytes_moved > 0
+    assert fp32.unprofiled_p50_ms > 0 and fp32.profiled_ms > 0 and fp32.overhead > 0
+    assert fp32.per_op_type[0].op_type == "Conv" and fp32.per_op_type[0].share > 0.5
+    assert fp32.settings.profiled_iterations == 12 and fp32.trace and fp32.runtime["version"]
+
+
+def test_layer_names_map_back_to_the_onnx_graph(pair, models):
+    fp32, int8 = pair
+    for result, path in ((fp32, models[0]), (int8, models[1])):
+        names = {n.name for n in onnx.load(str(path)).graph.node}
+        covered = {n for layer in result.layers for n in layer.onnx_nodes}
+        assert covered <= names and result.unmapped_onnx_nodes == []
+        assert covered | set(result.unmapped_onnx_nodes) == names  # every node is covered by some layer
+        assert all(layer.onnx_nodes == [] for layer in result.layers if layer.origin is LayerOrigin.INSERTED)
+    assert set(TINY) - {"act"} <= {n for layer in int8.layers for n in layer.onnx_nodes}
+
+
+def test_fp32_vs_int8_flags_the_layers_whose_precision_changed(pair):
+    fp32, int8 = pair
+    c = compare_profiles(fp32, int8)
+    assert BIG in c.precision_changed
+    row = next(r for r in c.layers if BIG in r.onnx_nodes)
+    assert KernelPrecision(row.b_precision) is KernelPrecision.INT8 and KernelPrecision(row.a_precision).is_float
+    assert row.b_quantized_in_onnx and not row.b_float_kernel
+    assert any(e.side == "b" and e.kind in ("quantize", "inserted") for e in c.extra)  # QuantizeLinear of x at least
+    assert c.speedup > 0 and c.explanation and "B is" in c.explanation[0]
+    assert ProfileComparison.model_validate_json(c.model_dump_json()) == c
+
+
+def test_runtimes_without_a_profiler_are_refused_with_the_list(models):
+    for runtime, why in (("tflite", "no per-op profiler"), ("coreml", "no per-layer times"), ("null", "no layers")):
+        with pytest.raises(ProfileUnsupportedError, match=why) as info:
+            profile(models[0], runtime=runtime)
+        assert CAN in str(info.value) and info.value.exit_code == 2
+
+
+def test_tensorrt_profiling_needs_an_nvidia_gpu(models):
+    pytest.importorskip("tensorrt", reason="TensorRT's IProfiler path needs tensorrt, cuda-python and an NVIDIA GPU "
+                                           "(a Jetson); none here")
+    result = profile(models[0], runtime="tensorrt", iterations=10, warmup=2)
+    assert BIG in result.top(1)[0].onnx_nodes
+
+
+def test_cli_json_prints_only_json_and_writes_trace_and_report(models, tmp_path):
+    trace, report = tmp_path / "trace.json", tmp_path / "report"
+    p = edgeopt("profile", str(models[0]), "--vs", str(models[1]), "-n", "5", "--warmup", "1", "--json",
+                "--trace", str(trace), "--report-dir", str(report))
+    assert p.returncode == 0, p.stderr
+    c = ProfileComparison.model_validate(json.loads(p.stdout))  # stdout is one JSON document, nothing else
+    assert c.a.model.path == str(models[0]) and BIG in c.precision_changed
+    events = json.loads(trace.read_text())["traceEvents"]
+    spans = [e for e in events if e["ph"] == "X"]
+    assert {e["pid"] for e in spans} == {1, 2} and all(e["dur"] >= 0 for e in spans)
+    assert any(BIG in e["args"].get("onnx_nodes", []) for e in spans)
+    assert {f.name for f in report.iterdir()} == {"profile.json", "profile.html", "trace.json"}
+    p = edgeopt("profile", str(models[0]), "-n", "3", "--warmup", "0", "--top", "3")
+    assert p.returncode == 0 and "top 3 layers by time" in p.stdout and "per op type" in p.stdout, p.stderr
+
+
+def test_cli_runtime_without_profiler_is_exit_2(models):
+    p = edgeopt("profile", str(models[0]), "--runtime", "tflite", "--json")
+    assert p.returncode == 2
+    assert json.loads(p.stdout)["exit_code"] == 2 and CAN in p.stderr and "benchmark_model" in p.stderr
+
+
+def test_node_times_for_the_int8_search(pair):
+    """What the INT8 search reads: each ONNX node's part of its layer's time, fp32 vs int8, keyed by node name."""
+    fp32, int8 = pair
+    for result in (fp32, int8):
+        times = result.node_times_ms()
+        mapped = sum(x.median_ms for x in result.layers if x.executed and x.origin is LayerOrigin.ONNX)
+        assert sum(times.values()) == pytest.approx(mapped)
+        assert max(times, key=lambda n: times[n]) == BIG
+        assert result.by_onnx_node()[BIG].kernel == result.top(1)[0].kernel
+    assert int8.node_times_ms()["x_QuantizeLinear"] > 0  # a Q/DQ node alone in its layer carries that layer's time
+    assert int8.node_times_ms()["w_DequantizeLinear"] == 0  # fused into the convolution: its time is the Conv's
