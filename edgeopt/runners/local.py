@@ -119,6 +119,10 @@ class LocalRunner:
             ) from None
         except BrokenPipeError:
             proc.wait()
+        except BaseException:  # Ctrl-C, SIGTERM: the agent must not outlive its caller
+            proc.kill()
+            proc.wait()
+            raise
         for t in readers:
             t.join(timeout=10)
         return parse_result("".join(chunks), " | ".join(tail), "local", proc.returncode, trace)

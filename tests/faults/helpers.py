@@ -43,8 +43,8 @@ def lock_is_free(device: Device) -> bool:
 
 def assert_device_clean(device: Device, timeout_s: float = 20.0) -> None:
     """No agent left running for this device, its lock free, no half-written cache entry complete-looking."""
-    assert wait_for(lambda: not processes_mentioning(str(device.workdir)), timeout_s), \
-        processes_mentioning(str(device.workdir))
+    assert wait_for(lambda: not processes_mentioning(f"{device.workdir}/"), timeout_s), \
+        processes_mentioning(f"{device.workdir}/")
     assert lock_is_free(device)
     cache = device.workdir / "cache"
     if cache.is_dir():
