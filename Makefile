@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 DEMO_DIR := out/demo
 
-.PHONY: install sysdeps demo test test-slow test-arm64 test-all lint bench-overhead clean
+.PHONY: test-faults install sysdeps demo test test-slow test-arm64 test-all lint bench-overhead clean
 
 TEST_STAMP := $(VENV)/.installed-test-stamp
 # Extras the test suite exercises: every runtime and pass that installs from the registries here.
@@ -45,9 +45,13 @@ sysdeps:
 			|| echo "note: could not install chromium; the HTML report tests will skip"; \
 	else echo "note: chromium missing and not root (or no apt-get): the HTML report tests will skip"; fi
 
-# Fast suite (CI): everything but the groups marked slow.
+# Fast suite (CI): everything but the groups marked slow and the fault campaign (make test-faults).
 test: sysdeps $(TEST_STAMP)
-	$(PY) -m pytest -m "not slow" -q
+	$(PY) -m pytest -m "not slow and not faults" -q
+
+# The fault campaign (tests/faults, docs/reliability.md): ~3-4 min on 2 cores; root parts skip with a reason.
+test-faults: sysdeps $(TEST_STAMP)
+	$(PY) -m pytest -m faults -q -rs tests/faults
 
 test-slow: sysdeps $(TEST_STAMP)
 	$(PY) -m pytest -m slow -q

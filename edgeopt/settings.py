@@ -86,6 +86,8 @@ class RemoteSpec(_Frozen):
     accept_new_host_key: bool = Field(default=False,
         description="Trust and record a host key seen for the first time (verify its fingerprint).")
     timeouts: SshTimeouts | None = Field(default=None, description="SSH step deadlines (default: SshTimeouts()).")
+    device_cache_mb: float = Field(default=2048.0, gt=0,
+        description="Size limit of the device's cache, MB; least recently used entries beyond it are evicted.")
 
     @property
     def remote(self) -> bool:

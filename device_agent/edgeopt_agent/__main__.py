@@ -69,6 +69,18 @@ def _emit(event: Dict[str, Any]) -> None:
     sys.stderr.flush()
 
 
+def _emit_phases(event: Dict[str, Any]) -> None:
+    """Phase changes only (no periodic progress): what the host needs to say where a killed agent was."""
+    if event.get("event") != "progress":
+        _emit(event)
+
+
+def _emit_start() -> None:
+    """The first event of a run: this process and the memory free at start (an OOM kill is judged from it)."""
+    _emit({"event": "start", "pid": os.getpid(), "memory_available_mb": probe_facts.memory_available_mb(),
+           "memory_total_mb": environment.memory_total_mb()})
+
+
 def _write_result(raw: RawRun, result_path: str, stdout_fd: int) -> None:
     text = json.dumps(raw.to_dict())
     if result_path and result_path != "-":
@@ -117,6 +129,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         _exit_on_signals()
     stdout_fd = os.dup(1)
     os.dup2(2, 1)  # anything printed by libraries goes to stderr
+    _emit_start()
     try:
         try:
             request = Request.from_dict(_read_request(args.request))
@@ -144,7 +157,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             from .harness import run  # type: ignore[assignment]  # numpy: kept out of `probe`
 
-        raw = run(request, _emit if request.progress_interval_s > 0 else (lambda e: None))
+        raw = run(request, _emit if request.progress_interval_s > 0 else _emit_phases)
         _write_result(raw, args.result, stdout_fd)
         return 0 if raw.ok else 1
     finally:

@@ -7,7 +7,9 @@ Exit codes (docs/exit-codes.md): 0 pass, 1 a budget or gate failed, 2 usage or i
 from __future__ import annotations
 
 import contextlib
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 import click
@@ -61,10 +63,20 @@ def _fail(message: str, code: int, as_json: bool) -> int:
     return code
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived: unwinds like Ctrl-C (sessions closed, local agents stopped, temp files removed)."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code (never a traceback for an expected error)."""
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in args
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         with stdout_reserved_for_json() if as_json else contextlib.nullcontext():
             rv = cli.main(args=args, prog_name="edgeopt", standalone_mode=False)
@@ -78,6 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(exc.format_message(), int(ExitCode.USAGE), as_json)
     except KeyboardInterrupt:
         return _fail("interrupted", 130, as_json)
+    except Terminated:
+        return _fail("terminated (SIGTERM); the device's agent stops itself, run again to resume", 143, as_json)
     return int(rv or 0)
 
 

@@ -11,11 +11,32 @@ import click
 
 from ..devices.loader import DEFAULT_INVENTORY
 from ..devices.schema import DEFAULT_KNOWN_HOSTS
-from ..settings import RemoteSpec, build
+from ..errors import InputError
+from ..settings import RemoteSpec, SshTimeouts, build
 
 F = TypeVar("F", bound=Callable[..., Any])
-# RemoteSpec fields that are flags (the timeouts are a Python API option).
-_FLAGS = ("host", "device", "inventory", "key", "python", "known_hosts", "accept_new_host_key")
+# RemoteSpec fields that are flags.
+_FLAGS = ("host", "device", "inventory", "key", "python", "known_hosts", "accept_new_host_key", "device_cache_mb")
+# --ssh-timeout STEP=SECONDS names: the SshTimeouts fields without their ``_s``.
+TIMEOUT_STEPS = tuple(name.removesuffix("_s") for name in SshTimeouts.model_fields)
+
+
+def parse_timeouts(pairs: tuple[str, ...]) -> SshTimeouts | None:
+    """``("connect=5", "upload=300")`` as :class:`SshTimeouts` (defaults for the rest); none given is None.
+
+    Raises:
+        InputError: not ``STEP=SECONDS``, an unknown step, or a value that is not a positive number.
+    """
+    if not pairs:
+        return None
+    values: dict[str, str] = {}
+    for pair in pairs:
+        step, sep, seconds = pair.partition("=")
+        if not sep or step.strip() not in TIMEOUT_STEPS:
+            raise InputError(f"--ssh-timeout {pair!r}: expected STEP=SECONDS with STEP one of "
+                             f"{', '.join(TIMEOUT_STEPS)}; e.g. --ssh-timeout connect=5")
+        values[f"{step.strip()}_s"] = seconds.strip()
+    return build(SshTimeouts, values)
 
 
 def remote_options(with_device: bool = True) -> Callable[[F], F]:
@@ -25,7 +46,10 @@ def remote_options(with_device: bool = True) -> Callable[[F], F]:
         @functools.wraps(f)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             flags = {name: kwargs.pop(name, None) for name in _FLAGS}
-            remote = build(RemoteSpec, {**flags, "accept_new_host_key": bool(flags["accept_new_host_key"])})
+            flags = {k: v for k, v in flags.items() if not (k == "device_cache_mb" and v is None)}
+            timeouts = parse_timeouts(tuple(kwargs.pop("ssh_timeout", None) or ()))
+            remote = build(RemoteSpec, {**flags, "accept_new_host_key": bool(flags["accept_new_host_key"]),
+                                        "timeouts": timeouts})
             return f(*args, remote=remote, **kwargs)
 
         options = [
@@ -44,6 +68,12 @@ def remote_options(with_device: bool = True) -> Callable[[F], F]:
                          help=f"Trusted host keys [default: {DEFAULT_KNOWN_HOSTS}]."),
             click.option("--accept-new-host-key", is_flag=True,
                          help="Trust and record the key of a host seen for the first time (verify its fingerprint)."),
+            click.option("--ssh-timeout", metavar="STEP=SECONDS", multiple=True,
+                         help=f"Deadline of one SSH step (repeatable); STEP is one of {', '.join(TIMEOUT_STEPS)} "
+                              "[defaults: docs/devices.md]."),
+            click.option("--device-cache-mb", type=float, default=None,
+                         help="Size limit of the device's model cache; least recently used entries are evicted "
+                              "[default: 2048]."),
         ]
         decorated: Any = wrapper
         for option in reversed(options):

@@ -22,6 +22,7 @@ from edgeopt_agent import protocol
 from edgeopt_agent.protocol import RawRun, Request
 
 from ..errors import InputError, RunnerError, RuntimeUnavailableError
+from .agent_exit import AgentTrace
 
 ProgressSink = Callable[[dict[str, Any]], None]
 
@@ -123,11 +124,20 @@ def parse_progress_line(line: str) -> dict[str, Any] | None:
     return event if isinstance(event, dict) and "event" in event else None
 
 
-def parse_result(stdout: str, stderr_tail: str, where: str) -> RawRun:
-    """The agent's result JSON as a ``RawRun``; a garbled or missing result is a ``RunnerError``."""
+def parse_result(stdout: str, stderr_tail: str, where: str, status: int | None = None,
+                 trace: AgentTrace | None = None) -> RawRun:
+    """The agent's result JSON as a ``RawRun``; a garbled or missing result is a ``RunnerError``.
+
+    Args:
+        stdout: the result text (stdout locally, ``result.json`` over SSH).
+        stderr_tail: the agent's last non-event stderr lines.
+        where: the runner's name, for messages.
+        status: the agent's exit status (negative: killed by that signal; 128+N from a remote shell).
+        trace: the agent's events, to say in which phase and after how long it ended.
+    """
     text = stdout.strip()
     if not text:
-        raise RunnerError(f"the agent on {where} returned no result; its last output: {stderr_tail or '(none)'}")
+        raise RunnerError((trace or AgentTrace()).no_result_message(status, where, stderr_tail))
     try:
         return RawRun.from_dict(json.loads(text.splitlines()[-1]))
     except (ValueError, protocol.ProtocolError) as exc:

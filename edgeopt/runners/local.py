@@ -15,6 +15,7 @@ from typing import Any
 from edgeopt_agent.protocol import RawRun, Request
 
 from ..errors import RunnerError
+from .agent_exit import AgentTrace
 from .base import (
     AgentCommand,
     ProgressSink,
@@ -102,7 +103,8 @@ class LocalRunner:
             raise RunnerError(f"cannot start the agent with {self.python} ({exc}): pass a valid --python") from None
         tail: deque[str] = deque(maxlen=20)
         chunks: list[str] = []
-        readers = [threading.Thread(target=_pump_stderr, args=(proc, tail, progress), daemon=True),
+        trace = AgentTrace()
+        readers = [threading.Thread(target=_pump_stderr, args=(proc, tail, progress, trace), daemon=True),
                    threading.Thread(target=lambda: chunks.append(proc.stdout.read()), daemon=True)]  # type: ignore[union-attr]
         for t in readers:
             t.start()
@@ -121,16 +123,23 @@ class LocalRunner:
             ) from None
         except BrokenPipeError:
             proc.wait()
+        except BaseException:  # Ctrl-C, SIGTERM: the agent must not outlive its caller
+            proc.kill()
+            proc.wait()
+            raise
         for t in readers:
             t.join(timeout=10)
-        return parse_result("".join(chunks), " | ".join(tail), "local")
+        return parse_result("".join(chunks), " | ".join(tail), "local", proc.returncode, trace)
 
 
-def _pump_stderr(proc: subprocess.Popen[str], tail: deque[str], progress: ProgressSink | None) -> None:
-    """Progress lines to ``progress``; other lines (library logs) into ``tail`` for error messages."""
+def _pump_stderr(proc: subprocess.Popen[str], tail: deque[str], progress: ProgressSink | None,
+                 trace: AgentTrace) -> None:
+    """Progress lines to ``trace`` and ``progress``; other lines (library logs) into ``tail`` for error messages."""
     for line in proc.stderr:  # type: ignore[union-attr]
         event = parse_progress_line(line)
         if event is None:
             tail.append(line.rstrip())
-        elif progress is not None:
+            continue
+        trace.observe(event)
+        if progress is not None:
             progress(event)

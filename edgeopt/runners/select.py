@@ -45,7 +45,8 @@ def choose_runner(remote: RemoteSpec | None = None) -> RunnerChoice:
     from .ssh import SshRunner  # paramiko is imported only when a remote device is used
 
     kh = spec.known_hosts.expanduser() if spec.known_hosts is not None else None
-    runner = SshRunner(address, known_hosts=kh, accept_new_host_key=spec.accept_new_host_key, timeouts=spec.timeouts)
+    runner = SshRunner(address, known_hosts=kh, accept_new_host_key=spec.accept_new_host_key, timeouts=spec.timeouts,
+                       cache_limit_bytes=int(spec.device_cache_mb * 1024 * 1024))
     return RunnerChoice(runner, target)
 
 

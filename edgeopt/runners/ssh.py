@@ -29,8 +29,10 @@ from edgeopt_agent.protocol import RawRun, Request
 
 from ..devices.schema import SshAddress
 from ..errors import RunnerError
+from .agent_exit import AgentTrace
 from .base import AgentCommand, ProgressSink, RunnerInfo, RunnerKind, parse_probe, parse_progress_line, parse_result
 from .ssh_cache import (
+    DEFAULT_LIMIT_BYTES,
     Bundle,
     RemoteCache,
     TransferStats,
@@ -61,6 +63,7 @@ class SshRunner:
         known_hosts: trusted host keys (default ``~/.ssh/known_hosts``).
         accept_new_host_key: trust and record the key of a host seen for the first time.
         timeouts: deadlines of each step (defaults: :class:`SshTimeouts`).
+        cache_limit_bytes: size limit of the device's cache (least recently used entries are evicted).
 
     Attributes:
         name: ``ssh:<user>@<host>:<port>`` (the result's ``runner``).
@@ -68,8 +71,9 @@ class SshRunner:
     """
 
     def __init__(self, address: SshAddress, *, known_hosts: Path | None = None, accept_new_host_key: bool = False,
-                 timeouts: SshTimeouts | None = None) -> None:
+                 timeouts: SshTimeouts | None = None, cache_limit_bytes: int = DEFAULT_LIMIT_BYTES) -> None:
         self.address = address
+        self.cache_limit_bytes = cache_limit_bytes
         self.known_hosts = known_hosts
         self.accept_new_host_key = accept_new_host_key
         self.timeouts = timeouts or SshTimeouts()
@@ -84,14 +88,19 @@ class SshRunner:
         """``env -i PATH=... PYTHONPATH=<agent> <python> -m edgeopt_agent ARGS`` with every value quoted."""
         env = [f"PATH={REMOTE_PATH}", f"PYTHONPATH={agent_path}", "PYTHONDONTWRITEBYTECODE=1"]
         words = ["env", "-i", *env, self.address.python, "-m", "edgeopt_agent", *args]
-        return "exec " + " ".join(shlex.quote(w) for w in words)
+        # Not exec'd: the shell outlives the agent and reports a killing signal as 128+N (paramiko ignores the
+        # exit-signal message sshd sends for a process killed by a signal).
+        return " ".join(shlex.quote(w) for w in words) + "; exit $?"
 
     def _push_agent(self, s: SshSession, workdir: str, stats: TransferStats, emit: ProgressSink) -> str:
         started = time.perf_counter()
         with s.step(f"uploading the agent to {s.where}", self.timeouts.upload_s):
-            path = RemoteCache(s.sftp, f"{workdir}/cache", stats, emit).ensure(agent_bundle())
+            path = self._cache(s, workdir, stats, emit).ensure(agent_bundle())
         stats.timed("upload", started)
         return path
+
+    def _cache(self, s: SshSession, workdir: str, stats: TransferStats, emit: ProgressSink) -> RemoteCache:
+        return RemoteCache(s.sftp, f"{workdir}/cache", stats, emit, limit_bytes=self.cache_limit_bytes)
 
     def describe(self) -> RunnerInfo:
         """``ssh:user@host:port``, remote, with the device's interpreter; contacts nothing."""
@@ -126,6 +135,7 @@ class SshRunner:
         run it in a fresh job directory, fetch the result and the request's output files, remove the job."""
         stats = TransferStats()
         self.last_stats = stats
+        trace = AgentTrace()
         emit: ProgressSink = progress or (lambda event: None)
         model = model_bundle(Path(model_path))
         uploads = {f: file_bundle(Path(getattr(request, f)), lone_name=lone) for f, lone in UPLOAD_FIELDS.items()
@@ -143,7 +153,7 @@ class SshRunner:
             remote = dataclasses.replace(request, **placed, **fetches)
             stats.job_dir = job
             try:
-                text, result = self._run_job(s, workdir, agent_path, job, remote, stats, emit, command)
+                text, result = self._run_job(s, workdir, agent_path, job, remote, stats, emit, command, trace)
                 self._fetch_outputs(s, {getattr(request, f): path for f, path in fetches.items()})
             finally:
                 self._cleanup(s, job, stats)
@@ -152,14 +162,14 @@ class SshRunner:
                 f"cannot start the agent on {s.where}: interpreter {self.address.python} not found there "
                 f"({result.stderr_tail or 'exit 127'}); install python3 or pass --python /abs/path/python3"
             )
-        return parse_result(text, result.stderr_tail, self.name)
+        return parse_result(text, result.stderr_tail, self.name, result.status, trace)
 
     def _push_files(self, s: SshSession, workdir: str, model: Bundle, uploads: dict[str, Bundle],
                     stats: TransferStats, emit: ProgressSink) -> dict[str, str]:
         """Upload the model and the request's input files into the cache; their device paths by request field."""
         started = time.perf_counter()
         with s.step(f"uploading the model to {s.where}", self.timeouts.upload_s):
-            cache = RemoteCache(s.sftp, f"{workdir}/cache", stats, emit)
+            cache = self._cache(s, workdir, stats, emit)
             placed = {"model_path": f"{cache.ensure(model)}/{model.main}"}
             placed.update({f: f"{cache.ensure(b)}/{b.main}" for f, b in uploads.items()})
         stats.timed("upload", started)
@@ -173,7 +183,8 @@ class SshRunner:
                 s.sftp.get(device_path, host_path)
 
     def _run_job(self, s: SshSession, workdir: str, agent_path: str, job: str, request: Request,
-                 stats: TransferStats, emit: ProgressSink, command: AgentCommand) -> tuple[str, ExecResult]:
+                 stats: TransferStats, emit: ProgressSink, command: AgentCommand,
+                 trace: AgentTrace) -> tuple[str, ExecResult]:
         t = self.timeouts
         started = time.perf_counter()
         with s.step(f"creating the job directory on {s.where}", t.fetch_s):
@@ -194,6 +205,7 @@ class SshRunner:
             event = parse_progress_line(line)
             if event is None:
                 return False
+            trace.observe(event)
             emit(event)
             return True
 

@@ -3,6 +3,10 @@
 A bundle (the agent package, a model with its data files, an inputs file) is uploaded into a temp directory
 next to the cache entry and renamed into place, so an entry that exists is always complete and concurrent
 uploaders cannot corrupt each other: the loser of a rename race deletes its own copy.
+
+Size limit: every use of an entry sets its mtime (a hit included), and after an upload the least recently used
+entries are removed until the cache fits ``limit_bytes``. Entries used within ``KEEP_RECENT_S`` are never evicted
+(another job may be about to load them), so the cache may exceed the limit briefly.
 """
 
 from __future__ import annotations
@@ -25,6 +29,10 @@ from .base import agent_dir
 
 # Temp uploads and job directories older than this are leftovers of a crash or a dead link: removed.
 STALE_AFTER_S = 24 * 3600.0
+# Default size limit of a device cache, bytes (RemoteSpec.device_cache_mb).
+DEFAULT_LIMIT_BYTES = 2048 * 1024 * 1024
+# Entries used this recently are kept whatever the limit: a job that uploaded them may not have loaded them yet.
+KEEP_RECENT_S = 15 * 60.0
 
 
 @dataclass(frozen=True)
@@ -54,6 +62,7 @@ class TransferStats:
     uploaded_bytes: int = 0
     cache_hits: int = 0
     cache_misses: int = 0
+    evicted: int = 0
     job_dir: str = ""
     phases_s: dict[str, float] = field(default_factory=dict)
 
@@ -150,6 +159,21 @@ def rmtree(sftp: paramiko.SFTPClient, path: str) -> None:
         sftp.rmdir(path)
 
 
+def tree_size(sftp: paramiko.SFTPClient, path: str) -> int:
+    """Total size in bytes of the files under ``path`` on the device (0 when it is gone)."""
+    try:
+        entries = sftp.listdir_attr(path)
+    except FileNotFoundError:
+        return 0
+    total = 0
+    for entry in entries:
+        if entry.st_mode is not None and stat.S_ISDIR(entry.st_mode):
+            total += tree_size(sftp, f"{path}/{entry.filename}")
+        else:
+            total += entry.st_size or 0
+    return total
+
+
 def sweep_stale(sftp: paramiko.SFTPClient, directory: str, prefix: str = "", max_age_s: float = STALE_AFTER_S) -> int:
     """Remove entries of ``directory`` starting with ``prefix`` whose mtime is older than ``max_age_s``."""
     try:
@@ -175,11 +199,13 @@ class RemoteCache:
     """
 
     def __init__(self, sftp: paramiko.SFTPClient, root: str, stats: TransferStats,
-                 progress: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 progress: Callable[[dict[str, Any]], None] | None = None,
+                 limit_bytes: int = DEFAULT_LIMIT_BYTES) -> None:
         self.sftp = sftp
         self.root = root
         self.stats = stats
         self.progress = progress
+        self.limit_bytes = limit_bytes
         self._swept = False
 
     def ensure(self, bundle: Bundle) -> str:
@@ -187,7 +213,35 @@ class RemoteCache:
         target = f"{self.root}/{bundle.key}"
         if _exists(self.sftp, target):
             self.stats.cache_hits += 1
+            with contextlib.suppress(OSError):  # recency for eviction; a read-only cache still serves hits
+                now = time.time()
+                self.sftp.utime(target, (now, now))
             return target
+        self._upload(bundle, target)
+        self.evict(keep=bundle.key)
+        return target
+
+    def evict(self, keep: str = "", now: float | None = None) -> int:
+        """Remove least recently used entries until the cache fits ``limit_bytes``; the number removed.
+
+        ``keep`` (the entry just placed) and entries used within :data:`KEEP_RECENT_S` are never removed.
+        """
+        now = time.time() if now is None else now
+        entries = [(e.st_mtime or 0, e.filename, tree_size(self.sftp, f"{self.root}/{e.filename}"))
+                   for e in self.sftp.listdir_attr(self.root) if not e.filename.startswith(".")]
+        total, removed = sum(size for _, _, size in entries), 0
+        for mtime, name, size in sorted(entries):
+            if total <= self.limit_bytes:
+                break
+            if name == keep or now - mtime < KEEP_RECENT_S:
+                continue
+            rmtree(self.sftp, f"{self.root}/{name}")
+            total -= size
+            removed += 1
+        self.stats.evicted += removed
+        return removed
+
+    def _upload(self, bundle: Bundle, target: str) -> None:
         self.stats.cache_misses += 1
         makedirs(self.sftp, self.root)
         if not self._swept:
@@ -218,4 +272,3 @@ class RemoteCache:
             with contextlib.suppress(Exception):  # the link may be gone; the sweep removes it later
                 rmtree(self.sftp, tmp)
             raise
-        return target

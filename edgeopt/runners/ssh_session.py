@@ -198,6 +198,10 @@ class SshSession:
         except (paramiko.SSHException, OSError, EOFError, ValueError) as exc:
             if fired.is_set():
                 raise self._timeout(what, seconds, hint) from None
+            if isinstance(exc, OSError) and _one_line(exc) == "Failure":  # SFTP v3 has no EROFS/ENOSPC code
+                raise RunnerError(f"{what} failed (SFTP 'Failure': the device refused the write): the work dir "
+                                  "there is read-only or its disk is full; check `df -h` and `mount` on the "
+                                  "device or set another workdir") from None
             raise RunnerError(f"{what} failed ({_one_line(exc)}): {hint}") from None
         finally:
             timer.cancel()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import re
+import signal
 import stat
 from pathlib import Path
 
@@ -45,8 +48,25 @@ def test_agent_that_dies_without_result_is_a_runner_error(tiny_cnn, tmp_path: Pa
     fake = tmp_path / "python"
     fake.write_text("#!/bin/sh\necho 'Segmentation fault' >&2\nexit 139\n")
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    with pytest.raises(RunnerError, match="no result; its last output: Segmentation fault"):
+    with pytest.raises(RunnerError, match="killed by SIGSEGV after .* s in start-up; no result kept.*"
+                                          "its last output: Segmentation fault"):
         LocalRunner(python=str(fake)).run(Request(model_path=""), tiny_cnn)
+
+
+def test_agent_killed_mid_run_says_signal_time_and_phase(tiny_cnn):
+    events: list[dict] = []
+
+    def kill_when_timed(event: dict) -> None:
+        events.append(event)
+        if event.get("phase") == "timed":
+            os.kill(next(e["pid"] for e in events if e.get("event") == "start"), signal.SIGKILL)
+
+    request = Request(model_path="", iterations=10, min_duration_s=30, max_duration_s=60, progress_interval_s=0)
+    with pytest.raises(RunnerError) as info:
+        LocalRunner().run(request, tiny_cnn, kill_when_timed)
+    message = str(info.value)
+    assert re.fullmatch(r"the agent on local was killed by SIGKILL after \d+\.\d s in the timed loop; "
+                        r"no result kept: run again", message), message
 
 
 def test_progress_lines_are_parsed_and_logs_are_not():
