@@ -95,7 +95,7 @@ def profile_cmd(model: Path, target: str | None, runtime: str | None, providers:
                          **({"device": ov_device} if ov_device else {})},
         warmup=warmup, iterations=iterations, threads=threads, seed=seed, shapes=parse_shapes(shapes), batch=batch,
         inputs=inputs, max_duration_s=max_duration, targets_dirs=targets_dirs, progress=StderrProgress(),
-        **remote.model_dump(exclude={"timeouts"}),
+        remote=remote,
     )
     first = profile(model, graph=graph, **options)
     result = first if other is None else compare_profiles(first, profile(other, graph=vs_graph, **options))

@@ -84,6 +84,7 @@ def profile(
     inventory: str | Path | None = None,
     known_hosts: str | Path | None = None,
     accept_new_host_key: bool = False,
+    remote: RemoteSpec | None = None,
 ) -> ProfileResult:
     """Profile ``model`` layer by layer on ``target`` with the runtime's own profiler.
 
@@ -105,7 +106,7 @@ def profile(
         runner: where the agent runs (default: local, or SSH from the remote options below).
         progress: callback receiving the agent's progress events.
         host, device, key, python, inventory, known_hosts, accept_new_host_key: remote device options, as
-            ``benchmark`` (docs/devices.md).
+            ``benchmark`` (docs/devices.md); or all of them as one ``remote`` (it then wins).
 
     Returns:
         The per-layer profile, layers most time first (``result.layers``, ``result.top(n)``).
@@ -115,10 +116,10 @@ def profile(
         InputError: bad model, shapes, inputs or options (exit 2). RunnerError: the agent or device failed (exit 3).
     """
     model_path = Path(model)
-    remote = RemoteSpec(host=host, device=device, key=Path(key) if key is not None else None, python=python,
-                        inventory=Path(inventory) if inventory is not None else None,
-                        known_hosts=Path(known_hosts) if known_hosts is not None else None,
-                        accept_new_host_key=accept_new_host_key)
+    remote = remote or RemoteSpec(
+        host=host, device=device, key=Path(key) if key is not None else None, python=python,
+        inventory=Path(inventory) if inventory is not None else None,
+        known_hosts=Path(known_hosts) if known_hosts is not None else None, accept_new_host_key=accept_new_host_key)
     with use_runner(runner, remote, target) as placed:
         runner, target = placed.runner, placed.target
         tgt, fmt, name, options = _resolve(model_path, target, targets_dirs, runtime, runtime_options, runner)

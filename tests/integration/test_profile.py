@@ -116,7 +116,10 @@ def test_node_times_for_the_int8_search(pair):
         times = result.node_times_ms()
         mapped = sum(x.median_ms for x in result.layers if x.executed and x.origin is LayerOrigin.ONNX)
         assert sum(times.values()) == pytest.approx(mapped)
-        assert max(times, key=lambda n: times[n]) == BIG
-        assert result.by_onnx_node()[BIG].kernel == result.top(1)[0].kernel
+        assert BIG in result.by_onnx_node()[BIG].onnx_nodes and times[BIG] > 0
+    # FP32: the big conv dominates by construction. (INT8 makes it so cheap on a VNNI CPU that the Q/DQ layers and a
+    # runtime's layout Transpose come close, so which is slowest there is left to the measurement.)
+    fp32_times = fp32.node_times_ms()
+    assert max(fp32_times, key=lambda n: fp32_times[n]) == BIG
     assert int8.node_times_ms()["x_QuantizeLinear"] > 0  # a Q/DQ node alone in its layer carries that layer's time
     assert int8.node_times_ms()["w_DequantizeLinear"] == 0  # fused into the convolution: its time is the Conv's

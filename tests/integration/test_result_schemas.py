@@ -1,8 +1,9 @@
 """The JSON shape of a bench, a sweep (with its INT8 search) and a qualify result is pinned.
 
-``tests/data/result_schemas.json`` holds the recursive key paths (and JSON types) of each result as the code
-produced them before the runner/settings redesign (issue 11); the current code must produce the same paths.
-Regenerate (only for an intended schema change): ``python -m tests.integration.test_result_schemas``.
+``tests/data/result_schemas.json`` holds the recursive key paths (and JSON types) of each result. It was made from
+the code before the runner/settings redesign (issue 11), which had to produce the same paths, and regenerated for the
+intended additions since (issue 14: ``runtime.static_shapes``, ``metric_params``, the qualify spec's metric
+parameters). Regenerate (only for an intended schema change): ``python -m tests.integration.test_result_schemas``.
 """
 
 from __future__ import annotations
