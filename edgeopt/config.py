@@ -13,6 +13,7 @@ ENV_TARGETS_DIR = "EDGEOPT_TARGETS_DIR"
 ENV_INVENTORY = "EDGEOPT_INVENTORY"
 ENV_HISTORY_DB = "EDGEOPT_HISTORY_DB"
 ENV_TOOLS_DIR = "EDGEOPT_TOOLS_DIR"
+ENV_WHEELS_DIR = "EDGEOPT_WHEELS_DIR"
 
 
 @dataclass(frozen=True)
@@ -26,12 +27,15 @@ class Settings:
             ``XDG_DATA_HOME`` defaulting to ``~/.local/share``).
         tools_dir: isolated tool environments (``EDGEOPT_TOOLS_DIR``; else ``$XDG_CACHE_HOME/edgeopt/tools``,
             ``XDG_CACHE_HOME`` defaulting to ``~/.cache``).
+        wheels_dir: wheels downloaded for devices by ``edgeopt devices setup --offline`` (``EDGEOPT_WHEELS_DIR``;
+            else ``$XDG_CACHE_HOME/edgeopt/wheels``).
     """
 
     targets_dirs: tuple[Path, ...] = ()
     inventory: Path | None = None
     history_db: Path | None = None
     tools_dir: Path | None = None
+    wheels_dir: Path | None = None
 
 
 def from_environment(environ: dict[str, str] | None = None) -> Settings:
@@ -46,5 +50,7 @@ def from_environment(environ: dict[str, str] | None = None) -> Settings:
     tools = env.get(ENV_TOOLS_DIR, "").strip()
     cache_home = env.get("XDG_CACHE_HOME", "").strip() or str(Path(env.get("HOME") or Path.home()) / ".cache")
     tools_dir = Path(tools).expanduser() if tools else Path(cache_home) / "edgeopt" / "tools"
+    wheels = env.get(ENV_WHEELS_DIR, "").strip()
+    wheels_dir = Path(wheels).expanduser() if wheels else Path(cache_home) / "edgeopt" / "wheels"
     return Settings(targets_dirs=dirs, inventory=Path(inventory).expanduser() if inventory else None,
-                    history_db=history_db, tools_dir=tools_dir)
+                    history_db=history_db, tools_dir=tools_dir, wheels_dir=wheels_dir)
