@@ -10,6 +10,7 @@ import click
 from ..fleet import FleetProgress, fleet_benchmark
 from ..fsutil import atomic_write_text
 from .common import emit_json, json_option, parse_runtime_options, parse_shapes, shape_options, targets_dir_option
+from .fleet_check_cmd import check_cmd
 from .fleet_options import FleetOptions, fleet_options
 from .fleet_render import render_fleet
 from .history_options import HistoryOptions, history_options
@@ -101,3 +102,6 @@ def bench_cmd(model: Path, fleet: FleetOptions, inventory: Path | None, key: Pat
     else:
         render_fleet(result)
     return result.exit_code
+
+
+fleet.add_command(check_cmd)

@@ -134,3 +134,15 @@ def test_cli_json_junit_history_and_empty_selection(lab: Lab, tiny_cnn: Path, tm
     err = capsys.readouterr()
     assert code == 2 and "no device has tag 'tag:rpi9'" in err.err and "tags: even, lab, odd, off" in err.err
     assert str(lab.inventory) in json.loads(err.out)["error"]
+
+
+def test_fleet_check_probes_every_device_in_parallel(lab: Lab, capsys):
+    code = main(["fleet", "check", "--devices", "tag:lab", "--inventory", str(lab.inventory), "--known-hosts",
+                 str(lab.known_hosts), "--json"])
+    rows = {r["device"]: r for r in json.loads(capsys.readouterr().out)["devices"]}
+    assert code == 1 and list(rows) == ["lab-00", "lab-01", "lab-02", "lab-03", "lab-off"]
+    for name in ("lab-00", "lab-01", "lab-02", "lab-03"):
+        report = rows[name]["report"]
+        assert report["ready"] and report["packages"]["numpy"] and report["workdir"] == str(lab[name].workdir)
+    assert rows["lab-off"]["error_kind"] == "unreachable" and rows["lab-off"]["report"] is None
+    _assert_devices_clean(lab)
