@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import datetime as _dt
-import inspect
 import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from .._version import __version__
 from ..errors import InputError
 from ..runners.ssh_session import SshTimeouts
 from .aggregate import DEFAULT_OUTLIER_PCT, aggregate
@@ -26,6 +25,13 @@ DEADLINE_MARGIN_S = 300.0
 # benchmark() arguments a fleet sets itself, per device.
 _FLEET_OWNED = ("runner", "progress", "host", "device", "key", "python", "inventory", "known_hosts",
                 "accept_new_host_key", "target", "targets_dirs")
+# The measurement options of edgeopt.benchmark a fleet passes through unchanged to every device (a unit test
+# keeps this list equal to benchmark()'s keyword arguments minus _FLEET_OWNED).
+BENCH_OPTIONS = frozenset({
+    "fps", "use_target_fps", "percentile", "iterations", "min_duration_s", "max_duration_s", "warmup", "warmup_s",
+    "threads", "streams", "batch", "seed", "shapes", "inputs", "runtime", "runtime_options", "keep_samples",
+    "energy", "power_sensor", "sysfs_root", "power_rate_hz", "power_idle_s", "vcgencmd", "pacing_fps",
+})
 
 
 def default_deadline_s(max_duration_s: float = 600.0) -> float:
@@ -34,9 +40,7 @@ def default_deadline_s(max_duration_s: float = 600.0) -> float:
 
 
 def _bench_options(options: dict[str, Any]) -> dict[str, Any]:
-    from ..bench import benchmark
-
-    known = set(inspect.signature(benchmark).parameters) - {"model", *_FLEET_OWNED}
+    known = BENCH_OPTIONS
     for name in options:
         if name in _FLEET_OWNED:
             raise InputError(f"fleet_benchmark: '{name}' is set per device by the fleet; pass devices=/inventory= "

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ... import __version__
+from ..._version import __version__
 from ...config import from_environment
 from ...enums import RuntimeName
 from ...errors import RunnerError

@@ -91,9 +91,11 @@ class RayExecutor:
         try:
             ray.init(address="auto", **quiet)
             return
-        except (ConnectionError, RuntimeError, ValueError):
-            pass  # no cluster on this machine: start one
-        ray.init(resources=resources, **quiet)
+        except ConnectionError as exc:
+            if "could not find any running ray instance" not in str(exc).lower():  # e.g. several clusters
+                raise InputError(f"--executor ray: {' '.join(str(exc).split())}; set RAY_ADDRESS or pass "
+                                 "--executor ray://HOST:PORT") from None
+        ray.init(resources=resources, **quiet)  # no cluster on this machine: start one for this run
         self._started_here = True
 
     def execute(self, jobs: Sequence[DeviceJob], *, parallel: int, events: DeviceEvents,

@@ -33,3 +33,12 @@ def test_missing_model_and_escaping_paths_are_refused(tmp_path: Path):
     ref = ModelRef.of(make_matmul_model(tmp_path / "m.onnx"))
     with pytest.raises(InputError, match="not a relative path"):
         ref.locate({"../evil.onnx": b"x"}, tmp_path / "cache")
+
+
+def test_the_fleet_passes_every_benchmark_option_through():
+    import inspect
+
+    from edgeopt.bench import benchmark
+    from edgeopt.fleet.api import _FLEET_OWNED, BENCH_OPTIONS
+
+    assert set(inspect.signature(benchmark).parameters) - {"model", *_FLEET_OWNED} == BENCH_OPTIONS
