@@ -136,7 +136,7 @@ def main() -> int:
             if "ray" in args.executors:
                 import ray
 
-                ray.init(resources={f"edgeopt-device:{d.name}": 1.0 for d in lab.devices},
+                ray.init(address="local", resources={f"edgeopt-device:{d.name}": 1.0 for d in lab.devices},
                          include_dashboard=False, log_to_driver=False)
             try:
                 report = summarize(measure(model, lab, args), args)

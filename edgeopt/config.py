@@ -14,6 +14,7 @@ ENV_INVENTORY = "EDGEOPT_INVENTORY"
 ENV_HISTORY_DB = "EDGEOPT_HISTORY_DB"
 ENV_TOOLS_DIR = "EDGEOPT_TOOLS_DIR"
 ENV_WHEELS_DIR = "EDGEOPT_WHEELS_DIR"
+ENV_RAY_ADDRESS = "RAY_ADDRESS"
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,8 @@ class Settings:
             ``XDG_CACHE_HOME`` defaulting to ``~/.cache``).
         wheels_dir: wheels downloaded for devices by ``edgeopt devices setup --offline`` (``EDGEOPT_WHEELS_DIR``;
             else ``$XDG_CACHE_HOME/edgeopt/wheels``).
+        ray_address: the Ray cluster ``--executor ray`` joins (``RAY_ADDRESS``, Ray's own variable; None: a local
+            cluster is started for the run).
     """
 
     targets_dirs: tuple[Path, ...] = ()
@@ -36,6 +39,7 @@ class Settings:
     history_db: Path | None = None
     tools_dir: Path | None = None
     wheels_dir: Path | None = None
+    ray_address: str | None = None
 
 
 def from_environment(environ: dict[str, str] | None = None) -> Settings:
@@ -52,5 +56,6 @@ def from_environment(environ: dict[str, str] | None = None) -> Settings:
     tools_dir = Path(tools).expanduser() if tools else Path(cache_home) / "edgeopt" / "tools"
     wheels = env.get(ENV_WHEELS_DIR, "").strip()
     wheels_dir = Path(wheels).expanduser() if wheels else Path(cache_home) / "edgeopt" / "wheels"
+    ray_address = env.get(ENV_RAY_ADDRESS, "").strip() or None
     return Settings(targets_dirs=dirs, inventory=Path(inventory).expanduser() if inventory else None,
-                    history_db=history_db, tools_dir=tools_dir, wheels_dir=wheels_dir)
+                    history_db=history_db, tools_dir=tools_dir, wheels_dir=wheels_dir, ray_address=ray_address)

@@ -50,8 +50,10 @@ def fleet_options(required: bool = False) -> Callable[[F], F]:
                          help="Inventory devices to run on at once: names, tag:TAG, globs (pi5-*), comma-separated."),
             click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
                          help="Devices run at the same time at most [default: all selected]."),
-            click.option("--executor", metavar="local|ray|ray://ADDR", default="local", show_default=True,
-                         help="Where device jobs run: a thread pool here, or Ray (pip install 'edgeopt[ray]')."),
+            click.option("--executor", metavar="local|ray|ray:auto|ray:HOST:PORT|ray://HOST:PORT", default="local",
+                         show_default=True,
+                         help="Where device jobs run: a thread pool here, or Ray (pip install 'edgeopt[ray]'): ray "
+                              "= $RAY_ADDRESS or a local cluster for the run."),
             click.option("--deadline", type=click.FloatRange(min=0.001), default=None, metavar="SECONDS",
                          help="Per-device deadline from its start [default: --max-duration + 300]."),
         ]

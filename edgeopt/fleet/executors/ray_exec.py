@@ -9,8 +9,9 @@ once per node (:mod:`..artifacts`). Progress comes back through a ``ray.util.que
 deadline (plus grace) is cancelled with ``ray.cancel(force=True)``, which kills its worker and so its SSH
 session: the agent on the device then ends itself. Nothing here schedules, queues or calls remotely by hand.
 
-``executor``: ``ray`` joins the Ray instance this process already has, else the cluster ``ray start`` left on
-this machine (or ``RAY_ADDRESS``), else starts a local one; ``ray://HOST:PORT`` connects through Ray Client.
+Where: the Ray instance this process already has; else ``address`` (``auto`` for the cluster ``ray start`` runs
+on this machine, a GCS ``HOST:PORT``, or ``ray://HOST:PORT`` for Ray Client); else a local cluster started for
+the run (``address="local"``: a stale cluster file of a dead ``ray start`` is never followed).
 """
 
 from __future__ import annotations
@@ -71,31 +72,29 @@ class RayExecutor:
     """Runs device jobs as Ray tasks.
 
     Args:
-        address: None for ``ray`` (join or start a cluster on this machine), or ``ray://HOST:PORT``.
+        address: the cluster to join (``auto``, ``HOST:PORT``, ``ray://HOST:PORT``); None: start a local one.
         shared_paths: workers can open the host's model path (None: only when this process started the cluster).
+        name: the result's ``executor``.
     """
 
-    def __init__(self, address: str | None = None, *, shared_paths: bool | None = None) -> None:
+    def __init__(self, address: str | None = None, *, shared_paths: bool | None = None,
+                 name: str | None = None) -> None:
         self.address = address
-        self.name = address or "ray"
+        self.name = name or (f"ray:{address}" if address and not address.startswith("ray://") else address or "ray")
         self.shared_paths = shared_paths
         self._started_here = False
 
     def _connect(self, ray: Any, resources: dict[str, float]) -> None:
         if ray.is_initialized():
             return
-        quiet = {"include_dashboard": False, "log_to_driver": False}
         if self.address:
-            ray.init(address=self.address, log_to_driver=False)
+            try:
+                ray.init(address=self.address, log_to_driver=False)
+            except ConnectionError as exc:
+                raise InputError(f"--executor {self.name}: no Ray cluster there ({' '.join(str(exc).split())}); "
+                                 "start it (ray start --head) or use --executor ray for a local one") from None
             return
-        try:
-            ray.init(address="auto", **quiet)
-            return
-        except ConnectionError as exc:
-            if "could not find any running ray instance" not in str(exc).lower():  # e.g. several clusters
-                raise InputError(f"--executor ray: {' '.join(str(exc).split())}; set RAY_ADDRESS or pass "
-                                 "--executor ray://HOST:PORT") from None
-        ray.init(resources=resources, **quiet)  # no cluster on this machine: start one for this run
+        ray.init(address="local", resources=resources, include_dashboard=False, log_to_driver=False)
         self._started_here = True
 
     def execute(self, jobs: Sequence[DeviceJob], *, parallel: int, events: DeviceEvents,

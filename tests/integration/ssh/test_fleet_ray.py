@@ -30,7 +30,7 @@ def ray_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     with Lab(tmp_path_factory.mktemp("ray-lab"), 4, unreachable=["lab-off"]) as lab:
         # lab-off gets no resource: no node can reach it, which the executor must report, not wait for
         resources = {f"edgeopt-device:{d.name}": 1.0 for d in lab.devices if d.sshd is not None}
-        ray.init(resources=resources, num_cpus=2, include_dashboard=False, log_to_driver=False)
+        ray.init(address="local", resources=resources, num_cpus=2, include_dashboard=False, log_to_driver=False)
         try:
             yield lab
         finally:

@@ -85,6 +85,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Lab, str
             for proc in (worker, head):
                 if proc is not None:
                     _stop(proc)
+            current = Path("/tmp/ray/ray_current_cluster")  # left behind when the head had to be killed
+            if current.exists() and current.read_text().strip() == address:
+                current.unlink()
 
 
 def test_each_device_runs_on_the_node_that_offers_it(cluster, tiny_cnn: Path, monkeypatch: pytest.MonkeyPatch):

@@ -42,9 +42,17 @@ def test_live_table_renders_every_device_and_keeps_brackets_literal():
 
 
 def test_executor_names():
+    from edgeopt.config import Settings
+
     assert isinstance(make_executor("local"), LocalExecutor)
-    assert make_executor("ray://10.0.0.5:10001").name == "ray://10.0.0.5:10001"
-    with pytest.raises(InputError, match="--executor 'dask': use one of local, ray, ray://HOST:PORT"):
+    client = make_executor("ray://10.0.0.5:10001")
+    assert client.name == "ray://10.0.0.5:10001" and client.address == "ray://10.0.0.5:10001"
+    assert make_executor("ray:auto").address == "auto"
+    assert make_executor("ray:10.0.0.5:6379").address == "10.0.0.5:6379"
+    assert make_executor("ray", Settings()).address is None  # a local cluster
+    joined = make_executor("ray", Settings(ray_address="10.0.0.5:6379"))  # RAY_ADDRESS
+    assert joined.address == "10.0.0.5:6379" and joined.name == "ray"
+    with pytest.raises(InputError, match="--executor 'dask': use one of local, ray, ray:auto"):
         make_executor("dask")
 
 
