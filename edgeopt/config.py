@@ -15,6 +15,8 @@ ENV_HISTORY_DB = "EDGEOPT_HISTORY_DB"
 ENV_TOOLS_DIR = "EDGEOPT_TOOLS_DIR"
 # Also read by the agent (edgeopt_agent.runtimes), which cannot import this module; the local runner passes it on.
 ENV_PLUGIN_PATH = "EDGEOPT_PLUGIN_PATH"
+ENV_WHEELS_DIR = "EDGEOPT_WHEELS_DIR"
+ENV_RAY_ADDRESS = "RAY_ADDRESS"
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,10 @@ class Settings:
         plugin_path: directories holding plug-in distributions that are not installed (``EDGEOPT_PLUGIN_PATH``,
             ``os.pathsep``-separated): each directory is put on ``sys.path`` so the entry points of the
             ``*.dist-info`` folders in it count like installed ones (:mod:`edgeopt.plugins`).
+        wheels_dir: wheels downloaded for devices by ``edgeopt devices setup --offline`` (``EDGEOPT_WHEELS_DIR``;
+            else ``$XDG_CACHE_HOME/edgeopt/wheels``).
+        ray_address: the Ray cluster ``--executor ray`` joins (``RAY_ADDRESS``, Ray's own variable; None: a local
+            cluster is started for the run).
     """
 
     targets_dirs: tuple[Path, ...] = ()
@@ -38,6 +44,8 @@ class Settings:
     history_db: Path | None = None
     tools_dir: Path | None = None
     plugin_path: tuple[Path, ...] = ()
+    wheels_dir: Path | None = None
+    ray_address: str | None = None
 
 
 def from_environment(environ: dict[str, str] | None = None) -> Settings:
@@ -53,5 +61,9 @@ def from_environment(environ: dict[str, str] | None = None) -> Settings:
     cache_home = env.get("XDG_CACHE_HOME", "").strip() or str(Path(env.get("HOME") or Path.home()) / ".cache")
     tools_dir = Path(tools).expanduser() if tools else Path(cache_home) / "edgeopt" / "tools"
     plugins = tuple(Path(p).expanduser() for p in env.get(ENV_PLUGIN_PATH, "").split(os.pathsep) if p.strip())
+    wheels = env.get(ENV_WHEELS_DIR, "").strip()
+    wheels_dir = Path(wheels).expanduser() if wheels else Path(cache_home) / "edgeopt" / "wheels"
+    ray_address = env.get(ENV_RAY_ADDRESS, "").strip() or None
     return Settings(targets_dirs=dirs, inventory=Path(inventory).expanduser() if inventory else None,
-                    history_db=history_db, tools_dir=tools_dir, plugin_path=plugins)
+                    history_db=history_db, tools_dir=tools_dir, plugin_path=plugins, wheels_dir=wheels_dir,
+                    ray_address=ray_address)

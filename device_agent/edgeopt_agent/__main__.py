@@ -16,7 +16,7 @@ import sys
 import threading
 from typing import Any, Callable, Dict, List
 
-from . import __version__, environment, runtimes
+from . import __version__, deps, environment, runtimes
 from . import probe as probe_facts
 from .lock import DeviceLock, LockBusy
 from .protocol import ERROR_INPUT, ERROR_TIMEOUT, STATUS_ERROR, ProtocolError, RawRun, Request
@@ -139,6 +139,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                          request=bad.to_dict(), agent_version=__version__)
             _write_result(raw, args.result, stdout_fd)
             return 2
+        missing = deps.check(request)  # numpy and the runtime, before the lock: one line instead of a traceback
+        if missing is not None:
+            _write_result(missing, args.result, stdout_fd)
+            return deps.EXIT_MISSING
         if args.lock_dir:
             lock = DeviceLock(args.lock_dir)
             _CLEANUPS.append(lock.release)

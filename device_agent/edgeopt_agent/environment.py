@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import sys
@@ -71,6 +72,34 @@ def temperatures_c() -> Dict[str, float]:
     return out
 
 
+def load_average_1m() -> Optional[float]:
+    """1-minute load average: well above 0 on an idle board means another process is using the CPU."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (OSError, AttributeError):
+        return None
+
+
+def cpu_cur_mhz() -> Optional[float]:
+    """cpu0's current clock (cpufreq), MHz; far below its maximum under load means the clock is capped."""
+    raw = _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq")
+    return int(raw) / 1000.0 if raw and raw.isdigit() else None
+
+
+def throttling() -> Dict[str, int]:
+    """Throttling the kernel reports: the Raspberry Pi firmware's flags, x86 thermal throttle event counts."""
+    out: Dict[str, int] = {}
+    flags = _read("/sys/devices/platform/soc/soc:firmware/get_throttled")
+    if flags:
+        with contextlib.suppress(ValueError):  # bit 0 under-voltage, 1 clock capped, 2 throttled, 3 soft temp limit
+            out["rpi_flags"] = int(flags, 16)
+    for kind in ("core", "package"):
+        count = _read("/sys/devices/system/cpu/cpu0/thermal_throttle/%s_throttle_count" % kind)
+        if count and count.isdigit():
+            out["%s_thermal_events" % kind] = int(count)
+    return out
+
+
 def collect(runtime_versions: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
     """Facts about this machine, Python and numpy; the runtime adds its own version."""
     import numpy
@@ -90,6 +119,9 @@ def collect(runtime_versions: Optional[Dict[str, str]] = None) -> Dict[str, Any]
         "memory_total_mb": memory_total_mb(),
         "governor": _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
         "temperature_c": temperatures_c(),
+        "load_avg_1m": load_average_1m(),
+        "cpu_cur_mhz": cpu_cur_mhz(),
+        "throttling": throttling(),
         "runtimes": dict(runtime_versions or {}),
     }
 

@@ -15,10 +15,11 @@ _out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty
 
 def render_inventory(inv: Inventory) -> None:
     table = Table(title=f"devices in {inv.source}")
-    for col in ("name", "address", "target", "python", "workdir", "key"):
+    for col in ("name", "address", "target", "tags", "python", "workdir", "key"):
         table.add_column(col)
     for d in inv.devices:
-        table.add_row(d.name, d.label(), d.target, d.python, d.workdir, str(d.key) if d.key else "(ssh-agent)")
+        table.add_row(d.name, d.label(), d.target, ", ".join(d.tags) or "-", d.python, d.workdir,
+                      str(d.key) if d.key else "(ssh-agent)")
     _out.print(table)
     if not inv.devices:
         _out.print("no devices yet: add one (docs/devices.md)")

@@ -18,6 +18,8 @@ from .._version import __version__
 from ..errors import EdgeoptError, ExitCode
 from .bench_cmd import bench
 from .devices_cmd import devices
+from .devices_setup_cmd import setup_cmd
+from .fleet_cmd import fleet
 from .history_cmd import baseline, compare_cmd, history_cmd
 from .inspect_cmd import inspect_cmd
 from .json_out import emit_json, stdout_reserved_for_json
@@ -54,6 +56,8 @@ cli.add_command(baseline)
 cli.add_command(tools)
 cli.add_command(sweep_cmd)
 cli.add_command(profile_cmd)
+cli.add_command(fleet)
+devices.add_command(setup_cmd)
 
 
 def _fail(message: str, code: int, as_json: bool) -> int:

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from ..config import Settings, from_environment
 from ..errors import InputError
+from .provisioned import apply_setup_state
 from .schema import Inventory
 
 DEFAULT_INVENTORY = Path("devices.yaml")
@@ -26,15 +27,18 @@ def default_inventory_path(settings: Settings | None = None) -> Path:
     return settings.inventory or DEFAULT_INVENTORY
 
 
-def load_inventory(path: Path | None = None, *, settings: Settings | None = None) -> Inventory:
+def load_inventory(path: Path | None = None, *, settings: Settings | None = None,
+                   setup_state: bool = True) -> Inventory:
     """Load and validate an inventory file.
 
     Relative ``key`` paths are taken relative to the file's directory and ``~`` is expanded, so an inventory
-    works from any current directory.
+    works from any current directory. A device without ``python:`` that ``edgeopt devices setup`` provisioned
+    gets the venv interpreter recorded in ``<stem>.state.json`` beside the file (:mod:`.provisioned`).
 
     Args:
         path: the file; None uses :func:`default_inventory_path`.
         settings: environment settings (default: read from the environment).
+        setup_state: apply the recorded setup interpreters (False: the file's own values, as setup needs).
 
     Returns:
         The inventory, with ``source`` set to the file.
@@ -71,6 +75,8 @@ def load_inventory(path: Path | None = None, *, settings: Settings | None = None
     devices = [
         d.model_copy(update={"key": _resolve_key(d.key, base)}) if d.key is not None else d for d in inventory.devices
     ]
+    if setup_state:
+        devices = apply_setup_state(devices, path)
     return inventory.model_copy(update={"devices": devices, "source": path})
 
 

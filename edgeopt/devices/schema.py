@@ -19,6 +19,7 @@ DEFAULT_KNOWN_HOSTS = Path("~/.ssh/known_hosts")
 DEFAULT_WORKDIR = ".cache/edgeopt"
 _HOST = re.compile(r"^(?:[A-Za-z0-9_][A-Za-z0-9_.-]*|[0-9A-Fa-f:.]+(?:%[A-Za-z0-9_.-]+)?)$")
 _SAFE_PATH = re.compile(r"^[^\x00-\x1f\x7f]+$")
+_TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 class SshAddress(BaseModel):
@@ -69,10 +70,22 @@ class Device(SshAddress):
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Name used with --device.")
     target: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$", description="Target name (edgeopt targets), e.g. rpi5.")
+    tags: list[str] = Field(default_factory=list,
+                            description="Labels for selecting many devices (--devices tag:NAME), e.g. [rpi5, shelf-a].")
+
+    @field_validator("tags")
+    @classmethod
+    def _tags_ok(cls, value: list[str]) -> list[str]:
+        for tag in value:
+            if not _TAG.match(tag):
+                raise ValueError(f"tag {tag!r}: use letters, digits, '.', '_' and '-', starting with a letter or digit")
+        if len(set(value)) != len(value):
+            raise ValueError("a tag appears twice; list each tag once")
+        return value
 
     def address(self, *, key: Path | None = None, python: str | None = None) -> SshAddress:
         """The SSH address, with ``--key`` / ``--python`` given on the command line taking precedence."""
-        data = self.model_dump(exclude={"name", "target"})
+        data = self.model_dump(exclude={"name", "target", "tags"})
         if key is not None:
             data["key"] = key
         if python is not None:
@@ -103,6 +116,10 @@ class Inventory(BaseModel):
 
     def names(self) -> list[str]:
         return [d.name for d in self.devices]
+
+    def tags(self) -> list[str]:
+        """Every tag used by a device, sorted."""
+        return sorted({t for d in self.devices for t in d.tags})
 
     def get(self, name: str) -> Device:
         """The device called ``name``.

@@ -1,0 +1,48 @@
+"""Terminal rendering of a fleet result: a row per device, then the fleet's spread and outliers."""
+
+from __future__ import annotations
+
+import sys
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..fleet.result import FleetResult, Spread
+
+
+def _spread(name: str, s: Spread | None) -> str:
+    if s is None:
+        return f"{name}: no device ran"
+    cv = f", CV {s.cv:.1%}" if s.cv is not None else ""
+    return (f"{name}: median {s.median_ms:.3f} ms over {s.devices} devices, min {s.min_ms:.3f} ({s.min_device}), "
+            f"max {s.max_ms:.3f} ({s.max_device}){cv}")
+
+
+def render_fleet(result: FleetResult) -> None:
+    """Print the per-device table and the aggregate to stdout."""
+    out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    table = Table(title=f"fleet bench {result.model} ({result.executor}, {result.jobs} at a time)")
+    for col in ("device", "target", "status", "p50 ms", "p99 ms", "items/s", "verdict", "s", "notes"):
+        table.add_column(col, overflow="fold")
+    for r in result.rows:
+        if r.result is not None:
+            lat = r.result.latency_ms
+            verdict = "pass" if r.result.passed else "FAIL"
+            cells = [f"{lat.p50:.3f}", f"{lat.p99:.3f}", f"{r.result.throughput_ips:.1f}", verdict]
+            notes = "; ".join(r.conditions)
+        else:
+            cells, notes = ["-", "-", "-", "error"], f"{r.error_kind}: {r.error}"
+        table.add_row(Text(r.device), r.target, r.status, *cells, f"{r.seconds:.1f}", Text(notes))
+    out.print(table)
+    a = result.aggregate
+    out.print(Text(_spread("p50", a.p50)))
+    out.print(Text(_spread("p99", a.p99)))
+    for o in a.outliers:
+        out.print(Text(f"outlier: {o.device} {o.metric} {o.value_ms:.3f} ms ({o.deviation_pct:+.1f}% vs median "
+                       f"{o.fleet_median_ms:.3f}); likely: {'; '.join(o.likely_causes)}"))
+    if a.failed:
+        out.print(Text(f"could not run: {', '.join(a.failed)}"))
+    if a.not_passed:
+        out.print(Text(f"failed budget or invalid: {', '.join(a.not_passed)}"))
+    out.print(Text(f"{a.ok}/{a.devices} devices ran in {result.seconds:.1f} s; exit {result.exit_code}"))

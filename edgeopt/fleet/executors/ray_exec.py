@@ -1,0 +1,197 @@
+"""The Ray executor (``pip install 'edgeopt[ray]'``): Ray's own scheduler places the device jobs.
+
+Each device is a Ray custom resource of capacity 1, ``{"edgeopt-device:NAME": 1}``, declared on the node that
+can reach it (``ray start --resources '{"edgeopt-device:pi5-01": 1}'``; for a cluster this executor starts in
+this process, on this machine, every selected device). A job asks for its device's resource and no CPU (it
+waits on SSH), so Ray serializes work per device and spreads it across devices and nodes. Models travel by
+content hash: one ``ray.put`` of the files' bytes when the cluster is not this process's own, materialized
+once per node (:mod:`..artifacts`). Progress comes back through a ``ray.util.queue.Queue``; a job past its
+deadline (plus grace) is cancelled with ``ray.cancel(force=True)``, which kills its worker and so its SSH
+session: the agent on the device then ends itself. Nothing here schedules, queues or calls remotely by hand.
+
+Where: the Ray instance this process already has; else ``address`` (``auto`` for the cluster ``ray start`` runs
+on this machine, a GCS ``HOST:PORT``, or ``ray://HOST:PORT`` for Ray Client); else a local cluster started for
+the run (``address="local"``: a stale cluster file of a dead ``ray start`` is never followed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from ...errors import InputError
+from ..jobs import DeviceJob
+from ..progress import done_event
+from ..result import DeviceOutcome
+from .base import STUCK_GRACE_S, DeviceEvents, stuck_row
+
+INSTALL_HINT = "pip install 'edgeopt[ray]'"
+# Agent progress lines forwarded from a worker at most this often per device (phases always go through).
+_PROGRESS_EVERY_S = 1.0
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or an InputError saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise InputError(f"--executor ray needs Ray, which is not installed: {INSTALL_HINT}") from None
+    return ray
+
+
+class _QueueSink:
+    """A picklable progress sink: puts ``(device, event)`` on a Ray queue, throttling progress ticks."""
+
+    def __init__(self, queue: Any, device: str) -> None:
+        self.queue, self.device = queue, device
+        self._last = 0.0
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        now = time.monotonic()
+        if event.get("event") == "progress" and now - self._last < _PROGRESS_EVERY_S:
+            return
+        self._last = now
+        with contextlib.suppress(Exception):  # progress is best effort: a full or closed queue never fails a run
+            self.queue.put_nowait((self.device, event))
+
+
+def run_on_worker(job: DeviceJob, blobs: Mapping[str, bytes] | None, queue: Any) -> DeviceOutcome:
+    """The Ray task body (module level, so workers import it by name)."""
+    import ray
+
+    sink = _QueueSink(queue, job.device.name)
+    sink({"event": "state", "state": "running"})
+    row = job(blobs, sink)
+    node = ray.get_runtime_context().get_node_id()
+    return row.model_copy(update={"worker": f"ray:{node[:12]}"})
+
+
+class RayExecutor:
+    """Runs device jobs as Ray tasks.
+
+    Args:
+        address: the cluster to join (``auto``, ``HOST:PORT``, ``ray://HOST:PORT``); None: start a local one.
+        shared_paths: workers can open the host's model path (None: only when this process started the cluster).
+        name: the result's ``executor``.
+    """
+
+    def __init__(self, address: str | None = None, *, shared_paths: bool | None = None,
+                 name: str | None = None) -> None:
+        self.address = address
+        self.name = name or (f"ray:{address}" if address and not address.startswith("ray://") else address or "ray")
+        self.shared_paths = shared_paths
+        self._started_here = False
+
+    def _connect(self, ray: Any, resources: dict[str, float]) -> None:
+        if ray.is_initialized():
+            return
+        if self.address:
+            try:
+                ray.init(address=self.address, log_to_driver=False)
+            except ConnectionError as exc:
+                raise InputError(f"--executor {self.name}: no Ray cluster there ({' '.join(str(exc).split())}); "
+                                 "start it (ray start --head) or use --executor ray for a local one") from None
+            return
+        ray.init(address="local", resources=resources, include_dashboard=False, log_to_driver=False)
+        self._started_here = True
+
+    def execute(self, jobs: Sequence[DeviceJob], *, parallel: int, events: DeviceEvents,
+                grace_s: float = STUCK_GRACE_S) -> Iterator[tuple[int, DeviceOutcome]]:
+        ray = import_ray()
+        from ray.util.queue import Queue
+
+        self._connect(ray, {job.device.resource: 1.0 for job in jobs})
+        offered = ray.cluster_resources()
+        queue = Queue(actor_options={"num_cpus": 0})
+        try:
+            runnable = []
+            for i, job in enumerate(jobs):
+                if offered.get(job.device.resource, 0) < 1:
+                    row = job.error_row("unreachable", _no_resource(job), 0.0)
+                    events(row.device, done_event(row))
+                    yield i, row
+                else:
+                    runnable.append(i)
+            yield from self._run(ray, jobs, runnable, queue, parallel, events, grace_s)
+        finally:
+            with contextlib.suppress(Exception):  # the cluster may already be gone
+                queue.shutdown(force=True)
+            if self._started_here:
+                ray.shutdown()
+                self._started_here = False
+
+    def _blobs(self, ray: Any, jobs: Sequence[DeviceJob]) -> dict[str, Any]:
+        """One object-store reference per distinct model (by content hash), unless workers share our paths."""
+        shared = self._started_here if self.shared_paths is None else self.shared_paths
+        refs: dict[str, Any] = {}
+        for job in jobs:
+            model = job.model_ref()
+            if model is not None and not shared and model.key not in refs:
+                refs[model.key] = ray.put(model.read_blobs())
+        return refs
+
+    def _run(self, ray: Any, jobs: Sequence[DeviceJob], todo: list[int], queue: Any, parallel: int,
+             events: DeviceEvents, grace_s: float) -> Iterator[tuple[int, DeviceOutcome]]:
+        blobs = self._blobs(ray, [jobs[i] for i in todo])
+        task = ray.remote(run_on_worker)
+        inflight: dict[Any, int] = {}
+        started: dict[int, float] = {}
+        names = {jobs[i].device.name: i for i in todo}
+        waiting = list(todo)
+        try:
+            while waiting or inflight:
+                while waiting and len(inflight) < max(1, parallel):
+                    i = waiting.pop(0)
+                    model = jobs[i].model_ref()
+                    ref = task.options(resources={jobs[i].device.resource: 1}, num_cpus=0, max_retries=0,
+                                       name=f"edgeopt-fleet:{jobs[i].device.name}").remote(
+                        jobs[i], blobs.get(model.key) if model is not None else None, queue)
+                    inflight[ref] = i
+                ready, _ = ray.wait(list(inflight), num_returns=1, timeout=0.5)
+                for name, event in _drain(queue):
+                    if event.get("state") == "running" and name in names:
+                        started.setdefault(names[name], time.monotonic())
+                    events(name, event)
+                finished = []
+                for ref in ready:
+                    i = inflight.pop(ref)
+                    finished.append((i, _result(ray, ref, jobs[i], started.get(i))))
+                now = time.monotonic()
+                for ref, i in list(inflight.items()):
+                    if i in started and now - started[i] > jobs[i].deadline_s + grace_s:
+                        ray.cancel(ref, force=True)
+                        del inflight[ref]
+                        finished.append((i, stuck_row(jobs[i], now - started[i])))
+                for i, row in finished:  # before the next submission takes the slot
+                    events(row.device, done_event(row))
+                    yield i, row
+        finally:
+            for ref in inflight:  # stopped early: kill the workers, so their SSH sessions (and agents) end
+                with contextlib.suppress(Exception):
+                    ray.cancel(ref, force=True)
+
+
+def _drain(queue: Any) -> list[tuple[str, dict[str, Any]]]:
+    try:
+        size = queue.qsize()
+        return list(queue.get_nowait_batch(size)) if size else []
+    except Exception:  # a queue that went away takes only the progress display with it
+        return []
+
+
+def _result(ray: Any, ref: Any, job: DeviceJob, started: float | None) -> DeviceOutcome:
+    try:
+        return ray.get(ref)
+    except Exception as exc:  # the worker died (killed, out of memory, node lost): this device's row only
+        seconds = time.monotonic() - started if started is not None else 0.0
+        text = " ".join(str(exc).split())[:300]
+        return job.error_row("internal", f"the Ray worker running this device failed: {type(exc).__name__}: {text}",
+                             seconds)
+
+
+def _no_resource(job: DeviceJob) -> str:
+    res = job.device.resource
+    return (f"no Ray node offers the resource {res}: start the node that reaches {job.device.name} with "
+            f"ray start --resources '{{\"{res}\": 1}}' (docs/fleet.md)")

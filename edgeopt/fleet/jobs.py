@@ -1,0 +1,160 @@
+"""One job per device: plain, picklable callables that run the same under every executor.
+
+A job carries only data (the device's address, the model's :class:`ModelRef`, the benchmark options) and builds
+the device's own runner where it runs. It never raises for a device problem: whatever happens comes back as
+one row (``status="error"`` with a kind and a one-line message), so a dead board costs only its own row. Its
+deadline is enforced from inside, by a watchdog that aborts the runner's SSH session; the agent on the device
+sees its session go away, ends itself and releases the device lock.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..devices.dependency import name_device_in_hint
+from ..errors import EdgeoptError, InputError, RunnerError, RuntimeUnavailableError
+from .artifacts import ModelRef
+from .devices import AbortableSshRunner, FleetDevice
+from .result import DeviceOutcome, ErrorKind, FleetRow
+
+EventSink = Callable[[dict[str, Any]], None]
+
+
+class CancelToken(Protocol):
+    """Anything with ``is_set()`` (a ``threading.Event``): set it to stop a running job early."""
+
+    def is_set(self) -> bool: ...
+
+
+class DeviceJob(Protocol):
+    """What an executor runs: one device's work, returning its row."""
+
+    @property
+    def device(self) -> FleetDevice: ...
+
+    @property
+    def deadline_s(self) -> float: ...
+
+    def __call__(self, blobs: Mapping[str, bytes] | None = None, progress: EventSink | None = None,
+                 cancel: CancelToken | None = None) -> DeviceOutcome: ...
+
+    def model_ref(self) -> ModelRef | None: ...
+
+    def error_row(self, kind: ErrorKind, message: str, seconds: float) -> DeviceOutcome: ...
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+class _Watchdog:
+    """Aborts ``runner`` when ``deadline_s`` passes or ``cancel`` is set; ``fired`` says which happened."""
+
+    def __init__(self, runner: AbortableSshRunner, deadline_s: float, cancel: CancelToken | None) -> None:
+        self.runner, self.deadline_s, self.cancel = runner, deadline_s, cancel
+        self.fired: str | None = None
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="edgeopt-fleet-watchdog", daemon=True)
+
+    def _watch(self) -> None:
+        deadline = time.monotonic() + self.deadline_s
+        while not self._done.wait(0.2):
+            if self.cancel is not None and self.cancel.is_set():
+                self.fired = "cancel"
+            elif time.monotonic() >= deadline:
+                self.fired = "deadline"
+            if self.fired:
+                self.runner.abort()
+                return
+
+    def __enter__(self) -> _Watchdog:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join(timeout=2)
+
+
+def classify(exc: BaseException, device: str, *, connected: bool, fired: str | None = None,
+             deadline_s: float = 0.0) -> tuple[ErrorKind, str]:
+    """An exception from a device's job as (kind, one-line message).
+
+    Args:
+        exc: what the job raised.
+        device: the inventory name (put into a "run edgeopt devices setup" hint).
+        connected: whether the job ever got an SSH connection (else a runner error means "unreachable").
+        fired: ``deadline`` or ``cancel`` when the job's watchdog stopped it.
+        deadline_s: the job's deadline, for the message.
+    """
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if fired == "deadline":
+        return "deadline", f"stopped at the device deadline of {deadline_s:g} s ({text}); raise --deadline"
+    if fired == "cancel":
+        return "device", f"cancelled ({text})"
+    if isinstance(exc, RuntimeUnavailableError):
+        return "dependency", name_device_in_hint(text, device)
+    if isinstance(exc, RunnerError):
+        return ("device" if connected else "unreachable"), text
+    if isinstance(exc, InputError):
+        return "input", text
+    if isinstance(exc, EdgeoptError):
+        return "device", text
+    return "internal", f"{type(exc).__name__}: {text}"
+
+
+@dataclass(frozen=True)
+class BenchJob:
+    """``edgeopt.benchmark`` of one model on one device.
+
+    Attributes:
+        device: the device (its runner is built where the job runs).
+        model: the model, by content hash.
+        options: keyword arguments of :func:`edgeopt.benchmark` (plain values; no runner, host or progress).
+        deadline_s: the device's deadline, from the moment the job starts.
+        target: target override (None: the device's own).
+        targets_dirs: extra target directories (as for ``benchmark``).
+    """
+
+    device: FleetDevice
+    model: ModelRef
+    options: Mapping[str, Any] = field(default_factory=dict)
+    deadline_s: float = 900.0
+    target: str | None = None
+    targets_dirs: Sequence[Path] = ()
+
+    def model_ref(self) -> ModelRef:
+        return self.model
+
+    def _base(self) -> dict[str, Any]:
+        return {"device": self.device.name, "target": self.target or self.device.target,
+                "runner": f"ssh:{self.device.address.label()}", "tags": list(self.device.tags)}
+
+    def error_row(self, kind: ErrorKind, message: str, seconds: float) -> FleetRow:
+        return FleetRow(**self._base(), status="error", error=message, error_kind=kind, seconds=round(seconds, 3))
+
+    def __call__(self, blobs: Mapping[str, bytes] | None = None, progress: EventSink | None = None,
+                 cancel: CancelToken | None = None) -> FleetRow:
+        from ..bench import benchmark  # the heavy stack loads on the worker, once
+
+        started, started_at = time.perf_counter(), _now()
+        runner = self.device.runner()
+        with _Watchdog(runner, self.deadline_s, cancel) as dog:
+            try:
+                result = benchmark(self.model.locate(blobs), target=self.target or self.device.target, runner=runner,
+                                   progress=progress, targets_dirs=self.targets_dirs, **self.options)
+            except Exception as exc:  # every failure of this device becomes its row, never another device's
+                kind, message = classify(exc, self.device.name, connected=runner.connected, fired=dog.fired,
+                                         deadline_s=self.deadline_s)
+                row = self.error_row(kind, message, time.perf_counter() - started)
+                return row.model_copy(update={"started_at": started_at})
+        if blobs is not None:  # a copy from the object store: report the model under its host path
+            result = result.model_copy(update={"model": result.model.model_copy(update={"path": str(self.model.path)})})
+        return FleetRow(**self._base(), status="ok", seconds=round(time.perf_counter() - started, 3),
+                        started_at=started_at, result=result)

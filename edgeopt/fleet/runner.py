@@ -1,0 +1,64 @@
+"""``FleetRunner``: a fleet executes one job per device, each through that device's own runner.
+
+It is the third runner beside the local and SSH ones, but it does not fan one request out: a caller gives it a
+job factory (``BenchJob`` for a benchmark; a sweep or qualify step per device likewise), and the runner runs one
+job per selected device on its executor, with bounded concurrency, a deadline per device and live progress,
+and returns one row per device in selection order. A device that fails costs only its own row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..errors import InputError
+from .devices import FleetDevice
+from .executors import DeviceEvents, Executor, make_executor
+from .executors.base import STUCK_GRACE_S
+from .jobs import DeviceJob
+from .result import DeviceOutcome
+
+
+class FleetRunner:
+    """Runs one job per device of a fleet.
+
+    Args:
+        devices: the selected devices (:func:`edgeopt.fleet.fleet_devices`).
+        jobs: devices run at the same time at most (None: all of them).
+        executor: ``local`` (thread pool, default), ``ray``, ``ray://HOST:PORT``, or an executor object.
+        progress: receives ``(device, event)`` for agent progress and state changes (e.g. :class:`FleetProgress`).
+        grace_s: beyond a device's deadline, how long its job may take to stop before it is reported stuck.
+    """
+
+    def __init__(self, devices: Sequence[FleetDevice], *, jobs: int | None = None, executor: str | Executor = "local",
+                 progress: DeviceEvents | None = None, grace_s: float = STUCK_GRACE_S) -> None:
+        if not devices:
+            raise InputError("a fleet needs at least one device: select some with --devices")
+        if jobs is not None and jobs < 1:
+            raise InputError(f"--jobs {jobs}: run at least 1 device at a time (default: all at once)")
+        self.devices = list(devices)
+        self.jobs = min(jobs or len(self.devices), len(self.devices))
+        self.executor = make_executor(executor)
+        self.progress = progress
+        self.grace_s = grace_s
+        self.name = f"fleet:{','.join(d.name for d in self.devices)}"
+
+    def describe(self) -> dict[str, Any]:
+        """Name, kind and where the fleet runs (for results and logs)."""
+        return {"name": self.name, "kind": "fleet", "remote": True, "executor": self.executor.name,
+                "jobs": self.jobs, "devices": [d.name for d in self.devices]}
+
+    def map(self, make_job: Callable[[FleetDevice], DeviceJob]) -> list[DeviceOutcome]:
+        """Run ``make_job(device)`` for every device; rows in device order."""
+        jobs = [make_job(d) for d in self.devices]
+        events: DeviceEvents = self.progress or (lambda device, event: None)
+        rows: list[DeviceOutcome | None] = [None] * len(jobs)
+        for job in jobs:
+            events(job.device.name, {"event": "state", "state": "queued"})
+        for index, row in self.executor.execute(jobs, parallel=self.jobs, events=events, grace_s=self.grace_s):
+            rows[index] = row
+        return [row if row is not None else jobs[i].error_row("internal", "the executor returned no row", 0.0)
+                for i, row in enumerate(rows)]
+
+    def close(self) -> None:
+        """Nothing is held between runs: every job opens and closes its own device connection."""

@@ -1,0 +1,77 @@
+"""The Ray executor on a real in-process Ray cluster: the same jobs, the same per-device schema as the local one.
+
+The cluster is started once for the module with one custom resource per lab device (``edgeopt-device:NAME``).
+Skips with the reason when Ray is not installed (``pip install -e '.[ray]'``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from edgeopt.fleet import fleet_benchmark
+from edgeopt.fleet.executors.ray_exec import RayExecutor
+from tests.integration.ssh.lab import Lab
+from tests.integration.ssh.sshd import unavailable_reason
+
+ray = pytest.importorskip("ray", reason="Ray is not installed: pip install -e '.[ray]' (the [ray] extra)")
+
+QUICK = {"iterations": 20, "min_duration_s": 0.2, "warmup": 2, "energy": False}
+
+
+@pytest.fixture(scope="module")
+def ray_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    with Lab(tmp_path_factory.mktemp("ray-lab"), 4, unreachable=["lab-off"]) as lab:
+        # lab-off gets no resource: no node can reach it, which the executor must report, not wait for
+        resources = {f"edgeopt-device:{d.name}": 1.0 for d in lab.devices if d.sshd is not None}
+        ray.init(address="local", resources=resources, num_cpus=2, include_dashboard=False, log_to_driver=False)
+        try:
+            yield lab
+        finally:
+            ray.shutdown()
+
+
+def _keys(value: Any) -> Any:
+    """The shape of a JSON value: dict keys (recursively), list element shapes."""
+    if isinstance(value, dict):
+        return {k: _keys(v) for k, v in value.items() if k not in ("samples_ms",)}
+    if isinstance(value, list):
+        return [_keys(value[0])] if value else []
+    return type(value).__name__ if value is not None else None
+
+
+def _row_shape(row: Any) -> Any:
+    data = row.model_dump(mode="json", exclude={"seconds", "started_at", "worker"})
+    data["result"] = _keys(data["result"]) if data["result"] else None
+    return _keys(data)
+
+
+def test_ray_and_local_give_the_same_rows(ray_lab: Lab, tiny_cnn: Path):
+    common = dict(devices="tag:lab", inventory=ray_lab.inventory, known_hosts=ray_lab.known_hosts, **QUICK)
+    on_ray = fleet_benchmark(tiny_cnn, executor="ray", jobs=2, **common)
+    local = fleet_benchmark(tiny_cnn, executor="local", **common)
+    assert [r.device for r in on_ray.rows] == [r.device for r in local.rows]
+    for a, b in zip(on_ray.rows, local.rows, strict=True):
+        assert a.status == b.status and a.error_kind == b.error_kind, (a.device, a.error, b.error)
+        if a.status == "ok":
+            assert _row_shape(a) == _row_shape(b)
+            assert a.worker and a.worker.startswith("ray:") and b.worker and b.worker.startswith("edgeopt-fleet")
+            assert a.result.model.path == b.result.model.path == str(tiny_cnn)  # host path, whatever the transport
+    off = on_ray.rows[-1]
+    assert off.device == "lab-off" and off.error_kind == "unreachable" and "edgeopt-device:lab-off" in str(off.error)
+    assert on_ray.executor == "ray" and on_ray.aggregate.ok == local.aggregate.ok == 4
+
+
+def test_models_travel_through_the_object_store_by_content_hash(ray_lab: Lab, tiny_cnn: Path, tmp_path: Path):
+    result = fleet_benchmark(tiny_cnn, devices="tag:even", inventory=ray_lab.inventory,
+                             known_hosts=ray_lab.known_hosts, executor=RayExecutor(shared_paths=False), **QUICK)
+    assert [r.status for r in result.rows] == ["ok", "ok"], [r.error for r in result.rows]
+    assert all(r.result is not None and r.result.model.sha256 == result.rows[0].result.model.sha256
+               for r in result.rows)
+    assert ray.is_initialized()  # a cluster the executor did not start is left running

@@ -1,0 +1,52 @@
+"""What setup installs where: platform tags for host-side downloads, runtime spellings, vendor-only runtimes."""
+
+from __future__ import annotations
+
+import pytest
+
+from edgeopt.devices.dependency import name_device_in_hint
+from edgeopt.devices.setup.packages import install_plan, parse_runtimes
+from edgeopt.devices.setup.wheels import local_wheels, platform_tags
+from edgeopt.enums import RuntimeName
+from edgeopt.errors import InputError
+from edgeopt.targets import load_registry
+
+
+def test_platform_tags_cover_every_manylinux_the_device_can_load():
+    tags = platform_tags("aarch64", ["glibc", "2.36"])
+    assert tags[0] == "manylinux_2_36_aarch64" and tags[-1] == "manylinux2014_aarch64"
+    assert "manylinux_2_28_aarch64" in tags and not any("_2_16_" in t for t in tags)
+    x86 = platform_tags("x86_64", ["glibc", "2.31"])
+    assert {"manylinux1_x86_64", "manylinux2010_x86_64", "manylinux2014_x86_64", "manylinux_2_5_x86_64"} <= set(x86)
+    with pytest.raises(InputError, match="musl .*--wheels DIR"):
+        platform_tags("x86_64", ["musl", "1.2"])
+
+
+def test_runtimes_by_name_or_package_and_vendor_only_ones_are_named_not_installed():
+    assert parse_runtimes("onnxruntime, ai-edge-litert,tflite") == [RuntimeName.ONNXRUNTIME, RuntimeName.TFLITE]
+    assert parse_runtimes(None) is None
+    with pytest.raises(InputError, match="unknown runtime; known:"):
+        parse_runtimes("onnx-runtime")
+    reg = load_registry()
+    pi, orin, coral = reg.get("rpi5"), reg.get("jetson-orin-nano"), reg.get("coral-devboard")
+    assert install_plan(RuntimeName.TFLITE, target=pi, arch="aarch64", python=(3, 11)).requirements == \
+        ("ai-edge-litert",)
+    assert install_plan(RuntimeName.TFLITE, target=pi, arch="aarch64", python=(3, 8)).requirements == \
+        ("tflite-runtime",)
+    trt = install_plan(RuntimeName.TENSORRT, target=orin, arch="aarch64", python=(3, 10))
+    assert trt.requirements == () and "python3-libnvinfer" in (trt.vendor or "")
+    edgetpu = install_plan(RuntimeName.TFLITE, target=coral, arch="aarch64", python=(3, 9))
+    assert edgetpu.requirements == () and "libedgetpu1-std" in (edgetpu.vendor or "")
+
+
+def test_wheel_directory_must_hold_wheels(tmp_path):
+    with pytest.raises(InputError, match="no .whl files"):
+        local_wheels(tmp_path)
+    with pytest.raises(InputError, match="no such directory"):
+        local_wheels(tmp_path / "none")
+
+
+def test_setup_hint_names_the_inventory_device():
+    line = "numpy is not installed for /usr/bin/python3 on raspberrypi: run 'edgeopt devices setup raspberrypi' (or: x)"
+    assert name_device_in_hint(line, "pi5-01") == ("numpy is not installed for /usr/bin/python3 on raspberrypi: run "
+                                                   "'edgeopt devices setup pi5-01' (or: x)")
