@@ -8,10 +8,11 @@ from typing import Any
 import click
 
 from ..bench import run_benchmark
-from ..errors import ExitCode
+from ..errors import ExitCode, InputError
 from ..metrics.energy import SENSOR_CHOICES
 from ..settings import MeasureSettings, RemoteSpec
 from .common import emit_json, json_option, parse_runtime_options, parse_shapes, shape_options, targets_dir_option
+from .fleet_options import FleetOptions, fleet_options
 from .history_options import HistoryOptions, history_options, record_bench
 from .progress import StderrProgress
 from .remote_options import remote_options
@@ -58,6 +59,7 @@ from .render import render_bench
 @click.option("--power-rate-hz", type=click.FloatRange(min=0.1, max=1000), default=20.0, show_default=True,
               help="Power readings per second during the timed phase.")
 @remote_options()
+@fleet_options()
 @history_options
 @targets_dir_option
 @json_option
@@ -68,11 +70,12 @@ def bench(
     providers: tuple[str, ...], ov_device: str | None, runtime_option: tuple[str, ...], samples: bool,
     targets_dirs: tuple[Path, ...], as_json: bool,
     energy: bool, power_sensor: str, sysfs_root: str, power_rate_hz: float, remote: RemoteSpec,
-    history: HistoryOptions,
+    history: HistoryOptions, fleet: FleetOptions,
 ) -> int:
-    """Benchmark MODEL (or every artifact of an optimize manifest.json) on a target.
+    """Benchmark MODEL (or every artifact of an optimize manifest.json) on a target, or on many devices at once
+    with --devices (docs/fleet.md).
 
-    Exit 0 pass, 1 budget failed or run invalid, 2 bad input, 3 device error.
+    Exit 0 pass, 1 budget failed or run invalid, 2 bad input, 3 device error (with --devices: every device).
     """
     settings = MeasureSettings.from_kwargs(
         fps=None if no_budget else fps, use_target_fps=not no_budget, percentile=percentile, iterations=iterations,
@@ -82,9 +85,9 @@ def bench(
         keep_samples=samples or history.enabled,  # the history keeps raw samples for compare
         energy=energy, power_sensor=power_sensor, sysfs_root=sysfs_root, power_rate_hz=power_rate_hz,
     )
-    if model.suffix.lower() == ".json":  # an optimize manifest: every artifact (edgeopt/bench_manifest.py)
-        return _bench_manifest(model, settings, target=target, remote=remote, targets_dirs=targets_dirs,
-                               as_json=as_json, samples=samples)
+    if fleet.enabled or model.suffix.lower() == ".json":
+        return _bench_many(model, settings, fleet=fleet, target=target, remote=remote, targets_dirs=targets_dirs,
+                           history=history, as_json=as_json, samples=samples)
     result = run_benchmark(model, settings, target=target, remote=remote, progress=StderrProgress(),
                            targets_dirs=targets_dirs)
     if remote.host and target is None:
@@ -96,6 +99,22 @@ def bench(
     else:
         render_bench(result)
     return int(ExitCode.OK if result.passed else ExitCode.GATE_FAILED)
+
+
+def _bench_many(model: Path, settings: MeasureSettings, *, fleet: FleetOptions, target: str | None,
+                remote: RemoteSpec, targets_dirs: tuple[Path, ...], history: HistoryOptions, as_json: bool,
+                samples: bool) -> int:
+    """Many runs: one model on every ``--devices`` device in parallel (edgeopt/fleet), or every artifact of an
+    optimize manifest (edgeopt/bench_manifest.py)."""
+    if fleet.enabled:
+        from .fleet_cmd import run_fleet_bench
+
+        if model.suffix.lower() == ".json":
+            raise InputError(f"{model}: --devices benchmarks one model file; pass an artifact of the manifest")
+        return run_fleet_bench(model, settings, fleet=fleet, remote=remote, target=target, targets_dirs=targets_dirs,
+                               history=history, samples=samples, as_json=as_json)
+    return _bench_manifest(model, settings, target=target, remote=remote, targets_dirs=targets_dirs,
+                           as_json=as_json, samples=samples)
 
 
 def _runtime_choice(runtime: str | None, providers: tuple[str, ...], ov_device: str | None,

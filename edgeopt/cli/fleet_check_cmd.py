@@ -9,8 +9,10 @@ import click
 from ..errors import ExitCode
 from ..fleet import FleetProgress
 from ..fleet.check_job import CheckRow, fleet_check
+from ..settings import RemoteSpec
 from .common import emit_json, json_option, targets_dir_option
 from .fleet_options import FleetOptions, fleet_options
+from .remote_options import remote_options
 
 
 def check_exit_code(rows: list[CheckRow]) -> int:
@@ -20,27 +22,11 @@ def check_exit_code(rows: list[CheckRow]) -> int:
     return int(ExitCode.OK if all(r.ready for r in rows) else ExitCode.GATE_FAILED)
 
 
-@click.command("check")
-@fleet_options(required=True)
-@click.option("--target", "-t", default=None, help="Check for this target's runtimes [default: each device's].")
-@click.option("--inventory", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Devices file [default: $EDGEOPT_INVENTORY or ./devices.yaml].")
-@click.option("--key", type=click.Path(dir_okay=False, path_type=Path), default=None, help="SSH private key.")
-@click.option("--known-hosts", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Trusted host keys [default: ~/.ssh/known_hosts].")
-@click.option("--accept-new-host-key", is_flag=True, help="Trust and record host keys seen for the first time.")
-@targets_dir_option
-@json_option
-def check_cmd(fleet: FleetOptions, target: str | None, inventory: Path | None, key: Path | None,
-              known_hosts: Path | None, accept_new_host_key: bool, targets_dirs: tuple[Path, ...],
-              as_json: bool) -> int:
-    """Probe every selected device in parallel: ready or not, and what to install (edgeopt devices setup).
-
-    Exit 0 every device ready, 1 a device is not ready or could not be reached, 2 bad input, 3 none reached.
-    """
+def run_fleet_check(fleet: FleetOptions, remote: RemoteSpec, target: str | None, targets_dirs: tuple[Path, ...],
+                    as_json: bool) -> int:
+    """Probe the selected devices in parallel and render them; the fleet check's exit code."""
     with FleetProgress() as progress:
-        rows = fleet_check(str(fleet.devices), inventory=inventory, key=key, known_hosts=known_hosts,
-                           accept_new_host_key=accept_new_host_key, target=target, targets_dirs=targets_dirs,
+        rows = fleet_check(str(fleet.devices), remote=remote, target=target, targets_dirs=targets_dirs,
                            jobs=fleet.jobs, executor=fleet.executor, deadline_s=fleet.deadline_s or 300.0,
                            progress=progress)
     code = check_exit_code(rows)
@@ -57,3 +43,18 @@ def check_cmd(fleet: FleetOptions, target: str | None, inventory: Path | None, k
         for problem in rep.problems:
             click.echo(f"  - {problem}")
     return code
+
+
+@click.command("check")
+@fleet_options(required=True)
+@click.option("--target", "-t", default=None, help="Check for this target's runtimes [default: each device's].")
+@remote_options(with_device=False)
+@targets_dir_option
+@json_option
+def check_cmd(fleet: FleetOptions, target: str | None, remote: RemoteSpec, targets_dirs: tuple[Path, ...],
+              as_json: bool) -> int:
+    """Probe every selected device in parallel: ready or not, and what to install (edgeopt devices setup).
+
+    Exit 0 every device ready, 1 a device is not ready or could not be reached, 2 bad input, 3 none reached.
+    """
+    return run_fleet_check(fleet, remote, target, targets_dirs, as_json)

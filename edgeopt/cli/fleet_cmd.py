@@ -1,19 +1,24 @@
-"""``edgeopt fleet bench MODEL --devices SELECTION``: one model on many devices at once (docs/fleet.md)."""
+"""``edgeopt fleet bench MODEL --devices SELECTION``: one model on many devices at once (docs/fleet.md).
+
+``edgeopt bench MODEL --devices SELECTION`` runs the same thing (:func:`run_fleet_bench`).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
 from ..fleet import FleetProgress, fleet_benchmark
+from ..fleet.aggregate import DEFAULT_OUTLIER_PCT
 from ..fsutil import atomic_write_text
+from ..settings import MeasureSettings, RemoteSpec
 from .common import emit_json, json_option, parse_runtime_options, parse_shapes, shape_options, targets_dir_option
 from .fleet_check_cmd import check_cmd
 from .fleet_options import FleetOptions, fleet_options
 from .fleet_render import render_fleet
 from .history_options import HistoryOptions, history_options
+from .remote_options import remote_options
 
 
 @click.group("fleet")
@@ -21,16 +26,39 @@ def fleet() -> None:
     """Many inventory devices at once: selection by name, tag or glob, in parallel, one row per device."""
 
 
+def run_fleet_bench(model: Path, settings: MeasureSettings, *, fleet: FleetOptions, remote: RemoteSpec,
+                    target: str | None, targets_dirs: tuple[Path, ...], history: HistoryOptions, samples: bool,
+                    as_json: bool, outlier_pct: float = DEFAULT_OUTLIER_PCT, junit_path: Path | None = None) -> int:
+    """Benchmark ``model`` on the fleet, record and render it; the fleet's exit code (docs/exit-codes.md)."""
+    with FleetProgress() as progress:
+        result = fleet_benchmark(model, devices=str(fleet.devices), settings=settings, remote=remote,
+                                 jobs=fleet.jobs, executor=fleet.executor, deadline_s=fleet.deadline_s, target=target,
+                                 targets_dirs=targets_dirs, progress=progress, history_db=history.db,
+                                 record=history.enabled, outlier_pct=outlier_pct)
+    for warning in result.warnings:
+        click.echo(f"edgeopt: warning: {warning}", err=True)
+    if history.enabled and any(r.history_run_id for r in result.rows):
+        click.echo(f"edgeopt: recorded {sum(bool(r.history_run_id) for r in result.rows)} device runs in the "
+                   f"history, group {result.fleet_id}", err=True)
+    if not samples:
+        result = result.model_copy(update={"rows": [
+            r if r.result is None else r.model_copy(update={"result": r.result.model_copy(update={"samples_ms": None})})
+            for r in result.rows]})
+    if junit_path is not None:
+        from ..fleet.junit import render_fleet_junit
+
+        atomic_write_text(junit_path, render_fleet_junit(result))
+    if as_json:
+        emit_json(result)
+    else:
+        render_fleet(result)
+    return result.exit_code
+
+
 @fleet.command("bench")
 @click.argument("model", type=click.Path(path_type=Path))
 @fleet_options(required=True)
-@click.option("--inventory", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Devices file [default: $EDGEOPT_INVENTORY or ./devices.yaml].")
-@click.option("--key", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="SSH private key for every device [default: each device's].")
-@click.option("--known-hosts", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Trusted host keys [default: ~/.ssh/known_hosts].")
-@click.option("--accept-new-host-key", is_flag=True, help="Trust and record host keys seen for the first time.")
+@remote_options(with_device=False)
 @click.option("--target", "-t", default=None, help="Target for every device [default: each device's own].")
 @click.option("--fps", type=float, default=None, help="Real-time budget in FPS [default: each target's].")
 @click.option("--no-budget", is_flag=True, help="Do not check any FPS budget.")
@@ -53,55 +81,34 @@ def fleet() -> None:
               help="Issue frames at this rate instead of back to back (deadline misses are counted).")
 @click.option("--energy/--no-energy", default=True, show_default=True, help="Measure (or estimate) energy.")
 @click.option("--samples", is_flag=True, help="Include every per-inference latency in the JSON.")
-@click.option("--outlier-pct", type=click.FloatRange(min=0), default=15.0, show_default=True,
+@click.option("--outlier-pct", type=click.FloatRange(min=0), default=DEFAULT_OUTLIER_PCT, show_default=True,
               help="A device this far from the fleet's median p50/p99 is flagged as an outlier.")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write JUnit XML here: one test case per device x gate.")
 @history_options
 @targets_dir_option
 @json_option
-def bench_cmd(model: Path, fleet: FleetOptions, inventory: Path | None, key: Path | None, known_hosts: Path | None,
-              accept_new_host_key: bool, target: str | None, fps: float | None, no_budget: bool, percentile: str,
-              iterations: int, min_duration: float, max_duration: float, warmup: int, threads: int, seed: int,
-              shapes: tuple[str, ...], batch: int, runtime: str | None, runtime_option: tuple[str, ...],
-              pacing_fps: float | None, energy: bool, samples: bool, outlier_pct: float, junit_path: Path | None,
-              history: HistoryOptions, targets_dirs: tuple[Path, ...], as_json: bool) -> int:
+def bench_cmd(model: Path, fleet: FleetOptions, remote: RemoteSpec, target: str | None, fps: float | None,
+              no_budget: bool, percentile: str, iterations: int, min_duration: float, max_duration: float,
+              warmup: int, threads: int, seed: int, shapes: tuple[str, ...], batch: int, runtime: str | None,
+              runtime_option: tuple[str, ...], pacing_fps: float | None, energy: bool, samples: bool,
+              outlier_pct: float, junit_path: Path | None, history: HistoryOptions, targets_dirs: tuple[Path, ...],
+              as_json: bool) -> int:
     """Benchmark MODEL on every selected device in parallel; one row per device plus median, spread, outliers.
 
     Exit 0 every device passed, 1 a device failed its budget or could not run, 2 bad input, 3 every device
     failed to run.
     """
-    options: dict[str, Any] = dict(
+    settings = MeasureSettings.from_kwargs(
         fps=None if no_budget else fps, use_target_fps=not no_budget, percentile=percentile, iterations=iterations,
         min_duration_s=min_duration, max_duration_s=max_duration, warmup=warmup, threads=threads, seed=seed,
         shapes=parse_shapes(shapes), batch=batch, runtime=runtime,
         runtime_options=parse_runtime_options(runtime_option), pacing_fps=pacing_fps, energy=energy,
         keep_samples=samples or history.enabled,
     )
-    with FleetProgress() as progress:
-        result = fleet_benchmark(model, devices=str(fleet.devices), inventory=inventory, key=key,
-                                 known_hosts=known_hosts, accept_new_host_key=accept_new_host_key, jobs=fleet.jobs,
-                                 executor=fleet.executor, deadline_s=fleet.deadline_s, target=target,
-                                 targets_dirs=targets_dirs, progress=progress, history_db=history.db,
-                                 record=history.enabled, outlier_pct=outlier_pct, **options)
-    for warning in result.warnings:
-        click.echo(f"edgeopt: warning: {warning}", err=True)
-    if history.enabled and any(r.history_run_id for r in result.rows):
-        click.echo(f"edgeopt: recorded {sum(bool(r.history_run_id) for r in result.rows)} device runs in the "
-                   f"history, group {result.fleet_id}", err=True)
-    if not samples:
-        result = result.model_copy(update={"rows": [
-            r if r.result is None else r.model_copy(update={"result": r.result.model_copy(update={"samples_ms": None})})
-            for r in result.rows]})
-    if junit_path is not None:
-        from ..fleet.junit import render_fleet_junit
-
-        atomic_write_text(junit_path, render_fleet_junit(result))
-    if as_json:
-        emit_json(result)
-    else:
-        render_fleet(result)
-    return result.exit_code
+    return run_fleet_bench(model, settings, fleet=fleet, remote=remote, target=target, targets_dirs=targets_dirs,
+                           history=history, samples=samples, as_json=as_json, outlier_pct=outlier_pct,
+                           junit_path=junit_path)
 
 
 fleet.add_command(check_cmd)

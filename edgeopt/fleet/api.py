@@ -11,7 +11,7 @@ from typing import Any
 
 from .._version import __version__
 from ..errors import InputError
-from ..runners.ssh_session import SshTimeouts
+from ..settings import MEASURE_KEYWORDS, MeasureSettings, RemoteSpec
 from .aggregate import DEFAULT_OUTLIER_PCT, aggregate
 from .artifacts import ModelRef
 from .devices import FleetDevice, fleet_devices
@@ -22,16 +22,6 @@ from .runner import FleetRunner
 
 # Beyond the timed phase's watchdog (max_duration_s): connect, upload, lock wait, load, warm-up, fetch.
 DEADLINE_MARGIN_S = 300.0
-# benchmark() arguments a fleet sets itself, per device.
-_FLEET_OWNED = ("runner", "progress", "host", "device", "key", "python", "inventory", "known_hosts",
-                "accept_new_host_key", "target", "targets_dirs")
-# The measurement options of edgeopt.benchmark a fleet passes through unchanged to every device (a unit test
-# keeps this list equal to benchmark()'s keyword arguments minus _FLEET_OWNED).
-BENCH_OPTIONS = frozenset({
-    "fps", "use_target_fps", "percentile", "iterations", "min_duration_s", "max_duration_s", "warmup", "warmup_s",
-    "threads", "streams", "batch", "seed", "shapes", "inputs", "runtime", "runtime_options", "keep_samples",
-    "energy", "power_sensor", "sysfs_root", "power_rate_hz", "power_idle_s", "vcgencmd", "pacing_fps",
-})
 
 
 def default_deadline_s(max_duration_s: float = 600.0) -> float:
@@ -39,15 +29,20 @@ def default_deadline_s(max_duration_s: float = 600.0) -> float:
     return float(max_duration_s) + DEADLINE_MARGIN_S
 
 
-def _bench_options(options: dict[str, Any]) -> dict[str, Any]:
-    known = BENCH_OPTIONS
-    for name in options:
-        if name in _FLEET_OWNED:
-            raise InputError(f"fleet_benchmark: '{name}' is set per device by the fleet; pass devices=/inventory= "
-                             "and the fleet's own arguments instead")
-        if name not in known:
-            raise InputError(f"fleet_benchmark: unknown benchmark option '{name}'; known: {', '.join(sorted(known))}")
-    return options
+def measure_settings(settings: MeasureSettings | None, options: dict[str, Any]) -> MeasureSettings:
+    """``settings``, or :func:`edgeopt.benchmark`'s flat measurement keywords as settings (not both).
+
+    Raises:
+        InputError: both given, an option that is not a measurement setting, or a bad value.
+    """
+    unknown = sorted(set(options) - MEASURE_KEYWORDS)
+    if unknown:
+        raise InputError(f"fleet_benchmark: '{unknown[0]}' is not a measurement option (the fleet sets the runner, "
+                         f"device and progress itself); known: {', '.join(sorted(MEASURE_KEYWORDS))}")
+    if settings is not None and options:
+        raise InputError(f"fleet_benchmark: pass settings= or the flat options ({', '.join(sorted(options))}), "
+                         "not both")
+    return settings if settings is not None else MeasureSettings.from_kwargs(**options)
 
 
 def fleet_benchmark(
@@ -57,19 +52,15 @@ def fleet_benchmark(
     jobs: int | None = None,
     executor: str | Executor = "local",
     deadline_s: float | None = None,
-    inventory: str | Path | None = None,
-    key: str | Path | None = None,
-    python: str | None = None,
-    known_hosts: str | Path | None = None,
-    accept_new_host_key: bool = False,
-    timeouts: SshTimeouts | None = None,
+    settings: MeasureSettings | None = None,
+    remote: RemoteSpec | None = None,
     target: str | None = None,
     targets_dirs: Sequence[Path] = (),
     progress: DeviceEvents | None = None,
     history_db: str | Path | None = None,
     record: bool = False,
     outlier_pct: float = DEFAULT_OUTLIER_PCT,
-    **bench_options: Any,
+    **options: Any,
 ) -> FleetResult:
     """Benchmark ``model`` on every selected device in parallel.
 
@@ -79,13 +70,16 @@ def fleet_benchmark(
         jobs: devices measured at the same time at most (None: all).
         executor: ``local`` (threads, default), ``ray``, ``ray://HOST:PORT``, or an executor object.
         deadline_s: per-device deadline from the start of its job (None: ``max_duration_s`` + 300 s).
-        inventory, key, python, known_hosts, accept_new_host_key, timeouts: as for a single remote device.
+        settings: how every device measures (None: from the flat measurement keywords in ``options``).
+        remote: inventory, key, interpreter, known_hosts, host-key policy, SSH deadlines and device cache size for
+            every device (``host``/``device`` unset; RemoteSpec keywords in ``options`` override it).
         target: target for every device (None: each device's own).
         targets_dirs: extra target directories.
         progress: receives ``(device, event)`` (e.g. :class:`edgeopt.fleet.FleetProgress`).
         history_db: results history file; record: store each device's run there, grouped by the fleet run.
         outlier_pct: a device this far (%) from the fleet's median p50 or p99 is an outlier.
-        **bench_options: every other :func:`edgeopt.benchmark` option (iterations, fps, runtime, ...).
+        **options: :func:`edgeopt.benchmark`'s measurement keywords (iterations, fps, runtime, ...) and the
+            :class:`~edgeopt.settings.RemoteSpec` ones (inventory, key, python, known_hosts, timeouts, ...).
 
     Returns:
         The fleet result; ``exit_code`` 3 only when every device failed to run.
@@ -93,17 +87,17 @@ def fleet_benchmark(
     Raises:
         InputError: bad model, selection, options, or input that every device rejected alike (exit 2).
     """
-    options = _bench_options(dict(bench_options))
+    remote_opts = {k: options.pop(k) for k in list(options) if k in RemoteSpec.model_fields}
+    measure = measure_settings(settings, options)
     ref = ModelRef.of(model)
-    selected = resolve_devices(devices, inventory=inventory, key=key, python=python, known_hosts=known_hosts,
-                               accept_new_host_key=accept_new_host_key, timeouts=timeouts)
-    deadline = float(deadline_s) if deadline_s is not None else default_deadline_s(options.get("max_duration_s", 600))
+    selected = resolve_devices(devices, remote, **remote_opts)
+    deadline = float(deadline_s) if deadline_s is not None else default_deadline_s(measure.max_duration_s)
     if deadline <= 0:
         raise InputError(f"--deadline {deadline:g}: give each device a positive number of seconds")
     fleet = FleetRunner(selected, jobs=jobs, executor=executor, progress=progress)
     fleet_id = uuid.uuid4().hex[:12]
     started, started_at = time.perf_counter(), _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    raw_rows = fleet.map(lambda d: BenchJob(d, ref, options, deadline, target, tuple(targets_dirs)))
+    raw_rows = fleet.map(lambda d: BenchJob(d, ref, measure, deadline, target, tuple(targets_dirs)))
     rows = [r for r in raw_rows if isinstance(r, FleetRow)]
     if rows and all(r.error_kind == "input" for r in rows):
         raise InputError(str(rows[0].error))
@@ -120,23 +114,25 @@ def fleet_benchmark(
     )
 
 
-def resolve_devices(devices: str | Sequence[str | FleetDevice], **remote: Any) -> list[FleetDevice]:
+def resolve_devices(devices: str | Sequence[str | FleetDevice], remote: RemoteSpec | None = None,
+                    **options: Any) -> list[FleetDevice]:
     """Device objects as they are; a selection (string or terms) resolved against the inventory.
 
     Args:
         devices: ``FleetDevice`` objects, or selection terms.
-        **remote: ``inventory``, ``key``, ``python``, ``known_hosts``, ``accept_new_host_key``, ``timeouts``.
+        remote: how every device is reached (:func:`edgeopt.fleet.devices.fleet_devices`).
+        **options: RemoteSpec fields overriding ``remote`` (``inventory``, ``key``, ``known_hosts``, ...).
 
     Raises:
         InputError: a mix of both kinds, or a selection that matches nothing.
     """
     if isinstance(devices, str):
-        return fleet_devices(devices, **remote)
+        return fleet_devices(devices, remote, **options)
     items = list(devices)
     objects = [d for d in items if isinstance(d, FleetDevice)]
     if objects and len(objects) != len(items):
         raise InputError("devices: give either FleetDevice objects or selection strings, not both")
-    return objects or fleet_devices([str(d) for d in items], **remote)
+    return objects or fleet_devices([str(d) for d in items], remote, **options)
 
 
 def fleet_selection(devices: str | Sequence[str | FleetDevice]) -> list[str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import Field
 
 from ..devices.check import DeviceReport, check_device
-from ..runners.ssh_session import SshTimeouts
+from ..settings import RemoteSpec
 from ..targets import load_registry
 from .devices import FleetDevice
 from .executors import DeviceEvents, Executor
@@ -66,28 +66,26 @@ class CheckJob:
 def fleet_check(
     devices: str | Sequence[str],
     *,
-    inventory: str | Path | None = None,
-    key: str | Path | None = None,
-    python: str | None = None,
-    known_hosts: str | Path | None = None,
-    accept_new_host_key: bool = False,
-    timeouts: SshTimeouts | None = None,
+    remote: RemoteSpec | None = None,
     target: str | None = None,
     targets_dirs: Sequence[Path] = (),
     jobs: int | None = None,
     executor: str | Executor = "local",
     deadline_s: float = 300.0,
     progress: DeviceEvents | None = None,
+    **options: object,
 ) -> list[CheckRow]:
     """Probe every selected device in parallel (what ``devices check --devices`` runs); rows in inventory order.
+
+    ``remote`` (and RemoteSpec keywords in ``options``: ``inventory``, ``key``, ``known_hosts``, ``timeouts``, ...)
+    say how every device is reached.
 
     Raises:
         InputError: bad inventory or a selection that matches nothing.
     """
     from .api import resolve_devices
 
-    selected = resolve_devices(devices, inventory=inventory, key=key, python=python, known_hosts=known_hosts,
-                               accept_new_host_key=accept_new_host_key, timeouts=timeouts)
+    selected = resolve_devices(devices, remote, **options)
     fleet = FleetRunner(selected, jobs=jobs, executor=executor, progress=progress)
     rows = fleet.map(lambda d: CheckJob(d, deadline_s, target, tuple(targets_dirs)))
     return [r for r in rows if isinstance(r, CheckRow)]

@@ -10,22 +10,19 @@ releases the device lock.
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import paramiko
 
 from ..devices import load_inventory
 from ..devices.schema import SshAddress
 from ..devices.select import select_devices
-from ..errors import RunnerError
+from ..errors import InputError, RunnerError
 from ..runners.ssh import SshRunner
-from ..runners.ssh_hostkeys import host_entry
-from ..runners.ssh_session import SshSession, SshTimeouts
+from ..runners.ssh_cache import DEFAULT_LIMIT_BYTES
+from ..runners.ssh_session import SshSession
+from ..settings import RemoteSpec, SshTimeouts, build
 
 RESOURCE_PREFIX = "edgeopt-device:"
 
@@ -42,6 +39,7 @@ class FleetDevice:
         known_hosts: trusted host keys (None: ~/.ssh/known_hosts).
         accept_new_host_key: trust and record a host key seen for the first time.
         timeouts: SSH step deadlines (None: the defaults).
+        cache_limit_bytes: size limit of the device's cache (``RemoteSpec.device_cache_mb``).
     """
 
     name: str
@@ -51,6 +49,7 @@ class FleetDevice:
     known_hosts: Path | None = None
     accept_new_host_key: bool = False
     timeouts: SshTimeouts | None = field(default=None, compare=False)
+    cache_limit_bytes: int = DEFAULT_LIMIT_BYTES
 
     @property
     def resource(self) -> str:
@@ -60,61 +59,48 @@ class FleetDevice:
     def runner(self) -> AbortableSshRunner:
         """A fresh runner for this device (call it on the worker that runs the job)."""
         return AbortableSshRunner(self.address, known_hosts=self.known_hosts,
-                                  accept_new_host_key=self.accept_new_host_key, timeouts=self.timeouts)
+                                  accept_new_host_key=self.accept_new_host_key, timeouts=self.timeouts,
+                                  cache_limit_bytes=self.cache_limit_bytes)
 
 
-def fleet_devices(
-    selection: str | Sequence[str],
-    *,
-    inventory: str | Path | None = None,
-    key: str | Path | None = None,
-    python: str | None = None,
-    known_hosts: str | Path | None = None,
-    accept_new_host_key: bool = False,
-    timeouts: SshTimeouts | None = None,
-) -> list[FleetDevice]:
+def remote_spec(remote: RemoteSpec | None = None, **options: object) -> RemoteSpec:
+    """``remote`` (or the defaults) with ``options`` (RemoteSpec field names) applied; ``host``/``device`` refused.
+
+    Raises:
+        InputError: ``host`` or ``device`` given (a fleet names its devices with ``--devices``), or a bad value.
+    """
+    spec = build(RemoteSpec, {k: v for k, v in options.items() if v is not None}) if options else RemoteSpec()
+    if remote is not None:
+        spec = remote.replace(**{k: v for k, v in options.items() if v is not None})
+    if spec.host or spec.device:
+        raise InputError(f"--devices with --{'host' if spec.host else 'device'} "
+                         f"{spec.host or spec.device}: name every device with --devices (e.g. a name, tag:TAG)")
+    return spec
+
+
+def fleet_devices(selection: str | Sequence[str], remote: RemoteSpec | None = None,
+                  **options: object) -> list[FleetDevice]:
     """Resolve ``--devices`` against the inventory (nothing connects yet).
+
+    Args:
+        selection: names, ``tag:TAG`` and globs (a comma-separated string or a list of terms).
+        remote: inventory, key, interpreter, known_hosts, host-key policy, SSH deadlines and device cache size
+            applied to every device (``host``/``device`` must be unset).
+        **options: RemoteSpec fields overriding ``remote`` (``inventory=``, ``known_hosts=``, ``timeouts=``, ...).
 
     Raises:
         InputError: a bad inventory, or a selection term that matches no device (names the known tags).
     """
-    inv = load_inventory(Path(inventory) if inventory is not None else None)
-    key_path = Path(key).expanduser() if key is not None else None
-    kh = Path(known_hosts).expanduser() if known_hosts is not None else None
+    spec = remote_spec(remote, **options)
+    inv = load_inventory(spec.inventory)
+    key_path = spec.key.expanduser() if spec.key is not None else None
+    kh = spec.known_hosts.expanduser() if spec.known_hosts is not None else None
     return [
-        FleetDevice(name=d.name, target=d.target, address=d.address(key=key_path, python=python), tags=tuple(d.tags),
-                    known_hosts=kh, accept_new_host_key=accept_new_host_key, timeouts=timeouts)
+        FleetDevice(name=d.name, target=d.target, address=d.address(key=key_path, python=spec.python),
+                    tags=tuple(d.tags), known_hosts=kh, accept_new_host_key=spec.accept_new_host_key,
+                    timeouts=spec.timeouts, cache_limit_bytes=int(spec.device_cache_mb * 1024 * 1024))
         for d in select_devices(inv, selection)
     ]
-
-
-@contextlib.contextmanager
-def _first_use_guard(session: SshSession) -> Iterator[None]:
-    """Serialize connections that will record a new host key, across threads and processes on this host.
-
-    Recording appends to known_hosts by read + rename; two devices seen for the first time at once would lose
-    one entry. A lock file beside known_hosts orders them (only while a key is really new).
-    """
-    kh = session.known_hosts
-    if not session.accept_new_host_key or _is_known(kh, session.address.host, session.address.port):
-        yield
-        return
-    kh.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(kh.with_name(f".{kh.name}.edgeopt-lock"), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
-def _is_known(known_hosts: Path, host: str, port: int) -> bool:
-    entry = host_entry(host, port)
-    try:
-        keys = paramiko.HostKeys(str(known_hosts)) if known_hosts.exists() else None
-    except (OSError, paramiko.SSHException, ValueError):
-        return False
-    return keys is not None and keys.lookup(entry) is not None
 
 
 class _TrackedSession(SshSession):
@@ -126,8 +112,7 @@ class _TrackedSession(SshSession):
         self._owner = owner
 
     def connect(self) -> None:
-        with _first_use_guard(self):
-            super().connect()
+        super().connect()  # a new host key is recorded under known_hosts' lock file (runners/ssh_hostkeys.py)
         if self._owner.aborted:  # the abort came while the handshake was under way: nothing was closed then
             self.close()
             raise RunnerError(f"{self.where}: stopped while connecting (deadline or cancel)")

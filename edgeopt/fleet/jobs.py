@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from ..devices.dependency import name_device_in_hint
 from ..errors import EdgeoptError, InputError, RunnerError, RuntimeUnavailableError
+from ..settings import MeasureSettings
 from .artifacts import ModelRef
 from .devices import AbortableSshRunner, FleetDevice
 from .result import DeviceOutcome, ErrorKind, FleetRow
@@ -116,7 +117,7 @@ class BenchJob:
     Attributes:
         device: the device (its runner is built where the job runs).
         model: the model, by content hash.
-        options: keyword arguments of :func:`edgeopt.benchmark` (plain values; no runner, host or progress).
+        settings: how to measure and judge (the same for every device).
         deadline_s: the device's deadline, from the moment the job starts.
         target: target override (None: the device's own).
         targets_dirs: extra target directories (as for ``benchmark``).
@@ -124,7 +125,7 @@ class BenchJob:
 
     device: FleetDevice
     model: ModelRef
-    options: Mapping[str, Any] = field(default_factory=dict)
+    settings: MeasureSettings = field(default_factory=MeasureSettings)
     deadline_s: float = 900.0
     target: str | None = None
     targets_dirs: Sequence[Path] = ()
@@ -141,14 +142,14 @@ class BenchJob:
 
     def __call__(self, blobs: Mapping[str, bytes] | None = None, progress: EventSink | None = None,
                  cancel: CancelToken | None = None) -> FleetRow:
-        from ..bench import benchmark  # the heavy stack loads on the worker, once
+        from ..bench import run_benchmark  # the heavy stack loads on the worker, once
 
         started, started_at = time.perf_counter(), _now()
         runner = self.device.runner()
         with _Watchdog(runner, self.deadline_s, cancel) as dog:
             try:
-                result = benchmark(self.model.locate(blobs), target=self.target or self.device.target, runner=runner,
-                                   progress=progress, targets_dirs=self.targets_dirs, **self.options)
+                result = run_benchmark(self.model.locate(blobs), self.settings, runner=runner, progress=progress,
+                                       target=self.target or self.device.target, targets_dirs=self.targets_dirs)
             except Exception as exc:  # every failure of this device becomes its row, never another device's
                 kind, message = classify(exc, self.device.name, connected=runner.connected, fired=dog.fired,
                                          deadline_s=self.deadline_s)

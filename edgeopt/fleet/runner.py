@@ -1,9 +1,15 @@
 """``FleetRunner``: a fleet executes one job per device, each through that device's own runner.
 
-It is the third runner beside the local and SSH ones, but it does not fan one request out: a caller gives it a
-job factory (``BenchJob`` for a benchmark; a sweep or qualify step per device likewise), and the runner runs one
-job per selected device on its executor, with bounded concurrency, a deadline per device and live progress,
-and returns one row per device in selection order. A device that fails costs only its own row.
+It is the third runner beside the local and SSH ones, on the same contract where the contract has a meaning for
+many devices: ``name``, :meth:`FleetRunner.describe` (a :class:`~edgeopt.runners.base.RunnerInfo`) and
+:meth:`FleetRunner.close`. It does not fan one agent request out: ``run`` / ``evaluate`` / ``profile`` /
+``probe`` answer for one place where an agent runs, and a fleet's answer is one row per device, each with its own
+deadline and its own failure. So a caller gives it a job factory (``BenchJob`` for a benchmark, ``CheckJob``,
+``SetupJob``, qualify's device job), and :meth:`FleetRunner.map` runs one job per selected device on its executor
+with bounded concurrency and live progress; each job makes its agent calls through that device's own
+:class:`~edgeopt.runners.ssh.SshRunner`, which is the contract's SSH runner. It is therefore not in the runner
+contract test's list (``tests/contract/test_runners.py``); docs/fleet.md and docs/architecture.md say why.
+A device that fails costs only its own row.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import InputError
+from ..runners.base import RunnerInfo, RunnerKind
 from .devices import FleetDevice
 from .executors import DeviceEvents, Executor, make_executor
 from .executors.base import STUCK_GRACE_S
@@ -43,10 +50,16 @@ class FleetRunner:
         self.grace_s = grace_s
         self.name = f"fleet:{','.join(d.name for d in self.devices)}"
 
-    def describe(self) -> dict[str, Any]:
-        """Name, kind and where the fleet runs (for results and logs)."""
-        return {"name": self.name, "kind": "fleet", "remote": True, "executor": self.executor.name,
-                "jobs": self.jobs, "devices": [d.name for d in self.devices]}
+    def describe(self) -> RunnerInfo:
+        """``fleet:NAME,...``, remote, the devices' addresses and their interpreters; contacts nothing."""
+        pythons = dict.fromkeys(d.address.python for d in self.devices)
+        return RunnerInfo(name=self.name, kind=RunnerKind.REMOTE,
+                          address=",".join(d.address.label() for d in self.devices), python=",".join(pythons))
+
+    def plan(self) -> dict[str, Any]:
+        """How the fleet runs: executor, concurrency and devices (for results and logs)."""
+        return {"name": self.name, "executor": self.executor.name, "jobs": self.jobs,
+                "devices": [d.name for d in self.devices]}
 
     def map(self, make_job: Callable[[FleetDevice], DeviceJob]) -> list[DeviceOutcome]:
         """Run ``make_job(device)`` for every device; rows in device order."""

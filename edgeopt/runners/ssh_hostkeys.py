@@ -9,7 +9,11 @@ whatever the options: that is what a man in the middle looks like.
 from __future__ import annotations
 
 import base64
+import contextlib
+import fcntl
 import hashlib
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import paramiko
@@ -53,17 +57,36 @@ def load_known_hosts(client: paramiko.SSHClient, known_hosts: Path) -> None:
         ) from None
 
 
+@contextlib.contextmanager
+def _known_hosts_lock(known_hosts: Path) -> Iterator[None]:
+    """An exclusive lock beside ``known_hosts``, across threads and processes of this host.
+
+    Recording is read + rename: two devices seen for the first time at once (a fleet run) would otherwise
+    each write the file they read, and one entry would be lost.
+    """
+    known_hosts.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(known_hosts.with_name(f".{known_hosts.name}.edgeopt-lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # released by close, also when this process dies
+        yield
+    finally:
+        os.close(fd)
+
+
 def record_host_key(known_hosts: Path, hostname: str, key: paramiko.PKey) -> None:
-    """Append ``hostname key`` to ``known_hosts`` atomically (temp file + rename)."""
+    """Append ``hostname key`` to ``known_hosts`` atomically (temp file + rename, under a lock file).
+
+    An identical line already there (another connection recorded it first) is not added twice.
+    """
+    line = f"{hostname} {key.get_name()} {key.get_base64()}"
     try:
-        old = known_hosts.read_text(encoding="utf-8") if known_hosts.exists() else ""
-    except OSError as exc:
-        raise RunnerError(f"cannot read {known_hosts} to record the host key ({exc}): pass --known-hosts") from None
-    if old and not old.endswith("\n"):
-        old += "\n"
-    try:
-        known_hosts.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        atomic_write_text(known_hosts, f"{old}{hostname} {key.get_name()} {key.get_base64()}\n")
+        with _known_hosts_lock(known_hosts):
+            old = known_hosts.read_text(encoding="utf-8") if known_hosts.exists() else ""
+            if line in old.splitlines():
+                return
+            if old and not old.endswith("\n"):
+                old += "\n"
+            atomic_write_text(known_hosts, f"{old}{line}\n")
     except OSError as exc:
         raise RunnerError(
             f"cannot record the host key in {known_hosts} ({exc}): pass a writable --known-hosts"

@@ -21,7 +21,8 @@ from pathlib import Path
 PACKAGE = "edgeopt"
 ROOT = Path(__file__).resolve().parents[2] / PACKAGE
 MAX_FUNCTION_LINES = 80
-RUNNER_SNIFFING = re.compile(r"isinstance\(.*Runner|hasattr\(runner|inspect\.signature")
+# Runner\b: isinstance(exc, RunnerError) checks an exception, not a runner.
+RUNNER_SNIFFING = re.compile(r"isinstance\(.*Runner\b|hasattr\(runner|inspect\.signature")
 
 
 @dataclass(frozen=True)

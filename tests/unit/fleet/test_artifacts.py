@@ -35,10 +35,25 @@ def test_missing_model_and_escaping_paths_are_refused(tmp_path: Path):
         ref.locate({"../evil.onnx": b"x"}, tmp_path / "cache")
 
 
-def test_the_fleet_passes_every_benchmark_option_through():
-    import inspect
+def test_the_fleet_takes_every_measurement_option_and_refuses_the_rest():
+    from edgeopt.fleet.api import measure_settings
+    from edgeopt.settings import MEASURE_KEYWORDS, MeasureSettings
 
-    from edgeopt.bench import benchmark
-    from edgeopt.fleet.api import _FLEET_OWNED, BENCH_OPTIONS
+    assert measure_settings(None, {"iterations": 7, "energy": False}) == MeasureSettings.from_kwargs(
+        iterations=7, energy=False)
+    assert {"iterations", "pacing_fps", "runtime_options", "power_sensor"} <= MEASURE_KEYWORDS
+    with pytest.raises(InputError, match="'runner' is not a measurement option"):
+        measure_settings(None, {"runner": object()})
+    with pytest.raises(InputError, match="not both"):
+        measure_settings(MeasureSettings(), {"iterations": 3})
 
-    assert set(inspect.signature(benchmark).parameters) - {"model", *_FLEET_OWNED} == BENCH_OPTIONS
+
+def test_a_fleet_refuses_host_and_device():
+    from edgeopt.fleet.devices import remote_spec
+    from edgeopt.settings import RemoteSpec
+
+    with pytest.raises(InputError, match="--devices with --host"):
+        remote_spec(RemoteSpec(host="pi@10.0.0.5"))
+    with pytest.raises(InputError, match="--devices with --device pi"):
+        remote_spec(device="pi")
+    assert remote_spec(RemoteSpec(device_cache_mb=10), known_hosts=Path("/x")).device_cache_mb == 10

@@ -62,7 +62,8 @@ def test_jobs_bound_concurrency_and_rows_keep_device_order():
     assert [r.device for r in rows] == [f"d{i}" for i in range(6)] and all(r.status == "ok" for r in rows)
     assert gauge.peak == 2 and time.monotonic() - started >= 0.55  # three waves of two
     assert ("d5", "done") in events and ("d0", "queued") in events
-    assert fleet.describe()["jobs"] == 2 and FleetRunner(_devices(3)).jobs == 3  # default: all at once
+    assert fleet.plan()["jobs"] == 2 and not fleet.describe().local
+    assert FleetRunner(_devices(3)).jobs == 3  # default: all at once
 
 
 def test_a_crashing_job_and_a_stuck_job_cost_only_their_own_rows():
