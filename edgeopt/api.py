@@ -49,8 +49,11 @@ def qualify(
     evaluator: RetentionEvaluator | None = None,
     progress: ProgressSink | None = None,
     log: Callable[[str], None] | None = None,
+    jobs: int | None = None,
+    executor: str = "local",
+    deadline_s: float | None = None,
 ) -> QualifyResult:
-    """Qualify the spec's model on each of its devices against its gates.
+    """Qualify the spec's model on each of its devices, in parallel, against its gates.
 
     Args:
         spec: path of the qualification YAML (docs/qualify.md).
@@ -61,10 +64,16 @@ def qualify(
         targets_dirs: extra directories of target YAML files.
         sweep: sweep points ``{label, latency_ms, retention}`` for the report's Pareto chart.
         evaluator: computes retention (default: onnxruntime on the host).
-        progress: receives the agent's progress events. log: receives one-line status messages.
+        progress: receives the agent's progress events (each with ``device``: the device's label).
+        log: receives one-line status messages.
+        jobs: devices run at the same time at most (None: all of them; docs/fleet.md).
+        executor: ``local`` (a thread pool here; qualify's device jobs hold its runners and history).
+        deadline_s: per-device deadline (None: ``measure.max_duration_s`` per timed run + 300 s); a device past
+            it is an error row.
 
     Returns:
-        The result; ``result.exit_code`` is 0 (all gates pass), 1 (a gate failed) or 3 (a device failed).
+        The result; ``result.exit_code`` is 0 (all gates pass), 1 (a gate failed, or some devices could not
+        run) or 3 (no device could run).
 
     Raises:
         QualifySpecError / InputError: invalid spec, model, data or history path (exit code 2), before any
@@ -73,7 +82,8 @@ def qualify(
     loaded = load_spec(spec)
     out_dir = Path(report_dir) if report_dir is not None else default_report_dir(loaded.spec.name)
     result = run_qualification(loaded, report_dir=out_dir, history_db=history_db, record=record,
-                               targets_dirs=targets_dirs, sweep=sweep, evaluator=evaluator, progress=progress, log=log)
+                               targets_dirs=targets_dirs, sweep=sweep, evaluator=evaluator, progress=progress, log=log,
+                               jobs=jobs, executor=executor, deadline_s=deadline_s)
     if write_reports:
         paths = reports.report_paths(out_dir)
         result = result.model_copy(update={"reports": {fmt: str(path) for fmt, path in paths.items()}})

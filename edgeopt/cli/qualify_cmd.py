@@ -1,7 +1,7 @@
 """``edgeopt qualify SPEC.yaml``: run a qualification spec, print the gates, write the reports.
 
-Exit codes: 0 every gate passed on every device, 1 a gate failed, 2 spec or usage error (file:line: key),
-3 a device or runner error.
+Exit codes: 0 every gate passed on every device, 1 a gate failed (or some devices could not run), 2 spec or usage
+error (file:line: key), 3 no device could run. Devices run in parallel (``--jobs``, ``--deadline``; docs/fleet.md).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import click
 
 from ..api import qualify
 from .common import emit_json, json_option, targets_dir_option
+from .fleet_options import FleetOptions, fleet_options
 from .history_options import HistoryOptions, history_options
-from .progress import StderrProgress
 from .qualify_render import render_qualify
 
 
@@ -21,24 +21,30 @@ from .qualify_render import render_qualify
 @click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--report-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where result.json, report.html, junit.xml and summary.md go [default: out/qualify/<spec name>].")
+@fleet_options(with_selection=False)
 @history_options
 @targets_dir_option
 @json_option
-def qualify_cmd(spec: Path, report_dir: Path | None, history: HistoryOptions, targets_dirs: tuple[Path, ...],
-                as_json: bool) -> int:
-    """Qualify a model on its devices against the gates of SPEC (docs/qualify.md).
+def qualify_cmd(spec: Path, report_dir: Path | None, fleet: FleetOptions, history: HistoryOptions,
+                targets_dirs: tuple[Path, ...], as_json: bool) -> int:
+    """Qualify a model on its devices (in parallel) against the gates of SPEC (docs/qualify.md).
 
-    Exit 0 all gates pass, 1 a gate failed, 2 spec or usage error, 3 device or runner error.
+    Exit 0 all gates pass, 1 a gate failed or some devices could not run, 2 spec or usage error, 3 no device
+    could run.
     """
-    result = qualify(
-        spec,
-        report_dir=report_dir,
-        history_db=history.db,
-        record=history.enabled,
-        targets_dirs=targets_dirs,
-        progress=StderrProgress(),
-        log=lambda message: click.echo(f"edgeopt: {message}", err=True),
-    )
+    from ..fleet import FleetProgress
+
+    with FleetProgress() as lines:  # one line per device
+        result = qualify(
+            spec,
+            report_dir=report_dir,
+            history_db=history.db,
+            record=history.enabled,
+            targets_dirs=targets_dirs,
+            progress=lambda event: lines(str(event.get("device", "local")), event),
+            log=lambda message: click.echo(f"edgeopt: {message}", err=True),
+            jobs=fleet.jobs, executor=fleet.executor, deadline_s=fleet.deadline_s,
+        )
     if as_json:
         emit_json(result.without_samples())  # raw samples stay in result.json and the history
     else:

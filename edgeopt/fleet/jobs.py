@@ -33,11 +33,24 @@ class CancelToken(Protocol):
     def is_set(self) -> bool: ...
 
 
+class DeviceSlot(Protocol):
+    """What an executor needs of a job's device: its name (progress, rows) and its Ray resource.
+
+    A :class:`FleetDevice`; or a qualify placement's slot (any runner the spec placed).
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def resource(self) -> str: ...
+
+
 class DeviceJob(Protocol):
     """What an executor runs: one device's work, returning its row."""
 
     @property
-    def device(self) -> FleetDevice: ...
+    def device(self) -> DeviceSlot: ...
 
     @property
     def deadline_s(self) -> float: ...

@@ -63,15 +63,25 @@ class FleetRunner:
 
     def map(self, make_job: Callable[[FleetDevice], DeviceJob]) -> list[DeviceOutcome]:
         """Run ``make_job(device)`` for every device; rows in device order."""
-        jobs = [make_job(d) for d in self.devices]
-        events: DeviceEvents = self.progress or (lambda device, event: None)
-        rows: list[DeviceOutcome | None] = [None] * len(jobs)
-        for job in jobs:
-            events(job.device.name, {"event": "state", "state": "queued"})
-        for index, row in self.executor.execute(jobs, parallel=self.jobs, events=events, grace_s=self.grace_s):
-            rows[index] = row
-        return [row if row is not None else jobs[i].error_row("internal", "the executor returned no row", 0.0)
-                for i, row in enumerate(rows)]
+        return run_jobs([make_job(d) for d in self.devices], parallel=self.jobs, executor=self.executor,
+                        progress=self.progress, grace_s=self.grace_s)
 
     def close(self) -> None:
         """Nothing is held between runs: every job opens and closes its own device connection."""
+
+
+def run_jobs(jobs: Sequence[DeviceJob], *, parallel: int, executor: Executor, progress: DeviceEvents | None = None,
+             grace_s: float = STUCK_GRACE_S) -> list[DeviceOutcome]:
+    """Run device jobs on ``executor``, at most ``parallel`` at once; one row per job, in the jobs' order.
+
+    What :meth:`FleetRunner.map` does once it has built its jobs; also used by ``qualify``, whose device jobs
+    run through the runners its spec placed (local, ``host:`` or inventory devices).
+    """
+    events: DeviceEvents = progress or (lambda device, event: None)
+    rows: list[DeviceOutcome | None] = [None] * len(jobs)
+    for job in jobs:
+        events(job.device.name, {"event": "state", "state": "queued"})
+    for index, row in executor.execute(jobs, parallel=max(1, parallel), events=events, grace_s=grace_s):
+        rows[index] = row
+    return [row if row is not None else jobs[i].error_row("internal", "the executor returned no row", 0.0)
+            for i, row in enumerate(rows)]

@@ -14,6 +14,7 @@ import platform
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,9 @@ from .._version import __version__
 from ..bench import run_benchmark
 from ..costs import cost_per_million
 from ..errors import InputError, RunnerError
+from ..fleet.executors import Executor, make_executor
+from ..fleet.result import DeviceOutcome
+from ..fleet.runner import run_jobs
 from ..history import HistoryError, HistoryStore, compare_samples, open_store
 from ..metrics.deadline import frames_required
 from ..metrics.latency import PERCENTILES, required_samples
@@ -31,6 +35,7 @@ from ..metrics.result import BenchResult
 from ..runners import ProgressSink
 from ..settings import EnergySettings, MeasureSettings
 from .artifacts import Models, prepare, qualified_for, sha_of
+from .device_jobs import DEADLINE_MARGIN_S, QualifyJob, QualifyRow, check_executor, device_events
 from .gates import GateContext, error_results, evaluate
 from .loader import LoadedSpec
 from .placement import Placement, place
@@ -66,8 +71,11 @@ def run_qualification(
     evaluator: RetentionEvaluator | None = None,
     progress: ProgressSink | None = None,
     log: Callable[[str], None] | None = None,
+    jobs: int | None = None,
+    executor: str = "local",
+    deadline_s: float | None = None,
 ) -> QualifyResult:
-    """Measure the loaded spec's model on each of its devices and judge it against its gates.
+    """Measure the loaded spec's model on each of its devices, in parallel, and judge it against its gates.
 
     Reports and sinks are the caller's (``edgeopt.qualify`` in :mod:`edgeopt.api` writes them): the result's
     ``reports`` is empty here. Arguments as :func:`edgeopt.qualify`.
@@ -81,6 +89,7 @@ def run_qualification(
     say = log or (lambda message: None)
     s = loaded.spec
     placements = place(loaded, targets_dirs)
+    fleet = _fleet_plan(loaded.spec, len(placements), jobs, executor, deadline_s)
     _check_sinks(loaded)
     points = _sweep_points(sweep)
     out_dir = Path(report_dir) if report_dir is not None else default_report_dir(s.name)
@@ -92,7 +101,11 @@ def run_qualification(
     # Everything that can fail on the host (recipes, eval data) happens before the first device run.
     qualified, retention = _host_side(loaded, placements, models, work, evaluator or HostOnnxEvaluator(), say)
     devices = _run_devices(loaded, placements, qualified, retention, store, group_id if record else None,
-                           targets_dirs, progress, say, warnings)
+                           targets_dirs, progress, say, warnings, fleet)
+    failed = [d.label for d in devices if d.status == "error"]
+    if failed and len(failed) < len(devices):
+        warnings.append(f"could not run on {len(failed)} of {len(devices)} devices ({', '.join(failed)}): their "
+                        "gates are errors; the other devices' verdicts stand")
     return QualifyResult(
         edgeopt_version=__version__, name=s.name, description=s.description, spec_path=str(loaded.path),
         spec_sha256=loaded.sha256, profiles=loaded.profiles, spec=s.model_dump(mode="json"), started_at=started_at,
@@ -134,18 +147,58 @@ def _host_side(loaded: LoadedSpec, placements: list[Placement], models: Models, 
     return qualified, retention
 
 
+@dataclass(frozen=True)
+class _FleetPlan:
+    """How the devices run: at most ``parallel`` at once, each within ``deadline_s``."""
+
+    parallel: int
+    deadline_s: float
+    executor: Executor
+
+
+def _fleet_plan(s: QualifySpec, count: int, jobs: int | None, executor: str, deadline_s: float | None) -> _FleetPlan:
+    """``--jobs`` (default: every device at once), ``--executor`` (local) and ``--deadline`` checked.
+
+    Raises:
+        InputError: jobs < 1, a deadline <= 0, or an executor other than local.
+    """
+    if jobs is not None and jobs < 1:
+        raise InputError(f"--jobs {jobs}: run at least 1 device at a time (default: all at once)")
+    if deadline_s is not None and deadline_s <= 0:
+        raise InputError(f"--deadline {deadline_s:g}: give each device a positive number of seconds")
+    runs = 2 if s.gates.deadline_miss is not None else 1
+    deadline = deadline_s if deadline_s is not None else runs * s.measure.max_duration_s + DEADLINE_MARGIN_S
+    return _FleetPlan(parallel=min(jobs or count, count), deadline_s=deadline,
+                      executor=make_executor(check_executor(executor)))
+
+
 def _run_devices(loaded: LoadedSpec, placements: list[Placement], qualified: dict[int, Path],
                  retention: dict[str, RetentionResult], store: HistoryStore | None, group_id: str | None,
                  targets_dirs: Sequence[Path], progress: ProgressSink | None, say: Callable[[str], None],
-                 warnings: list[str]) -> list[DeviceResult]:
-    """Every placement's device runs, in order; the runners are closed afterwards (a runner holds resources,
-    such as connections, only from its first command on)."""
+                 warnings: list[str], fleet: _FleetPlan) -> list[DeviceResult]:
+    """Every placement's device runs, in parallel (a fleet job each), results in spec order; the runners are
+    closed afterwards (a runner holds resources, such as connections, only from its first command on)."""
+
+    def one(p: Placement, events: ProgressSink | None) -> DeviceResult:
+        return _run_device(loaded, p, qualified[p.index], retention.get(p.target), store, group_id, targets_dirs,
+                           events, say, warnings)
+
     try:
-        return [_run_device(loaded, p, qualified[p.index], retention.get(p.target), store, group_id, targets_dirs,
-                            progress, say, warnings) for p in placements]
+        rows = run_jobs([QualifyJob(p, one, fleet.deadline_s) for p in placements], parallel=fleet.parallel,
+                        executor=fleet.executor, progress=device_events(progress))
     finally:
         for p in placements:
             p.runner.close()
+    return [_device_result(loaded.spec, p, row) for p, row in zip(placements, rows, strict=True)]
+
+
+def _device_result(s: QualifySpec, p: Placement, row: DeviceOutcome) -> DeviceResult:
+    """A job's row as the device's result; an error row (unreachable, past its deadline) has every gate errored."""
+    if isinstance(row, QualifyRow) and row.result is not None:
+        return row.result
+    error = f"{row.error_kind}: {row.error}"
+    return DeviceResult(label=p.label, target=p.target, runner=p.runner.name, status="error", error=error,
+                        passed=False, gates=error_results(s.gates, p.label, error))
 
 
 def _sweep_points(sweep: Sequence[SweepPoint | Mapping[str, Any]] | None) -> list[SweepPoint] | None:

@@ -1,5 +1,6 @@
-"""Where each spec target runs: the local runner, an inventory device, or an SSH host, resolved before any work so
-a typo in a device or target name is a spec error (exit 2) naming the file and key."""
+"""Where each spec target runs: the local runner, an inventory device, an SSH host, or each device of a ``devices:``
+selection (tags, globs), resolved before any work so a typo in a device, selection or target name is a spec error
+(exit 2) naming the file and key."""
 
 from __future__ import annotations
 
@@ -7,23 +8,47 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..devices import load_inventory
+from ..devices.select import select_devices
 from ..errors import InputError
 from ..runners import Runner
 from ..runners.select import choose_runner
 from ..settings import RemoteSpec
 from ..targets import load_registry
+from ..targets.registry import TargetRegistry
 from .loader import LoadedSpec
+from .spec import TargetSpec
 
 
 @dataclass(frozen=True)
 class Placement:
-    """One spec target, resolved."""
+    """One device to qualify on, resolved.
+
+    Attributes:
+        index: position among all placements (a ``devices:`` entry gives several).
+        label: the device's label in reports, history and progress.
+        target: its target.
+        runner: where its agent runs (nothing connected yet).
+        note: a warning for the report.
+        entry: index of its ``targets:`` entry in the spec.
+    """
 
     index: int
     label: str
     target: str
     runner: Runner
     note: str | None = None
+    entry: int = 0
+
+    @property
+    def name(self) -> str:
+        """The label (a fleet job's device name: progress lines and rows)."""
+        return self.label
+
+    @property
+    def resource(self) -> str:
+        """The device's Ray resource name (qualify runs its jobs on the local executor; docs/fleet.md)."""
+        return f"edgeopt-device:{self.label}"
 
 
 def place(loaded: LoadedSpec, targets_dirs: Sequence[Path] = ()) -> list[Placement]:
@@ -35,25 +60,50 @@ def place(loaded: LoadedSpec, targets_dirs: Sequence[Path] = ()) -> list[Placeme
     spec = loaded.spec
     registry = load_registry(extra_dirs=targets_dirs)
     inventory = loaded.resolve(spec.inventory) if spec.inventory else None
-    placements = []
+    placements: list[Placement] = []
     for i, entry in enumerate(spec.targets):
-        key = ("targets", i, "device" if entry.device else "host" if entry.host else "target")
-        try:
-            choice = choose_runner(RemoteSpec(
-                host=entry.host, device=entry.device, inventory=inventory,
-                key=loaded.resolve(entry.key) if entry.key else None, python=entry.python,
-                known_hosts=loaded.resolve(entry.known_hosts) if entry.known_hosts else None,
-                accept_new_host_key=entry.accept_new_host_key,
-            ))
-        except InputError as exc:
-            raise loaded.error(key, str(exc)) from None
-        target = entry.target or choice.target or "local"
-        try:
-            registry.get(target)
-        except InputError as exc:
-            raise loaded.error(("targets", i, "target"), str(exc)) from None
-        note = None
-        if entry.host and not entry.target:
-            note = f"{entry.host}: no 'target' given, so the 'local' target's numbers (TDP, peaks) were used"
-        placements.append(Placement(index=i, label=entry.label(), target=target, runner=choice.runner, note=note))
+        for one in _expand(loaded, i, entry, inventory):
+            placement = _place_one(loaded, i, one, inventory, registry, len(placements))
+            if any(p.label == placement.label for p in placements):
+                raise loaded.error(("targets", i), f"device '{placement.label}' is selected twice: drop it from "
+                                                   "one entry (or give the single entry a distinct 'name')")
+            placements.append(placement)
     return placements
+
+
+def _expand(loaded: LoadedSpec, i: int, entry: TargetSpec, inventory: Path | None) -> list[TargetSpec]:
+    """A ``devices:`` entry as one ``device:`` entry per selected inventory device; any other entry as itself.
+
+    Raises:
+        QualifySpecError: a selection that matches nothing (names the inventory and its tags), a bad inventory.
+    """
+    if not entry.devices:
+        return [entry]
+    try:
+        selected = select_devices(load_inventory(inventory), entry.devices)
+    except InputError as exc:
+        raise loaded.error(("targets", i, "devices"), str(exc)) from None
+    return [entry.model_copy(update={"devices": None, "device": d.name}) for d in selected]
+
+
+def _place_one(loaded: LoadedSpec, i: int, entry: TargetSpec, inventory: Path | None, registry: TargetRegistry,
+               index: int) -> Placement:
+    key = ("targets", i, "device" if entry.device else "host" if entry.host else "target")
+    try:
+        choice = choose_runner(RemoteSpec(
+            host=entry.host, device=entry.device, inventory=inventory,
+            key=loaded.resolve(entry.key) if entry.key else None, python=entry.python,
+            known_hosts=loaded.resolve(entry.known_hosts) if entry.known_hosts else None,
+            accept_new_host_key=entry.accept_new_host_key,
+        ))
+    except InputError as exc:
+        raise loaded.error(key, str(exc)) from None
+    target = entry.target or choice.target or "local"
+    try:
+        registry.get(target)
+    except InputError as exc:
+        raise loaded.error(("targets", i, "target"), str(exc)) from None
+    note = None
+    if entry.host and not entry.target:
+        note = f"{entry.host}: no 'target' given, so the 'local' target's numbers (TDP, peaks) were used"
+    return Placement(index=index, label=entry.label(), target=target, runner=choice.runner, note=note, entry=i)

@@ -140,8 +140,12 @@ class QualifyResult(_Frozen):
 
 
 def exit_code_for(devices: list[DeviceResult]) -> int:
-    """3 when a device errored, else 1 when a gate failed, else 0."""
-    if any(d.status == "error" for d in devices):
+    """3 when every device errored (none could run), else 1 when a gate failed or a device errored, else 0.
+
+    One dead board among many does not hide the others' verdicts: its gates are errors (exit 1) and the result's
+    warnings name it (docs/exit-codes.md).
+    """
+    if devices and all(d.status == "error" for d in devices):
         return int(ExitCode.DEVICE)
     if any(not d.passed for d in devices):
         return int(ExitCode.GATE_FAILED)

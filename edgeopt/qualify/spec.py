@@ -147,12 +147,16 @@ class ModelSpec(_Strict):
 
 
 class TargetSpec(_Strict):
-    """One device to qualify on: the local machine (``target``), an inventory device, or an SSH host."""
+    """Where to qualify: the local machine (``target``), an inventory device, an SSH host, or many inventory
+    devices at once (``devices``: names, ``tag:TAG``, globs; one device result each, run in parallel)."""
 
     target: str | None = Field(default=None,
         description="Target name (edgeopt targets); default: the device's, or local.")
     device: str | None = Field(default=None, description="Device name in the inventory (edgeopt devices list).")
     host: str | None = Field(default=None, description="user@addr[:port] of an SSH device not in the inventory.")
+    devices: str | None = Field(default=None,
+        description="Inventory devices selected by name, tag:TAG or glob (comma-separated), e.g. tag:rpi5; each "
+                    "is labelled by its inventory name (docs/fleet.md).")
     name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.@:-]*$",
                              description="Label in reports (default: device, host or target).")
     key: str | None = Field(default=None, description="SSH private key file.")
@@ -164,10 +168,13 @@ class TargetSpec(_Strict):
     def _one_place(self) -> TargetSpec:
         if self.device and self.host:
             raise ValueError("give 'device' or 'host', not both")
+        if self.devices and (self.device or self.host or self.name):
+            raise ValueError("'devices' selects many inventory devices, each labelled by its name: drop "
+                             "'device', 'host' and 'name' from this entry")
         return self
 
     def label(self) -> str:
-        return self.name or self.device or self.host or self.target or "local"
+        return self.name or self.device or self.host or self.devices or self.target or "local"
 
 
 LEGACY_METRICS = ("auto", "accuracy", "top1_agreement")
