@@ -146,3 +146,49 @@ def test_fleet_check_probes_every_device_in_parallel(lab: Lab, capsys):
         assert report["ready"] and report["packages"]["numpy"] and report["workdir"] == str(lab[name].workdir)
     assert rows["lab-off"]["error_kind"] == "unreachable" and rows["lab-off"]["report"] is None
     _assert_devices_clean(lab)
+
+
+def test_bench_and_devices_check_take_devices_too(lab: Lab, tiny_cnn: Path, capsys):
+    common = ["--inventory", str(lab.inventory), "--known-hosts", str(lab.known_hosts), "--json"]
+    code = main(["bench", str(tiny_cnn), "--devices", "tag:odd,lab-off", "--jobs", "2", "-n", "20",
+                 "--min-duration", "0.2", "--no-energy", "--ssh-timeout", "connect=5", "--device-cache-mb", "64",
+                 *common])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and [r["device"] for r in out["rows"]] == ["lab-01", "lab-03", "lab-off"]
+    assert out["jobs"] == 2 and out["aggregate"]["failed"] == ["lab-off"]
+    assert all(r["status"] == "ok" for r in out["rows"][:2]) and out["rows"][2]["error_kind"] == "unreachable"
+    code = main(["devices", "check", "--devices", "lab-00", *common])
+    rows = json.loads(capsys.readouterr().out)["devices"]
+    assert code == 0 and [r["device"] for r in rows] == ["lab-00"] and rows[0]["report"]["ready"]
+    code = main(["bench", str(tiny_cnn), "--devices", "lab-00", "--device", "lab-01", *common])
+    assert code == 2 and "--devices with --device lab-01" in capsys.readouterr().err
+    code = main(["bench", str(tiny_cnn), "--jobs", "2", "--json"])
+    assert code == 2 and "add --devices" in capsys.readouterr().err
+    _assert_devices_clean(lab)
+
+
+def test_qualify_spec_selects_devices_by_tag_and_runs_them_in_parallel(lab: Lab, tiny_cnn: Path, tmp_path: Path,
+                                                                          capsys):
+    spec = tmp_path / "fleet.yaml"
+    spec.write_text(f"""
+name: fleet
+model: {{path: {tiny_cnn}}}
+inventory: {lab.inventory}
+targets:
+  - {{devices: "tag:even,lab-off", known_hosts: {lab.known_hosts}}}
+measure: {{iterations: 20, min_duration_s: 0.2, warmup: 2, energy: false}}
+gates: {{latency: {{max_ms: 1000}}}}
+""")
+    code = main(["qualify", str(spec), "--report-dir", str(tmp_path / "r"), "--no-history", "--jobs", "3",
+                 "--json"])
+    out = json.loads(capsys.readouterr().out)
+    devices = {d["label"]: d for d in out["devices"]}
+    assert list(devices) == ["lab-00", "lab-02", "lab-off"]
+    assert devices["lab-00"]["passed"] and devices["lab-02"]["passed"]
+    assert devices["lab-off"]["status"] == "error" and code == 1 == out["exit_code"]
+    assert any("lab-off" in w for w in out["warnings"])
+    _assert_devices_clean(lab)
+    spec.write_text(spec.read_text().replace("tag:even,lab-off", "tag:nope"))
+    code = main(["qualify", str(spec), "--report-dir", str(tmp_path / "r2"), "--no-history", "--json"])
+    err = capsys.readouterr().err
+    assert code == 2 and "targets[0].devices" in err.replace("targets.0.devices", "targets[0].devices"), err
