@@ -40,7 +40,7 @@ def benchmark(
     power_sensor: str = "auto", sysfs_root: str | Path = "/", power_rate_hz: float = 20.0, power_idle_s: float = 0.5,
     vcgencmd: str = "vcgencmd", host: str | None = None, device: str | None = None, key: str | Path | None = None,
     python: str | None = None, inventory: str | Path | None = None, known_hosts: str | Path | None = None,
-    accept_new_host_key: bool = False, pacing_fps: float | None = None,
+    accept_new_host_key: bool = False, pacing_fps: float | None = None, device_cache_mb: float = 2048.0,
 ) -> BenchResult:
     """Benchmark ``model`` on ``target`` and check it against an FPS budget.
 
@@ -62,7 +62,7 @@ def benchmark(
         keep_samples: include every per-inference latency in the result.
         energy, power_sensor, sysfs_root, power_rate_hz, power_idle_s, vcgencmd: energy per inference (an
             estimate from the target's TDP when no sensor is found); see :class:`~edgeopt.settings.EnergySettings`.
-        host, device, key, python, inventory, known_hosts, accept_new_host_key: run on an SSH device
+        host, device, key, python, inventory, known_hosts, accept_new_host_key, device_cache_mb: run on an SSH device
             (docs/devices.md).
         pacing_fps: issue frames at this rate instead of back to back (``iterations`` is then the minimum
             number of frames); ``result.deadline`` counts frames that missed their 1/fps deadline.
@@ -82,7 +82,8 @@ def benchmark(
         power_sensor=power_sensor, sysfs_root=sysfs_root, power_rate_hz=power_rate_hz, power_idle_s=power_idle_s,
         vcgencmd=vcgencmd)
     remote = build(RemoteSpec, {"host": host, "device": device, "key": key, "python": python, "inventory": inventory,
-                                "known_hosts": known_hosts, "accept_new_host_key": accept_new_host_key})
+                                "known_hosts": known_hosts, "accept_new_host_key": accept_new_host_key,
+                                "device_cache_mb": device_cache_mb})
     return run_benchmark(model, settings, target=target, runner=runner, remote=remote, progress=progress,
                          targets_dirs=targets_dirs)
 
