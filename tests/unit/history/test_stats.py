@@ -8,7 +8,7 @@ import pytest
 
 from edgeopt.errors import InputError
 from edgeopt.history import Verdict, compare_samples
-from edgeopt.history.stats import bootstrap_median_ratio, mann_whitney_u, rankdata
+from edgeopt.history.stats import bootstrap_median, bootstrap_median_ratio, mann_whitney_u, rankdata
 from tests.synthetic_results import samples
 
 
@@ -77,3 +77,12 @@ def test_bad_inputs():
         compare_samples(samples(50), samples(50), tolerance_pct=-1)
     with pytest.raises(InputError, match="alpha"):
         compare_samples(samples(50), samples(50), alpha=1.5)
+
+
+def test_bootstrap_median_interval_holds_the_median_and_is_seeded() -> None:
+    values = np.random.default_rng(0).lognormal(0, 0.2, 50)
+    med, low, high = bootstrap_median(values, resamples=500, seed=1)
+    assert low <= med <= high and med == pytest.approx(float(np.median(values)))
+    assert bootstrap_median(values, resamples=500, seed=1) == (med, low, high)
+    with pytest.raises(ValueError, match="non-empty"):
+        bootstrap_median(np.array([]))

@@ -1,0 +1,298 @@
+"""Latency-aware float sets for mixed-precision INT8: keep in float what costs accuracy and little time.
+
+The accuracy-aware INT8 search keeps some quantized nodes in float until the threshold holds. Which ones decides
+the speed of the result: on OpenVINO with VNNI a 1x1 conv runs ~3.5x faster in INT8 while a depthwise conv gains
+~1.3x, and a node whose INT8 kernel is no faster than float costs nothing to keep in float. So candidates are
+ranked by **accuracy gained per millisecond lost** on the target runtime:
+
+1. :func:`node_times`: per-layer timings (the agent's layer events: ``name``, ``op_type``, ``original_names``,
+   ``duration_us``, as ``edgeopt profile`` returns them, or OpenVINO ``get_profiling_info`` rows turned into
+   events) attributed to the ONNX nodes of interest through the names each layer covers. A layer covering several
+   nodes of interest is split evenly between them.
+2. :func:`latency_gain`: per node, its time in the float model minus its time in the INT8 model (ms): what keeping
+   it in float costs. Layers the runtime renamed in one model (OpenVINO names a conv fused with its BatchNorm and
+   activation after a ``Multiply``) are matched by execution order among layers of the same type, when both
+   models have the same sequence of such layers.
+3. :func:`rank_for_float`: free nodes first (INT8 no faster: float costs nothing), then by accuracy gain per ms.
+4. :func:`narrow_float_set`: the smallest prefix of that ranking that passes (doubling, then bisection), then
+   each float node put back in INT8 while the threshold holds, the most expensive first, so the float set
+   costs as little time as possible.
+5. :func:`grow_int8_set`: the other direction, for models whose error is spread over every layer (PP-OCRv4
+   rec: a few nodes quantized already cost 1 % agreement, so the float set is most of the model and the
+   prefix bisection is unreliable, since retention is far from monotone in the prefix). Start from the float
+   model and quantize nodes one at a time, the most time saved per accuracy lost first, keeping each one only
+   while the threshold holds. One evaluation per node tried; nodes that save little time are never tried.
+6. :func:`choose_float_set`: the two together under one evaluation budget: narrowing while a float prefix of at
+   most half the nodes passes (error concentrated in a few nodes), growing otherwise (error spread out).
+
+Plain inputs only (names, numbers, callables): no runner or sweep context.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InputError
+
+LayerEvent = Mapping[str, Any]
+# Layer types that carry a weight op (conv, matmul) in OpenVINO's execution graph and onnxruntime's profile.
+WEIGHT_LAYER_TYPES = frozenset({"Convolution", "GroupConvolution", "Deconvolution", "FullyConnected", "MatMul",
+                                "Conv", "QLinearConv", "ConvInteger", "Gemm", "QLinearMatMul", "MatMulInteger",
+                                "FusedConv", "FusedMatMul", "FusedGemm"})
+FREE_MS = 0.005  # a node whose INT8 kernel saves less than this (ms per inference) is free to keep in float
+_SUFFIX = re.compile(r"/(WithoutBiases|DequantizationSubtract|DequantizationMultiply|fq_weights_\d+)$")
+
+
+@dataclass(frozen=True)
+class NodeTimes:
+    """Time per node of interest (ms per inference), and the weight layers no node of interest claimed."""
+
+    ms: dict[str, float]
+    unmapped: tuple[tuple[str, str, float], ...]  # (layer name, layer type, ms) in execution order
+
+
+def _covered(event: LayerEvent, nodes: set[str]) -> list[str]:
+    names = [str(n) for n in event.get("original_names") or [event.get("name", "")]]
+    out: list[str] = []
+    for raw in names:
+        name = _SUFFIX.sub("", raw)
+        if name in nodes and name not in out:
+            out.append(name)
+    return out
+
+
+def node_times(events: Sequence[LayerEvent], nodes: Iterable[str]) -> NodeTimes:
+    """Attribute each executed layer's time to the nodes of interest it covers (split evenly).
+
+    Args:
+        events: one inference's layer events in execution order (median durations when several were kept).
+        nodes: the ONNX node names of interest (e.g. the quantized weight nodes).
+
+    Returns:
+        ms per node that some layer covers, and the weight layers (:data:`WEIGHT_LAYER_TYPES`) that covered none.
+    """
+    wanted = set(nodes)
+    ms: dict[str, float] = {}
+    unmapped: list[tuple[str, str, float]] = []
+    for ev in events:
+        if ev.get("executed", True) is False:
+            continue
+        t = float(ev.get("duration_us", 0.0)) / 1e3
+        covered = _covered(ev, wanted)
+        for name in covered:
+            ms[name] = ms.get(name, 0.0) + t / len(covered)
+        if not covered and str(ev.get("op_type", "")) in WEIGHT_LAYER_TYPES:
+            unmapped.append((str(ev.get("name", "")), str(ev.get("op_type", "")), t))
+    return NodeTimes(ms=ms, unmapped=tuple(unmapped))
+
+
+def _weight_layers(events: Sequence[LayerEvent], nodes: set[str]) -> list[tuple[str, list[str], float]]:
+    """(layer type, nodes covered, ms) of the executed weight layers, in execution order."""
+    return [(str(ev.get("op_type", "")), _covered(ev, nodes), float(ev.get("duration_us", 0.0)) / 1e3)
+            for ev in events if ev.get("executed", True) is not False
+            and str(ev.get("op_type", "")) in WEIGHT_LAYER_TYPES]
+
+
+def _by_order(float_events: Sequence[LayerEvent], int8_events: Sequence[LayerEvent],
+              nodes: set[str]) -> dict[str, float]:
+    """Float-model times of nodes whose float layer lost its name, matched by order within each layer type.
+
+    Only used when both models run the same number of weight layers of that type; each float layer takes the node
+    names the INT8 layer at the same position covers.
+    """
+    out: dict[str, float] = {}
+    fl, il = _weight_layers(float_events, nodes), _weight_layers(int8_events, nodes)
+    for kind in {k for k, _, _ in fl}:
+        f = [x for x in fl if x[0] == kind]
+        i = [x for x in il if x[0] == kind]
+        if len(f) != len(i):
+            continue
+        for (_, f_nodes, t), (_, i_nodes, _) in zip(f, i, strict=True):
+            if not f_nodes and i_nodes:
+                for name in i_nodes:
+                    out[name] = out.get(name, 0.0) + t / len(i_nodes)
+    return out
+
+
+def latency_gain(float_events: Sequence[LayerEvent], int8_events: Sequence[LayerEvent],
+                 nodes: Iterable[str]) -> dict[str, float]:
+    """Per node: float time minus INT8 time (ms per inference): the latency lost by keeping it in float.
+
+    A node the float profile does not show, even by execution order, is given its INT8 time as float time
+    (gain 0: free to keep in float); a node neither profile shows gains 0 too. Negative gains (the INT8 kernel
+    is slower) are kept as measured: those nodes are free.
+    """
+    wanted = list(nodes)
+    fl = node_times(float_events, wanted).ms
+    for name, t in _by_order(float_events, int8_events, set(wanted)).items():
+        fl.setdefault(name, t)
+    il = node_times(int8_events, wanted).ms
+    return {n: round(fl.get(n, il.get(n, 0.0)) - il.get(n, 0.0), 6) for n in wanted}
+
+
+def rank_for_float(sensitivity: Mapping[str, float], gain_ms: Mapping[str, float], *,
+                   free_ms: float = FREE_MS) -> list[str]:
+    """Nodes in the order to keep them in float: free ones first, then most accuracy per ms lost.
+
+    Args:
+        sensitivity: accuracy gained by keeping the node in float (e.g. retention with it in float minus the
+            fully quantized retention, or the drop in output error); higher = more important to keep float.
+        gain_ms: latency lost by keeping it in float (:func:`latency_gain`); missing nodes count as not free.
+        free_ms: below this gain a node is free (its INT8 kernel is no faster).
+
+    Raises:
+        InputError: ``sensitivity`` is empty.
+    """
+    if not sensitivity:
+        raise InputError("no node sensitivity to rank; measure the quantized nodes first")
+    floor = max(free_ms, 1e-6)
+
+    def key(name: str) -> tuple[int, float, str]:
+        s = float(sensitivity[name])
+        g = gain_ms.get(name)
+        if g is not None and g < free_ms:
+            return (0, -s, name)
+        return (1, -s / max(float(g) if g is not None else floor, floor), name)
+
+    return sorted(sensitivity, key=key)
+
+
+def narrow_float_set(ranking: Sequence[str], passes: Callable[[list[str]], bool], *,
+                     gain_ms: Mapping[str, float] | None = None, max_putbacks: int | None = None,
+                     budget: Callable[[], bool] = lambda: True) -> list[list[str]]:
+    """Candidate float sets, best first: the smallest passing prefix, then that prefix pruned by cost.
+
+    Args:
+        ranking: :func:`rank_for_float`'s order.
+        passes: whether a float set meets the threshold (a host or device evaluation).
+        gain_ms: latency lost per node; pruning tries to put the most expensive node back in INT8 first (in
+            ranking order from the end when unknown). Free nodes are never put back.
+        max_putbacks: try at most this many put-backs (the most expensive nodes): each costs one evaluation, and
+            putting back a cheap node saves little time. None: every node of the prefix.
+        budget: False once time or trials run out; the best found so far is returned.
+
+    Returns:
+        ``[pruned, prefix]`` (or ``[prefix]`` when pruning removed nothing); ``[]`` when no prefix passes.
+    """
+    lo, k, found = 0, 1, False
+    while ranking and budget():
+        k = min(k, len(ranking))
+        if passes(list(ranking[:k])):
+            found = True
+            break
+        if k == len(ranking):
+            break
+        lo, k = k, k * 2
+    if not found:
+        return []
+    while k - lo > 1 and budget():
+        mid = (lo + k) // 2
+        if passes(list(ranking[:mid])):
+            k = mid
+        else:
+            lo = mid
+    prefix = list(ranking[:k])
+    cost = gain_ms or {}
+    order = sorted(prefix, key=lambda n: (-cost.get(n, 0.0), -prefix.index(n)))
+    pruned = list(prefix)
+    tries = [n for n in order if cost.get(n, 1.0) >= FREE_MS]  # free nodes stay float
+    for name in tries[:max_putbacks]:
+        if not budget() or len(pruned) == 1:
+            break
+        trial = [n for n in pruned if n != name]
+        if passes(trial):
+            pruned = trial
+    return [pruned, prefix] if pruned != prefix else [prefix]
+
+
+def quantize_order(sensitivity: Mapping[str, float] | None, gain_ms: Mapping[str, float], *,
+                   free_ms: float = FREE_MS, floor: float = 1e-4) -> list[str]:
+    """Nodes in the order to try them in INT8: most time saved per accuracy lost first; free nodes left out.
+
+    Args:
+        sensitivity: accuracy the node costs when quantized (e.g. retention lost with only it quantized); None:
+            order by time saved alone.
+        gain_ms: time saved by quantizing it (:func:`latency_gain`).
+        free_ms: nodes saving less than this are not worth an evaluation (they stay float).
+        floor: smallest sensitivity used in the ratio (a node that costs nothing is not infinitely good).
+    """
+    worth = [n for n, g in gain_ms.items() if g >= free_ms]
+    if sensitivity is None:
+        return sorted(worth, key=lambda n: (-gain_ms[n], n))
+    return sorted(worth, key=lambda n: (-gain_ms[n] / max(float(sensitivity.get(n, 1.0)), floor), n))
+
+
+def grow_int8_set(order: Sequence[str], all_nodes: Sequence[str], passes: Callable[[list[str]], bool], *,
+                  max_tries: int | None = None, budget: Callable[[], bool] = lambda: True) -> list[str]:
+    """The float set left after quantizing ``order``'s nodes one at a time while ``passes`` holds.
+
+    Args:
+        order: nodes to try in INT8, best first (:func:`quantize_order`).
+        all_nodes: every quantizable node; those never tried or refused stay float.
+        passes: whether a float set meets the threshold.
+        max_tries: most nodes tried (one evaluation each); None: all of ``order``.
+        budget: False once time or trials run out.
+
+    Returns:
+        The float set (sorted as ``all_nodes``); every node when nothing could be quantized.
+    """
+    quantized: set[str] = set()
+    for name in list(order)[:max_tries]:
+        if not budget():
+            break
+        trial = quantized | {name}
+        if passes([n for n in all_nodes if n not in trial]):
+            quantized = trial
+    return [n for n in all_nodes if n not in quantized]
+
+
+@dataclass(frozen=True)
+class FloatSetChoice:
+    """The float set chosen, how (``narrow``, ``grow`` or ``none`` when nothing passed), and the evaluations."""
+
+    float_nodes: list[str]
+    strategy: str
+    evaluations: int
+    candidates: list[list[str]]
+
+
+def choose_float_set(nodes: Sequence[str], gain_ms: Mapping[str, float], passes: Callable[[list[str]], bool], *,
+                     sensitivity: Mapping[str, float] | None = None, max_evaluations: int = 24,
+                     budget: Callable[[], bool] = lambda: True) -> FloatSetChoice:
+    """The cheapest float set found that passes, within ``max_evaluations`` calls of ``passes``.
+
+    ``sensitivity`` is the accuracy a node costs in INT8 (higher: keep it in float first), e.g. retention lost
+    with only that node quantized; without one, both directions order nodes by cost alone. When
+    no float prefix of at most half the nodes passes, the error is spread over the model and growing the INT8
+    set from the float model (:func:`grow_int8_set`) finds more INT8 for the same evaluations.
+
+    Args:
+        nodes: the quantized nodes of the fully quantized model.
+        gain_ms: latency lost per node kept in float (:func:`latency_gain`).
+        passes: whether a float set meets the threshold (one evaluation each).
+        sensitivity: accuracy gained by keeping the node in float, or None.
+        max_evaluations: most calls of ``passes``.
+        budget: False once the search's time runs out.
+    """
+    count = [0]
+
+    def counted(fs: list[str]) -> bool:
+        count[0] += 1
+        return passes(fs)
+
+    def left() -> bool:
+        return count[0] < max_evaluations and budget()
+
+    sens = dict(sensitivity) if sensitivity else {n: 1.0 for n in nodes}  # no sensitivity: cheapest first
+    ranking = rank_for_float(sens, gain_ms)
+    half = max(1, len(ranking) // 2)
+    cands = narrow_float_set(ranking[:half], counted, gain_ms=gain_ms, max_putbacks=8, budget=left)
+    if cands:
+        return FloatSetChoice(float_nodes=cands[0], strategy="narrow", evaluations=count[0], candidates=cands)
+    order = quantize_order(sensitivity, {n: gain_ms.get(n, 0.0) for n in nodes})
+    grown = grow_int8_set(order, list(nodes), counted, budget=left)
+    strategy = "grow" if len(grown) < len(nodes) else "none"
+    return FloatSetChoice(float_nodes=grown, strategy=strategy, evaluations=count[0], candidates=[grown])

@@ -1,0 +1,215 @@
+"""Latency rankings that survive noise: interleaved rounds, bootstrap intervals, and a conservative decision rule.
+
+One measurement of ~1 s per level ranks levels by the load of the moment (the same config measured 68.5 and
+56.2 ms in two sweeps of issue 14). Here the levels of one runtime are measured **round-robin**: every round runs
+each level once for a few samples, in an order rotated each round, so slow phases of the machine hit every level.
+A round's **median** is the unit of evidence (samples inside a round are autocorrelated; rounds much less so):
+
+- a level's latency: the median of its round medians, with a percentile-bootstrap interval
+  (:func:`edgeopt.history.stats.bootstrap_median`);
+- a pair of levels: the per-round **paired** ratio ``b / a`` (same round, same machine state), its median and
+  bootstrap interval; with fewer than :data:`MIN_PAIRED_ROUNDS` rounds the pooled samples' unpaired ratio
+  (:func:`edgeopt.history.stats.bootstrap_median_ratio`).
+
+The decision (:func:`decide`): a level is **beaten** when another is faster beyond the interval, i.e. the upper
+bound of ``faster / slower`` is below ``1 - tolerance``. Among the levels nobody beats, the smaller artifact wins,
+then the simpler one (fewer passes, fewer float nodes: what the caller ranks), then the name. So two levels whose
+latencies are equal give the smaller one every time, and a truly faster level still wins. Everything is
+deterministic given the seed (round order and bootstrap).
+
+This module takes plain inputs (names, a ``measure`` callable, sample lists): no runner, no sweep context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InputError
+from ..history.stats import bootstrap_median, bootstrap_median_ratio
+
+MIN_PAIRED_ROUNDS = 3  # below this, per-round medians are too few for a paired interval
+DEFAULT_TOLERANCE = 0.03  # a speed-up under 3 % never outweighs a smaller or simpler artifact
+
+# samples[level] = one list of latencies (ms) per round, rounds in the order they ran
+RoundSamples = Mapping[str, Sequence[Sequence[float]]]
+Measure = Callable[[str, int], Sequence[float]]
+
+
+@dataclass(frozen=True)
+class RoundRobin:
+    """Interleaved measurement plan: ``rounds`` rounds, each running every level for ``samples_per_round``.
+
+    The first round's order is a seeded permutation of the names; each later round rotates it by one, so every
+    level runs first, last and in between equally often.
+    """
+
+    rounds: int = 8
+    samples_per_round: int = 20
+    seed: int = 0
+
+    def order(self, names: Sequence[str], round_index: int) -> list[str]:
+        """The order of ``names`` in round ``round_index`` (deterministic given the seed)."""
+        perm = [names[i] for i in np.random.default_rng(self.seed).permutation(len(names))]
+        k = round_index % len(perm) if perm else 0
+        return perm[k:] + perm[:k]
+
+    def run(self, names: Sequence[str], measure: Measure) -> dict[str, list[list[float]]]:
+        """Call ``measure(name, samples_per_round)`` round-robin; the latencies (ms) of each round per level.
+
+        Raises:
+            InputError: no names, a duplicate name, fewer than one round or sample, or an empty measurement.
+        """
+        if not names or len(set(names)) != len(names):
+            raise InputError(f"levels {list(names)}: give one or more distinct names to rank")
+        if self.rounds < 1 or self.samples_per_round < 1:
+            raise InputError(f"rounds={self.rounds}, samples_per_round={self.samples_per_round}: use 1 or more")
+        out: dict[str, list[list[float]]] = {n: [] for n in names}
+        for r in range(self.rounds):
+            for name in self.order(names, r):
+                got = [float(v) for v in measure(name, self.samples_per_round)]
+                if not got:
+                    raise InputError(f"level {name}: the measurement of round {r} returned no latency")
+                out[name].append(got)
+        return out
+
+
+@dataclass(frozen=True)
+class LevelStats:
+    """One level's latency: median of its round medians (ms) and the bootstrap interval of that median."""
+
+    name: str
+    median_ms: float
+    low_ms: float
+    high_ms: float
+    rounds: int
+    round_medians: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class PairRatio:
+    """``b / a`` latency (below 1: ``b`` is faster), its interval, and whether the rounds were paired."""
+
+    a: str
+    b: str
+    ratio: float
+    low: float
+    high: float
+    paired: bool
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A level the decision may pick: smaller ``size_bytes``, then lower ``complexity``, win ties on speed."""
+
+    name: str
+    size_bytes: int
+    complexity: int = 0
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The chosen level, the levels nobody beat, and for each beaten level one level that beat it."""
+
+    winner: str
+    unbeaten: tuple[str, ...]
+    beaten_by: dict[str, str] = field(default_factory=dict)
+    stats: dict[str, LevelStats] = field(default_factory=dict)
+
+    @property
+    def reason(self) -> str:
+        """One line for reports: why the winner won."""
+        if len(self.unbeaten) == 1:
+            return f"{self.winner} is faster than every other level beyond the interval"
+        others = ", ".join(n for n in self.unbeaten if n != self.winner)
+        return f"{self.winner} ties {others} within the interval and is the smaller/simpler artifact"
+
+
+def _round_medians(rounds: Sequence[Sequence[float]]) -> np.ndarray:
+    return np.array([float(np.median(np.asarray(r, dtype=np.float64))) for r in rounds if len(r)])
+
+
+def level_stats(samples: RoundSamples, *, confidence: float = 0.95, resamples: int = 2000,
+                seed: int = 0) -> dict[str, LevelStats]:
+    """Per level: the median of round medians and its bootstrap interval (pooled samples below 3 rounds).
+
+    Raises:
+        InputError: a level without any sample.
+    """
+    out: dict[str, LevelStats] = {}
+    for name, rounds in samples.items():
+        meds = _round_medians(rounds)
+        if meds.size == 0:
+            raise InputError(f"level {name}: no latency samples to rank")
+        unit = meds if meds.size >= MIN_PAIRED_ROUNDS else np.concatenate([np.asarray(r, float) for r in rounds])
+        _, low, high = bootstrap_median(unit, resamples=resamples, confidence=confidence, seed=seed)
+        out[name] = LevelStats(name=name, median_ms=float(np.median(meds)), low_ms=low, high_ms=high,
+                               rounds=int(meds.size), round_medians=tuple(float(v) for v in meds))
+    return out
+
+
+def pair_ratio(samples: RoundSamples, a: str, b: str, *, confidence: float = 0.95, resamples: int = 2000,
+               seed: int = 0) -> PairRatio:
+    """``b / a``: the median of per-round paired ratios and its interval (unpaired when rounds are too few).
+
+    Raises:
+        InputError: ``a`` or ``b`` has no samples.
+    """
+    for name in (a, b):
+        if name not in samples or _round_medians(samples[name]).size == 0:
+            raise InputError(f"level {name}: no latency samples to compare")
+    ma, mb = _round_medians(samples[a]), _round_medians(samples[b])
+    if ma.size == mb.size and ma.size >= MIN_PAIRED_ROUNDS and np.all(ma > 0):
+        ratio, low, high = bootstrap_median(mb / ma, resamples=resamples, confidence=confidence, seed=seed)
+        return PairRatio(a=a, b=b, ratio=ratio, low=low, high=high, paired=True)
+    pa = np.concatenate([np.asarray(r, float) for r in samples[a]])
+    pb = np.concatenate([np.asarray(r, float) for r in samples[b]])
+    ratio, low, high = bootstrap_median_ratio(pa, pb, resamples=resamples, confidence=confidence, seed=seed)
+    return PairRatio(a=a, b=b, ratio=ratio, low=low, high=high, paired=False)
+
+
+def decide(samples: RoundSamples, candidates: Sequence[Candidate], *, tolerance: float = DEFAULT_TOLERANCE,
+           confidence: float = 0.95, resamples: int = 2000, seed: int = 0) -> Decision:
+    """The level to recommend: unbeaten on speed (beyond the interval and ``tolerance``), then smallest, simplest.
+
+    Args:
+        samples: per-level round samples (:meth:`RoundRobin.run`, or rounds the agent measured).
+        candidates: the levels eligible (e.g. those meeting the retention threshold), with size and complexity.
+        tolerance: a level beats another only if ``faster / slower`` is below ``1 - tolerance`` at the interval's
+            upper bound.
+        confidence, resamples, seed: the bootstrap's.
+
+    Raises:
+        InputError: no candidates, a candidate without samples, or a tolerance outside [0, 1).
+    """
+    if not candidates:
+        raise InputError("no candidate level to decide between; at least one level must meet the constraints")
+    if not 0 <= tolerance < 1:
+        raise InputError(f"tolerance {tolerance}: use a share in [0, 1), e.g. 0.03")
+    names = [c.name for c in candidates]
+    missing = [n for n in names if n not in samples]
+    if missing:
+        raise InputError(f"levels {', '.join(missing)} have no latency samples; measure them before deciding")
+    stats = level_stats({n: samples[n] for n in names}, confidence=confidence, resamples=resamples, seed=seed)
+    beaten: dict[str, str] = {}
+    for slow in names:
+        for fast in sorted(names, key=lambda n: stats[n].median_ms):
+            if fast == slow or stats[fast].median_ms >= stats[slow].median_ms:
+                continue
+            pr = pair_ratio(samples, slow, fast, confidence=confidence, resamples=resamples, seed=seed)
+            if pr.high < 1 - tolerance:
+                beaten[slow] = fast
+                break
+    order = {c.name: (c.size_bytes, c.complexity, c.name) for c in candidates}
+    # only a level with a lower median can beat another, so the fastest median is always unbeaten
+    unbeaten = tuple(sorted((n for n in names if n not in beaten), key=lambda n: order[n]))
+    return Decision(winner=unbeaten[0], unbeaten=unbeaten, beaten_by=beaten, stats=stats)
+
+
+def compare_to(samples: RoundSamples, baseline: str, *, confidence: float = 0.95, resamples: int = 2000,
+               seed: int = 0) -> dict[str, PairRatio]:
+    """Every level's latency ratio to ``baseline`` (``level / baseline``; below 1: faster), with intervals."""
+    return {n: pair_ratio(samples, baseline, n, confidence=confidence, resamples=resamples, seed=seed)
+            for n in samples}
