@@ -24,12 +24,14 @@ def _csv(value: str | None) -> list[str] | None:
 
 def _progress(event: dict[str, Any]) -> None:
     if event.get("event") == "level":
-        tag = " (cached)" if event.get("cached") else ""
+        tag = (" no change (= fp32)" if event.get("no_change") else "") + (" (cached)" if event.get("cached") else "")
         click.echo(f"  {event['recipe']:<14} {event['runtime']:<12} retention {event['retention']:.4f}  "
                    f"p50 {event['latency_ms']:.3f} ms{tag}", err=True)
     elif event.get("event") == "int8_trial":
         click.echo(f"  int8 search #{event['trial']} {event['label']}: retention {event['retention']:.4f} "
                    f"p50 {event['latency_ms']:.3f} ms", err=True)
+    elif event.get("event") == "warning":
+        click.echo(f"  warning: {event['message']}", err=True)
     elif event.get("event") == "info":
         click.echo(f"  {event['message']}", err=True)
 
@@ -86,11 +88,13 @@ def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | N
         emit_json(result)
     else:
         click.echo(f"metric {result.metric}{_params(result.metric_params)} on output {result.output}, "
-                   f"{result.eval_samples} eval samples")
+                   f"{result.eval_samples} eval samples; threads {result.threads}, streams {result.streams}, "
+                   f"batch {result.batch}")
         click.echo(f"{'recipe':<14} {'runtime':<12} {'size MB':>8} {'p50 ms':>8} {'p99 ms':>8} {'mem MB':>7} "
                    f"{'mJ':>7} {'retention':>9} verdict")
         for lv in result.levels:
             verdict = "pass" if lv.passed else ("low-accuracy" if not lv.meets_retention else "over-budget")
+            verdict = "no change (= fp32)" if lv.no_change else verdict
             mem = f"{lv.memory_mb_peak:7.1f}" if lv.memory_mb_peak is not None else "      -"
             mj = f"{lv.energy_mj:7.2f}" if lv.energy_mj is not None else "      -"
             click.echo(f"{lv.recipe:<14} {lv.runtime:<12} {lv.size_bytes / 1e6:8.2f} {lv.latency_ms:8.3f} "

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .._version import __version__
 from ..calib import ImagePreprocessing
-from ..errors import InputError
+from ..errors import InputError, first_line
 from ..evaluation import MetricSpec, load_eval_data, parse_output, resolve_metric
 from ..fsutil import atomic_write_text, sha256_file
 from ..optimize import OptimizeResult, optimize
@@ -32,6 +32,7 @@ from ..runners.select import use_runner
 from ..settings import MeasureSettings, RemoteSpec, build
 from ..targets import Target, load_registry
 from .cache import LevelCache
+from .honest import GraphChange, pipeline_change, steps_of
 from .int8_search import SearchPlan, search_int8
 from .levels import LevelTable, Progress
 from .measure import Context
@@ -180,6 +181,30 @@ def run_sweep(
     return result
 
 
+def sweep_threads(runner: Runner, threads: int) -> int:
+    """The thread count of every runtime in the sweep: ``threads``, or (0) the logical cores where the agent runs
+    (its probe's ``environment.cores``), so every runtime gets the same explicit count instead of its own default."""
+    if threads > 0:
+        return threads
+    cores = (runner.probe().get("environment") or {}).get("cores")
+    return int(cores) if isinstance(cores, int) and cores > 0 else 1
+
+
+def float_options(rts: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Runtime options that make "fp32" FP32: OpenVINO runs float parts in BF16 by default on CPUs with
+    AVX512_BF16/AMX, so its reference and its fp32 level ask for ``inference_precision: f32``."""
+    return {"openvino": {"inference_precision": "f32"}} if "openvino" in rts else {}
+
+
+def bf16_level(table: LevelTable, model: Path) -> None:
+    """The model at OpenVINO's default precision, kept as level ``bf16`` when the runtime reports it ran in BF16
+    (the CPU supports it); its retention is against the f32 reference."""
+    lvl = table("fp32-default-precision", "bf16", "openvino", lambda: model, keep=False,
+                options={"inference_precision": None})
+    if str(lvl.details.get("inference_precision", "")).lower() == "bf16":
+        table.levels.append(lvl)
+
+
 def _check(model_path: Path, options: SweepOptions) -> None:
     """Host-side checks before anything runs.
 
@@ -215,7 +240,7 @@ def _runtimes(tgt: Target, runner: Runner,
 
 
 class _Optimized:
-    """One ``optimize`` per recipe, shared by the runtimes: run on first use."""
+    """One ``optimize`` per recipe, shared by the runtimes: run on first use; whether it changed the graph."""
 
     def __init__(self, model: Path, recipe: str, tgt: Target, calib: Path, out: Path,
                  preprocessing: ImagePreprocessing | None, targets_dirs: tuple[Path, ...]) -> None:
@@ -229,6 +254,24 @@ class _Optimized:
             self._result = optimize(model, target=tgt.name, recipe=recipe, calib=calib, out_dir=out, fidelity=False,
                                     bench=False, preprocessing=preprocessing, targets_dirs=targets_dirs)
         return artifact_for(self._result.artifacts, runtime)
+
+    def facts(self, runtime: str) -> dict[str, Any]:
+        """The level's details once optimized: the passes' warnings, and whether the artifact ``runtime`` loads
+        computes the model's graph again (``no_change``: :func:`.honest.pipeline_change`)."""
+        res = self._result
+        if res is None:
+            return {}
+        path = artifact_for(res.artifacts, runtime)
+        upto = [a for a in res.artifacts]
+        upto = upto[:max(i for i, a in enumerate(upto) if Path(a.path) == path) + 1]
+        try:
+            change = pipeline_change(steps_of(upto, self._args[0]))
+        except InputError as exc:  # an intermediate file is gone: count it as a change
+            change = GraphChange(changed=True, summary=f"not compared: {first_line(exc)}")
+        out: dict[str, Any] = {"change": change.summary, "warnings": list(res.warnings)}
+        if not change.changed:
+            out["no_change"] = True
+        return out
 
 
 @dataclass
@@ -246,7 +289,6 @@ class _SweepRun:
     table: LevelTable
     emit: Progress
     targets_dirs: tuple[Path, ...]
-    warnings: list[str] = field(default_factory=list)
 
     @classmethod
     def start(cls, model: Path, options: SweepOptions, measure: MeasureSettings, tgt: Target, runner: Runner,
@@ -266,13 +308,19 @@ class _SweepRun:
         shapes = {k: [1, *v.shape[1:]] for k, v in data.inputs.items()}  # dynamic dims: the eval's
         ctx = Context(target=tgt.name, runner=runner, eval_npz=eval_npz, labels=data.labels, metric=met,
                       selection=selection, min_retention=options.min_retention,
-                      measure=measure.replace(shapes=shapes), targets_dirs=targets_dirs, versions=versions)
+                      measure=measure.replace(shapes=shapes, threads=sweep_threads(runner, measure.threads)),
+                      targets_dirs=targets_dirs, versions=versions, runtime_options=float_options(rts))
         key_parts = {"model": sha256_file(model), "target": tgt.name, "runner": runner.name, "eval": data.digest(),
-                     "metric": met.key(), "output": selection.spec, "fps": measure.fps}
+                     "metric": met.key(), "output": selection.spec, "fps": measure.fps,
+                     "threads": ctx.measure.threads}
         table = LevelTable(ctx, LevelCache(out / "cache", enabled=not options.no_cache), key_parts, model, emit)
+        for w in warnings:
+            table.warn(w)
         for rt in rts:  # the original model: retention 1 by definition, its latency is the baseline
             table("fp32", "fp32", rt, lambda: model)
-        return cls(model, options, tgt, out, eval_npz, data.count, rts, ctx, table, emit, targets_dirs, warnings)
+        if "openvino" in rts:
+            bf16_level(table, model)
+        return cls(model, options, tgt, out, eval_npz, data.count, rts, ctx, table, emit, targets_dirs)
 
     def measure_recipes(self) -> None:
         """Each recipe once (shared by the runtimes), measured on every runtime; a default recipe that does not
@@ -284,11 +332,11 @@ class _SweepRun:
                               opts.preprocessing, self.targets_dirs)
             try:
                 for rt in self.rts:
-                    self.table(cfg, name, rt, functools.partial(made.artifact, rt))
+                    self.table(cfg, name, rt, functools.partial(made.artifact, rt), functools.partial(made.facts, rt))
             except InputError as exc:
                 if opts.recipes:
                     raise
-                self.warnings.append(f"recipe {name} skipped: {exc}")
+                self.table.warn(f"recipe {name} skipped: {exc}")
 
     def int8_search(self) -> Int8SearchResult | None:
         """The accuracy-aware INT8 search, when enabled and INT8 missed the threshold."""
@@ -315,8 +363,9 @@ class _SweepRun:
             runner=self.ctx.runner.name, metric=self.ctx.metric.name, output=self.ctx.selection.spec,
             eval_samples=self.eval_samples, min_retention=opts.min_retention, fps=fps, objective=opts.objective,
             runtimes=self.rts, levels=levels, pareto=front, recommendation=rec, reason=reason, int8_search=search,
-            plot=str(plot), out_dir=str(self.out), seconds=seconds, warnings=self.warnings,
-            metric_params=self.ctx.metric.spec.given(),
+            plot=str(plot), out_dir=str(self.out), seconds=seconds, warnings=list(self.table.warnings),
+            metric_params=self.ctx.metric.spec.given(), threads=self.ctx.measure.threads,
+            streams=self.ctx.measure.streams, batch=self.ctx.measure.batch,
         )
 
 

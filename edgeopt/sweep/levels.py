@@ -12,13 +12,15 @@ from .measure import Context
 from .result import Level
 
 Progress = Callable[[dict[str, Any]], None]
+# a level's extra facts, or a callable giving them once its artifact is made (e.g. whether the recipe changed it)
+Details = dict[str, Any] | Callable[[], dict[str, Any]] | None
 
 
 class LevelRunner(Protocol):
     """Measures (or reads from the cache) one configuration on one runtime."""
 
     def __call__(self, recipe_cfg: Any, name: str, runtime: str, make: Callable[[], Path],
-                 details: dict[str, Any] | None = None, keep: bool = True) -> Level:
+                 details: Details = None, keep: bool = True, options: dict[str, Any] | None = None) -> Level:
         """The level of the artifact ``make()`` builds (only called on a cache miss).
 
         Args:
@@ -26,8 +28,9 @@ class LevelRunner(Protocol):
             name: the level's ``recipe`` column.
             runtime: where it runs.
             make: builds the artifact and returns its path.
-            details: extra facts for the level's ``details``.
+            details: extra facts for the level's ``details`` (a callable: read after ``make()``).
             keep: add the level to the sweep's table (False: a search trial).
+            options: runtime options over the sweep's for this runtime (part of the cache key).
         """
         ...
 
@@ -43,6 +46,7 @@ class LevelTable:
         reference: the original model (retention is measured against it).
         emit: receives a ``level`` event after each level.
         levels: the table, in measurement order.
+        warnings: every warning a recipe's passes raised and every level that changed nothing (deduplicated).
     """
 
     ctx: Context
@@ -51,21 +55,41 @@ class LevelTable:
     reference: Path
     emit: Progress
     levels: list[Level] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def __call__(self, recipe_cfg: Any, name: str, runtime: str, make: Callable[[], Path],
-                 details: dict[str, Any] | None = None, keep: bool = True) -> Level:
+                 details: Details = None, keep: bool = True, options: dict[str, Any] | None = None) -> Level:
         """See :class:`LevelRunner`; a cached level's pass/fail is judged again (the threshold is not in the key)."""
-        k = cache_key(**self.key_parts, recipe=recipe_cfg, runtime=runtime, version=self.ctx.versions[runtime])
+        k = cache_key(**self.key_parts, recipe=recipe_cfg, runtime=runtime, version=self.ctx.versions[runtime],
+                      options=self.ctx.options(runtime, options))
         hit = self.cache.get(k)
         if hit is not None:
             ok = hit["retention"] >= self.ctx.min_retention
             lvl = Level.model_validate({**hit, "cached": True, "meets_retention": ok,
                                         "passed": ok and hit["meets_budget"]})
         else:
-            lvl = self.ctx.level(make(), runtime, name, self.reference, details)
+            artifact = make()
+            facts = details() if callable(details) else details
+            lvl = self.ctx.level(artifact, runtime, name, self.reference, facts, options)
             self.cache.put(k, lvl.model_dump(mode="json"))
         if keep:
             self.levels.append(lvl)
         self.emit({"event": "level", "recipe": lvl.recipe, "runtime": runtime, "cached": lvl.cached,
-                   "retention": lvl.retention, "latency_ms": lvl.latency_ms})
+                   "retention": lvl.retention, "latency_ms": lvl.latency_ms, "no_change": lvl.no_change})
+        if keep:
+            self._warn(lvl)
         return lvl
+
+    def warn(self, message: str) -> None:
+        """Record a warning once and show it in the progress output."""
+        if message not in self.warnings:
+            self.warnings.append(message)
+            self.emit({"event": "warning", "message": message})
+
+    def _warn(self, lvl: Level) -> None:
+        for message in lvl.details.get("warnings", []):
+            self.warn(f"recipe {lvl.recipe}: {message}")
+        if lvl.no_change:
+            why = str(lvl.details.get("change", "")).split(": ", 1)[-1] or "the same graph as the model"
+            self.warn(f"recipe {lvl.recipe} on {lvl.runtime}: no change (= fp32): {why}; not a compression level, "
+                      "never recommended under its name")

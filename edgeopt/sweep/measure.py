@@ -25,6 +25,8 @@ class Context:
     Attributes:
         measure: benchmark settings of every level (the runtime is filled in per level; the shapes are one eval
             sample's, batch 1; the FPS budget is the sweep's, never the target's default).
+        runtime_options: options every level on a runtime runs with unless the level says otherwise (OpenVINO:
+            ``inference_precision: f32``, so "fp32" is FP32 and not the CPU's BF16 default); the reference too.
         refs: reference outputs per runtime (the original model's, measured once).
         bench_results: every fresh level with its benchmark (for the history).
     """
@@ -39,36 +41,46 @@ class Context:
     measure: MeasureSettings
     targets_dirs: Sequence[Path]
     versions: dict[str, str]
+    runtime_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     refs: dict[str, tuple[list[np.ndarray], list[str]]] = field(default_factory=dict)
     bench_results: list[tuple[Level, BenchResult]] = field(default_factory=list)
 
+    def options(self, runtime: str, override: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The runtime options of a level on ``runtime``: the sweep's for it, with ``override`` on top (a None value
+        removes the option: the runtime's default)."""
+        merged = {**self.runtime_options.get(runtime, {}), **(override or {})}
+        return {k: v for k, v in merged.items() if v is not None}
+
     def reference(self, model: Path, runtime: str) -> tuple[list[np.ndarray], list[str]]:
-        """The original model's outputs on ``runtime`` (measured once)."""
+        """The original model's outputs on ``runtime`` with the sweep's options for it (measured once)."""
         if runtime not in self.refs:
             outs, names, _ = device_outputs(model, self.eval_npz, runtime=runtime, runner=self.runner,
-                                            threads=self.measure.threads)
+                                            runtime_options=self.options(runtime), threads=self.measure.threads)
             self.refs[runtime] = (outs, names)
         return self.refs[runtime]
 
-    def accuracy(self, artifact: Path, runtime: str, reference: Path) -> tuple[float, float]:
+    def accuracy(self, artifact: Path, runtime: str, reference: Path,
+                 options: dict[str, Any] | None = None) -> tuple[float, float]:
         """(metric value, retention) of ``artifact`` on ``runtime`` vs the reference model on the same runtime."""
         ref_outs, ref_names = self.reference(reference, runtime)
         outs, names, _ = device_outputs(artifact, self.eval_npz, runtime=runtime, runner=self.runner,
-                                        threads=self.measure.threads)
+                                        runtime_options=self.options(runtime, options), threads=self.measure.threads)
         ref = self.selection.pick(ref_outs, ref_names)
         out = self.selection.pick(outs, names)
         return retention(self.metric, ref, out.astype(ref.dtype, copy=False), self.labels)
 
-    def latency(self, artifact: Path, runtime: str) -> BenchResult:
-        """Benchmark ``artifact`` on ``runtime`` with the sweep's settings."""
-        return run_benchmark(artifact, self.measure.replace(runtime=runtime), target=self.target, runner=self.runner,
+    def latency(self, artifact: Path, runtime: str, options: dict[str, Any] | None = None,
+                **settings: Any) -> BenchResult:
+        """Benchmark ``artifact`` on ``runtime`` with the sweep's settings (``settings``: fields replaced)."""
+        measure = self.measure.replace(runtime=runtime, runtime_options=self.options(runtime, options), **settings)
+        return run_benchmark(artifact, measure, target=self.target, runner=self.runner,
                              targets_dirs=self.targets_dirs)
 
     def level(self, artifact: Path, runtime: str, recipe: str, reference: Path,
-              details: dict[str, Any] | None = None) -> Level:
-        """Benchmark and evaluate ``artifact``; the Level row."""
-        value, ret = self.accuracy(artifact, runtime, reference)
-        bench = self.latency(artifact, runtime)
+              details: dict[str, Any] | None = None, options: dict[str, Any] | None = None) -> Level:
+        """Benchmark and evaluate ``artifact`` (``options``: runtime options over the sweep's); the Level row."""
+        value, ret = self.accuracy(artifact, runtime, reference, options)
+        bench = self.latency(artifact, runtime, options)
         meets_ret = ret >= self.min_retention
         meets_budget = bench.fps_budget.passed if bench.fps_budget is not None else True
         lvl = Level(
@@ -79,11 +91,18 @@ class Context:
             energy_source=bench.energy.source if bench.energy else None,
             metric=self.metric.name, metric_value=value, retention=ret, meets_retention=meets_ret,
             meets_budget=meets_budget, passed=meets_ret and meets_budget, valid=bench.valid, cached=False,
+            no_change=bool((details or {}).get("no_change")),
             details={"artifact_sha256": sha256_file(artifact), **(details or {}),
-                     **_static_shapes(bench)},
+                     **_static_shapes(bench), **_precision(bench)},
         )
         self.bench_results.append((lvl, bench))
         return lvl
+
+
+def _precision(bench: BenchResult) -> dict[str, Any]:
+    """The precision the runtime reports it ran float parts in (OpenVINO ``inference_precision``), when known."""
+    value = (bench.runtime.model_extra or {}).get("inference_precision")
+    return {"inference_precision": value} if value else {}
 
 
 def _static_shapes(bench: BenchResult) -> dict[str, Any]:

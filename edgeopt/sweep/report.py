@@ -23,8 +23,9 @@ def objective_value(level: Level, objective: str) -> float:
 
 def recommend(levels: Sequence[Level], objective: str, min_retention: float,
               fps: float | None) -> tuple[Recommendation | None, str | None]:
-    """The passing level with the lowest objective, or None and the constraint that binds."""
-    passing = [lv for lv in levels if lv.passed]
+    """The passing level with the lowest objective, or None and the constraint that binds (a level that changed
+    nothing is never recommended)."""
+    passing = [lv for lv in levels if lv.passed and not lv.no_change]
     if passing:
         best = min(passing, key=lambda lv: (objective_value(lv, objective), -lv.retention))
         return Recommendation(recipe=best.recipe, runtime=best.runtime, artifact=best.artifact,

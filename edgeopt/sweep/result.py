@@ -30,6 +30,14 @@ class Level(BaseModel):
     passed: bool = Field(description="meets_retention and meets_budget.")
     valid: bool
     cached: bool = Field(description="Read from the cache instead of re-run.")
+    no_change: bool = Field(default=False, description="The recipe's artifact computes the same graph as the model "
+                            "(shown as 'no change (= fp32)'); never recommended under the recipe's name.")
+    latency_ms_round_median: float | None = Field(
+        default=None, description="Median of the per-round medians of the interleaved ranking rounds, ms; None "
+        "when the level was not ranked (not a candidate).")
+    latency_ms_low: float | None = Field(default=None, description="Lower bound of its 95 % bootstrap interval, ms.")
+    latency_ms_high: float | None = Field(default=None, description="Upper bound of that interval, ms.")
+    latency_rounds: int = Field(default=0, description="Interleaved ranking rounds measured (0: not ranked).")
     details: dict[str, Any] = Field(default_factory=dict, description="Extra facts (e.g. INT8 search choices).")
 
 
@@ -126,3 +134,9 @@ class SweepResult(BaseModel):
     metric_params: dict[str, Any] = Field(
         default_factory=dict, description="The metric's parameters in effect (axis, score_threshold, ...: defaults "
         "filled in); part of every level's cache key.")
+    threads: int = Field(default=0, description="Runtime intra-op threads of every level on every runtime.")
+    streams: int = Field(default=1, description="Concurrent inference streams of every benchmark.")
+    batch: int = Field(default=1, description="Batch size of every benchmark.")
+    ranking: dict[str, Any] | None = Field(
+        default=None, description="How the recommendation was ranked: rounds, seconds per run, tolerance, "
+        "the interleaved candidates and the decision's reason; None when no latency ranking ran.")
