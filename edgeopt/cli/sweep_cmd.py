@@ -22,6 +22,14 @@ def _csv(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
 
+def _interval(lv: Any) -> str:
+    """The ranking's median of round medians and its 95 % interval, when the level was ranked."""
+    if lv.latency_ms_low is None:
+        return ""
+    return (f"  ranked {lv.latency_ms_round_median:.3f} ms [{lv.latency_ms_low:.3f}, {lv.latency_ms_high:.3f}] "
+            f"over {lv.latency_rounds} rounds")
+
+
 def _progress(event: dict[str, Any]) -> None:
     if event.get("event") == "level":
         tag = (" no change (= fp32)" if event.get("no_change") else "") + (" (cached)" if event.get("cached") else "")
@@ -98,7 +106,7 @@ def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | N
             mem = f"{lv.memory_mb_peak:7.1f}" if lv.memory_mb_peak is not None else "      -"
             mj = f"{lv.energy_mj:7.2f}" if lv.energy_mj is not None else "      -"
             click.echo(f"{lv.recipe:<14} {lv.runtime:<12} {lv.size_bytes / 1e6:8.2f} {lv.latency_ms:8.3f} "
-                       f"{lv.latency_ms_p99:8.3f} {mem} {mj} {lv.retention:9.4f} {verdict}")
+                       f"{lv.latency_ms_p99:8.3f} {mem} {mj} {lv.retention:9.4f} {verdict}{_interval(lv)}")
         click.echo("pareto: " + ", ".join(f"{p.recipe}/{p.runtime}" for p in result.pareto))
         rec = result.recommendation
         click.echo(f"recommendation: {rec.recipe} on {rec.runtime} (retention {rec.retention:.4f}, "

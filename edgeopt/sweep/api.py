@@ -37,6 +37,7 @@ from .int8_search import SearchPlan, search_int8
 from .levels import LevelTable, Progress
 from .measure import Context
 from .pareto import pareto_indices
+from .rank_levels import rank
 from .report import objective_value, recommend, write_plot
 from .result import Int8SearchResult, SweepResult
 
@@ -174,7 +175,7 @@ def run_sweep(
         run = _SweepRun.start(model_path, options, measure, tgt, placed.runner, progress, tuple(targets_dirs))
         run.measure_recipes()
         search = run.int8_search()
-    result = run.result(search, seconds=round(time.perf_counter() - started, 3))
+        result = run.result(search, started)  # the ranking rounds run on the runner
     atomic_write_text(run.out / "sweep.json", result.model_dump_json(indent=2) + "\n")
     if options.history_db is not None:
         _record(options.history_db, run.ctx, result)
@@ -351,21 +352,27 @@ class _SweepRun:
                           max_seconds=opts.max_search_s, targets_dirs=self.targets_dirs)
         return search_int8(self.model, ctx=self.ctx, plan=plan, run_level=self.table, emit=self.emit)
 
-    def result(self, search: Int8SearchResult | None, *, seconds: float) -> SweepResult:
-        """The table, its Pareto frontier, the recommendation and the plot (written here)."""
+    def result(self, search: Int8SearchResult | None, started: float) -> SweepResult:
+        """The table, the latency ranking of the candidates (:mod:`.rank_levels`), the Pareto frontier, the
+        recommendation and the plot (written here); ``started``: the sweep's ``perf_counter`` start."""
         levels, opts, fps = self.table.levels, self.options, self.ctx.measure.fps
+        rec, reason = recommend(levels, opts.objective, opts.min_retention, fps)
+        ranking = None
+        if rec is not None and opts.objective == "latency":
+            levels, ranked, ranking = rank(self.ctx, levels)
+            rec = ranked or rec
         points = [(objective_value(lv, opts.objective), lv.retention) for lv in levels]
         front = [levels[i] for i in pareto_indices(points)]
-        rec, reason = recommend(levels, opts.objective, opts.min_retention, fps)
         plot = write_plot(levels, opts.objective, self.out / "pareto.svg")
         return SweepResult(
             model=str(self.model), model_sha256=self.table.key_parts["model"], target=self.tgt.name,
             runner=self.ctx.runner.name, metric=self.ctx.metric.name, output=self.ctx.selection.spec,
             eval_samples=self.eval_samples, min_retention=opts.min_retention, fps=fps, objective=opts.objective,
             runtimes=self.rts, levels=levels, pareto=front, recommendation=rec, reason=reason, int8_search=search,
-            plot=str(plot), out_dir=str(self.out), seconds=seconds, warnings=list(self.table.warnings),
+            plot=str(plot), out_dir=str(self.out), seconds=round(time.perf_counter() - started, 3),
+            warnings=list(self.table.warnings),
             metric_params=self.ctx.metric.spec.given(), threads=self.ctx.measure.threads,
-            streams=self.ctx.measure.streams, batch=self.ctx.measure.batch,
+            streams=self.ctx.measure.streams, batch=self.ctx.measure.batch, ranking=ranking,
         )
 
 

@@ -93,6 +93,7 @@ class Context:
             meets_budget=meets_budget, passed=meets_ret and meets_budget, valid=bench.valid, cached=False,
             no_change=bool((details or {}).get("no_change")),
             details={"artifact_sha256": sha256_file(artifact), **(details or {}),
+                     **({"runtime_options": options} if options else {}),
                      **_static_shapes(bench), **_precision(bench)},
         )
         self.bench_results.append((lvl, bench))

@@ -1,0 +1,77 @@
+"""The sweep's latency recommendation, decided on interleaved rounds instead of one ~1 s run per level.
+
+After every level is measured, the passing levels that could win (the :data:`MAX_CANDIDATES` fastest by their
+single benchmark, within :data:`WITHIN` of the fastest) are measured again round-robin (:class:`.ranking.RoundRobin`:
+:data:`ROUNDS` rounds, each level one short benchmark of :data:`RUN_S` per round, the order rotated every round),
+on every runtime together so one slow phase of the machine hits them all. :func:`.ranking.decide` picks: a level
+wins on speed only when it is faster beyond the bootstrap interval of the paired per-round ratio (and by more than
+the tolerance); otherwise the smaller artifact, then the simpler one (fp32 < bf16 < a recipe < the INT8 search's
+mixed precision), wins. Each ranked level keeps its median of round medians and its interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .measure import Context
+from .ranking import DEFAULT_TOLERANCE, Candidate, RoundRobin, decide
+from .result import Level, Recommendation
+
+ROUNDS = 5
+RUN_S = 0.3
+RUN_ITERATIONS = 10
+MAX_CANDIDATES = 4
+WITHIN = 1.5
+_COMPLEXITY = {"fp32": 0, "bf16": 1, "int8-search": 3}
+
+
+def level_name(lv: Level) -> str:
+    """The level's name in the ranking: ``recipe@runtime``."""
+    return f"{lv.recipe}@{lv.runtime}"
+
+
+def candidates(levels: Sequence[Level]) -> list[Level]:
+    """Passing levels that changed something (or are fp32/bf16) and might win: the fastest few by their p50."""
+    passing = sorted((lv for lv in levels if lv.passed and not lv.no_change), key=lambda lv: lv.latency_ms)
+    if not passing:
+        return []
+    fastest = passing[0].latency_ms
+    return [lv for lv in passing if lv.latency_ms <= fastest * WITHIN][:MAX_CANDIDATES]
+
+
+def rank(ctx: Context, levels: list[Level]) -> tuple[list[Level], Recommendation | None, dict[str, Any] | None]:
+    """Re-measure the candidates in interleaved rounds and decide; the levels with their intervals filled in.
+
+    Returns:
+        (levels, recommendation, ranking facts for ``sweep.json``); the recommendation is None (and the facts
+        None) when fewer than two candidates pass (the caller's plain rule applies).
+    """
+    cands = candidates(levels)
+    if len(cands) < 2:
+        return levels, None, None
+    by_name = {level_name(lv): lv for lv in cands}
+
+    def measure(name: str, n: int) -> list[float]:
+        lv = by_name[name]
+        bench = ctx.latency(Path(lv.artifact), lv.runtime, lv.details.get("runtime_options"), iterations=n,
+                            min_duration_s=RUN_S, warmup=2)
+        return list(bench.samples_ms or [bench.latency_ms.p50])
+
+    samples = RoundRobin(rounds=ROUNDS, samples_per_round=RUN_ITERATIONS).run(list(by_name), measure)
+    decision = decide(samples, [Candidate(name=n, size_bytes=lv.size_bytes,
+                                          complexity=_COMPLEXITY.get(lv.recipe, 2)) for n, lv in by_name.items()])
+    out = []
+    for lv in levels:
+        st = decision.stats.get(level_name(lv)) if lv in cands else None
+        out.append(lv if st is None else lv.model_copy(update={
+            "latency_ms_round_median": round(st.median_ms, 6), "latency_ms_low": round(st.low_ms, 6),
+            "latency_ms_high": round(st.high_ms, 6), "latency_rounds": st.rounds}))
+    win = by_name[decision.winner]
+    rec = Recommendation(recipe=win.recipe, runtime=win.runtime, artifact=win.artifact, retention=win.retention,
+                         latency_ms=decision.stats[decision.winner].median_ms, size_bytes=win.size_bytes)
+    facts = {"rounds": ROUNDS, "run_s": RUN_S, "iterations_per_run": RUN_ITERATIONS, "tolerance": DEFAULT_TOLERANCE,
+             "confidence": 0.95, "candidates": list(by_name), "unbeaten": list(decision.unbeaten),
+             "beaten_by": dict(decision.beaten_by), "reason": decision.reason}
+    return out, rec, facts
