@@ -16,6 +16,7 @@ trial ``best.onnx`` holds the fastest passing model so far (or, while none passe
 
 from __future__ import annotations
 
+import functools
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -32,10 +33,12 @@ from ..passes.int8_target import int8_defaults
 from ..recipes import Recipe
 from ..targets import load_registry
 from .host_eval import HostEval
+from .int8_latency import float_set, gains, int8_runtimes
 from .levels import LevelRunner
 from .measure import Context
 from .qdq_surgery import keep_float, quantized_nodes
 from .result import HostCheck, Int8SearchResult, Int8Trial, Level, SensitivityRow
+from .sensitivity_cache import SensitivityCache
 
 QUANT_OPS = ["Conv", "MatMul", "Gemm"]
 SENSITIVITY_SAMPLES = 8
@@ -144,7 +147,7 @@ class SearchState:
     def record(self, label: str, cfg: dict[str, Any], lvl: Level) -> Int8Trial:
         """Add a trial; update the fastest passing and the most accurate."""
         row = Int8Trial(trial=len(self.trials), label=label, config=cfg, retention=lvl.retention,
-                        latency_ms=lvl.latency_ms, passed=lvl.passed, artifact=lvl.artifact)
+                        latency_ms=lvl.latency_ms, passed=lvl.passed, artifact=lvl.artifact, runtime=lvl.runtime)
         self.trials.append(row)
         if lvl.passed and (self.best is None or lvl.latency_ms < self.best.latency_ms):
             self.best = row
@@ -190,6 +193,10 @@ class Int8Search:
         self.base = float_base(model, plan.out, ctx.target, plan.targets_dirs)
         self.base_m = onnx.load(str(self.base))
         self.state = SearchState()
+        self.model = model
+        self.cache = SensitivityCache(plan.out / "gains")
+        self.chosen_by_rt: dict[str, Int8Trial] = {}
+        self.float_sets: dict[str, dict[str, Any]] = {}
 
     def budget_left(self, device: bool = True) -> bool:
         """Time left, and (for a device trial) trials left."""
@@ -199,15 +206,40 @@ class Int8Search:
         """Variants first; when none passes, sensitivity-ranked float sets; the chosen config on every runtime."""
         tgt = load_registry(extra_dirs=self.plan.targets_dirs).get(self.ctx.target)
         tried: list[tuple[Level, str, dict[str, Any]]] = []
-        for label, cfg in variants(int8_defaults(tgt).reduce_range):
-            if not self.budget_left():
+        first, *rest = variants(int8_defaults(tgt).reduce_range)
+        tried.append((self.quantized_trial(*first), *first))
+        if not tried[0][0].passed and Path(tried[0][0].artifact).is_file():
+            self.latency_searches(tried[0][0])
+        for label, cfg in rest:  # no latency-aware set passed: the quantizer variants, then host-ranked sets
+            if self.state.best is not None or not self.budget_left():
                 break
             tried.append((self.quantized_trial(label, cfg), label, cfg))
         top = self._most_accurate(tried)
-        if top is not None and not any(lv.passed for lv, _, _ in tried) and self.budget_left():
+        if top is not None and self.state.best is None and self.budget_left():
             self.refine(*top)
         self.adopt()
         return self.result()
+
+    def latency_searches(self, full: Level) -> None:
+        """On every INT8 runtime: the cheapest float set there (:mod:`.int8_latency`), then one device trial."""
+        qdq = onnx.load(full.artifact)
+        nodes = quantized_nodes(qdq, QUANT_OPS)
+        q_cfg: dict[str, Any] = {"op_types_to_quantize": QUANT_OPS}
+        for rt in int8_runtimes(self.plan.rts):
+            if not self.budget_left():
+                break
+            gain = gains(self.ctx, self.cache, self.base, Path(full.artifact), nodes, rt, q_cfg, self.emit)
+            choice = float_set(self.ctx, self.model, qdq, self.base_m, nodes, gain, rt,
+                               self.plan.out / f"float-set-{rt}", QUANT_OPS, lambda: self.budget_left(device=False))
+            self.float_sets[rt] = {"strategy": choice.strategy, "evaluations": choice.evaluations,
+                                   "float_nodes": len(choice.float_nodes), "quantized_nodes": len(nodes),
+                                   "profiled": bool(gain)}
+            if choice.strategy == "none" or not self.budget_left():
+                continue
+            lvl = self.float_trial(f"latency-aware on {rt}: {len(choice.float_nodes)} float nodes", q_cfg, qdq,
+                                   choice.float_nodes, runtime=rt)
+            if lvl.passed:
+                self.chosen_by_rt[rt] = self.state.trials[-1]
 
     def _most_accurate(self, tried: list[tuple[Level, str, dict[str, Any]]]
                        ) -> tuple[Level, str, dict[str, Any]] | None:
@@ -245,8 +277,10 @@ class Int8Search:
         self._record(label, q_cfg, lvl)
         return lvl
 
-    def float_trial(self, label: str, q_cfg: dict[str, Any], qdq: onnx.ModelProto, float_nodes: list[str]) -> Level:
-        """``qdq`` with ``float_nodes`` put back in float (a graph edit), measured on the device."""
+    def float_trial(self, label: str, q_cfg: dict[str, Any], qdq: onnx.ModelProto, float_nodes: list[str],
+                    runtime: str | None = None) -> Level:
+        """``qdq`` with ``float_nodes`` put back in float (a graph edit), measured on the device (``runtime``: the
+        plan's by default)."""
         cfg = {**q_cfg, "nodes_to_exclude": sorted(float_nodes)}
         path = self.plan.out / f"trial-{len(self.state.trials)}" / "mixed.onnx"
 
@@ -254,8 +288,8 @@ class Int8Search:
             atomic_write_bytes(path, keep_float(qdq, self.base_m, float_nodes, QUANT_OPS).SerializeToString())
             return path
 
-        lvl = self.run_level({"int8-search": cfg, "base": self.base.name}, "int8-search", self.plan.runtime, make,
-                             {"search": label, "config": cfg, "float_nodes": sorted(float_nodes)}, keep=False)
+        lvl = self.run_level({"int8-search": cfg, "base": self.base.name}, "int8-search", runtime or self.plan.runtime,
+                             make, {"search": label, "config": cfg, "float_nodes": sorted(float_nodes)}, keep=False)
         self._record(label, cfg, lvl)
         return lvl
 
@@ -292,15 +326,15 @@ class Int8Search:
 
     def adopt(self) -> None:
         """The chosen config as a level on every runtime (cached on the search runtime)."""
-        chosen = self.state.best
-        if chosen is None:
-            return
-        cfg = chosen.config
-        art = Path(chosen.artifact)
-        info = {"search": chosen.label, "config": cfg, "float_nodes": cfg.get("nodes_to_exclude", []),
-                "latency_cost_ms_vs_naive_int8": self._cost_ms()}
-        for rt in self.plan.rts:
-            self.run_level({"int8-search": cfg, "base": self.base.name}, "int8-search", rt, lambda: art, info)
+        for rt in self.plan.rts:  # each runtime its own latency-aware set, else the fastest passing trial
+            chosen = self.chosen_by_rt.get(rt, self.state.best)
+            if chosen is None:
+                continue
+            cfg, art = chosen.config, Path(chosen.artifact)
+            info = {"search": chosen.label, "config": cfg, "float_nodes": cfg.get("nodes_to_exclude", []),
+                    "latency_cost_ms_vs_naive_int8": self._cost_ms(), "searched_on": chosen.runtime}
+            self.run_level({"int8-search": cfg, "base": self.base.name}, "int8-search", rt,
+                           functools.partial(Path, art), info)
 
     def result(self) -> Int8SearchResult:
         """What was tried, the sensitivity ranking (top 20), host-side checks, the chosen trial and its cost."""
@@ -311,7 +345,8 @@ class Int8Search:
             float_nodes=(chosen.config.get("nodes_to_exclude", []) if chosen is not None else []),
             latency_cost_ms_vs_naive_int8=self._cost_ms(),
             best_model=str(self.plan.out / "best.onnx") if st.trials else None, best_model_passed=chosen is not None,
-            seconds=round(time.perf_counter() - self.started, 2),
+            seconds=round(time.perf_counter() - self.started, 2), runtimes=list(self.float_sets),
+            chosen_by_runtime=dict(self.chosen_by_rt), float_sets=dict(self.float_sets),
         )
 
 

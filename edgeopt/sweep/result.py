@@ -64,6 +64,7 @@ class Int8Trial(BaseModel):
     latency_ms: float = Field(description="p50 latency on the device, ms.")
     passed: bool = Field(description="Meets the retention threshold and the budget.")
     artifact: str = Field(description="Model file measured.")
+    runtime: str = Field(default="", description="Runtime the trial ran on.")
 
 
 class SensitivityRow(BaseModel):
@@ -103,6 +104,12 @@ class Int8SearchResult(BaseModel):
     best_model: str | None = Field(description="best.onnx: the fastest passing model, else the most accurate.")
     best_model_passed: bool = Field(description="Whether best.onnx passed.")
     seconds: float = Field(description="Wall time of the search, s.")
+    runtimes: list[str] = Field(default_factory=list, description="INT8 runtimes searched with per-layer gains.")
+    chosen_by_runtime: dict[str, Int8Trial] = Field(
+        default_factory=dict, description="The passing latency-aware float set found on each runtime.")
+    float_sets: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="Per runtime: strategy (narrow/grow/none), device evaluations, float "
+        "nodes, and whether per-layer gains were profiled.")
 
 
 class SweepResult(BaseModel):

@@ -1,0 +1,81 @@
+"""The INT8 search on each runtime that executes INT8: float sets ranked by what they cost on *that* runtime.
+
+For every INT8 runtime of the sweep (:data:`INT8_RUNTIMES` among those it measures), the FP32 base model and
+the fully quantized QDQ model are profiled layer by layer with the agent's ``profile`` command
+(:func:`edgeopt.profile.api.profile`, the sweep's runner, threads, shapes and runtime options). Per quantized node,
+``float time - INT8 time`` is what keeping it in float costs there (:func:`gains`; cached by model, runtime,
+version, quantizer config, device and threads, so another threshold re-uses it). :func:`.latency_rank.
+choose_float_set` then finds the cheapest float set meeting the threshold, each candidate judged by one device
+evaluation on that runtime (the agent's ``evaluate``: retention vs the FP32 reference there), within
+:data:`MAX_EVALUATIONS`. Where the runtime cannot profile, every node counts as costing the same (the order is
+then by position), and the device trial that follows measures the chosen set's real latency.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import onnx
+
+from ..errors import EdgeoptError
+from ..fsutil import sha256_file
+from ..profile.api import profile
+from .latency_rank import FloatSetChoice, choose_float_set
+from .measure import Context
+from .qdq_surgery import keep_float
+from .sensitivity_cache import LatencyEntry, LatencyKey, SensitivityCache
+
+INT8_RUNTIMES = ("onnxruntime", "openvino")
+MAX_EVALUATIONS = 24
+PROFILE_ITERATIONS = 30
+
+
+def int8_runtimes(rts: Sequence[str]) -> list[str]:
+    """The sweep's runtimes that execute INT8 QDQ models with INT8 kernels."""
+    return [rt for rt in rts if rt in INT8_RUNTIMES]
+
+
+def _node_ms(ctx: Context, model: Path, runtime: str) -> dict[str, float]:
+    res = profile(model, target=ctx.target, runtime=runtime, runtime_options=ctx.options(runtime),
+                  iterations=PROFILE_ITERATIONS, warmup=5, threads=ctx.measure.threads, shapes=ctx.measure.shapes,
+                  runner=ctx.runner, targets_dirs=ctx.targets_dirs)
+    return res.node_times_ms()
+
+
+def gains(ctx: Context, cache: SensitivityCache, base: Path, qdq: Path, nodes: Sequence[str], runtime: str,
+          quantizer: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -> dict[str, float]:
+    """Per node: FP32 time minus INT8 time on ``runtime`` (ms); cached. Empty when the runtime cannot profile."""
+    key = LatencyKey(model_sha256=sha256_file(base), runtime=runtime, runtime_version=ctx.versions.get(runtime, ""),
+                     quantizer=quantizer, device=f"{ctx.target}@{ctx.runner.name}", threads=ctx.measure.threads)
+    hit = cache.gains(key)
+    if hit is not None:
+        return dict(hit.gain_ms)
+    try:
+        fl, il = _node_ms(ctx, base, runtime), _node_ms(ctx, qdq, runtime)
+    except EdgeoptError as exc:
+        emit({"event": "info", "message": f"int8 search: no per-layer profile on {runtime} ({exc}); every node "
+                                          "counts as costing the same"})
+        return {}
+    out = {n: round(fl.get(n, il.get(n, 0.0)) - il.get(n, 0.0), 6) for n in nodes}
+    cache.put_gains(LatencyEntry(key=key, gain_ms=out, seconds=0.0))
+    return out
+
+
+def float_set(ctx: Context, reference: Path, qdq: onnx.ModelProto, base: onnx.ModelProto, nodes: Sequence[str],
+              gain_ms: dict[str, float], runtime: str, work: Path, op_types: Sequence[str],
+              budget: Callable[[], bool]) -> FloatSetChoice:
+    """The cheapest float set meeting the threshold on ``runtime``, judged by device evaluations there."""
+    work.mkdir(parents=True, exist_ok=True)
+    count = [0]
+
+    def passes(float_nodes: list[str]) -> bool:
+        path = work / f"eval-{count[0]}.onnx"
+        count[0] += 1
+        path.write_bytes(keep_float(qdq, base, float_nodes, list(op_types)).SerializeToString())
+        _, ret = ctx.accuracy(path, runtime, reference)
+        return ret >= ctx.min_retention
+
+    cost = gain_ms or {n: 1.0 for n in nodes}
+    return choose_float_set(list(nodes), cost, passes, max_evaluations=MAX_EVALUATIONS, budget=budget)
