@@ -140,6 +140,16 @@ def _search_summary(search: dict[str, Any] | None) -> dict[str, Any] | None:
             "trials": [{k: t[k] for k in ("label", "retention", "latency_ms", "passed")} for t in search["trials"]]}
 
 
+def _speedups(result: Any) -> dict[str, float | None]:
+    """Latency ratios of the recommendation to onnxruntime FP32 and to the fastest true-FP32 runtime (issue 14)."""
+    fp32 = {lv.runtime: lv.latency_ms_round_median or lv.latency_ms for lv in result.levels if lv.recipe == "fp32"}
+    rec = result.recommendation
+    if rec is None or "onnxruntime" not in fp32:
+        return {"speedup_vs_ort_fp32": None, "speedup_vs_fastest_fp32": None}
+    return {"speedup_vs_ort_fp32": round(fp32["onnxruntime"] / rec.latency_ms, 3),
+            "speedup_vs_fastest_fp32": round(min(fp32.values()) / rec.latency_ms, 3)}
+
+
 def digits(args: argparse.Namespace) -> int:
     """The digits CNN with real labels: top-1 accuracy and retention per level, onnxruntime and OpenVINO."""
     from recipes import digits_cnn
@@ -222,7 +232,8 @@ def main() -> int:
                       f"p50 {event['latency_ms']:.2f} ms", file=sys.stderr)
 
         result = edgeopt.sweep(model, eval=eval_npz, recipes=["fp16", "int8", "int4", "prune30-int8"],
-                               metric=args.metric, min_retention=args.min_retention, runtimes=["onnxruntime"],
+                               metric=args.metric, min_retention=args.min_retention,
+                               runtimes=["onnxruntime", "openvino"],
                                out_dir=work / "sweep", no_cache=True, int8_search=args.search, progress=progress,
                                **bench_opts)
         wall = time.perf_counter() - t0
@@ -241,11 +252,13 @@ def main() -> int:
         text = {"ort-defaults-int8": ctc_text_match(ref, out)}
         q_size = q.stat().st_size  # the temp dir is gone after the with block
         for lv in result.levels:
-            lv_outs, lv_names, _ = device_outputs(Path(lv.artifact), eval_npz, runtime="onnxruntime", runner=runner)
-            text[lv.recipe] = ctc_text_match(ref, sel.pick(lv_outs, lv_names))
+            lv_outs, lv_names, _ = device_outputs(Path(lv.artifact), eval_npz, runtime=lv.runtime, runner=runner,
+                                                  runtime_options=lv.details.get("runtime_options"))
+            text[f"{lv.recipe}/{lv.runtime}"] = ctc_text_match(ref, sel.pick(lv_outs, lv_names))
     rec = result.recommendation
     rows = [{"config": f"{lv.recipe}/{lv.runtime}", "size_bytes": lv.size_bytes, "latency_ms_p50": lv.latency_ms,
-             "retention": round(lv.retention, 4), "ctc_text_match": round(text.get(lv.recipe, float("nan")), 4),
+             "retention": round(lv.retention, 4),
+             "ctc_text_match": round(text.get(f"{lv.recipe}/{lv.runtime}", float("nan")), 4),
              "passed": lv.passed} for lv in result.levels]
     rows.append({"config": "ort-defaults-int8/onnxruntime", "size_bytes": q_size,
                  "latency_ms_p50": ort_bench.latency_ms.p50, "retention": round(ort_ret, 4),
@@ -260,6 +273,7 @@ def main() -> int:
         "recommendation": None if rec is None else {"config": f"{rec.recipe}/{rec.runtime}",
                                                     "latency_ms_p50": rec.latency_ms, "retention": rec.retention},
         "reason": result.reason, "rows": rows, "int8_search": _search_summary(result.int8_search),
+        "threads": result.threads, "ranking": result.ranking, **_speedups(result),
     }
     print(f"\nPP-OCRv4 rec ({doc['parameters']:,} params), {args.samples} lines, metric {args.metric}, "
           f"min retention {args.min_retention}: {len(result.levels)}-level sweep in {wall:.1f} s "
@@ -270,6 +284,9 @@ def main() -> int:
         print(f"{r['config']:34} {size:>8} {r['latency_ms_p50']:8.2f} {r['retention']:9.4f} "
               f"{r['ctc_text_match']:8.4f} {r['passed']}")
     print(f"recommendation: {doc['recommendation'] or result.reason}")
+    print(f"speed-up over onnxruntime FP32 {doc['speedup_vs_ort_fp32']}x (goal 1.5), over the fastest FP32 runtime "
+          f"{doc['speedup_vs_fastest_fp32']}x (goal 1.15); sweep {result.seconds:.1f} s (goal 120), "
+          f"{result.threads} threads")
     if doc["int8_search"]:
         srch = doc["int8_search"]
         print(f"int8 search: {srch['seconds']:.0f} s, {srch['device_trials']} device trials, "

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 pytest.importorskip("onnxruntime", reason="the sweep runs on onnxruntime")
+pytest.importorskip("openvino", reason="the speed floor is judged against OpenVINO FP32 too")
 pytest.importorskip("skimage", reason="real text images come from scikit-image's bundled data")
 pytest.importorskip("PIL", reason="resizing text lines needs Pillow")
 
@@ -23,7 +25,7 @@ from edgeopt.sweep import sweep  # noqa: E402
 from tests.real_models import fetch  # noqa: E402
 
 pytestmark = pytest.mark.slow  # ~3-4 minutes on 2 cores: 6 calibrated variants, ~100 host checks, device trials
-MIN_RETENTION = 0.98  # measured on 32 lines: int8 0.935; the search passed with 17 of 51 weight nodes in float
+MIN_RETENTION = 0.99  # issue 14's floor: int8 keeps ~0.955 on 32 lines; the search keeps a few nodes in float
 
 
 def text_lines(n: int = 16, h: int = 48, w: int = 160) -> np.ndarray:
@@ -90,20 +92,31 @@ def test_naive_int8_loses_the_characters(rec: tuple[Path, Path, np.ndarray], tmp
     assert (f[chars] == qo[chars]).mean() < 0.5, "naive INT8 was expected to lose most character decisions"
 
 
+def fp32_speedups(result: Any) -> tuple[float, float]:
+    """(onnxruntime FP32 / recommendation, fastest true-FP32 runtime / recommendation): latency ratios, ranked
+    medians where the ranking measured them."""
+    def ms(lv: Any) -> float:
+        return lv.latency_ms_round_median or lv.latency_ms
+
+    fp32 = {lv.runtime: ms(lv) for lv in result.levels if lv.recipe == "fp32"}
+    rec = result.recommendation.latency_ms
+    return fp32["onnxruntime"] / rec, min(fp32.values()) / rec
+
+
 def test_sweep_finds_mixed_precision_int8(rec: tuple[Path, Path, np.ndarray], tmp_path: Path) -> None:
     model, data, _ = rec
-    result = sweep(model, eval=data, recipes=["int8"], runtimes=["onnxruntime"], metric="agreement",
+    result = sweep(model, eval=data, recipes=["int8"], runtimes=["onnxruntime", "openvino"], metric="agreement",
                    min_retention=MIN_RETENTION, max_trials=14, iterations=10, min_duration_s=0.1, out_dir=tmp_path)
-    by = {lv.recipe: lv for lv in result.levels}
-    assert not by["int8"].passed and by["int8"].retention < MIN_RETENTION, by["int8"]
+    by = {(lv.recipe, lv.runtime): lv for lv in result.levels}
+    assert not by[("int8", "onnxruntime")].passed, by[("int8", "onnxruntime")]
     rec_lvl = result.recommendation
-    assert rec_lvl is not None and rec_lvl.recipe == "int8-search", result.reason
+    assert rec_lvl is not None, result.reason
     assert rec_lvl.retention >= MIN_RETENTION
+    vs_ort, vs_fastest = fp32_speedups(result)
+    # the floor of issue 14: 1.5x over onnxruntime FP32 and 1.15x over the fastest true-FP32 runtime (OpenVINO f32)
+    assert vs_ort >= 1.5 and vs_fastest >= 1.15, (vs_ort, vs_fastest, rec_lvl)
     search = result.int8_search
-    assert search is not None and search.chosen is not None, search
-    assert search.float_nodes, "the passing INT8 keeps some nodes in float"
-    passing = [t for t in search.trials if t.passed]
-    assert search.chosen.latency_ms == min(t.latency_ms for t in passing)
+    assert search is not None and set(search.runtimes) == {"onnxruntime", "openvino"}, search
     assert (tmp_path / "int8-search" / "best.onnx").is_file()
     doc = json.loads((tmp_path / "sweep.json").read_text())
-    assert doc["recommendation"]["recipe"] == "int8-search"
+    assert doc["recommendation"]["recipe"] == rec_lvl.recipe and doc["threads"] >= 1
