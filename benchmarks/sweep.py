@@ -142,7 +142,7 @@ def _search_summary(search: dict[str, Any] | None) -> dict[str, Any] | None:
 
 def _speedups(result: Any) -> dict[str, float | None]:
     """Latency ratios of the recommendation to onnxruntime FP32 and to the fastest true-FP32 runtime (issue 14)."""
-    fp32 = {lv.runtime: lv.latency_ms_round_median or lv.latency_ms for lv in result.levels if lv.recipe == "fp32"}
+    fp32 = {lv.runtime: lv.latency_ms for lv in result.levels if lv.recipe == "fp32"}
     rec = result.recommendation
     if rec is None or "onnxruntime" not in fp32:
         return {"speedup_vs_ort_fp32": None, "speedup_vs_fastest_fp32": None}

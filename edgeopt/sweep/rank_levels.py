@@ -70,7 +70,7 @@ def rank(ctx: Context, levels: list[Level]) -> tuple[list[Level], Recommendation
             "latency_ms_high": round(st.high_ms, 6), "latency_rounds": st.rounds}))
     win = by_name[decision.winner]
     rec = Recommendation(recipe=win.recipe, runtime=win.runtime, artifact=win.artifact, retention=win.retention,
-                         latency_ms=decision.stats[decision.winner].median_ms, size_bytes=win.size_bytes)
+                         latency_ms=win.latency_ms, size_bytes=win.size_bytes)
     facts = {"rounds": ROUNDS, "run_s": RUN_S, "iterations_per_run": RUN_ITERATIONS, "tolerance": DEFAULT_TOLERANCE,
              "confidence": 0.95, "candidates": list(by_name), "unbeaten": list(decision.unbeaten),
              "beaten_by": dict(decision.beaten_by), "reason": decision.reason}

@@ -93,12 +93,8 @@ def test_naive_int8_loses_the_characters(rec: tuple[Path, Path, np.ndarray], tmp
 
 
 def fp32_speedups(result: Any) -> tuple[float, float]:
-    """(onnxruntime FP32 / recommendation, fastest true-FP32 runtime / recommendation): latency ratios, ranked
-    medians where the ranking measured them."""
-    def ms(lv: Any) -> float:
-        return lv.latency_ms_round_median or lv.latency_ms
-
-    fp32 = {lv.runtime: ms(lv) for lv in result.levels if lv.recipe == "fp32"}
+    """(onnxruntime FP32 / recommendation, fastest true-FP32 runtime / recommendation): ratios of level p50s."""
+    fp32 = {lv.runtime: lv.latency_ms for lv in result.levels if lv.recipe == "fp32"}
     rec = result.recommendation.latency_ms
     return fp32["onnxruntime"] / rec, min(fp32.values()) / rec
 
