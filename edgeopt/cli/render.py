@@ -116,6 +116,9 @@ def _energy(e: Energy) -> str:
 
 
 def render_bench(r: BenchResult) -> None:
+    if r.target_mismatch:
+        _out.print(f"[bold red]TARGET MISMATCH[/bold red]: not {r.target} hardware: {'; '.join(r.target_mismatch)}",
+                   soft_wrap=True)
     t = Table(title=f"bench {r.model.path} on {r.target} ({r.runner}, {r.runtime.name} {r.runtime.version})",
               show_header=False)
     t.add_column("metric")
@@ -147,6 +150,8 @@ def render_bench(r: BenchResult) -> None:
         t.add_row("FPS budget", f"{verdict}: {b.percentile} {b.latency_ms:.3f} ms vs {b.budget_ms:.3f} ms at "
                                 f"{b.fps:g} FPS (headroom {b.headroom_pct:.1f}%)")
     t.add_row("valid", "yes" if r.valid else "NO: " + "; ".join(r.invalid_reasons))
+    if r.target_mismatch:
+        t.add_row("[bold red]target[/bold red]", "[bold red]MISMATCH[/bold red]: " + "; ".join(r.target_mismatch))
     _out.print(t)
     for w in r.warnings:
         _out.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True)

@@ -31,7 +31,7 @@ from ..metrics.result import BenchResult
 from ..runners import ProgressSink
 from ..settings import EnergySettings, MeasureSettings
 from .artifacts import Models, prepare, qualified_for, sha_of
-from .gates import GateContext, error_results, evaluate
+from .gates import GateContext, error_results, evaluate, target_check
 from .loader import LoadedSpec
 from .placement import Placement, place
 from .result import (
@@ -204,8 +204,12 @@ def _run_device(
         return DeviceResult(label=p.label, target=p.target, runner=p.runner.name, status="error", error=str(exc),
                             passed=False, gates=error_results(s.gates, p.label, str(exc)))
     regression = _regression(s.gates, p.label, bench, store, warnings)
-    gates = evaluate(s.gates, GateContext(device=p.label, bench=bench, paced=paced, retention=retention,
-                                          regression=regression))
+    ctx = GateContext(device=p.label, bench=bench, paced=paced, retention=retention, regression=regression)
+    gates = evaluate(s.gates, ctx)
+    mismatch = target_check(ctx, allowed=s.allow_target_mismatch)
+    if mismatch is not None:
+        say(f"{p.label}: {mismatch.detail}")
+        gates.append(mismatch)
     passed = all(g.status is GateStatus.PASS for g in gates)
     costs = None
     if bench.energy is not None and bench.energy.energy_per_inference_mj is not None:

@@ -215,6 +215,20 @@ def gate_limit(name: str, gate: Any) -> tuple[float, Literal["<=", ">="], str]:
     return limits[name]
 
 
+def target_check(ctx: GateContext, *, allowed: bool) -> GateResult | None:
+    """The ``target`` row of a device measured on hardware that is not its target's (None when it matches):
+    a failure unless the spec sets ``allow_target_mismatch: true``."""
+    reasons = ctx.bench.target_mismatch
+    if not reasons:
+        return None
+    why = "; ".join(reasons)
+    detail = (f"TARGET MISMATCH allowed by allow_target_mismatch (dry run): {why}" if allowed else
+              f"TARGET MISMATCH: {why}; run on a {ctx.bench.target} device, or set allow_target_mismatch: true "
+              "for a dry run")
+    return _result("target", ctx, ok=allowed, measured=float(len(reasons)), threshold=0.0, comparison="<=",
+                   unit="mismatches", metric="target hardware", detail=detail)
+
+
 def error_results(gates: Gates, device: str, message: str) -> list[GateResult]:
     """Gate rows for a device whose run failed: each gate is an error (JUnit <error>), none passes."""
     rows = []

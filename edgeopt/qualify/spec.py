@@ -229,6 +229,9 @@ class QualifySpec(_Strict):
     eval: EvalSpec = Field(default_factory=EvalSpec)
     measure: MeasureSpec = Field(default_factory=MeasureSpec)
     gates: Gates = Field(default_factory=Gates)
+    allow_target_mismatch: bool = Field(
+        default=False, description="Let a device whose hardware is not its target's (an x86 host measured as "
+        "rpi5: a dry run) pass; otherwise such a device fails the `target` check.")
     costs: CostSettings = Field(default_factory=CostSettings)
     sinks: SinksSpec = Field(default_factory=SinksSpec)
 

@@ -185,9 +185,12 @@ def _device_section(d: DeviceResult, result: QualifyResult) -> str:
     if d.bench is None:
         return head + f'<p class="warn">Device error: {escape(d.error or "unknown")}</p>'
     b = d.bench
-    warnings = "".join(f'<p class="note">warning: {escape(w)}</p>' for w in b.warnings)
-    return (head + _latency_section(b, _latency_limit(result)) + _memory_section(d, result) + _energy_section(d)
-            + _deadline_section(d) + _regression_section(d) + warnings)
+    warnings = "".join(f'<p class="note">warning: {escape(w)}</p>' for w in b.warnings
+                       if not w.startswith("TARGET MISMATCH"))  # shown in red at the top instead
+    mismatch = (f'<p class="warn"><b>TARGET MISMATCH</b>: measured on hardware that is not {escape(d.target)}: '
+                f'{escape("; ".join(b.target_mismatch))}</p>' if b.target_mismatch else "")
+    return (head + mismatch + _latency_section(b, _latency_limit(result)) + _memory_section(d, result)
+            + _energy_section(d) + _deadline_section(d) + _regression_section(d) + warnings)
 
 
 def _retention_section(result: QualifyResult) -> str:
