@@ -9,12 +9,18 @@ sure the size is.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InputError
+from ..metrics.result import BenchResult
+from .records import RunRecord
 from .stats import bootstrap_median_ratio, mann_whitney_u
 from .store import HistoryStore
 
@@ -138,20 +144,65 @@ def compare(
     ra, rb = store.get(run_a), store.get(run_b)
     result = compare_samples(store.samples_ms(ra.id), store.samples_ms(rb.id), tolerance_pct=tolerance_pct,
                              alpha=alpha)
-    notes = []
-    if ra.model_sha256 != rb.model_sha256:
-        notes.append(f"different models: {ra.model_name} ({ra.model_sha256[:12]}) vs "
-                     f"{rb.model_name} ({rb.model_sha256[:12]})")
-    if ra.device != rb.device or ra.target != rb.target:
-        notes.append(f"different devices: {ra.device} ({ra.target}) vs {rb.device} ({rb.target})")
-    if (ra.runtime, ra.runtime_version) != (rb.runtime, rb.runtime_version):
-        notes.append(f"different runtimes: {ra.runtime} {ra.runtime_version} vs {rb.runtime} {rb.runtime_version}")
-    for key in ("threads", "streams", "batch", "pacing_fps"):
-        if ra.settings.get(key) != rb.settings.get(key):
-            notes.append(f"different {key}: {ra.settings.get(key)} vs {rb.settings.get(key)}")
+    notes = comparability_notes(RunIdentity.of(ra), RunIdentity.of(rb))
     if not (ra.valid and rb.valid):
         notes.append("at least one run is marked invalid (too few samples for its percentile or truncated)")
     return RunComparison(
         **result.model_dump(), run_a=ra.id, run_b=rb.id, model_a=ra.model_name, model_b=rb.model_name,
         device_a=ra.device, device_b=rb.device, notes=notes,
     )
+
+
+# What makes two runs measure different things (not one thing twice): the regression gate and ``baseline set``
+# refuse these unless told otherwise; the other notes (device, runtime version, settings) are reported only.
+BLOCKING = ("model", "runtime", "target")
+
+
+@dataclass(frozen=True)
+class RunIdentity:
+    """What a run measured, as far as comparability goes: model, device, runtime, settings."""
+
+    model_name: str
+    model_sha256: str
+    device: str
+    target: str
+    runtime: str
+    runtime_version: str
+    settings: Mapping[str, Any]
+
+    @classmethod
+    def of(cls, r: RunRecord) -> RunIdentity:
+        """The identity of a stored run."""
+        return cls(r.model_name, r.model_sha256, r.device, r.target, r.runtime, r.runtime_version, r.settings)
+
+    @classmethod
+    def of_result(cls, result: BenchResult, device: str) -> RunIdentity:
+        """The identity a benchmark result will have once recorded on ``device``."""
+        return cls(Path(result.model.path).stem, result.model.sha256, device, result.target, result.runtime.name,
+                   result.runtime.version, result.settings.model_dump())
+
+
+def comparability_notes(a: RunIdentity, b: RunIdentity) -> list[str]:
+    """Differences between two runs besides latency, each a note starting with ``different <what>``."""
+    notes = []
+    if a.model_sha256 != b.model_sha256:
+        notes.append(f"different models: {a.model_name} ({a.model_sha256[:12]}) vs "
+                     f"{b.model_name} ({b.model_sha256[:12]})")
+    if a.target != b.target:
+        notes.append(f"different targets: {a.target} vs {b.target}")
+    if a.device != b.device or a.target != b.target:
+        notes.append(f"different devices: {a.device} ({a.target}) vs {b.device} ({b.target})")
+    if a.runtime != b.runtime:
+        notes.append(f"different runtimes: {a.runtime} {a.runtime_version} vs {b.runtime} {b.runtime_version}")
+    elif a.runtime_version != b.runtime_version:
+        notes.append(f"different runtime versions: {a.runtime} {a.runtime_version} vs {b.runtime_version}")
+    for key in ("threads", "streams", "batch", "pacing_fps"):
+        if a.settings.get(key) != b.settings.get(key):
+            notes.append(f"different {key}: {a.settings.get(key)} vs {b.settings.get(key)}")
+    return notes
+
+
+def blocking_notes(notes: list[str], allowed: tuple[str, ...] | list[str] = ()) -> list[str]:
+    """The notes that make two runs not comparable (model, runtime, target), less the kinds in ``allowed``."""
+    heads = {"model": "different models", "runtime": "different runtimes:", "target": "different targets"}
+    return [n for n in notes if any(n.startswith(heads[k]) for k in BLOCKING if k not in allowed)]

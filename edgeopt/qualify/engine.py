@@ -25,6 +25,7 @@ from ..bench import run_benchmark
 from ..costs import cost_per_million
 from ..errors import InputError, RunnerError
 from ..history import HistoryError, HistoryStore, compare_samples, open_store
+from ..history.compare import RunIdentity, blocking_notes, comparability_notes
 from ..metrics.deadline import frames_required
 from ..metrics.latency import PERCENTILES, required_samples
 from ..metrics.result import BenchResult
@@ -240,7 +241,9 @@ def _regression(gates: Gates, device: str, bench: BenchResult, store: HistorySto
     except (HistoryError, InputError) as exc:
         warnings.append(f"{device}: baseline '{g.baseline}' (run {base.run_id}) cannot be compared: {exc}")
         return RegressionInfo(baseline=g.baseline, baseline_run=base.run_id, comparison=None)
-    return RegressionInfo(baseline=g.baseline, baseline_run=base.run_id, comparison=comparison)
+    notes = comparability_notes(RunIdentity.of(store.get(base.run_id)), RunIdentity.of_result(bench, device))
+    return RegressionInfo(baseline=g.baseline, baseline_run=base.run_id, comparison=comparison, notes=notes,
+                          not_comparable=blocking_notes(notes, g.allow_different))
 
 
 def _model_info(models: Models) -> ModelInfo:

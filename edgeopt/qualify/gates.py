@@ -180,8 +180,13 @@ def regression(g: RegressionGate, ctx: GateContext) -> GateResult:
                        unit="%", metric=metric, detail=detail)
     c = info.comparison
     problem = _invalid_for(ctx.bench)
+    if problem is None and info.not_comparable:
+        problem = (f"NOT COMPARABLE with baseline run {info.baseline_run}: {'; '.join(info.not_comparable)}; point "
+                   f"'{g.baseline}' at a run of this model, runtime and target, or list the difference in "
+                   "gates.regression.allow_different")
     ok = problem is None and not c.regression
-    detail = problem or (f"{'no regression' if ok else 'REGRESSION'} vs run {info.baseline_run}: {c.explanation}")
+    detail = problem or (f"{'no regression' if ok else 'REGRESSION'} vs run {info.baseline_run}: {c.explanation}"
+                         + "".join(f"; note: {n}" for n in info.notes))
     return _result("regression", ctx, ok=ok, measured=c.change_pct, threshold=g.tolerance_pct, comparison="<=",
                    unit="%", metric=metric, detail=detail)
 
