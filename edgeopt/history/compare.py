@@ -9,7 +9,7 @@ sure the size is.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -202,7 +202,7 @@ def comparability_notes(a: RunIdentity, b: RunIdentity) -> list[str]:
     return notes
 
 
-def blocking_notes(notes: list[str], allowed: tuple[str, ...] | list[str] = ()) -> list[str]:
+def blocking_notes(notes: list[str], allowed: Sequence[str] = ()) -> list[str]:
     """The notes that make two runs not comparable (model, runtime, target), less the kinds in ``allowed``."""
     heads = {"model": "different models", "runtime": "different runtimes:", "target": "different targets"}
     return [n for n in notes if any(n.startswith(heads[k]) for k in BLOCKING if k not in allowed)]
