@@ -85,8 +85,9 @@ def bench(
     if model.suffix.lower() == ".json":  # an optimize manifest: every artifact (edgeopt/bench_manifest.py)
         return _bench_manifest(model, settings, target=target, remote=remote, targets_dirs=targets_dirs,
                                as_json=as_json, samples=samples)
-    result = run_benchmark(model, settings, target=target, remote=remote, progress=StderrProgress(),
-                           targets_dirs=targets_dirs)
+    with StderrProgress() as progress:
+        result = run_benchmark(model, settings, target=target, remote=remote, progress=progress,
+                               targets_dirs=targets_dirs)
     if remote.host and target is None:
         click.echo("edgeopt: note: no --target for --host: used 'local' numbers (pass --target, e.g. rpi5)", err=True)
     record_bench(result, history, device=remote.device)
@@ -119,8 +120,9 @@ def _bench_manifest(manifest: Path, settings: MeasureSettings, *, target: str | 
 
     from ..bench_manifest import benchmark_manifest, manifest_report, manifest_table
 
-    entries = benchmark_manifest(manifest, target=target, settings=settings, remote=remote, progress=StderrProgress(),
-                                 targets_dirs=targets_dirs)
+    with StderrProgress() as progress:
+        entries = benchmark_manifest(manifest, target=target, settings=settings, remote=remote, progress=progress,
+                                     targets_dirs=targets_dirs)
     if not samples:
         entries = [e if e.result is None else e.model_copy(update={"result": e.result.model_copy(
             update={"samples_ms": None})}) for e in entries]

@@ -12,39 +12,33 @@ from rich.console import Console
 from rich.table import Table
 
 from ..optimize import OptimizeResult
+from .progress import ProgressView
 
 _out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
 
 
 class StderrReporter:
-    """A pass ``Reporter`` printing steps, warnings and a progress line on stderr."""
+    """A pass ``Reporter``: steps and warnings as lines, calibration / conversion / fine-tuning as bars with ETA on
+    a terminal (a few plain lines per task on a pipe); see :mod:`edgeopt.cli.progress`."""
 
-    def __init__(self, stream: TextIO | None = None) -> None:
-        self.stream = stream or sys.stderr
-        self.tty = self.stream.isatty()
-        self._last: tuple[str, int] | None = None
+    def __init__(self, stream: TextIO | None = None, *, terminal: bool | None = None) -> None:
+        self.view = ProgressView(stream, terminal=terminal)
+        self.tty = self.view.tty
 
     def info(self, message: str) -> None:
-        self._line(f"edgeopt: {message}")
+        self.view.line(f"edgeopt: {message}")
 
     def warn(self, message: str) -> None:
-        self._line(f"edgeopt: WARNING: {message}")
+        self.view.line(f"edgeopt: WARNING: {message}")
 
     def progress(self, task: str, done: int, total: int | None) -> None:
-        of = f"/{total}" if total else ""
-        if self.tty:
-            self.stream.write(f"\r\033[Kedgeopt: {task} {done}{of}")
-            if total and done >= total:
-                self.stream.write("\n")
-            self.stream.flush()
-            return
-        step = max(1, (total or 10) // 4)  # on a pipe, a few lines per task, not one per sample
-        if done == 1 or done % step == 0 or done == total:
-            self._line(f"edgeopt: {task} {done}{of}")
+        self.view.update(task, done, total)
+        if total and done >= total:
+            self.view.finish(task, f"{task} {done}/{total}")
 
-    def _line(self, text: str) -> None:
-        self.stream.write(("\r\033[K" if self.tty else "") + text + "\n")
-        self.stream.flush()
+    def close(self) -> None:
+        """Stop the live display before the result is printed."""
+        self.view.close()
 
 
 def _n(value: float | None, fmt: str) -> str:

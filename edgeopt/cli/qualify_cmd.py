@@ -30,15 +30,16 @@ def qualify_cmd(spec: Path, report_dir: Path | None, history: HistoryOptions, ta
 
     Exit 0 all gates pass, 1 a gate failed, 2 spec or usage error, 3 device or runner error.
     """
-    result = qualify(
-        spec,
-        report_dir=report_dir,
-        history_db=history.db,
-        record=history.enabled,
-        targets_dirs=targets_dirs,
-        progress=StderrProgress(),
-        log=lambda message: click.echo(f"edgeopt: {message}", err=True),
-    )
+    with StderrProgress() as progress:
+        result = qualify(
+            spec,
+            report_dir=report_dir,
+            history_db=history.db,
+            record=history.enabled,
+            targets_dirs=targets_dirs,
+            progress=progress,
+            log=lambda message: progress.view.line(f"edgeopt: {message}"),
+        )
     if as_json:
         emit_json(result.without_samples())  # raw samples stay in result.json and the history
     else:

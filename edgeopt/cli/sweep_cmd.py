@@ -7,30 +7,18 @@ Exit codes: 0 a recommendation exists, 1 no config meets the retention threshold
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
 from ..errors import ExitCode
 from ..settings import RemoteSpec
 from .json_out import emit_json
+from .progress import SweepProgress
 from .remote_options import remote_options
 
 
 def _csv(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
-
-
-def _progress(event: dict[str, Any]) -> None:
-    if event.get("event") == "level":
-        tag = " (cached)" if event.get("cached") else ""
-        click.echo(f"  {event['recipe']:<14} {event['runtime']:<12} retention {event['retention']:.4f}  "
-                   f"p50 {event['latency_ms']:.3f} ms{tag}", err=True)
-    elif event.get("event") == "int8_trial":
-        click.echo(f"  int8 search #{event['trial']} {event['label']}: retention {event['retention']:.4f} "
-                   f"p50 {event['latency_ms']:.3f} ms", err=True)
-    elif event.get("event") == "info":
-        click.echo(f"  {event['message']}", err=True)
 
 
 @click.command("sweep")
@@ -73,7 +61,8 @@ def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | N
                            out_dir=out_dir, eval_limit=eval_limit, no_cache=no_cache, int8_search=not no_int8_search,
                            max_trials=max_trials, max_search_s=max_search_s, history_db=history_db)
     measure = level_settings(iterations=iterations, min_duration_s=min_duration_s, threads=threads, fps=fps)
-    result = run_sweep(model, options, measure, target=target, remote=remote, progress=_progress)
+    with SweepProgress(max_trials=max_trials if not no_int8_search else None) as progress:
+        result = run_sweep(model, options, measure, target=target, remote=remote, progress=progress)
     if as_json:
         emit_json(result)
     else:
