@@ -13,6 +13,7 @@ from rich.table import Table
 
 from ..optimize import OptimizeResult
 from .progress import ProgressView
+from .tables import Col, fit_table, human_bytes
 
 _out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
 
@@ -45,49 +46,62 @@ def _n(value: float | None, fmt: str) -> str:
     return "-" if value is None else format(value, fmt)
 
 
-def render_optimize(r: OptimizeResult) -> None:
+_OPTIMIZE_COLS = (
+    Col("artifact", 9, numeric=False, flexible=True, flex_min=16), Col("pass", 3, numeric=False),
+    Col("precision", 6, numeric=False), Col("size", 8), Col("size ratio", 2), Col("max |err|", 1),
+    Col("cosine", 7), Col("top-1", 6), Col("accuracy", 7), Col("p50 ms", 5), Col("speed-up", 8), Col("pass s", 0),
+)
+
+
+def _speedup(row: Any) -> str:
+    """``1.61x`` with its interval, ``within noise`` when the interval covers 1.0 (issue 16, item 7)."""
+    if row is None or not row.speedup:
+        return "-"
+    ci = getattr(row, "speedup_ci", None)
+    if not ci:
+        return f"{row.speedup:.2f}x"
+    low, high = ci
+    noise = " ~noise" if low <= 1.0 <= high else ""
+    return f"{row.speedup:.2f}x [{low:.2f}-{high:.2f}]{noise}"
+
+
+def _optimize_rows(r: OptimizeResult) -> list[list[str]]:
     rows = {row.artifact: row for row in r.fidelity or []}
-    table = Table(title=f"optimize {r.model.path} for {r.target} with recipe {r.recipe} -> {r.out_dir}")
-    for col in (
-        "artifact",
-        "pass",
-        "precision",
-        "size",
-        "size ratio",
-        "max |err|",
-        "cosine",
-        "top-1 agree",
-        "accuracy",
-        "p50 ms",
-        "speedup",
-        "pass s",
-    ):
-        table.add_column(col, justify="left" if col in ("artifact", "pass", "precision") else "right")
+    out = []
     for art in [r.model, *r.artifacts]:
         row = rows.get(art.name)
-        table.add_row(
-            art.name,
-            art.pass_name or "-",
-            art.precision.value,
-            f"{art.size_bytes:,}",
-            _n(row.size_ratio if row else None, ".3f"),
-            _n(row.max_abs_error if row else None, ".4g"),
-            _n(row.cosine_similarity if row else None, ".5f"),
-            _n(row.top1_agreement if row else None, ".1%"),
-            _n(row.accuracy if row else None, ".2%"),
-            _n(row.latency_ms_p50 if row else None, ".3f"),
-            _n(row.speedup if row else None, ".2f") + ("x" if row and row.speedup else ""),
+        out.append([
+            art.name, art.pass_name or "-", art.precision.value, human_bytes(art.size_bytes),
+            _n(row.size_ratio if row else None, ".3f"), _n(row.max_abs_error if row else None, ".3g"),
+            _n(row.cosine_similarity if row else None, ".5f"), _n(row.top1_agreement if row else None, ".1%"),
+            _n(row.accuracy if row else None, ".2%"), _n(row.latency_ms_p50 if row else None, ".3f"), _speedup(row),
             _n(art.seconds, ".2f") if art.pass_name else "-",
-        )
-    _out.print(table)
+        ])
+    return out
+
+
+def render_optimize(r: OptimizeResult, console: Console | None = None) -> None:
+    """The artifacts table, fitted to the terminal (numbers are never cut), then fidelity notes and warnings."""
+    out = console or _out
+    rows = {row.artifact: row for row in r.fidelity or []}
+    out.print(f"optimize {r.model.path} for {r.target} with recipe {r.recipe} -> {r.out_dir}", soft_wrap=True)
+    table, left_out = fit_table(None, _OPTIMIZE_COLS, _optimize_rows(r), out.width)
+    out.print(table)
+    if left_out:
+        out.print(f"(left out at {out.width} columns: {', '.join(left_out)}; all of it: --json or manifest.json)",
+                  soft_wrap=True)
+    if any(row.speedup for row in r.fidelity or []):
+        out.print("speed-up: reference p50 / artifact p50 on this machine, [95 % interval from per-block medians]; "
+                  "~noise: the interval covers 1.0, so no speed-up is shown", soft_wrap=True)
     data = next((row.data for row in r.fidelity or []), None)
     if data:
-        _out.print(f"fidelity on {rows[r.model.name].samples} {data} samples; manifest: {r.manifest_path}")
+        out.print(f"fidelity on {rows[r.model.name].samples} {data} samples; manifest: {r.manifest_path}",
+                  soft_wrap=True)
     for art in r.artifacts:
         for note in rows[art.name].notes if art.name in rows else []:
-            _out.print(f"note: {art.name}: {note}", soft_wrap=True)
+            out.print(f"note: {art.name}: {note}", soft_wrap=True)
     for w in r.warnings:
-        _out.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True)
+        out.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True)
 
 
 def render_recipes(items: list[dict[str, Any]]) -> None:
