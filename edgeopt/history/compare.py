@@ -1,10 +1,13 @@
 """Is run B slower than run A, or is the difference noise? A rank test plus an effect-size interval.
 
-Rule: B is a **regression** when the Mann-Whitney U test finds the two latency distributions different
-(``p < alpha``) AND B's median is slower than A's by more than ``tolerance_pct``. Significance alone is not
-enough: with thousands of samples a 0.5 % shift is "significant" yet irrelevant; size alone is not enough: a
-short, noisy run can show a large median shift by chance. The bootstrap interval on the median ratio says how
-sure the size is.
+Rule: B is a **regression** when the Mann-Whitney U test on the runs' block medians (each run's samples split
+into contiguous blocks: consecutive samples are not independent, so a shift must hold across a run's blocks) finds
+the two different (``p < alpha``) AND B's median is slower than A's by more than ``tolerance_pct`` and than the
+**noise floor**: the spread of the medians of repeated runs of the same model, device, runtime and settings in the
+history, when it holds at least two (runs are not samples of one distribution; each starts in another state).
+Significance alone is not enough: with thousands of samples a 0.5 % shift is "significant" yet irrelevant; size
+alone is not enough: a short, noisy run can show a large median shift by chance. The bootstrap interval on the
+median ratio says how sure the size is.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import InputError
 from ..metrics.result import BenchResult
 from .records import RunRecord
-from .stats import bootstrap_median_ratio, mann_whitney_u
+from .stats import block_medians, bootstrap_median_ratio, mann_whitney_u
 from .store import HistoryStore
 
 DEFAULT_TOLERANCE_PCT = 5.0
@@ -57,6 +60,11 @@ class SampleComparison(BaseModel):
     rank_biserial: float = Field(description="2 x effect_size - 1, in [-1, 1].")
     alpha: float
     tolerance_pct: float
+    blocks_a: int = Field(0, description="Block medians of A the test and the interval used.")
+    blocks_b: int = Field(0, description="Block medians of B the test and the interval used.")
+    noise_floor_pct: float | None = Field(None, description="Spread of repeated runs' medians in the history, "
+                                          "percent; a change within it is noise. None: no repeated runs.")
+    noise_runs: int = Field(0, description="Repeated runs the noise floor comes from.")
     significant: bool
     regression: bool
     verdict: Verdict
@@ -84,8 +92,13 @@ def compare_samples(
     confidence: float = 0.95,
     resamples: int = 1000,
     seed: int = 0,
+    noise_floor_pct: float | None = None,
+    noise_runs: int = 0,
 ) -> SampleComparison:
-    """Compare latency samples ``b_ms`` (candidate) with ``a_ms`` (reference).
+    """Compare latency samples ``b_ms`` (candidate) with ``a_ms`` (reference), each in run order.
+
+    The test and the interval use per-block medians (:func:`~edgeopt.history.stats.block_medians`); a change must
+    exceed both ``tolerance_pct`` and ``noise_floor_pct`` (run-to-run spread, :func:`noise_floor`) to count.
 
     Raises:
         InputError: fewer than ``MIN_SAMPLES`` samples on a side, or an out-of-range tolerance / alpha.
@@ -99,11 +112,19 @@ def compare_samples(
         raise InputError(f"tolerance {tolerance_pct:g} %: use 0 or more, e.g. 5")
     if not 0 < alpha < 1:
         raise InputError(f"alpha {alpha:g}: use a significance level in (0, 1), e.g. 0.05")
-    test = mann_whitney_u(a, b)
-    ratio, low, high = bootstrap_median_ratio(a, b, resamples=resamples, confidence=confidence, seed=seed)
+    ba, bb = block_medians(a), block_medians(b)
+    test = mann_whitney_u(ba, bb)
+    ratio = float(np.median(b)) / float(np.median(a))
+    _, low, high = bootstrap_median_ratio(ba, bb, resamples=resamples, confidence=confidence, seed=seed)
+    low, high = min(low, ratio), max(high, ratio)
     change = (ratio - 1.0) * 100.0
+    floor = max(tolerance_pct, noise_floor_pct or 0.0)
     significant = test.p_value < alpha
-    if significant and change > tolerance_pct:
+    if significant and abs(change) <= floor and noise_floor_pct is not None and noise_floor_pct > tolerance_pct:
+        verdict = Verdict.NO_CHANGE
+        why = (f"the median moved {change:+.1f} %, within the {noise_floor_pct:.1f} % spread of {noise_runs} "
+               f"repeated runs of this model and settings in the history: run-to-run noise (p={test.p_value:.2g})")
+    elif significant and change > tolerance_pct:
         verdict = Verdict.REGRESSION
         why = (f"B is {change:.1f} % slower at the median (CI {(low - 1) * 100:.1f}..{(high - 1) * 100:.1f} %), "
                f"beyond the {tolerance_pct:g} % tolerance, and the difference is significant (p={test.p_value:.2g})")
@@ -122,7 +143,8 @@ def compare_samples(
         median_a_ms=float(np.median(a)), median_b_ms=float(np.median(b)),
         median_ratio=ratio, ratio_ci_low=low, ratio_ci_high=high, confidence=confidence, change_pct=change,
         u_statistic=test.u, z=test.z, p_value=test.p_value, effect_size=test.prob_superiority,
-        rank_biserial=test.rank_biserial, alpha=alpha, tolerance_pct=tolerance_pct, significant=significant,
+        rank_biserial=test.rank_biserial, alpha=alpha, tolerance_pct=tolerance_pct, blocks_a=int(ba.size),
+        blocks_b=int(bb.size), noise_floor_pct=noise_floor_pct, noise_runs=noise_runs, significant=significant,
         regression=verdict is Verdict.REGRESSION, verdict=verdict, explanation=why,
     )
 
@@ -142,8 +164,9 @@ def compare(
         InputError: too few samples, bad tolerance or alpha.
     """
     ra, rb = store.get(run_a), store.get(run_b)
+    floor, runs = noise_floor(store, RunIdentity.of(ra), exclude=(rb.id,))
     result = compare_samples(store.samples_ms(ra.id), store.samples_ms(rb.id), tolerance_pct=tolerance_pct,
-                             alpha=alpha)
+                             alpha=alpha, noise_floor_pct=floor, noise_runs=runs)
     notes = comparability_notes(RunIdentity.of(ra), RunIdentity.of(rb))
     if not (ra.valid and rb.valid):
         notes.append("at least one run is marked invalid (too few samples for its percentile or truncated)")
@@ -206,3 +229,15 @@ def blocking_notes(notes: list[str], allowed: Sequence[str] = ()) -> list[str]:
     """The notes that make two runs not comparable (model, runtime, target), less the kinds in ``allowed``."""
     heads = {"model": "different models", "runtime": "different runtimes:", "target": "different targets"}
     return [n for n in notes if any(n.startswith(heads[k]) for k in BLOCKING if k not in allowed)]
+
+
+def noise_floor(store: HistoryStore, identity: RunIdentity, *, exclude: Sequence[int] = ()) -> tuple[float | None, int]:
+    """``(spread_pct, runs)``: how far apart the medians of repeated runs of ``identity`` are, in percent
+    (``max / min - 1``), over the valid runs with the same model, device, runtime and settings, less ``exclude``.
+    None with fewer than two such runs (nothing to learn the run-to-run spread from)."""
+    medians = [r.latency_ms_p50 for r in store.runs(model=identity.model_sha256, target=identity.device, limit=500)
+               if r.id not in exclude and r.valid and r.latency_ms_p50 > 0
+               and not comparability_notes(identity, RunIdentity.of(r))]
+    if len(medians) < 2:
+        return None, len(medians)
+    return (max(medians) / min(medians) - 1.0) * 100.0, len(medians)

@@ -25,7 +25,7 @@ from ..bench import run_benchmark
 from ..costs import cost_per_million
 from ..errors import InputError, RunnerError
 from ..history import HistoryError, HistoryStore, compare_samples, open_store
-from ..history.compare import RunIdentity, blocking_notes, comparability_notes
+from ..history.compare import RunIdentity, blocking_notes, comparability_notes, noise_floor
 from ..metrics.deadline import frames_required
 from ..metrics.latency import PERCENTILES, required_samples
 from ..metrics.result import BenchResult
@@ -236,8 +236,10 @@ def _regression(gates: Gates, device: str, bench: BenchResult, store: HistorySto
         return RegressionInfo(baseline=g.baseline, baseline_run=None, comparison=None)
     try:
         reference = store.samples_ms(base.run_id)
+        floor, runs = noise_floor(store, RunIdentity.of_result(bench, device))
         comparison = compare_samples(reference, np.asarray(bench.samples_ms or [], dtype=np.float64),
-                                     tolerance_pct=g.tolerance_pct, alpha=g.alpha)
+                                     tolerance_pct=g.tolerance_pct, alpha=g.alpha, noise_floor_pct=floor,
+                                     noise_runs=runs)
     except (HistoryError, InputError) as exc:
         warnings.append(f"{device}: baseline '{g.baseline}' (run {base.run_id}) cannot be compared: {exc}")
         return RegressionInfo(baseline=g.baseline, baseline_run=base.run_id, comparison=None)
