@@ -62,7 +62,7 @@ def test_autocorrelated_samples_of_one_model_are_not_called_different():
 def test_optimize_speedup_shows_its_interval_and_within_noise():
     r = optimize_result()
     rows = [row.model_copy(update={"speedup_ci": ci}) for row, ci in
-            zip(r.fidelity or [], ([0.97, 1.03], [0.93, 1.61], [2.1, 2.6]))]
+            zip(r.fidelity or [], ([0.97, 1.03], [0.93, 1.61], [2.1, 2.6]), strict=True)]
     buf = io.StringIO()
     render_optimize(r.model_copy(update={"fidelity": rows}), Console(file=buf, width=120, color_system=None))
     text = buf.getvalue()
