@@ -68,6 +68,10 @@ def parse_shapes(values: tuple[str, ...]) -> dict[str, list[int]]:
         dims = [int(d) for d in m.group(2).split("x")]
         if any(d <= 0 for d in dims):
             raise click.BadParameter(f"{value!r}: every dim must be >= 1", param_hint="--shape")
+        if m.group(1) in out:
+            raise click.BadParameter(
+                f"{value!r}: input {m.group(1)!r} is given twice ({'x'.join(map(str, out[m.group(1)]))} first); give "
+                "one --shape per input (several inputs: repeat --shape with different names)", param_hint="--shape")
         out[m.group(1)] = dims
     return out
 

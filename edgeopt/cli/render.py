@@ -154,9 +154,11 @@ def render_bench(r: BenchResult) -> None:
                      f"seed {r.settings.seed}, threads {r.settings.threads or 'default'}")
     if r.fps_budget is not None:
         b = r.fps_budget
-        verdict = "PASS" if b.passed else "FAIL"
-        t.add_row("FPS budget", f"{verdict}: {b.percentile} {b.latency_ms:.3f} ms vs {b.budget_ms:.3f} ms at "
-                                f"{b.fps:g} FPS (headroom {b.headroom_pct:.1f}%)")
+        numbers = f"{b.percentile} {b.latency_ms:.3f} ms vs {b.budget_ms:.3f} ms at {b.fps:g} FPS"
+        if not r.valid:  # the reason on the same line: a FAIL next to a large headroom reads like a bug otherwise
+            t.add_row("FPS budget", f"FAIL: the run is invalid ({'; '.join(r.invalid_reasons)}); {numbers}")
+        else:
+            t.add_row("FPS budget", f"{'PASS' if b.passed else 'FAIL'}: {numbers} (headroom {b.headroom_pct:.1f}%)")
     t.add_row("valid", "yes" if r.valid else "NO: " + "; ".join(r.invalid_reasons))
     if r.target_mismatch:
         t.add_row("[bold red]target[/bold red]", "[bold red]MISMATCH[/bold red]: " + "; ".join(r.target_mismatch))

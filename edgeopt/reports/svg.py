@@ -201,8 +201,11 @@ def cdf(samples_ms: Sequence[float], *, markers: Sequence[Marker] = (), title: s
 
 
 def bars(items: Sequence[tuple[str, float | None]], *, unit: str, limit: float | None = None,
-         limit_label: str = "limit", title: str = "Bars") -> str:
-    """Horizontal bars (label, value) with an optional limit line; missing values are labelled n/a."""
+         limit_label: str = "limit", title: str = "Bars", judged: int | None = None) -> str:
+    """Horizontal bars (label, value) with an optional limit line; missing values are labelled n/a.
+
+    ``judged``: index of the one bar the limit applies to (only it can be painted over the limit); None: all.
+    """
     height = 40 + 30 * max(len(items), 1)
     known = [v for _, v in items if v is not None]
     top = max([*known, limit or 0.0, 1e-9]) * 1.1
@@ -218,7 +221,7 @@ def bars(items: Sequence[tuple[str, float | None]], *, unit: str, limit: float |
         if value is None:
             body.append(f'<text class="tick" x="{left + 4}" y="{y + 15}">n/a</text>')
             continue
-        over = limit is not None and value > limit
+        over = limit is not None and value > limit and judged in (None, i)
         body.append(f'<rect class="{"bar-over" if over else "bar"}" x="{left}" y="{y}" '
                     f'width="{max(xpos(value) - left, 1):.1f}" height="20"/>')
         body.append(f'<text class="tick" x="{xpos(value) + 4:.1f}" y="{y + 15}">{escape(fmt(value))} {escape(unit)}'
