@@ -10,8 +10,10 @@ import click
 from ..bench import run_benchmark
 from ..errors import ExitCode
 from ..metrics.energy import SENSOR_CHOICES
+from ..metrics.result import BenchResult
 from ..settings import MeasureSettings, RemoteSpec
-from .common import emit_json, json_option, parse_runtime_options, parse_shapes, shape_options, targets_dir_option
+from .bench_tradeoff_cmd import is_tradeoff, list_options, run_tradeoff
+from .common import emit_json, json_option, parse_runtime_options, parse_shapes, targets_dir_option
 from .history_options import HistoryOptions, history_options, record_bench
 from .progress import StderrProgress
 from .remote_options import remote_options
@@ -34,12 +36,12 @@ from .render import render_bench
 @click.option("--warmup", type=click.IntRange(min=0), default=10, show_default=True, help="Warm-up inferences.")
 @click.option("--warmup-s", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="Minimum warm-up seconds.")
-@click.option("--threads", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Runtime intra-op threads (0: runtime default).")
 @click.option("--streams", type=click.IntRange(min=1), default=1, show_default=True,
               help="Concurrent inference streams (throughput mode).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated inputs.")
-@shape_options
+@click.option("--shape", "shapes", multiple=True, metavar="NAME=DxDxD",
+              help="Concrete shape of an input with dynamic dims, e.g. input=1x3x224x224 (one per input).")
+@list_options
 @click.option("--inputs", type=click.Path(path_type=Path), default=None, help=".npz of inputs keyed by name.")
 @click.option("--runtime", default=None, help="Agent runtime: onnxruntime, openvino, tflite, tensorrt, coreml, "
               "null [default: auto: the target's first runtime that loads the model's format].")
@@ -63,8 +65,9 @@ from .render import render_bench
 @json_option
 def bench(
     model: Path, target: str | None, fps: float | None, no_budget: bool, percentile: str, iterations: int,
-    min_duration: float, max_duration: float, warmup: int, warmup_s: float, threads: int, streams: int,
-    seed: int, shapes: tuple[str, ...], batch: int, inputs: Path | None, runtime: str | None,
+    min_duration: float, max_duration: float, warmup: int, warmup_s: float, threads: list[int], streams: int,
+    seed: int, shapes: tuple[str, ...], batches: list[int], html: Path | None, inputs: Path | None,
+    runtime: str | None,
     providers: tuple[str, ...], ov_device: str | None, runtime_option: tuple[str, ...], samples: bool,
     targets_dirs: tuple[Path, ...], as_json: bool,
     energy: bool, power_sensor: str, sysfs_root: str, power_rate_hz: float, remote: RemoteSpec,
@@ -76,12 +79,16 @@ def bench(
     """
     settings = MeasureSettings.from_kwargs(
         fps=None if no_budget else fps, use_target_fps=not no_budget, percentile=percentile, iterations=iterations,
-        min_duration_s=min_duration, max_duration_s=max_duration, warmup=warmup, warmup_s=warmup_s, threads=threads,
-        streams=streams, batch=batch, seed=seed, shapes=parse_shapes(shapes), inputs=inputs,
+        min_duration_s=min_duration, max_duration_s=max_duration, warmup=warmup, warmup_s=warmup_s,
+        threads=threads[0] if threads else 0, streams=streams, batch=batches[0] if batches else 1, seed=seed,
+        shapes=parse_shapes(shapes), inputs=inputs,
         **_runtime_choice(runtime, providers, ov_device, runtime_option),
         keep_samples=samples or history.enabled,  # the history keeps raw samples for compare
         energy=energy, power_sensor=power_sensor, sysfs_root=sysfs_root, power_rate_hz=power_rate_hz,
     )
+    if is_tradeoff(batches, threads):  # --batch 1,2,4,8 / --threads 1,2: one run per value, the trade-off
+        return run_tradeoff(model, settings, batches=batches, threads=threads, target=target, remote=remote,
+                            targets_dirs=targets_dirs, html=html, as_json=as_json)
     if model.suffix.lower() == ".json":  # an optimize manifest: every artifact (edgeopt/bench_manifest.py)
         return _bench_manifest(model, settings, target=target, remote=remote, targets_dirs=targets_dirs,
                                as_json=as_json, samples=samples)
@@ -91,7 +98,10 @@ def bench(
     if remote.host and target is None:
         click.echo("edgeopt: note: no --target for --host: used 'local' numbers (pass --target, e.g. rpi5)", err=True)
     record_bench(result, history, device=remote.device)
-    result = result if samples else result.model_copy(update={"samples_ms": None})
+    return _emit(result if samples else result.model_copy(update={"samples_ms": None}), as_json)
+
+
+def _emit(result: BenchResult, as_json: bool) -> int:
     if as_json:
         emit_json(result)
     else:

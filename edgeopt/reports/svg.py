@@ -265,3 +265,27 @@ def pareto(points: Sequence[tuple[str, float, float]], *, title: str = "Pareto: 
                     f"{escape(label)}: {fmt(x)} ms, retention {y:.4f}</title></circle>")
         body.append(f'<text class="tick" x="{frame.x(x) + 7:.1f}" y="{frame.y(y) - 6:.1f}">{escape(label)}</text>')
     return _svg(body, title)
+
+
+def tradeoff(points: Sequence[tuple[str, float, float]], *, best: Sequence[int] = (),
+             title: str = "Latency vs throughput") -> str:
+    """Scatter of (label, p99 latency per call in ms, throughput in items/s), joined in the given order (e.g. by
+    batch); the points in ``best`` (the real-time and the throughput choice) are highlighted."""
+    if not points:
+        return _svg(['<text class="label" x="20" y="40">no points</text>'], title)
+    xs = [p[1] for p in points]
+    ys = [p[2] for p in points]
+    xpad = (max(xs) - min(xs)) * 0.08 or max(xs) * 0.1
+    ypad = (max(ys) - min(ys)) * 0.12 or max(ys) * 0.1
+    frame = _Frame((max(0.0, min(xs) - xpad), max(xs) + xpad), (max(0.0, min(ys) - ypad), max(ys) + ypad))
+    body = frame.axes("p99 latency per call (ms)", "throughput (items/s)", nice_ticks(frame.x0, frame.x1),
+                      nice_ticks(frame.y0, frame.y1, 4))
+    if len(points) > 1:
+        body.append('<polyline class="front" points="' + " ".join(
+            f"{frame.x(x):.1f},{frame.y(y):.1f}" for _, x, y in points) + '"/>')
+    for i, (label, x, y) in enumerate(points):
+        cls = "pt-front" if i in best else "pt"
+        body.append(f'<circle class="{cls}" cx="{frame.x(x):.1f}" cy="{frame.y(y):.1f}" r="5"><title>'
+                    f"{escape(label)}: p99 {fmt(x)} ms, {fmt(y)} items/s</title></circle>")
+        body.append(f'<text class="tick" x="{frame.x(x) + 7:.1f}" y="{frame.y(y) - 6:.1f}">{escape(label)}</text>')
+    return _svg(body, title)
