@@ -18,6 +18,7 @@ from .history_options import HistoryOptions, history_options, record_bench
 from .progress import StderrProgress
 from .remote_options import remote_options
 from .render import render_bench
+from .sink_options import MlflowTarget, mlflow_options
 
 
 @click.command("bench")
@@ -61,6 +62,7 @@ from .render import render_bench
               help="Power readings per second during the timed phase.")
 @remote_options()
 @history_options
+@mlflow_options
 @targets_dir_option
 @json_option
 def bench(
@@ -71,7 +73,7 @@ def bench(
     providers: tuple[str, ...], ov_device: str | None, runtime_option: tuple[str, ...], samples: bool,
     targets_dirs: tuple[Path, ...], as_json: bool,
     energy: bool, power_sensor: str, sysfs_root: str, power_rate_hz: float, remote: RemoteSpec,
-    history: HistoryOptions,
+    history: HistoryOptions, mlflow: MlflowTarget | None,
 ) -> int:
     """Benchmark MODEL (or every artifact of an optimize manifest.json) on a target.
 
@@ -98,6 +100,8 @@ def bench(
     if remote.host and target is None:
         click.echo("edgeopt: note: no --target for --host: used 'local' numbers (pass --target, e.g. rpi5)", err=True)
     record_bench(result, history, device=remote.device)
+    if mlflow is not None:
+        mlflow.log("bench", result)
     return _emit(result if samples else result.model_copy(update={"samples_ms": None}), as_json)
 
 

@@ -24,13 +24,20 @@ from .history_render import render_baselines, render_comparison, render_runs
 @click.option("--target", "-t", default=None, help="Target name or device label.")
 @click.option("--kind", type=click.Choice(["bench", "qualify", "sweep"]), default=None, help="Only runs of this kind.")
 @click.option("--limit", "-n", type=click.IntRange(min=1), default=50, show_default=True, help="At most this many.")
+@click.option("--tensorboard", "tensorboard", type=click.Path(file_okay=False, path_type=Path), default=None,
+              metavar="DIR", help="Also write the listed runs as TensorBoard scalars (an event file) under DIR.")
 @history_db_option
 @json_option
-def history_cmd(model: str | None, target: str | None, kind: str | None, limit: int, history_db: Path | None,
-                as_json: bool) -> None:
+def history_cmd(model: str | None, target: str | None, kind: str | None, limit: int, tensorboard: Path | None,
+                history_db: Path | None, as_json: bool) -> None:
     """List recorded runs, newest first."""
     store = open_store(history_db)
     runs = store.runs(model=model, target=target, kind=kind, limit=limit)
+    if tensorboard is not None:
+        from ..sinks.tensorboard_history import export_history
+
+        click.echo(f"edgeopt: TensorBoard scalars of {len(runs)} run(s): {export_history(runs, tensorboard)}",
+                   err=True)
     if as_json:
         emit_json([r.model_dump(mode="json") for r in runs])
     else:

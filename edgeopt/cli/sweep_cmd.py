@@ -15,6 +15,7 @@ from ..settings import RemoteSpec
 from .json_out import emit_json
 from .progress import SweepProgress
 from .remote_options import remote_options
+from .sink_options import MlflowTarget, mlflow_options
 
 
 def _csv(value: str | None) -> list[str] | None:
@@ -47,12 +48,13 @@ def _csv(value: str | None) -> list[str] | None:
 @click.option("--history-db", default=None, type=click.Path(dir_okay=False, path_type=Path),
               help="Record measured levels in this history store (kind sweep).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON only.")
+@mlflow_options
 @remote_options()
 def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | None, min_retention: float,
               metric: str | None, output_sel: str | None, fps: float | None, objective: str, runtimes: str | None,
               calib: Path | None, out_dir: Path | None, max_trials: int, max_search_s: float, iterations: int,
               min_duration_s: float, threads: int, eval_limit: int | None, no_int8_search: bool, no_cache: bool,
-              history_db: Path | None, as_json: bool, remote: RemoteSpec) -> int:
+              history_db: Path | None, as_json: bool, remote: RemoteSpec, mlflow: MlflowTarget | None) -> int:
     """Sweep compression levels of MODEL on a target and recommend the best (runtime, recipe)."""
     from ..sweep.api import SweepOptions, level_settings, run_sweep
 
@@ -63,6 +65,8 @@ def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | N
     measure = level_settings(iterations=iterations, min_duration_s=min_duration_s, threads=threads, fps=fps)
     with SweepProgress(max_trials=max_trials if not no_int8_search else None) as progress:
         result = run_sweep(model, options, measure, target=target, remote=remote, progress=progress)
+    if mlflow is not None:
+        mlflow.log("sweep", result)
     if as_json:
         emit_json(result)
     else:
