@@ -99,13 +99,16 @@ def bench(
                                targets_dirs=targets_dirs)
     if remote.host and target is None:
         click.echo("edgeopt: note: no --target for --host: used 'local' numbers (pass --target, e.g. rpi5)", err=True)
+    return _emit(result, history, remote, mlflow, samples=samples, as_json=as_json)
+
+
+def _emit(result: BenchResult, history: HistoryOptions, remote: RemoteSpec, mlflow: MlflowTarget | None, *,
+          samples: bool, as_json: bool) -> int:
+    """Record the run (history, MLflow), then print it; the exit code."""
     record_bench(result, history, device=remote.device)
     if mlflow is not None:
         mlflow.log("bench", result)
-    return _emit(result if samples else result.model_copy(update={"samples_ms": None}), as_json)
-
-
-def _emit(result: BenchResult, as_json: bool) -> int:
+    result = result if samples else result.model_copy(update={"samples_ms": None})
     if as_json:
         emit_json(result)
     else:
