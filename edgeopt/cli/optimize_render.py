@@ -93,15 +93,35 @@ def render_optimize(r: OptimizeResult, console: Console | None = None) -> None:
     if any(row.speedup for row in r.fidelity or []):
         out.print("speed-up: reference p50 / artifact p50 on this machine, [95 % interval from per-block medians]; "
                   "~noise: the interval covers 1.0, so no speed-up is shown", soft_wrap=True)
-    data = next((row.data for row in r.fidelity or []), None)
-    if data:
-        out.print(f"fidelity on {rows[r.model.name].samples} {data} samples; manifest: {r.manifest_path}",
-                  soft_wrap=True)
+    first = next(iter(r.fidelity or []), None)
+    if first is not None:  # the reference row is not always the input (a PyTorch model is compared as ONNX)
+        out.print(f"fidelity on {first.samples} {first.data} samples; manifest: {r.manifest_path}", soft_wrap=True)
+        for line in _original_fidelity(r, first.artifact):
+            out.print(line, soft_wrap=True)
     for art in r.artifacts:
         for note in rows[art.name].notes if art.name in rows else []:
             out.print(f"note: {art.name}: {note}", soft_wrap=True)
     for w in r.warnings:
         out.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True)
+
+
+def _original_fidelity(r: OptimizeResult, reference: str) -> list[str]:
+    """When the fidelity table's reference is not the input model (a PyTorch input: the reference is its first
+    ONNX export, made after the torch passes), say so, and show what the passes measured against the original."""
+    if reference == r.model.name:
+        return []
+    lines = [f"[bold yellow]note:[/bold yellow] the fidelity rows compare with {reference}, the first ONNX export "
+             f"(after the PyTorch passes), not with the original model {r.model.path}"]
+    for art in r.artifacts:
+        fid = art.report.get("fidelity") if isinstance(art.report, dict) else None
+        if isinstance(fid, dict) and fid.get("cosine_mean") is not None:
+            agree = fid.get("top1_agreement")
+            lines.append(f"fidelity of {art.name} to the original ({art.report.get('fidelity_on', 'samples')}, "
+                         f"{fid.get('samples')} samples): cosine {fid['cosine_mean']:.5f}"
+                         + (f", top-1 agreement {agree:.1%}" if agree is not None else ""))
+        elif art.pass_name and art.format.value == "pytorch":
+            lines.append(f"fidelity of {art.name} to the original: not measured by {art.pass_name}")
+    return lines
 
 
 def render_recipes(items: list[dict[str, Any]]) -> None:
