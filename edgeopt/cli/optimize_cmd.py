@@ -71,22 +71,26 @@ def optimize_cmd(
     metric_params: MetricParams,
 ) -> int:
     """Optimize MODEL for a target with a recipe. Exit 0 done, 2 bad input/recipe or a pass failed, 3 device error."""
-    result = optimize(
-        model,
-        target=target,
-        recipe=recipe,
-        calib=calib,
-        out_dir=out_dir,
-        eval_data=eval_data,
-        input_shapes=parse_shapes(shapes),
-        progress=StderrReporter(),
-        fidelity=not no_fidelity,
-        bench=not no_bench,
-        targets_dirs=targets_dirs,
-        seed=seed,
-        metric=metric_params.spec(metric),
-        output=output_sel,
-    )
+    reporter = StderrReporter()
+    try:
+        result = optimize(
+            model,
+            target=target,
+            recipe=recipe,
+            calib=calib,
+            out_dir=out_dir,
+            eval_data=eval_data,
+            input_shapes=parse_shapes(shapes),
+            progress=reporter,
+            fidelity=not no_fidelity,
+            bench=not no_bench,
+            targets_dirs=targets_dirs,
+            seed=seed,
+            metric=metric_params.spec(metric),
+            output=output_sel,
+        )
+    finally:
+        reporter.close()
     if as_json:
         emit_json(result)
     else:
