@@ -8,10 +8,10 @@ from typing import Any
 import click
 
 from ..bench import run_benchmark
-from ..errors import ExitCode, InputError
+from ..errors import ExitCode
 from ..metrics.result import BenchResult
 from ..settings import MeasureSettings, RemoteSpec
-from .bench_many import bench_many
+from .bench_many import bench_many, check_combination
 from .bench_tradeoff_cmd import is_tradeoff, list_options, run_tradeoff
 from .common import (
     emit_json,
@@ -91,10 +91,8 @@ def bench(
         keep_samples=samples or history.enabled,  # the history keeps raw samples for compare
         energy=energy, power_sensor=power_sensor, sysfs_root=sysfs_root, power_rate_hz=power_rate_hz,
     )
+    check_combination(model, fleet=fleet, tradeoff=is_tradeoff(batches, threads), mlflow=mlflow is not None)
     if is_tradeoff(batches, threads):  # --batch 1,2,4,8 / --threads 1,2: one run per value, the trade-off
-        if fleet.enabled:
-            raise InputError("--devices takes one --batch and one --threads value; measure the trade-off on one "
-                             "device (--device NAME or --host)")
         return run_tradeoff(model, settings, batches=batches, threads=threads, target=target, remote=remote,
                             targets_dirs=targets_dirs, html=html, as_json=as_json)
     if fleet.enabled or model.suffix.lower() == ".json":  # many devices, or every artifact of a manifest

@@ -13,6 +13,21 @@ from .json_out import emit_json
 from .progress import StderrProgress
 
 
+def check_combination(model: Path, *, fleet: FleetOptions, tradeoff: bool, mlflow: bool) -> None:
+    """Refuse option combinations bench cannot honour, rather than ignore one of them.
+
+    Raises:
+        InputError: a trade-off (several --batch/--threads values) on --devices, or --mlflow with several runs.
+    """
+    if tradeoff and fleet.enabled:
+        raise InputError("--devices takes one --batch and one --threads value; measure the trade-off on one device "
+                         "(--device NAME or --host)")
+    many = "--devices" if fleet.enabled else "a manifest" if model.suffix.lower() == ".json" else \
+        "several --batch/--threads values" if tradeoff else None
+    if mlflow and many:
+        raise InputError(f"--mlflow logs one run; with {many} drop --mlflow (or bench one model on one place)")
+
+
 def bench_many(model: Path, settings: MeasureSettings, *, fleet: FleetOptions, target: str | None,
                remote: RemoteSpec, targets_dirs: tuple[Path, ...], history: HistoryOptions, as_json: bool,
                samples: bool) -> int:

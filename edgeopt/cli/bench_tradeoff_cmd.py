@@ -92,7 +92,8 @@ def render_tradeoff(result: TradeoffResult, console: Console | None = None) -> N
         rows.append([str(p.batch), str(p.threads or "default"), human_count(p.latency_ms_p50),
                      human_count(p.latency_ms_p99), human_count(p.latency_ms_per_item),
                      human_count(p.throughput_ips), "yes" if p.valid else "NO", choice])
-    table, _ = fit_table(f"bench {result.model} on {result.target} ({result.runner}): latency / throughput",
-                         cols, rows, out.width)
+    # The title on its own line: a long model path must not wrap inside the table's width.
+    out.print(f"bench {result.model} on {result.target} ({result.runner}): latency / throughput", soft_wrap=True)
+    table, _ = fit_table(None, cols, rows, out.width)
     out.print(table)
     out.print(result.summary, soft_wrap=True)
