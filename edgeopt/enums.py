@@ -87,6 +87,15 @@ class Arch(str, Enum):
     ARMV7L = "armv7l"
 
 
+class CpuVendor(str, Enum):
+    """CPU vendor of a target, checked against the ``cpu`` string the agent reports."""
+
+    ARM = "arm"  # Arm-licensed cores (Cortex-A, Carmel, Neoverse) in Pi, Jetson, Coral and phones
+    INTEL = "intel"
+    AMD = "amd"
+    APPLE = "apple"
+
+
 class PowerSensor(str, Enum):
     """How a board reports power: decides which energy reader the agent uses."""
 

@@ -54,10 +54,13 @@ class FidelityRow(BaseModel):
     retention: float | None = Field(default=None, description="metric(artifact) / metric(input), as in the sweep.")
     latency_ms_p50: float | None = Field(default=None, description="Median latency on this machine (short run).")
     speedup: float | None = Field(default=None, description="Reference p50 latency / this p50 latency.")
+    speedup_ci: list[float] | None = Field(
+        default=None, description="95 % interval [low, high] of the speed-up from per-block medians of both runs; "
+        "an interval that covers 1.0 means the speed-up is within noise.")
     notes: list[str] = Field(default_factory=list, description="Why a number is missing, and other caveats.")
 
 
-Benchmark = Callable[[Path, dict[str, np.ndarray]], float]
+Benchmark = Callable[[Path, dict[str, np.ndarray]], "np.ndarray"]  # per-inference latencies (ms), in run order
 
 
 def measure_fidelity(
@@ -94,6 +97,7 @@ def measure_fidelity(
         raise EdgeoptError(f"cannot run the input model {reference.path} on the fidelity samples: {ref_note}")
     rows = []
     ref_latency = None
+    ref_timed: np.ndarray | None = None
     for art in [reference, *artifacts]:
         if art.format is not ArtifactFormat.ONNX:
             continue
@@ -106,14 +110,15 @@ def measure_fidelity(
             values.update(_compare(ref_outputs, outputs, labels, notes, selection))
             if metric is not None:
                 values.update(_task_metric(ref_outputs, outputs, labels, notes, metric, selection))
-        latency = None
+        latency, timed = None, None
         if bench is not None and outputs is not None:
             try:
-                latency = bench(Path(art.path), samples[0])
+                timed = np.asarray(bench(Path(art.path), samples[0]), dtype=np.float64)
+                latency = float(np.median(timed))
             except Exception as exc:  # a failed latency run must not sink the optimize; say why instead
                 notes.append(f"latency not measured: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
         if art is reference:
-            ref_latency = latency
+            ref_latency, ref_timed = latency, timed
         rows.append(
             FidelityRow(
                 artifact=art.name,
@@ -128,11 +133,22 @@ def measure_fidelity(
                 metric=metric.label if metric is not None else None,
                 latency_ms_p50=round(latency, 4) if latency is not None else None,
                 speedup=round(ref_latency / latency, 3) if latency and ref_latency else None,
+                speedup_ci=_speedup_interval(ref_timed, timed),
                 notes=notes,
                 **values,
             )
         )
     return rows
+
+
+def _speedup_interval(ref: np.ndarray | None, art: np.ndarray | None) -> list[float] | None:
+    """95 % bootstrap interval of median(ref) / median(art) over per-block medians (issue 16, item 7)."""
+    from .history.stats import block_medians, bootstrap_median_ratio
+
+    if ref is None or art is None or ref.size < 2 or art.size < 2:
+        return None
+    _, low, high = bootstrap_median_ratio(block_medians(art), block_medians(ref), resamples=500)
+    return [round(low, 3), round(high, 3)]
 
 
 @dataclass(frozen=True)
@@ -235,8 +251,8 @@ def agent_latency(
     *,
     iterations: int = BENCH_ITERATIONS,
     min_duration_s: float = BENCH_MIN_DURATION_S,
-) -> float:
-    """p50 latency (ms) of ``path`` on this machine through the device agent, with ``feed`` as the input.
+) -> np.ndarray:
+    """Per-inference latencies (ms, run order) of ``path`` on this machine through the device agent, ``feed`` as input.
 
     The agent gets a copy of the model whose input dims are fixed to the feed's shapes: exports often reuse one
     symbolic name ('?') for several dims or write -1, which shape flags cannot express.
@@ -254,8 +270,9 @@ def agent_latency(
             min_duration_s=min_duration_s,
             warmup=5,
             inputs=inputs,
+            keep_samples=True,
         )
-    return float(result.latency_ms.p50)
+    return np.asarray(result.samples_ms or [result.latency_ms.p50], dtype=np.float64)
 
 
 def static_input_copy(path: Path, feed: dict[str, np.ndarray], tmp: Path) -> Path:

@@ -122,8 +122,44 @@ def collect(runtime_versions: Optional[Dict[str, str]] = None) -> Dict[str, Any]
         "load_avg_1m": load_average_1m(),
         "cpu_cur_mhz": cpu_cur_mhz(),
         "throttling": throttling(),
+        "accelerators": accelerators(),
         "runtimes": dict(runtime_versions or {}),
     }
+
+
+def _usb_vendors() -> List[str]:
+    base = "/sys/bus/usb/devices"
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return []
+    return [v.lower() for v in (_read(os.path.join(base, n, "idVendor")) for n in names) if v]
+
+
+def _drm_vendors() -> List[str]:
+    base = "/sys/class/drm"
+    try:
+        names = [n for n in os.listdir(base) if n.startswith("renderD")]
+    except OSError:
+        return []
+    return [v.lower() for v in (_read(os.path.join(base, n, "device", "vendor")) for n in names) if v]
+
+
+def accelerators() -> List[str]:
+    """Accelerator kinds this machine shows evidence of (device nodes, USB ids), so the host can tell a run on
+    the wrong hardware; the names are the host's ``AcceleratorKind`` values."""
+    found = []
+    if any(os.path.exists(p) for p in ("/dev/nvidia0", "/dev/nvhost-ctrl", "/dev/nvhost-ctrl-gpu",
+                                       "/proc/driver/nvidia")):
+        found.append("nvidia_gpu")
+    usb = _usb_vendors()
+    if os.path.exists("/dev/apex_0") or "1a6e" in usb or "18d1" in usb:
+        found.append("edgetpu")
+    if "0x8086" in _drm_vendors():
+        found.append("intel_gpu")
+    if platform.system() == "Darwin" and platform.machine() == "arm64":
+        found.append("apple_npu")
+    return found
 
 
 # ISA features that change inference speed; the full flag list is noise in a result file.

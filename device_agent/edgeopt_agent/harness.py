@@ -104,7 +104,7 @@ def _measure_streams(
 
     def report(done: int) -> None:
         emit({"event": "progress", "phase": "timed", "done": done * request.streams,
-              "target": request.iterations * request.streams,
+              "target": request.iterations * request.streams, "min_duration_s": request.min_duration_s,
               "elapsed_s": round((time.perf_counter_ns() - start_ns) / _NS, 3)})
 
     if request.streams == 1:
@@ -274,6 +274,9 @@ def _warm_up_and_time(
             samples, wall_ns, truncated = _measure_streams(request, lambda: rt.bind(feeds), time.perf_counter_ns(),
                                                            emit)
         meter.stop()
+        # The last progress event carries the run's true totals, so the last progress line agrees with the result.
+        emit({"event": "progress", "phase": "timed", "final": True, "done": len(samples),
+              "target": request.iterations * request.streams, "elapsed_s": round(wall_ns / _NS, 3)})
     except Exception as exc:
         meter.close()
         raise _Failed(_error(request, ERROR_RUNTIME, "inference failed: %s" % _first_line(exc), env)) from exc

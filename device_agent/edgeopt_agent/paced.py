@@ -112,6 +112,7 @@ def measure(
 
     def report(done: int) -> None:
         emit({"event": "progress", "phase": "timed", "done": done, "target": request.iterations,
+              "min_duration_s": request.min_duration_s,
               "elapsed_s": round((time.perf_counter_ns() - start_ns) / _NS, 3)})
 
     samples, truncated, frames = paced_loop(

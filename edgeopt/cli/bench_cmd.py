@@ -8,15 +8,25 @@ from typing import Any
 import click
 
 from ..bench import run_benchmark
-from ..errors import ExitCode, InputError
-from ..metrics.energy import SENSOR_CHOICES
+from ..errors import ExitCode
+from ..metrics.result import BenchResult
 from ..settings import MeasureSettings, RemoteSpec
-from .common import emit_json, json_option, parse_runtime_options, parse_shapes, shape_options, targets_dir_option
+from .bench_many import bench_many, check_combination
+from .bench_tradeoff_cmd import is_tradeoff, list_options, run_tradeoff
+from .common import (
+    emit_json,
+    energy_options,
+    json_option,
+    parse_runtime_options,
+    parse_shapes,
+    targets_dir_option,
+)
 from .fleet_options import FleetOptions, fleet_options
 from .history_options import HistoryOptions, history_options, record_bench
 from .progress import StderrProgress
 from .remote_options import remote_options
 from .render import render_bench
+from .sink_options import MlflowTarget, mlflow_options
 
 
 @click.command("bench")
@@ -35,12 +45,12 @@ from .render import render_bench
 @click.option("--warmup", type=click.IntRange(min=0), default=10, show_default=True, help="Warm-up inferences.")
 @click.option("--warmup-s", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="Minimum warm-up seconds.")
-@click.option("--threads", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Runtime intra-op threads (0: runtime default).")
 @click.option("--streams", type=click.IntRange(min=1), default=1, show_default=True,
               help="Concurrent inference streams (throughput mode).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated inputs.")
-@shape_options
+@click.option("--shape", "shapes", multiple=True, metavar="NAME=DxDxD",
+              help="Concrete shape of an input with dynamic dims, e.g. input=1x3x224x224 (one per input).")
+@list_options
 @click.option("--inputs", type=click.Path(path_type=Path), default=None, help=".npz of inputs keyed by name.")
 @click.option("--runtime", default=None, help="Agent runtime: onnxruntime, openvino, tflite, tensorrt, coreml, "
               "null [default: auto: the target's first runtime that loads the model's format].")
@@ -50,27 +60,22 @@ from .render import render_bench
 @click.option("--runtime-option", "runtime_option", multiple=True, metavar="KEY=VALUE",
               help="A runtime option (repeatable), e.g. performance_hint=THROUGHPUT; docs/runtimes.md lists them.")
 @click.option("--samples", is_flag=True, help="Include every per-inference latency in the JSON.")
-@click.option("--energy/--no-energy", default=True, show_default=True,
-              help="Measure energy per inference (an ESTIMATE from the target's TDP where no sensor exists).")
-@click.option("--power-sensor", type=click.Choice(SENSOR_CHOICES), default="auto", show_default=True,
-              help="Power reader: auto (the target's, then whatever the device has), none (estimate only).")
-@click.option("--sysfs-root", default="/", show_default=True, metavar="DIR",
-              help="Root of the sysfs tree the agent reads power from, on the device (for tests/emulation).")
-@click.option("--power-rate-hz", type=click.FloatRange(min=0.1, max=1000), default=20.0, show_default=True,
-              help="Power readings per second during the timed phase.")
+@energy_options
 @remote_options()
 @fleet_options()
 @history_options
+@mlflow_options
 @targets_dir_option
 @json_option
 def bench(
     model: Path, target: str | None, fps: float | None, no_budget: bool, percentile: str, iterations: int,
-    min_duration: float, max_duration: float, warmup: int, warmup_s: float, threads: int, streams: int,
-    seed: int, shapes: tuple[str, ...], batch: int, inputs: Path | None, runtime: str | None,
+    min_duration: float, max_duration: float, warmup: int, warmup_s: float, threads: list[int], streams: int,
+    seed: int, shapes: tuple[str, ...], batches: list[int], html: Path | None, inputs: Path | None,
+    runtime: str | None,
     providers: tuple[str, ...], ov_device: str | None, runtime_option: tuple[str, ...], samples: bool,
     targets_dirs: tuple[Path, ...], as_json: bool,
     energy: bool, power_sensor: str, sysfs_root: str, power_rate_hz: float, remote: RemoteSpec,
-    history: HistoryOptions, fleet: FleetOptions,
+    history: HistoryOptions, fleet: FleetOptions, mlflow: MlflowTarget | None,
 ) -> int:
     """Benchmark MODEL (or every artifact of an optimize manifest.json) on a target, or on many devices at once
     with --devices (docs/fleet.md).
@@ -79,42 +84,40 @@ def bench(
     """
     settings = MeasureSettings.from_kwargs(
         fps=None if no_budget else fps, use_target_fps=not no_budget, percentile=percentile, iterations=iterations,
-        min_duration_s=min_duration, max_duration_s=max_duration, warmup=warmup, warmup_s=warmup_s, threads=threads,
-        streams=streams, batch=batch, seed=seed, shapes=parse_shapes(shapes), inputs=inputs,
+        min_duration_s=min_duration, max_duration_s=max_duration, warmup=warmup, warmup_s=warmup_s,
+        threads=threads[0] if threads else 0, streams=streams, batch=batches[0] if batches else 1, seed=seed,
+        shapes=parse_shapes(shapes), inputs=inputs,
         **_runtime_choice(runtime, providers, ov_device, runtime_option),
         keep_samples=samples or history.enabled,  # the history keeps raw samples for compare
         energy=energy, power_sensor=power_sensor, sysfs_root=sysfs_root, power_rate_hz=power_rate_hz,
     )
-    if fleet.enabled or model.suffix.lower() == ".json":
-        return _bench_many(model, settings, fleet=fleet, target=target, remote=remote, targets_dirs=targets_dirs,
-                           history=history, as_json=as_json, samples=samples)
-    result = run_benchmark(model, settings, target=target, remote=remote, progress=StderrProgress(),
-                           targets_dirs=targets_dirs)
+    check_combination(model, fleet=fleet, tradeoff=is_tradeoff(batches, threads), mlflow=mlflow is not None)
+    if is_tradeoff(batches, threads):  # --batch 1,2,4,8 / --threads 1,2: one run per value, the trade-off
+        return run_tradeoff(model, settings, batches=batches, threads=threads, target=target, remote=remote,
+                            targets_dirs=targets_dirs, html=html, as_json=as_json)
+    if fleet.enabled or model.suffix.lower() == ".json":  # many devices, or every artifact of a manifest
+        return bench_many(model, settings, fleet=fleet, target=target, remote=remote, targets_dirs=targets_dirs,
+                          history=history, as_json=as_json, samples=samples)
+    with StderrProgress() as progress:
+        result = run_benchmark(model, settings, target=target, remote=remote, progress=progress,
+                               targets_dirs=targets_dirs)
     if remote.host and target is None:
         click.echo("edgeopt: note: no --target for --host: used 'local' numbers (pass --target, e.g. rpi5)", err=True)
+    return _emit(result, history, remote, mlflow, samples=samples, as_json=as_json)
+
+
+def _emit(result: BenchResult, history: HistoryOptions, remote: RemoteSpec, mlflow: MlflowTarget | None, *,
+          samples: bool, as_json: bool) -> int:
+    """Record the run (history, MLflow), then print it; the exit code."""
     record_bench(result, history, device=remote.device)
+    if mlflow is not None:
+        mlflow.log("bench", result)
     result = result if samples else result.model_copy(update={"samples_ms": None})
     if as_json:
         emit_json(result)
     else:
         render_bench(result)
     return int(ExitCode.OK if result.passed else ExitCode.GATE_FAILED)
-
-
-def _bench_many(model: Path, settings: MeasureSettings, *, fleet: FleetOptions, target: str | None,
-                remote: RemoteSpec, targets_dirs: tuple[Path, ...], history: HistoryOptions, as_json: bool,
-                samples: bool) -> int:
-    """Many runs: one model on every ``--devices`` device in parallel (edgeopt/fleet), or every artifact of an
-    optimize manifest (edgeopt/bench_manifest.py)."""
-    if fleet.enabled:
-        from .fleet_cmd import run_fleet_bench
-
-        if model.suffix.lower() == ".json":
-            raise InputError(f"{model}: --devices benchmarks one model file; pass an artifact of the manifest")
-        return run_fleet_bench(model, settings, fleet=fleet, remote=remote, target=target, targets_dirs=targets_dirs,
-                               history=history, samples=samples, as_json=as_json)
-    return _bench_manifest(model, settings, target=target, remote=remote, targets_dirs=targets_dirs,
-                           as_json=as_json, samples=samples)
 
 
 def _runtime_choice(runtime: str | None, providers: tuple[str, ...], ov_device: str | None,
@@ -127,30 +130,3 @@ def _runtime_choice(runtime: str | None, providers: tuple[str, ...], ov_device: 
                             **({"device": ov_device} if ov_device else {})},
     }
 
-
-def _bench_manifest(manifest: Path, settings: MeasureSettings, *, target: str | None, remote: RemoteSpec,
-                    targets_dirs: tuple[Path, ...], as_json: bool, samples: bool) -> int:
-    """Bench every artifact of an optimize manifest; exit 1 when any benchmarked one fails or is invalid."""
-    import sys
-
-    from rich.console import Console
-    from rich.table import Table
-
-    from ..bench_manifest import benchmark_manifest, manifest_report, manifest_table
-
-    entries = benchmark_manifest(manifest, target=target, settings=settings, remote=remote, progress=StderrProgress(),
-                                 targets_dirs=targets_dirs)
-    if not samples:
-        entries = [e if e.result is None else e.model_copy(update={"result": e.result.model_copy(
-            update={"samples_ms": None})}) for e in entries]
-    if as_json:
-        emit_json(manifest_report(manifest, entries))
-    else:
-        header, *rows = manifest_table(entries)
-        table = Table(title=f"bench {manifest}")
-        for col in header:
-            table.add_column(col)
-        for row in rows:
-            table.add_row(*row)
-        Console(highlight=False, width=None if sys.stdout.isatty() else 160).print(table)
-    return int(ExitCode.GATE_FAILED if any(e.failed for e in entries) else ExitCode.OK)

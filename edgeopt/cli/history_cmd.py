@@ -12,6 +12,7 @@ import click
 
 from ..errors import ExitCode
 from ..history import compare, open_store
+from ..history.baselines import set_baseline
 from ..history.compare import DEFAULT_ALPHA, DEFAULT_TOLERANCE_PCT
 from .common import emit_json, json_option
 from .history_options import history_db_option
@@ -23,13 +24,20 @@ from .history_render import render_baselines, render_comparison, render_runs
 @click.option("--target", "-t", default=None, help="Target name or device label.")
 @click.option("--kind", type=click.Choice(["bench", "qualify", "sweep"]), default=None, help="Only runs of this kind.")
 @click.option("--limit", "-n", type=click.IntRange(min=1), default=50, show_default=True, help="At most this many.")
+@click.option("--tensorboard", "tensorboard", type=click.Path(file_okay=False, path_type=Path), default=None,
+              metavar="DIR", help="Also write the listed runs as TensorBoard scalars (an event file) under DIR.")
 @history_db_option
 @json_option
-def history_cmd(model: str | None, target: str | None, kind: str | None, limit: int, history_db: Path | None,
-                as_json: bool) -> None:
+def history_cmd(model: str | None, target: str | None, kind: str | None, limit: int, tensorboard: Path | None,
+                history_db: Path | None, as_json: bool) -> None:
     """List recorded runs, newest first."""
     store = open_store(history_db)
     runs = store.runs(model=model, target=target, kind=kind, limit=limit)
+    if tensorboard is not None:
+        from ..sinks.tensorboard_history import export_history
+
+        click.echo(f"edgeopt: TensorBoard scalars of {len(runs)} run(s): {export_history(runs, tensorboard)}",
+                   err=True)
     if as_json:
         emit_json([r.model_dump(mode="json") for r in runs])
     else:
@@ -65,12 +73,17 @@ def baseline() -> None:
 @baseline.command("set")
 @click.argument("runs", nargs=-1, required=True)
 @click.option("--name", required=True, help="Baseline name, e.g. release-1.2.")
+@click.option("--force", is_flag=True, help="Replace NAME even when it points at runs of another model, runtime "
+              "or target.")
 @history_db_option
 @json_option
-def baseline_set(runs: tuple[str, ...], name: str, history_db: Path | None, as_json: bool) -> None:
-    """Point baseline NAME at RUN (one per device; give several RUNs for several devices)."""
+def baseline_set(runs: tuple[str, ...], name: str, force: bool, history_db: Path | None, as_json: bool) -> None:
+    """Point baseline NAME at RUN (one per device; give several RUNs for several devices).
+
+    Refused (exit 2) when NAME already points at runs of a different model, runtime or target, unless --force.
+    """
     store = open_store(history_db)
-    made = [store.set_baseline(name, run) for run in runs]
+    made = [set_baseline(store, name, run, force=force) for run in runs]
     if as_json:
         emit_json([b.model_dump(mode="json") for b in made])
     else:

@@ -9,23 +9,34 @@ from rich.console import Console
 from rich.table import Table
 
 from ..history import Baseline, RunComparison, RunRecord
+from .tables import Col, fit_table, human_count
 
 _out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 150)
 
 
-def render_runs(runs: list[RunRecord], path: Path) -> None:
-    table = Table(title=f"edgeopt history ({path})")
-    for col in ("id", "recorded", "kind", "model", "sha256", "target", "device", "runtime", "p50 ms", "p99 ms",
-                "ips", "samples", "valid", "verdict", "baselines"):
-        table.add_column(col, overflow="fold")
-    for r in runs:
-        table.add_row(str(r.id), r.created_at[:19].replace("T", " "), r.kind, r.model_name, r.model_sha256[:10],
-                      r.target, r.device, f"{r.runtime} {r.runtime_version}", f"{r.latency_ms_p50:.4g}",
-                      f"{r.latency_ms_p99:.4g}", f"{r.throughput_ips:.4g}", str(r.samples_count),
-                      "yes" if r.valid else "NO", r.verdict or "-", ", ".join(r.baselines))
-    _out.print(table)
+_RUN_COLS = (
+    Col("id", 9), Col("recorded", 3, numeric=False), Col("kind", 2, numeric=False),
+    Col("model", 8, numeric=False, flexible=True, flex_min=10), Col("sha256", 1, numeric=False),
+    Col("target", 6, numeric=False), Col("device", 5, numeric=False, flexible=True, flex_min=8),
+    Col("runtime", 4, numeric=False, flexible=True, flex_min=10), Col("p50 ms", 8), Col("p99 ms", 7),
+    Col("ips", 7), Col("samples", 2), Col("valid", 6, numeric=False), Col("verdict", 6, numeric=False),
+    Col("baselines", 5, numeric=False, flexible=True, flex_min=9),
+)
+
+
+def render_runs(runs: list[RunRecord], path: Path, console: Console | None = None) -> None:
+    """The runs, human units (no exponents), columns chosen to fit the terminal."""
+    out = console or _out
+    rows = [[str(r.id), r.created_at[:16].replace("T", " "), r.kind, r.model_name, r.model_sha256[:10], r.target,
+             r.device, f"{r.runtime} {r.runtime_version}", human_count(r.latency_ms_p50),
+             human_count(r.latency_ms_p99), human_count(r.throughput_ips), f"{r.samples_count:,}",
+             "yes" if r.valid else "NO", r.verdict or "-", ", ".join(r.baselines)] for r in runs]
+    table, left_out = fit_table(f"edgeopt history ({path})", _RUN_COLS, rows, out.width)
+    out.print(table)
+    if left_out and runs:
+        out.print(f"(left out at {out.width} columns: {', '.join(left_out)}; all of it: --json)", soft_wrap=True)
     if not runs:
-        _out.print("no runs recorded yet: edgeopt bench / edgeopt qualify record them")
+        out.print("no runs recorded yet: edgeopt bench / edgeopt qualify record them")
 
 
 def render_comparison(c: RunComparison) -> None:

@@ -16,33 +16,14 @@ from .optimize_render import StderrReporter, render_optimize
 @click.argument("model")
 @click.option("--target", "-t", required=True, help="Target name (edgeopt targets).")
 @click.option("--recipe", "-r", required=True, help="Built-in recipe name (edgeopt recipes) or a recipe YAML path.")
-@click.option(
-    "--calib",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Calibration data: .npz keyed by input name, .npy, or a folder of images.",
-)
-@click.option(
-    "--eval",
-    "eval_data",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Fidelity samples (.npz may hold 'labels' for accuracy) [default: the calibration data].",
-)
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Output directory [default: out/<model>.<recipe>].",
-)
-@click.option(
-    "--input-shape",
-    "shapes",
-    multiple=True,
-    metavar="NAME=DxDxD",
-    help="Concrete shape of an input with dynamic dims, e.g. x=1x3x224x224 (repeatable).",
-)
+@click.option("--calib", type=click.Path(path_type=Path), default=None,
+              help="Calibration data: .npz keyed by input name, .npy, or a folder of images.")
+@click.option("--eval", "eval_data", type=click.Path(path_type=Path), default=None,
+              help="Fidelity samples (.npz may hold 'labels' for accuracy) [default: the calibration data].")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output directory [default: out/<model>.<recipe>].")
+@click.option("--input-shape", "shapes", multiple=True, metavar="NAME=DxDxD",
+              help="Concrete shape of an input with dynamic dims, e.g. x=1x3x224x224 (repeatable).")
 @click.option("--metric", default=None,
               help="Task metric of the fidelity table, as in sweep: agreement, top1, cosine, mask_iou, detection...")
 @click.option("--output", "output_sel", default=None,
@@ -53,40 +34,19 @@ from .optimize_render import StderrReporter, render_optimize
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of random inputs.")
 @targets_dir_option
 @json_option
-def optimize_cmd(
-    model: str,
-    target: str,
-    recipe: str,
-    calib: Path | None,
-    eval_data: Path | None,
-    out_dir: Path | None,
-    shapes: tuple[str, ...],
-    no_fidelity: bool,
-    no_bench: bool,
-    seed: int,
-    targets_dirs: tuple[Path, ...],
-    as_json: bool,
-    metric: str | None,
-    output_sel: str | None,
-    metric_params: MetricParams,
-) -> int:
+def optimize_cmd(model: str, target: str, recipe: str, calib: Path | None, eval_data: Path | None,
+                 out_dir: Path | None, shapes: tuple[str, ...], no_fidelity: bool, no_bench: bool, seed: int,
+                 targets_dirs: tuple[Path, ...], as_json: bool, metric: str | None, output_sel: str | None,
+                 metric_params: MetricParams) -> int:
     """Optimize MODEL for a target with a recipe. Exit 0 done, 2 bad input/recipe or a pass failed, 3 device error."""
-    result = optimize(
-        model,
-        target=target,
-        recipe=recipe,
-        calib=calib,
-        out_dir=out_dir,
-        eval_data=eval_data,
-        input_shapes=parse_shapes(shapes),
-        progress=StderrReporter(),
-        fidelity=not no_fidelity,
-        bench=not no_bench,
-        targets_dirs=targets_dirs,
-        seed=seed,
-        metric=metric_params.spec(metric),
-        output=output_sel,
-    )
+    reporter = StderrReporter()
+    try:
+        result = optimize(model, target=target, recipe=recipe, calib=calib, out_dir=out_dir, eval_data=eval_data,
+                          input_shapes=parse_shapes(shapes), progress=reporter, fidelity=not no_fidelity,
+                          bench=not no_bench, targets_dirs=targets_dirs, seed=seed,
+                          metric=metric_params.spec(metric), output=output_sel)
+    finally:
+        reporter.close()
     if as_json:
         emit_json(result)
     else:

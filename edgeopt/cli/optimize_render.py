@@ -13,39 +13,34 @@ from rich.table import Table
 
 from ..fidelity import FidelityRow
 from ..optimize import OptimizeResult
+from .progress import ProgressView
+from .tables import Col, fit_table, human_bytes
 
 _out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
 
 
 class StderrReporter:
-    """A pass ``Reporter`` printing steps, warnings and a progress line on stderr."""
+    """A pass ``Reporter``: steps and warnings as lines, calibration / conversion / fine-tuning as bars with ETA on
+    a terminal (a few plain lines per task on a pipe); see :mod:`edgeopt.cli.progress`."""
 
-    def __init__(self, stream: TextIO | None = None) -> None:
-        self.stream = stream or sys.stderr
-        self.tty = self.stream.isatty()
-        self._last: tuple[str, int] | None = None
+    def __init__(self, stream: TextIO | None = None, *, terminal: bool | None = None) -> None:
+        self.view = ProgressView(stream, terminal=terminal)
+        self.tty = self.view.tty
 
     def info(self, message: str) -> None:
-        self._line(f"edgeopt: {message}")
+        self.view.line(f"edgeopt: {message}")
 
     def warn(self, message: str) -> None:
-        self._line(f"edgeopt: WARNING: {message}")
+        self.view.line(f"edgeopt: WARNING: {message}")
 
     def progress(self, task: str, done: int, total: int | None) -> None:
-        of = f"/{total}" if total else ""
-        if self.tty:
-            self.stream.write(f"\r\033[Kedgeopt: {task} {done}{of}")
-            if total and done >= total:
-                self.stream.write("\n")
-            self.stream.flush()
-            return
-        step = max(1, (total or 10) // 4)  # on a pipe, a few lines per task, not one per sample
-        if done == 1 or done % step == 0 or done == total:
-            self._line(f"edgeopt: {task} {done}{of}")
+        self.view.update(task, done, total)
+        if total and done >= total:
+            self.view.finish(task, f"{task} {done}/{total}")
 
-    def _line(self, text: str) -> None:
-        self.stream.write(("\r\033[K" if self.tty else "") + text + "\n")
-        self.stream.flush()
+    def close(self) -> None:
+        """Stop the live display before the result is printed."""
+        self.view.close()
 
 
 def _n(value: float | None, fmt: str) -> str:
@@ -63,40 +58,89 @@ def _fidelity_line(row: FidelityRow) -> str:
     return f"fidelity on {where}; errors and cosine over {output}{metric}"
 
 
-def render_optimize(r: OptimizeResult) -> None:
+_METRIC_COLS = (Col("metric", 7), Col("retention", 7))
+
+
+def _optimize_cols(with_metric: bool) -> tuple[Col, ...]:
+    return (
+        Col("artifact", 9, numeric=False, flexible=True, flex_min=16), Col("pass", 3, numeric=False),
+        Col("precision", 6, numeric=False), Col("size", 8), Col("size ratio", 2), Col("max |err|", 1),
+        Col("cosine", 7), Col("top-1", 6), Col("accuracy", 7), *(_METRIC_COLS if with_metric else ()),
+        Col("p50 ms", 5), Col("speed-up", 8), Col("pass s", 0),
+    )
+
+
+def _speedup(row: FidelityRow | None) -> str:
+    """``1.61x`` with its interval, ``~noise`` when the interval covers 1.0 (issue 16, item 7)."""
+    if row is None or not row.speedup:
+        return "-"
+    if not row.speedup_ci:
+        return f"{row.speedup:.2f}x"
+    low, high = row.speedup_ci
+    noise = " ~noise" if low <= 1.0 <= high else ""
+    return f"{row.speedup:.2f}x [{low:.2f}-{high:.2f}]{noise}"
+
+
+def _optimize_rows(r: OptimizeResult, with_metric: bool) -> list[list[str]]:
     rows = {row.artifact: row for row in r.fidelity or []}
-    with_metric = any(row.metric for row in rows.values())
-    table = Table(title=f"optimize {r.model.path} for {r.target} with recipe {r.recipe} -> {r.out_dir}")
-    cols = ["artifact", "pass", "precision", "size", "size ratio", "max |err|", "cosine", "top-1 agree", "accuracy",
-            *(["metric", "retention"] if with_metric else []), "p50 ms", "speedup", "pass s"]
-    for col in cols:
-        table.add_column(col, justify="left" if col in ("artifact", "pass", "precision") else "right")
+    out = []
     for art in [r.model, *r.artifacts]:
         row = rows.get(art.name)
         metric = [_n(row.metric_value if row else None, ".4f"), _n(row.retention if row else None, ".4f")]
-        table.add_row(
-            art.name,
-            art.pass_name or "-",
-            art.precision.value,
-            f"{art.size_bytes:,}",
-            _n(row.size_ratio if row else None, ".3f"),
-            _n(row.max_abs_error if row else None, ".4g"),
-            _n(row.cosine_similarity if row else None, ".5f"),
-            _n(row.top1_agreement if row else None, ".1%"),
-            _n(row.accuracy if row else None, ".2%"),
-            *(metric if with_metric else []),
-            _n(row.latency_ms_p50 if row else None, ".3f"),
-            _n(row.speedup if row else None, ".2f") + ("x" if row and row.speedup else ""),
+        out.append([
+            art.name, art.pass_name or "-", art.precision.value, human_bytes(art.size_bytes),
+            _n(row.size_ratio if row else None, ".3f"), _n(row.max_abs_error if row else None, ".3g"),
+            _n(row.cosine_similarity if row else None, ".5f"), _n(row.top1_agreement if row else None, ".1%"),
+            _n(row.accuracy if row else None, ".2%"), *(metric if with_metric else []),
+            _n(row.latency_ms_p50 if row else None, ".3f"), _speedup(row),
             _n(art.seconds, ".2f") if art.pass_name else "-",
-        )
-    _out.print(table)
-    if r.model.name in rows:
-        _out.print(f"{_fidelity_line(rows[r.model.name])}; manifest: {r.manifest_path}", soft_wrap=True)
+        ])
+    return out
+
+
+def render_optimize(r: OptimizeResult, console: Console | None = None) -> None:
+    """The artifacts table, fitted to the terminal (numbers are never cut), then fidelity notes and warnings."""
+    out = console or _out
+    rows = {row.artifact: row for row in r.fidelity or []}
+    with_metric = any(row.metric for row in rows.values())
+    out.print(f"optimize {r.model.path} for {r.target} with recipe {r.recipe} -> {r.out_dir}", soft_wrap=True)
+    table, left_out = fit_table(None, _optimize_cols(with_metric), _optimize_rows(r, with_metric), out.width)
+    out.print(table)
+    if left_out:
+        out.print(f"(left out at {out.width} columns: {', '.join(left_out)}; all of it: --json or manifest.json)",
+                  soft_wrap=True)
+    if any(row.speedup for row in r.fidelity or []):
+        out.print("speed-up: reference p50 / artifact p50 on this machine, [95 % interval from per-block medians]; "
+                  "~noise: the interval covers 1.0, so no speed-up is shown", soft_wrap=True)
+    first = next(iter(r.fidelity or []), None)
+    if first is not None:  # the reference row is not always the input (a PyTorch model is compared as ONNX)
+        out.print(f"{_fidelity_line(first)}; manifest: {r.manifest_path}", soft_wrap=True)
+        for line in _original_fidelity(r, first.artifact):
+            out.print(line, soft_wrap=True)
     for art in r.artifacts:
         for note in rows[art.name].notes if art.name in rows else []:
-            _out.print(f"note: {art.name}: {note}", soft_wrap=True)
+            out.print(f"note: {art.name}: {note}", soft_wrap=True)
     for w in r.warnings:
-        _out.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True)
+        out.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True)
+
+
+def _original_fidelity(r: OptimizeResult, reference: str) -> list[str]:
+    """When the fidelity table's reference is not the input model (a PyTorch input: the reference is its first
+    ONNX export, made after the torch passes), say so, and show what the passes measured against the original."""
+    if reference == r.model.name:
+        return []
+    lines = [f"[bold yellow]note:[/bold yellow] the fidelity rows compare with {reference}, the first ONNX export "
+             f"(after the PyTorch passes), not with the original model {r.model.path}"]
+    for art in r.artifacts:
+        fid = art.report.get("fidelity") if isinstance(art.report, dict) else None
+        if isinstance(fid, dict) and fid.get("cosine_mean") is not None:
+            agree = fid.get("top1_agreement")
+            lines.append(f"fidelity of {art.name} to the original ({art.report.get('fidelity_on', 'samples')}, "
+                         f"{fid.get('samples')} samples): cosine {fid['cosine_mean']:.5f}"
+                         + (f", top-1 agreement {agree:.1%}" if agree is not None else ""))
+        elif art.pass_name and art.format.value == "pytorch":
+            lines.append(f"fidelity of {art.name} to the original: not measured by {art.pass_name}")
+    return lines
 
 
 def render_recipes(items: list[dict[str, Any]]) -> None:

@@ -28,7 +28,8 @@ def _describe(name: str) -> dict[str, Any]:
     }
     try:
         loaded = load_recipe(path, load_pass_registry())
-        item["status"] = "ok"
+        missing = [why for p in [*loaded.passes, *loaded.converters.values()] if (why := p.unavailable())]
+        item["status"] = f"unavailable: {missing[0]}" if missing else "ok"
         item["config"] = [{"pass": p.name, "config": p.config.model_dump(mode="json")} for p in loaded.passes]
     except RecipeError as exc:
         item["status"] = f"unavailable: {exc}"

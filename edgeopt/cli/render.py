@@ -12,6 +12,7 @@ from rich.table import Table
 from ..analysis.report import InspectResult
 from ..metrics.result import BenchResult, Energy
 from ..targets.schema import Sourced, Target
+from .tables import Col, fit_table
 
 _out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 120)
 
@@ -33,19 +34,26 @@ def _shape(shape: list[Any] | None) -> str:
     return escape("[" + ", ".join(str(d) for d in shape) + "]")  # '[...]' would be read as rich markup
 
 
-def render_targets(targets: list[Target]) -> None:
-    table = Table(title="edgeopt targets")
-    for col in ("name", "description", "arch", "accelerator", "INT8 TOPS", "FP16 TFLOPS", "mem GB", "BW GB/s",
-                "TDP W", "runtimes", "FPS"):
-        table.add_column(col)
-    for t in targets:
-        table.add_row(
-            t.name, t.description, t.arch.value, t.accelerator,
-            *(_num(s.value, "g") if s else "-" for s in (t.peak_int8_tops, t.peak_fp16_tflops, t.memory_gb,
-                                                         t.memory_bandwidth_gbps, t.tdp_w)),
-            ", ".join(r.value for r in t.runtimes), _num(t.default_fps, "g"),
-        )
-    _out.print(table)
+_TARGET_COLS = (
+    Col("name", 9, numeric=False), Col("description", 8, numeric=False, flexible=True, flex_min=40),
+    Col("arch", 6, numeric=False), Col("accelerator", 3, numeric=False, flexible=True, flex_min=10),
+    Col("INT8 TOPS", 8), Col("FP16 TFLOPS", 5), Col("mem GB", 7), Col("BW GB/s", 2), Col("TDP W", 6),
+    Col("runtimes", 5, numeric=False, flexible=True, flex_min=11), Col("FPS", 1),
+)
+
+
+def render_targets(targets: list[Target], console: Console | None = None) -> None:
+    """One row per target, the columns chosen to fit the terminal (``edgeopt target NAME`` shows all)."""
+    out = console or _out
+    rows = [[t.name, t.description, t.arch.value, t.accelerator,
+             *(_num(s.value, "g") if s else "-" for s in (t.peak_int8_tops, t.peak_fp16_tflops, t.memory_gb,
+                                                          t.memory_bandwidth_gbps, t.tdp_w)),
+             ", ".join(r.value for r in t.runtimes), _num(t.default_fps, "g")] for t in targets]
+    table, left_out = fit_table("edgeopt targets", _TARGET_COLS, rows, out.width)
+    out.print(table)
+    if left_out:
+        out.print(f"(left out at {out.width} columns: {', '.join(left_out)}; see edgeopt targets NAME or --json)",
+                  soft_wrap=True)
 
 
 def render_target(t: Target) -> None:
@@ -134,6 +142,9 @@ def _energy(e: Energy) -> str:
 
 
 def render_bench(r: BenchResult) -> None:
+    if r.target_mismatch:
+        _out.print(f"[bold red]TARGET MISMATCH[/bold red]: not {r.target} hardware: {'; '.join(r.target_mismatch)}",
+                   soft_wrap=True)
     t = Table(title=f"bench {r.model.path} on {r.target} ({r.runner}, {r.runtime.name} {r.runtime.version})",
               show_header=False)
     t.add_column("metric")
@@ -161,10 +172,14 @@ def render_bench(r: BenchResult) -> None:
                      f"seed {r.settings.seed}, threads {r.settings.threads or 'default'}")
     if r.fps_budget is not None:
         b = r.fps_budget
-        verdict = "PASS" if b.passed else "FAIL"
-        t.add_row("FPS budget", f"{verdict}: {b.percentile} {b.latency_ms:.3f} ms vs {b.budget_ms:.3f} ms at "
-                                f"{b.fps:g} FPS (headroom {b.headroom_pct:.1f}%)")
+        numbers = f"{b.percentile} {b.latency_ms:.3f} ms vs {b.budget_ms:.3f} ms at {b.fps:g} FPS"
+        if not r.valid:  # the reason on the same line: a FAIL next to a large headroom reads like a bug otherwise
+            t.add_row("FPS budget", f"FAIL: the run is invalid ({'; '.join(r.invalid_reasons)}); {numbers}")
+        else:
+            t.add_row("FPS budget", f"{'PASS' if b.passed else 'FAIL'}: {numbers} (headroom {b.headroom_pct:.1f}%)")
     t.add_row("valid", "yes" if r.valid else "NO: " + "; ".join(r.invalid_reasons))
+    if r.target_mismatch:
+        t.add_row("[bold red]target[/bold red]", "[bold red]MISMATCH[/bold red]: " + "; ".join(r.target_mismatch))
     _out.print(t)
     for w in r.warnings:
         _out.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True)

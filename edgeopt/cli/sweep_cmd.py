@@ -15,7 +15,9 @@ from ..errors import ExitCode
 from ..settings import RemoteSpec
 from .json_out import emit_json
 from .metric_options import MetricParams, metric_param_options
+from .progress import SweepProgress
 from .remote_options import remote_options
+from .sink_options import MlflowTarget, mlflow_options
 
 
 def _csv(value: str | None) -> list[str] | None:
@@ -28,20 +30,6 @@ def _interval(lv: Any) -> str:
         return ""
     return (f"  ranked {lv.latency_ms_round_median:.3f} ms [{lv.latency_ms_low:.3f}, {lv.latency_ms_high:.3f}] "
             f"over {lv.latency_rounds} rounds")
-
-
-def _progress(event: dict[str, Any]) -> None:
-    if event.get("event") == "level":
-        tag = (" no change (= fp32)" if event.get("no_change") else "") + (" (cached)" if event.get("cached") else "")
-        click.echo(f"  {event['recipe']:<14} {event['runtime']:<12} retention {event['retention']:.4f}  "
-                   f"p50 {event['latency_ms']:.3f} ms{tag}", err=True)
-    elif event.get("event") == "int8_trial":
-        click.echo(f"  int8 search #{event['trial']} {event['label']}: retention {event['retention']:.4f} "
-                   f"p50 {event['latency_ms']:.3f} ms", err=True)
-    elif event.get("event") == "warning":
-        click.echo(f"  warning: {event['message']}", err=True)
-    elif event.get("event") == "info":
-        click.echo(f"  {event['message']}", err=True)
 
 
 def _params(params: dict[str, Any]) -> str:
@@ -76,12 +64,14 @@ def _params(params: dict[str, Any]) -> str:
 @click.option("--history-db", default=None, type=click.Path(dir_okay=False, path_type=Path),
               help="Record measured levels in this history store (kind sweep).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON only.")
+@mlflow_options
 @remote_options()
 def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | None, min_retention: float,
               metric: str | None, output_sel: str | None, fps: float | None, objective: str, runtimes: str | None,
               calib: Path | None, out_dir: Path | None, max_trials: int, max_search_s: float, iterations: int,
               min_duration_s: float, threads: int, eval_limit: int | None, no_int8_search: bool, no_cache: bool,
-              history_db: Path | None, as_json: bool, remote: RemoteSpec, metric_params: MetricParams) -> int:
+              history_db: Path | None, as_json: bool, remote: RemoteSpec, metric_params: MetricParams,
+              mlflow: MlflowTarget | None) -> int:
     """Sweep compression levels of MODEL on a target and recommend the best (runtime, recipe)."""
     from ..sweep.api import SweepOptions, level_settings, run_sweep
 
@@ -91,7 +81,10 @@ def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | N
                            out_dir=out_dir, eval_limit=eval_limit, no_cache=no_cache, int8_search=not no_int8_search,
                            max_trials=max_trials, max_search_s=max_search_s, history_db=history_db)
     measure = level_settings(iterations=iterations, min_duration_s=min_duration_s, threads=threads, fps=fps)
-    result = run_sweep(model, options, measure, target=target, remote=remote, progress=_progress)
+    with SweepProgress(max_trials=max_trials if not no_int8_search else None) as progress:
+        result = run_sweep(model, options, measure, target=target, remote=remote, progress=progress)
+    if mlflow is not None:
+        mlflow.log("sweep", result)
     if as_json:
         emit_json(result)
     else:

@@ -1,21 +1,30 @@
 """Is run B slower than run A, or is the difference noise? A rank test plus an effect-size interval.
 
-Rule: B is a **regression** when the Mann-Whitney U test finds the two latency distributions different
-(``p < alpha``) AND B's median is slower than A's by more than ``tolerance_pct``. Significance alone is not
-enough: with thousands of samples a 0.5 % shift is "significant" yet irrelevant; size alone is not enough: a
-short, noisy run can show a large median shift by chance. The bootstrap interval on the median ratio says how
-sure the size is.
+Rule: B is a **regression** when the Mann-Whitney U test on the runs' block medians (each run's samples split
+into contiguous blocks: consecutive samples are not independent, so a shift must hold across a run's blocks) finds
+the two different (``p < alpha``) AND B's median is slower than A's by more than ``tolerance_pct`` and than the
+**noise floor**: the spread of the medians of repeated runs of the same model, device, runtime and settings in the
+history, when it holds at least two (runs are not samples of one distribution; each starts in another state).
+Significance alone is not enough: with thousands of samples a 0.5 % shift is "significant" yet irrelevant; size
+alone is not enough: a short, noisy run can show a large median shift by chance. The bootstrap interval on the
+median ratio says how sure the size is.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InputError
-from .stats import bootstrap_median_ratio, mann_whitney_u
+from ..metrics.result import BenchResult
+from .records import RunRecord
+from .stats import block_medians, bootstrap_median_ratio, mann_whitney_u
 from .store import HistoryStore
 
 DEFAULT_TOLERANCE_PCT = 5.0
@@ -51,6 +60,11 @@ class SampleComparison(BaseModel):
     rank_biserial: float = Field(description="2 x effect_size - 1, in [-1, 1].")
     alpha: float
     tolerance_pct: float
+    blocks_a: int = Field(0, description="Block medians of A the test and the interval used.")
+    blocks_b: int = Field(0, description="Block medians of B the test and the interval used.")
+    noise_floor_pct: float | None = Field(None, description="Spread of repeated runs' medians in the history, "
+                                          "percent; a change within it is noise. None: no repeated runs.")
+    noise_runs: int = Field(0, description="Repeated runs the noise floor comes from.")
     significant: bool
     regression: bool
     verdict: Verdict
@@ -78,8 +92,13 @@ def compare_samples(
     confidence: float = 0.95,
     resamples: int = 1000,
     seed: int = 0,
+    noise_floor_pct: float | None = None,
+    noise_runs: int = 0,
 ) -> SampleComparison:
-    """Compare latency samples ``b_ms`` (candidate) with ``a_ms`` (reference).
+    """Compare latency samples ``b_ms`` (candidate) with ``a_ms`` (reference), each in run order.
+
+    The test and the interval use per-block medians (:func:`~edgeopt.history.stats.block_medians`); a change must
+    exceed both ``tolerance_pct`` and ``noise_floor_pct`` (run-to-run spread, :func:`noise_floor`) to count.
 
     Raises:
         InputError: fewer than ``MIN_SAMPLES`` samples on a side, or an out-of-range tolerance / alpha.
@@ -93,11 +112,19 @@ def compare_samples(
         raise InputError(f"tolerance {tolerance_pct:g} %: use 0 or more, e.g. 5")
     if not 0 < alpha < 1:
         raise InputError(f"alpha {alpha:g}: use a significance level in (0, 1), e.g. 0.05")
-    test = mann_whitney_u(a, b)
-    ratio, low, high = bootstrap_median_ratio(a, b, resamples=resamples, confidence=confidence, seed=seed)
+    ba, bb = block_medians(a), block_medians(b)
+    test = mann_whitney_u(ba, bb)
+    ratio = float(np.median(b)) / float(np.median(a))
+    _, low, high = bootstrap_median_ratio(ba, bb, resamples=resamples, confidence=confidence, seed=seed)
+    low, high = min(low, ratio), max(high, ratio)
     change = (ratio - 1.0) * 100.0
+    floor = max(tolerance_pct, noise_floor_pct or 0.0)
     significant = test.p_value < alpha
-    if significant and change > tolerance_pct:
+    if significant and abs(change) <= floor and noise_floor_pct is not None and noise_floor_pct > tolerance_pct:
+        verdict = Verdict.NO_CHANGE
+        why = (f"the median moved {change:+.1f} %, within the {noise_floor_pct:.1f} % spread of {noise_runs} "
+               f"repeated runs of this model and settings in the history: run-to-run noise (p={test.p_value:.2g})")
+    elif significant and change > tolerance_pct:
         verdict = Verdict.REGRESSION
         why = (f"B is {change:.1f} % slower at the median (CI {(low - 1) * 100:.1f}..{(high - 1) * 100:.1f} %), "
                f"beyond the {tolerance_pct:g} % tolerance, and the difference is significant (p={test.p_value:.2g})")
@@ -116,7 +143,8 @@ def compare_samples(
         median_a_ms=float(np.median(a)), median_b_ms=float(np.median(b)),
         median_ratio=ratio, ratio_ci_low=low, ratio_ci_high=high, confidence=confidence, change_pct=change,
         u_statistic=test.u, z=test.z, p_value=test.p_value, effect_size=test.prob_superiority,
-        rank_biserial=test.rank_biserial, alpha=alpha, tolerance_pct=tolerance_pct, significant=significant,
+        rank_biserial=test.rank_biserial, alpha=alpha, tolerance_pct=tolerance_pct, blocks_a=int(ba.size),
+        blocks_b=int(bb.size), noise_floor_pct=noise_floor_pct, noise_runs=noise_runs, significant=significant,
         regression=verdict is Verdict.REGRESSION, verdict=verdict, explanation=why,
     )
 
@@ -136,22 +164,80 @@ def compare(
         InputError: too few samples, bad tolerance or alpha.
     """
     ra, rb = store.get(run_a), store.get(run_b)
+    floor, runs = noise_floor(store, RunIdentity.of(ra), exclude=(rb.id,))
     result = compare_samples(store.samples_ms(ra.id), store.samples_ms(rb.id), tolerance_pct=tolerance_pct,
-                             alpha=alpha)
-    notes = []
-    if ra.model_sha256 != rb.model_sha256:
-        notes.append(f"different models: {ra.model_name} ({ra.model_sha256[:12]}) vs "
-                     f"{rb.model_name} ({rb.model_sha256[:12]})")
-    if ra.device != rb.device or ra.target != rb.target:
-        notes.append(f"different devices: {ra.device} ({ra.target}) vs {rb.device} ({rb.target})")
-    if (ra.runtime, ra.runtime_version) != (rb.runtime, rb.runtime_version):
-        notes.append(f"different runtimes: {ra.runtime} {ra.runtime_version} vs {rb.runtime} {rb.runtime_version}")
-    for key in ("threads", "streams", "batch", "pacing_fps"):
-        if ra.settings.get(key) != rb.settings.get(key):
-            notes.append(f"different {key}: {ra.settings.get(key)} vs {rb.settings.get(key)}")
+                             alpha=alpha, noise_floor_pct=floor, noise_runs=runs)
+    notes = comparability_notes(RunIdentity.of(ra), RunIdentity.of(rb))
     if not (ra.valid and rb.valid):
         notes.append("at least one run is marked invalid (too few samples for its percentile or truncated)")
     return RunComparison(
         **result.model_dump(), run_a=ra.id, run_b=rb.id, model_a=ra.model_name, model_b=rb.model_name,
         device_a=ra.device, device_b=rb.device, notes=notes,
     )
+
+
+# What makes two runs measure different things (not one thing twice): the regression gate and ``baseline set``
+# refuse these unless told otherwise; the other notes (device, runtime version, settings) are reported only.
+BLOCKING = ("model", "runtime", "target")
+
+
+@dataclass(frozen=True)
+class RunIdentity:
+    """What a run measured, as far as comparability goes: model, device, runtime, settings."""
+
+    model_name: str
+    model_sha256: str
+    device: str
+    target: str
+    runtime: str
+    runtime_version: str
+    settings: Mapping[str, Any]
+
+    @classmethod
+    def of(cls, r: RunRecord) -> RunIdentity:
+        """The identity of a stored run."""
+        return cls(r.model_name, r.model_sha256, r.device, r.target, r.runtime, r.runtime_version, r.settings)
+
+    @classmethod
+    def of_result(cls, result: BenchResult, device: str) -> RunIdentity:
+        """The identity a benchmark result will have once recorded on ``device``."""
+        return cls(Path(result.model.path).stem, result.model.sha256, device, result.target, result.runtime.name,
+                   result.runtime.version, result.settings.model_dump())
+
+
+def comparability_notes(a: RunIdentity, b: RunIdentity) -> list[str]:
+    """Differences between two runs besides latency, each a note starting with ``different <what>``."""
+    notes = []
+    if a.model_sha256 != b.model_sha256:
+        notes.append(f"different models: {a.model_name} ({a.model_sha256[:12]}) vs "
+                     f"{b.model_name} ({b.model_sha256[:12]})")
+    if a.target != b.target:
+        notes.append(f"different targets: {a.target} vs {b.target}")
+    if a.device != b.device or a.target != b.target:
+        notes.append(f"different devices: {a.device} ({a.target}) vs {b.device} ({b.target})")
+    if a.runtime != b.runtime:
+        notes.append(f"different runtimes: {a.runtime} {a.runtime_version} vs {b.runtime} {b.runtime_version}")
+    elif a.runtime_version != b.runtime_version:
+        notes.append(f"different runtime versions: {a.runtime} {a.runtime_version} vs {b.runtime_version}")
+    for key in ("threads", "streams", "batch", "pacing_fps"):
+        if a.settings.get(key) != b.settings.get(key):
+            notes.append(f"different {key}: {a.settings.get(key)} vs {b.settings.get(key)}")
+    return notes
+
+
+def blocking_notes(notes: list[str], allowed: Sequence[str] = ()) -> list[str]:
+    """The notes that make two runs not comparable (model, runtime, target), less the kinds in ``allowed``."""
+    heads = {"model": "different models", "runtime": "different runtimes:", "target": "different targets"}
+    return [n for n in notes if any(n.startswith(heads[k]) for k in BLOCKING if k not in allowed)]
+
+
+def noise_floor(store: HistoryStore, identity: RunIdentity, *, exclude: Sequence[int] = ()) -> tuple[float | None, int]:
+    """``(spread_pct, runs)``: how far apart the medians of repeated runs of ``identity`` are, in percent
+    (``max / min - 1``), over the valid runs with the same model, device, runtime and settings, less ``exclude``.
+    None with fewer than two such runs (nothing to learn the run-to-run spread from)."""
+    medians = [r.latency_ms_p50 for r in store.runs(model=identity.model_sha256, target=identity.device, limit=500)
+               if r.id not in exclude and r.valid and r.latency_ms_p50 > 0
+               and not comparability_notes(identity, RunIdentity.of(r))]
+    if len(medians) < 2:
+        return None, len(medians)
+    return (max(medians) / min(medians) - 1.0) * 100.0, len(medians)

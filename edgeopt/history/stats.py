@@ -8,9 +8,12 @@
 - :func:`bootstrap_median`: the same interval on one sample's median (e.g. per-round medians, or per-round paired
   ratios of two interleaved configs).
 
-Both treat samples as independent draws. Consecutive latencies are somewhat autocorrelated (thermal state,
-background load), so p-values are optimistic; the regression rule therefore also needs the slowdown to exceed a
-tolerance (``edgeopt.history.compare``).
+Both treat their inputs as independent draws. Consecutive latencies are not: they drift together with the
+thermal state, the clock and background load, so thousands of raw samples make any two runs "significantly"
+different (two back-to-back runs of one model gave p=1e-163). :func:`block_medians` therefore reduces each run to
+the medians of contiguous blocks of its samples first, and ``edgeopt.history.compare`` tests those: a shift must
+hold across the blocks of a run, not only across its samples. Run-to-run variance (the next run starts in another
+state) is taken from the history where it holds repeated runs (``compare.noise_floor``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,23 @@ import numpy as np
 # replacement), which widens the interval a little: conservative, and bounded in time and memory.
 BOOTSTRAP_MAX_SAMPLES = 20_000
 _CHUNK = 100
+
+
+# Blocks per run for block medians: enough for the rank test to resolve p < 1e-6 (30 vs 30), few enough that each
+# block spans a stretch of the run (its drift), not a handful of neighbouring samples.
+MAX_BLOCKS = 30
+MIN_BLOCKS = 10
+
+
+def block_medians(samples: np.ndarray, blocks: int | None = None) -> np.ndarray:
+    """Medians of ``blocks`` contiguous, nearly equal blocks of ``samples`` (in run order).
+
+    Default: ``n // 10`` blocks, between 10 and 30 (never more than ``n``).
+    """
+    x = np.asarray(samples, dtype=np.float64).ravel()
+    k = blocks or min(MAX_BLOCKS, max(MIN_BLOCKS, x.size // 10))
+    k = max(1, min(k, x.size))
+    return np.asarray([np.median(chunk) for chunk in np.array_split(x, k)], dtype=np.float64)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from .result import (
     RuntimeInfo,
     Settings,
 )
+from .target_match import mismatch_note, target_mismatch
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,9 @@ def build_result(raw: RawRun, ctx: MetricInputs) -> BenchResult:
     energy, energy_warnings = energy_from_run(raw.power, target=ctx.target, inferences=n,
                                               timed_s=raw.timed_wall_s, flops_per_inference=ctx.flops_per_inference)
     warnings.extend(energy_warnings)
+    mismatch = target_mismatch(ctx.target, raw.environment)
+    if mismatch:
+        warnings.insert(0, mismatch_note(mismatch, ctx.target.name))
     load, first = float(raw.load_ms or 0.0), float(raw.first_inference_ms or 0.0)
     return BenchResult(
         edgeopt_version=ctx.edgeopt_version,
@@ -89,6 +93,7 @@ def build_result(raw: RawRun, ctx: MetricInputs) -> BenchResult:
         invalid_reasons=invalid,
         warnings=warnings,
         environment=raw.environment,
+        target_mismatch=mismatch,
         samples_ms=[s / 1e6 for s in raw.samples_ns] if ctx.keep_samples else None,
     )
 

@@ -126,6 +126,9 @@ class BenchResult(_Frozen):
     invalid_reasons: list[str]
     warnings: list[str]
     environment: dict[str, Any]
+    target_mismatch: list[str] = Field(
+        default_factory=list, description="Why the device the agent ran on is not the target's hardware (arch, CPU "
+        "vendor, core count, accelerator); empty when it matches. A mismatched run is judged on the wrong numbers.")
     samples_ms: list[float] | None = Field(None, description="Raw per-inference latencies; only when requested.")
     deadline: DeadlineStats | None = Field(None, description="Frame-paced runs only: deadline misses at the FPS.")
 

@@ -231,6 +231,10 @@ class Pass(ABC, Generic[C]):
         """None when the pass can run here, else a one-line reason with the fix (a missing extra)."""
         return None
 
+    def unavailable(self) -> str | None:
+        """:meth:`availability` for this configured pass: an option may need more (``int8: nncf`` needs NNCF)."""
+        return type(self).availability()
+
     @classmethod
     def parse_config(cls, raw: Mapping[str, Any] | None) -> PassConfig:
         """Validate raw options (from YAML or Python) into the config model.

@@ -53,6 +53,11 @@ class ToOpenVinoPass(ConvertPass):
             return "to_openvino needs OpenVINO: pip install 'edgeopt[openvino]'"
         return None
 
+    def unavailable(self) -> str | None:
+        if self.needs_nncf and importlib.util.find_spec("nncf") is None:
+            return "to_openvino int8: nncf needs NNCF: pip install 'edgeopt[openvino,nncf]'"
+        return type(self).availability()
+
     def output_precision(self, input_precision: Precision) -> Precision:
         return Precision.INT8 if self.needs_nncf else input_precision
 

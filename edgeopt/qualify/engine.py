@@ -29,6 +29,7 @@ from ..fleet.executors import Executor, make_executor
 from ..fleet.result import DeviceOutcome
 from ..fleet.runner import run_jobs
 from ..history import HistoryError, HistoryStore, compare_samples, open_store
+from ..history.compare import RunIdentity, blocking_notes, comparability_notes, noise_floor
 from ..metrics.deadline import frames_required
 from ..metrics.latency import PERCENTILES, required_samples
 from ..metrics.result import BenchResult
@@ -36,7 +37,7 @@ from ..runners import ProgressSink
 from ..settings import EnergySettings, MeasureSettings
 from .artifacts import Models, prepare, qualified_for, sha_of
 from .device_jobs import DEADLINE_MARGIN_S, QualifyJob, QualifyRow, check_executor, device_events
-from .gates import GateContext, error_results, evaluate
+from .gates import GateContext, error_results, evaluate, target_check
 from .loader import LoadedSpec
 from .placement import Placement, place
 from .result import (
@@ -258,8 +259,12 @@ def _run_device(
         return DeviceResult(label=p.label, target=p.target, runner=p.runner.name, status="error", error=str(exc),
                             passed=False, gates=error_results(s.gates, p.label, str(exc)))
     regression = _regression(s.gates, p.label, bench, store, warnings)
-    gates = evaluate(s.gates, GateContext(device=p.label, bench=bench, paced=paced, retention=retention,
-                                          regression=regression))
+    ctx = GateContext(device=p.label, bench=bench, paced=paced, retention=retention, regression=regression)
+    gates = evaluate(s.gates, ctx)
+    mismatch = target_check(ctx, allowed=s.allow_target_mismatch)
+    if mismatch is not None:
+        say(f"{p.label}: {mismatch.detail}")
+        gates.append(mismatch)
     passed = all(g.status is GateStatus.PASS for g in gates)
     costs = None
     if bench.energy is not None and bench.energy.energy_per_inference_mj is not None:
@@ -285,12 +290,16 @@ def _regression(gates: Gates, device: str, bench: BenchResult, store: HistorySto
         return RegressionInfo(baseline=g.baseline, baseline_run=None, comparison=None)
     try:
         reference = store.samples_ms(base.run_id)
+        floor, runs = noise_floor(store, RunIdentity.of_result(bench, device))
         comparison = compare_samples(reference, np.asarray(bench.samples_ms or [], dtype=np.float64),
-                                     tolerance_pct=g.tolerance_pct, alpha=g.alpha)
+                                     tolerance_pct=g.tolerance_pct, alpha=g.alpha, noise_floor_pct=floor,
+                                     noise_runs=runs)
     except (HistoryError, InputError) as exc:
         warnings.append(f"{device}: baseline '{g.baseline}' (run {base.run_id}) cannot be compared: {exc}")
         return RegressionInfo(baseline=g.baseline, baseline_run=base.run_id, comparison=None)
-    return RegressionInfo(baseline=g.baseline, baseline_run=base.run_id, comparison=comparison)
+    notes = comparability_notes(RunIdentity.of(store.get(base.run_id)), RunIdentity.of_result(bench, device))
+    return RegressionInfo(baseline=g.baseline, baseline_run=base.run_id, comparison=comparison, notes=notes,
+                          not_comparable=blocking_notes(notes, g.allow_different))
 
 
 def _model_info(models: Models) -> ModelInfo:

@@ -180,8 +180,13 @@ def regression(g: RegressionGate, ctx: GateContext) -> GateResult:
                        unit="%", metric=metric, detail=detail)
     c = info.comparison
     problem = _invalid_for(ctx.bench)
+    if problem is None and info.not_comparable:
+        problem = (f"NOT COMPARABLE with baseline run {info.baseline_run}: {'; '.join(info.not_comparable)}; point "
+                   f"'{g.baseline}' at a run of this model, runtime and target, or list the difference in "
+                   "gates.regression.allow_different")
     ok = problem is None and not c.regression
-    detail = problem or (f"{'no regression' if ok else 'REGRESSION'} vs run {info.baseline_run}: {c.explanation}")
+    detail = problem or (f"{'no regression' if ok else 'REGRESSION'} vs run {info.baseline_run}: {c.explanation}"
+                         + "".join(f"; note: {n}" for n in info.notes))
     return _result("regression", ctx, ok=ok, measured=c.change_pct, threshold=g.tolerance_pct, comparison="<=",
                    unit="%", metric=metric, detail=detail)
 
@@ -213,6 +218,20 @@ def gate_limit(name: str, gate: Any) -> tuple[float, Literal["<=", ">="], str]:
         "regression": (getattr(gate, "tolerance_pct", 0.0), "<=", "%"),
     }
     return limits[name]
+
+
+def target_check(ctx: GateContext, *, allowed: bool) -> GateResult | None:
+    """The ``target`` row of a device measured on hardware that is not its target's (None when it matches):
+    a failure unless the spec sets ``allow_target_mismatch: true``."""
+    reasons = ctx.bench.target_mismatch
+    if not reasons:
+        return None
+    why = "; ".join(reasons)
+    detail = (f"TARGET MISMATCH allowed by allow_target_mismatch (dry run): {why}" if allowed else
+              f"TARGET MISMATCH: {why}; run on a {ctx.bench.target} device, or set allow_target_mismatch: true "
+              "for a dry run")
+    return _result("target", ctx, ok=allowed, measured=float(len(reasons)), threshold=0.0, comparison="<=",
+                   unit="mismatches", metric="target hardware", detail=detail)
 
 
 def error_results(gates: Gates, device: str, message: str) -> list[GateResult]:

@@ -75,6 +75,11 @@ class RegressionInfo(_Frozen):
     baseline: str
     baseline_run: int | None
     comparison: SampleComparison | None
+    notes: list[str] = Field(default_factory=list,
+                             description="How the run differs from the baseline run (as `edgeopt compare` says).")
+    not_comparable: list[str] = Field(default_factory=list,
+        description="The notes that make the comparison meaningless (model hash, runtime or target differ and the "
+        "gate's allow_different does not allow it): the gate fails on them.")
 
 
 class DeviceResult(_Frozen):

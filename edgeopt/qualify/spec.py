@@ -106,6 +106,10 @@ class RegressionGate(_Strict):
     alpha: float = Field(default=0.05, gt=0, lt=1, description="Significance level of the Mann-Whitney U test.")
     if_missing: Literal["fail", "pass"] = Field(default="fail",
         description="Verdict when the baseline does not exist for a device yet.")
+    allow_different: list[Literal["model", "runtime", "target"]] = Field(default_factory=list,
+        description="Differences from the baseline run that still allow a comparison (e.g. [model] to check a "
+        "retrained model against the last release's run); any other difference in model hash, runtime or target "
+        "makes the gate fail as not comparable.")
 
 
 class Gates(_Strict):
@@ -273,6 +277,9 @@ class QualifySpec(_Strict):
     eval: EvalSpec = Field(default_factory=EvalSpec)
     measure: MeasureSpec = Field(default_factory=MeasureSpec)
     gates: Gates = Field(default_factory=Gates)
+    allow_target_mismatch: bool = Field(
+        default=False, description="Let a device whose hardware is not its target's (an x86 host measured as "
+        "rpi5: a dry run) pass; otherwise such a device fails the `target` check.")
     costs: CostSettings = Field(default_factory=CostSettings)
     sinks: SinksSpec = Field(default_factory=SinksSpec)
 

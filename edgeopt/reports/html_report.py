@@ -7,7 +7,6 @@ value from a spec or a device is HTML-escaped.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
@@ -60,10 +59,31 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], row_classes: S
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def _human(value: Any) -> str:
+    """A mapping as ``key: value`` pairs (nested ones in parentheses), floats to 4 significant digits, nothing
+    empty: what a person reads instead of a JSON dump."""
+    if isinstance(value, dict):
+        parts = [f"{k}: ({_human(v)})" if isinstance(v, dict) else f"{k}: {_human(v)}"
+                 for k, v in value.items() if v not in (None, {}, [], "")]
+        return ", ".join(parts) or "-"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_human(v) for v in value) + "]" if value else "-"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return "-" if value is None else str(value)
+
+
+def _machine_memory(env: dict[str, Any]) -> str:
+    total = env.get("memory_total_mb")
+    text = f"{float(total) / 1024:.1f} GiB" if isinstance(total, (int, float)) else "unknown"
+    governor = env.get("governor")
+    return text + (f", CPU governor {governor}" if governor else ", CPU governor not reported")
+
+
 def _kv(pairs: Iterable[tuple[str, Any]]) -> str:
     rows = []
     for k, v in pairs:
-        text = v if isinstance(v, str) else json.dumps(v, default=str, sort_keys=True)
+        text = v if isinstance(v, str) else _human(v)
         rows.append(f"<tr><td>{escape(k)}</td><td><code>{escape(text)}</code></td></tr>")
     return f'<table class="kv"><tbody>{"".join(rows)}</tbody></table>'
 
@@ -119,7 +139,7 @@ def _memory_section(d: DeviceResult, result: QualifyResult) -> str:
     basis = gate.get("basis", "model")
     items = [("baseline (before load)", mem.baseline), ("peak (process)", mem.peak), ("model (peak - baseline)",
                                                                                       mem.delta)]
-    chart = svg.bars(items, unit="MiB", limit=float(limit) if limit else None,
+    chart = svg.bars(items, unit="MiB", limit=float(limit) if limit else None, judged=1 if basis == "process" else 2,
                      limit_label=f"gate ({basis})", title="Memory (VmHWM)")
     cold = d.bench.cold_start_ms
     return (f"<h3>Memory and cold start</h3>{chart}<p class=\"note\">Cold start: load {cold.load:.4g} ms + first "
@@ -185,9 +205,12 @@ def _device_section(d: DeviceResult, result: QualifyResult) -> str:
     if d.bench is None:
         return head + f'<p class="warn">Device error: {escape(d.error or "unknown")}</p>'
     b = d.bench
-    warnings = "".join(f'<p class="note">warning: {escape(w)}</p>' for w in b.warnings)
-    return (head + _latency_section(b, _latency_limit(result)) + _memory_section(d, result) + _energy_section(d)
-            + _deadline_section(d) + _regression_section(d) + warnings)
+    warnings = "".join(f'<p class="note">warning: {escape(w)}</p>' for w in b.warnings
+                       if not w.startswith("TARGET MISMATCH"))  # shown in red at the top instead
+    mismatch = (f'<p class="warn"><b>TARGET MISMATCH</b>: measured on hardware that is not {escape(d.target)}: '
+                f'{escape("; ".join(b.target_mismatch))}</p>' if b.target_mismatch else "")
+    return (head + mismatch + _latency_section(b, _latency_limit(result)) + _memory_section(d, result)
+            + _energy_section(d) + _deadline_section(d) + _regression_section(d) + warnings)
 
 
 def _retention_section(result: QualifyResult) -> str:
@@ -232,7 +255,7 @@ def _repro_section(result: QualifyResult) -> str:
         env = d.bench.environment
         html += f"<h3>{escape(d.label)}</h3>" + _kv([
             ("machine", f"{env.get('cpu')} x{env.get('cores')} ({env.get('machine')}), {env.get('os')}"),
-            ("memory", f"{env.get('memory_total_mb')} MiB, governor {env.get('governor')}"),
+            ("memory", _machine_memory(env)),
             ("python / numpy", f"{env.get('python')} / {env.get('numpy')}"),
             ("runtime", f"{d.bench.runtime.name} {d.bench.runtime.version}"),
             ("settings", d.bench.settings.model_dump(mode="json")),

@@ -38,7 +38,8 @@ def render_junit(result: QualifyResult) -> str:
         props = ET.SubElement(suite, "properties")
         facts = {"target": d.target, "runner": d.runner or "", "spec_sha256": result.spec_sha256,
                  "model_sha256": d.bench.model.sha256 if d.bench else "",
-                 "history_run_id": str(d.history_run_id or "")}
+                 "history_run_id": str(d.history_run_id or ""),
+                 "target_mismatch": "; ".join(d.bench.target_mismatch) if d.bench else ""}
         for key, value in facts.items():
             ET.SubElement(props, "property", {"name": key, "value": value})
         for g in d.gates:

@@ -201,8 +201,11 @@ def cdf(samples_ms: Sequence[float], *, markers: Sequence[Marker] = (), title: s
 
 
 def bars(items: Sequence[tuple[str, float | None]], *, unit: str, limit: float | None = None,
-         limit_label: str = "limit", title: str = "Bars") -> str:
-    """Horizontal bars (label, value) with an optional limit line; missing values are labelled n/a."""
+         limit_label: str = "limit", title: str = "Bars", judged: int | None = None) -> str:
+    """Horizontal bars (label, value) with an optional limit line; missing values are labelled n/a.
+
+    ``judged``: index of the one bar the limit applies to (only it can be painted over the limit); None: all.
+    """
     height = 40 + 30 * max(len(items), 1)
     known = [v for _, v in items if v is not None]
     top = max([*known, limit or 0.0, 1e-9]) * 1.1
@@ -218,7 +221,7 @@ def bars(items: Sequence[tuple[str, float | None]], *, unit: str, limit: float |
         if value is None:
             body.append(f'<text class="tick" x="{left + 4}" y="{y + 15}">n/a</text>')
             continue
-        over = limit is not None and value > limit
+        over = limit is not None and value > limit and judged in (None, i)
         body.append(f'<rect class="{"bar-over" if over else "bar"}" x="{left}" y="{y}" '
                     f'width="{max(xpos(value) - left, 1):.1f}" height="20"/>')
         body.append(f'<text class="tick" x="{xpos(value) + 4:.1f}" y="{y + 15}">{escape(fmt(value))} {escape(unit)}'
@@ -260,5 +263,29 @@ def pareto(points: Sequence[tuple[str, float, float]], *, title: str = "Pareto: 
         cls = "pt-front" if i in front else "pt"
         body.append(f'<circle class="{cls}" cx="{frame.x(x):.1f}" cy="{frame.y(y):.1f}" r="5"><title>'
                     f"{escape(label)}: {fmt(x)} ms, retention {y:.4f}</title></circle>")
+        body.append(f'<text class="tick" x="{frame.x(x) + 7:.1f}" y="{frame.y(y) - 6:.1f}">{escape(label)}</text>')
+    return _svg(body, title)
+
+
+def tradeoff(points: Sequence[tuple[str, float, float]], *, best: Sequence[int] = (),
+             title: str = "Latency vs throughput") -> str:
+    """Scatter of (label, p99 latency per call in ms, throughput in items/s), joined in the given order (e.g. by
+    batch); the points in ``best`` (the real-time and the throughput choice) are highlighted."""
+    if not points:
+        return _svg(['<text class="label" x="20" y="40">no points</text>'], title)
+    xs = [p[1] for p in points]
+    ys = [p[2] for p in points]
+    xpad = (max(xs) - min(xs)) * 0.08 or max(xs) * 0.1
+    ypad = (max(ys) - min(ys)) * 0.12 or max(ys) * 0.1
+    frame = _Frame((max(0.0, min(xs) - xpad), max(xs) + xpad), (max(0.0, min(ys) - ypad), max(ys) + ypad))
+    body = frame.axes("p99 latency per call (ms)", "throughput (items/s)", nice_ticks(frame.x0, frame.x1),
+                      nice_ticks(frame.y0, frame.y1, 4))
+    if len(points) > 1:
+        body.append('<polyline class="front" points="' + " ".join(
+            f"{frame.x(x):.1f},{frame.y(y):.1f}" for _, x, y in points) + '"/>')
+    for i, (label, x, y) in enumerate(points):
+        cls = "pt-front" if i in best else "pt"
+        body.append(f'<circle class="{cls}" cx="{frame.x(x):.1f}" cy="{frame.y(y):.1f}" r="5"><title>'
+                    f"{escape(label)}: p99 {fmt(x)} ms, {fmt(y)} items/s</title></circle>")
         body.append(f'<text class="tick" x="{frame.x(x) + 7:.1f}" y="{frame.y(y) - 6:.1f}">{escape(label)}</text>')
     return _svg(body, title)

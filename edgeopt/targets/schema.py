@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..enums import AcceleratorKind, Arch, PowerSensor, Precision, RuntimeName
+from ..enums import AcceleratorKind, Arch, CpuVendor, PowerSensor, Precision, RuntimeName
 
 # Only for a target YAML without ``accelerator_kind`` (written before the field existed): keywords of its name
 # or accelerator text -> the kind, first match wins. Shipped targets state the kind.
@@ -57,6 +57,10 @@ class Target(BaseModel):
         "(cpu, nvidia_gpu, intel_gpu, other_gpu, edgetpu, apple_npu, other_npu). Optional in YAML: when left "
         "out it is guessed from the name and accelerator text."
     )
+    cpu_vendor: CpuVendor | None = Field(None, description="CPU vendor (arm, intel, amd, apple); a run on "
+                                         "another vendor's CPU is flagged as a target mismatch.")
+    cpu_cores: int | None = Field(None, ge=1, description="Logical CPUs of the device; a run on a machine with "
+                                  "under half or over twice as many is flagged as a target mismatch.")
     peak_int8_tops: Sourced | None = Field(None, description="Peak dense INT8 throughput in TOPS.")
     peak_fp16_tflops: Sourced | None = Field(None, description="Peak dense FP16 throughput in TFLOPS.")
     peak_fp32_tflops: Sourced | None = Field(None, description="Peak FP32 throughput in TFLOPS.")

@@ -11,6 +11,7 @@ DESCRIPTOR = RuntimeDescriptor(
     delivers="coreml",
     module_sets=(("coremltools",),),
     platforms=("Darwin",),
-    install="Core ML runs on macOS only: pip install coremltools on a Mac",
+    install="Core ML runs on macOS only: on the Mac, pip install coremltools (or pip install 'edgeopt[coreml]' "
+            "where edgeopt itself runs there)",
     wrong_platform_hint="Core ML predicts only on macOS: bench it on a Mac over SSH (--host/--device)",
 )

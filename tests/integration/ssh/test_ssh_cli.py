@@ -53,6 +53,11 @@ def test_bench_device_from_inventory(device, tiny_cnn, tmp_path):
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
     assert r["target"] == "rpi5" and r["runner"].startswith("ssh:root@127.0.0.1:")  # the device's target
+    # the loopback "device" is this x86 machine, not a Pi: the result says so (issue 16, item 2)
+    assert any(m.startswith("architecture: the device is x86_64, target rpi5 is aarch64") for m in r["target_mismatch"])
+    assert r["warnings"][0].startswith("TARGET MISMATCH")
+    p = edgeopt("bench", str(tiny_cnn), "--device", "lab-box", "--inventory", str(inv), *common[:-2], "--no-energy")
+    assert p.returncode == 0 and "TARGET MISMATCH" in p.stdout, p.stderr
     # ./devices.yaml is the default inventory; EDGEOPT_INVENTORY overrides it.
     p = edgeopt("bench", str(tiny_cnn), "--device", "lab-box", "--target", "local", *common, cwd=tmp_path)
     assert p.returncode == 0 and json.loads(p.stdout)["target"] == "local", p.stderr

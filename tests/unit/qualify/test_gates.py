@@ -141,3 +141,17 @@ def test_device_errors_make_every_gate_an_error():
     assert [r.gate for r in rows] == ["latency", "fps", "retention"]
     assert all(r.status is GateStatus.ERROR and "connection refused" in r.detail for r in rows)
     assert rows[1].threshold == pytest.approx(100.0) and rows[2].comparison == ">="
+
+
+def test_a_run_on_the_wrong_hardware_fails_the_target_check_unless_allowed():
+    from edgeopt.qualify.gates import target_check
+
+    bench = bench_result().model_copy(update={"target_mismatch": ["architecture: the device is x86_64, target "
+                                                                  "rpi5 is aarch64"]})
+    ctx = GateContext(device="dev", bench=bench)
+    failed = target_check(ctx, allowed=False)
+    assert failed is not None and failed.status is GateStatus.FAIL and failed.gate == "target"
+    assert "TARGET MISMATCH" in failed.detail and "allow_target_mismatch: true" in failed.detail
+    allowed = target_check(ctx, allowed=True)
+    assert allowed is not None and allowed.status is GateStatus.PASS and "dry run" in allowed.detail
+    assert target_check(GateContext(device="dev", bench=bench_result()), allowed=False) is None

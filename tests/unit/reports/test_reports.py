@@ -95,3 +95,22 @@ def test_nothing_is_written_when_rendering_fails(tmp_path):
     with pytest.raises(AttributeError):
         write_reports(broken, tmp_path / "r")
     assert not (tmp_path / "r").exists()
+
+
+def test_a_target_mismatch_is_loud_in_html_and_junit():
+    from edgeopt.qualify.gates import GateContext, target_check
+
+    d = device("pi")
+    assert d.bench is not None
+    bench = d.bench.model_copy(update={"target_mismatch": ["architecture: the device is x86_64, target testboard is "
+                                                           "aarch64"]})
+    row = target_check(GateContext(device="pi", bench=bench), allowed=False)
+    assert row is not None
+    d = d.model_copy(update={"bench": bench, "gates": [*d.gates, row], "passed": False})
+    html = render_html(qualify_result([d]))
+    assert '<p class="warn"><b>TARGET MISMATCH</b>' in html and "the device is x86_64" in html
+    root = ET.fromstring(render_junit(qualify_result([d])))
+    props = {p.get("name"): p.get("value") for p in root.iter("property")}
+    assert "x86_64" in props["target_mismatch"]
+    (case,) = [c for c in root.iter("testcase") if c.get("name") == "target"]
+    assert case.find("failure") is not None
