@@ -128,16 +128,18 @@ def ort_defaults(model: Path, x: np.ndarray, work: Path) -> tuple[Path, str]:
         return out, f"quant_pre_process + quantize_static defaults (plain call failed: {str(exc)[:80]})"
 
 
-def _search_summary(search: dict[str, Any] | None) -> dict[str, Any] | None:
-    """What the accuracy-aware INT8 search did, without the per-node lists."""
-    if not search:
+def _search_summary(search: Any) -> dict[str, Any] | None:
+    """What the accuracy-aware INT8 search did (a typed ``Int8SearchResult``), without the per-node lists."""
+    if search is None:
         return None
-    chosen = search.get("chosen") or {}
-    return {"seconds": search["seconds"], "device_trials": len(search["trials"]),
-            "host_checks": len(search["host_checks"]), "quantized_nodes": search["quantized_nodes"],
-            "float_nodes": len(search["float_nodes"]), "chosen": chosen.get("label"),
-            "retention": chosen.get("retention"), "latency_ms": chosen.get("latency_ms"),
-            "trials": [{k: t[k] for k in ("label", "retention", "latency_ms", "passed")} for t in search["trials"]]}
+    chosen = search.chosen
+    return {"seconds": search.seconds, "device_trials": len(search.trials), "host_checks": len(search.host_checks),
+            "quantized_nodes": search.quantized_nodes, "float_nodes": len(search.float_nodes),
+            "chosen": chosen.label if chosen else None, "retention": chosen.retention if chosen else None,
+            "latency_ms": chosen.latency_ms if chosen else None, "runtimes": search.runtimes,
+            "float_sets": search.float_sets,
+            "trials": [{"label": t.label, "runtime": t.runtime, "retention": t.retention, "latency_ms": t.latency_ms,
+                        "passed": t.passed} for t in search.trials]}
 
 
 def _speedups(result: Any) -> dict[str, float | None]:
@@ -221,7 +223,7 @@ def main() -> int:
         sweep_measure = importlib.import_module("edgeopt.sweep.measure")
         timer.wrap(sweep_api, "optimize", "optimize")
         timer.wrap(sweep_measure, "device_outputs", "eval outputs (agent)")
-        timer.wrap(sweep_measure, "benchmark", "benchmark (agent)")
+        timer.wrap(sweep_measure, "run_benchmark", "benchmark (agent)")
         marks: list[tuple[str, float]] = []
         t0 = time.perf_counter()
 
@@ -253,7 +255,7 @@ def main() -> int:
         q_size = q.stat().st_size  # the temp dir is gone after the with block
         for lv in result.levels:
             lv_outs, lv_names, _ = device_outputs(Path(lv.artifact), eval_npz, runtime=lv.runtime, runner=runner,
-                                                  runtime_options=lv.details.get("runtime_options"))
+                                                  runtime_options=lv.details.get("effective_runtime_options"))
             text[f"{lv.recipe}/{lv.runtime}"] = ctc_text_match(ref, sel.pick(lv_outs, lv_names))
     rec = result.recommendation
     rows = [{"config": f"{lv.recipe}/{lv.runtime}", "size_bytes": lv.size_bytes, "latency_ms_p50": lv.latency_ms,

@@ -94,6 +94,7 @@ class Context:
             no_change=bool((details or {}).get("no_change")),
             details={"artifact_sha256": sha256_file(artifact), **(details or {}),
                      **({"runtime_options": options} if options else {}),
+                     "effective_runtime_options": self.options(runtime, options),
                      **_static_shapes(bench), **_precision(bench)},
         )
         self.bench_results.append((lvl, bench))
