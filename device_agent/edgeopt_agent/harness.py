@@ -40,7 +40,8 @@ def _error(request: Request, kind: str, message: str, env: Optional[Dict[str, An
     )
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (its type name when it has none)."""
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
 
@@ -223,7 +224,7 @@ def _load(rt: Runtime, request: Request, env: Dict[str, Any], emit: Progress) ->
         raise _Failed(_error(request, ERROR_INPUT, "%s: %s" % (request.runtime, exc), env)) from exc
     except Exception as exc:  # runtime-specific load failures (bad graph, unsupported op)
         raise _Failed(_error(request, ERROR_RUNTIME, "%s could not load %s: %s"
-                             % (request.runtime, request.model_path, _first_line(exc)), env)) from exc
+                             % (request.runtime, request.model_path, first_line(exc)), env)) from exc
     return time.perf_counter_ns() - t0
 
 
@@ -244,7 +245,7 @@ def _first_inference(infer: Callable[[], Any], request: Request, env: Dict[str, 
     try:
         first_out = infer()
     except Exception as exc:
-        raise _Failed(_error(request, ERROR_RUNTIME, "first inference failed: %s" % _first_line(exc), env)) from exc
+        raise _Failed(_error(request, ERROR_RUNTIME, "first inference failed: %s" % first_line(exc), env)) from exc
     return first_out, time.perf_counter_ns() - t0
 
 
@@ -279,7 +280,7 @@ def _warm_up_and_time(
               "target": request.iterations * request.streams, "elapsed_s": round(wall_ns / _NS, 3)})
     except Exception as exc:
         meter.close()
-        raise _Failed(_error(request, ERROR_RUNTIME, "inference failed: %s" % _first_line(exc), env)) from exc
+        raise _Failed(_error(request, ERROR_RUNTIME, "inference failed: %s" % first_line(exc), env)) from exc
     power_report = meter.report()
     meter.close()
     return _Timed(w_done, w_ns, samples, wall_ns, truncated, frames, power_report)

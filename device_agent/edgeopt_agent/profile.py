@@ -20,6 +20,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import __version__, environment, inputs, layer_stats, runtimes, static_shapes
+from .harness import first_line
 from .protocol import (
     ERROR_INPUT,
     ERROR_RUNTIME,
@@ -63,11 +64,6 @@ def cannot_profile_message(name: str, reason: str) -> str:
         name, reason, ", ".join(PROFILING_RUNTIMES))
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 def _validate(request: Request) -> Optional[str]:
     if request.iterations < 1:
         return "iterations must be >= 1 (got %d)" % request.iterations
@@ -96,7 +92,7 @@ def _load(rt: runtimes.Runtime, request: Request, profiled: bool) -> Tuple[Optio
         raise _Failed(ERROR_INPUT, "%s: %s" % (request.runtime, exc)) from None
     except Exception as exc:  # runtime-specific load failures (bad graph, unsupported op)
         raise _Failed(ERROR_RUNTIME, "%s could not load %s: %s" % (request.runtime, request.model_path,
-                                                                  _first_line(exc))) from None
+                                                                  first_line(exc))) from None
     return None, time.perf_counter_ns() - t0
 
 
@@ -150,7 +146,7 @@ def _unprofiled(request: Request, emit: Progress, deadline_ns: int) -> Dict[str,
         emit({"event": "phase", "phase": "timed"})
         samples, cut = _loop(infer, request.iterations, deadline_ns)
     except Exception as exc:
-        raise _Failed(ERROR_RUNTIME, "inference failed: %s" % _first_line(exc)) from None
+        raise _Failed(ERROR_RUNTIME, "inference failed: %s" % first_line(exc)) from None
     outputs = []
     if isinstance(first, (list, tuple)):
         for info, value in zip(rt.outputs(), first):
@@ -177,7 +173,7 @@ def _profiled(request: Request, feeds: Dict[str, Any], emit: Progress, deadline_
         walls, cut = _loop(infer, request.iterations, deadline_ns, after=profiler.record)
         runs = profiler.layers()
     except Exception as exc:
-        raise _Failed(ERROR_RUNTIME, "profiled inference failed: %s" % _first_line(exc)) from None
+        raise _Failed(ERROR_RUNTIME, "profiled inference failed: %s" % first_line(exc)) from None
     if not runs or not any(runs):
         raise _Failed(ERROR_RUNTIME, "%s's profiler reported no layers for %s" % (request.runtime, request.model_path))
     median = layer_stats.median_run_index(walls)
