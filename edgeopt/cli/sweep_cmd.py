@@ -54,6 +54,9 @@ def _params(params: dict[str, Any]) -> str:
 @click.option("--out", "out_dir", default=None, type=click.Path(file_okay=False, path_type=Path), help="Output dir.")
 @click.option("--max-trials", default=12, show_default=True, type=int, help="Most INT8 search trials.")
 @click.option("--max-search-s", default=600.0, show_default=True, type=float, help="Time bound of the INT8 search, s.")
+@click.option("--nncf-budget-s", default=0.0, show_default=True, type=click.FloatRange(min=0),
+              help="With openvino: also try NNCF accuracy control in the INT8 search when this much time is left, "
+                   "s (0: off).")
 @click.option("--iterations", default=100, show_default=True, type=int, help="Timed iterations per level (at least).")
 @click.option("--min-duration", "min_duration_s", default=1.0, show_default=True, type=float,
               help="Minimum timed run per level, s.")
@@ -68,7 +71,8 @@ def _params(params: dict[str, Any]) -> str:
 @remote_options()
 def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | None, min_retention: float,
               metric: str | None, output_sel: str | None, fps: float | None, objective: str, runtimes: str | None,
-              calib: Path | None, out_dir: Path | None, max_trials: int, max_search_s: float, iterations: int,
+              calib: Path | None, out_dir: Path | None, max_trials: int, max_search_s: float, nncf_budget_s: float,
+              iterations: int,
               min_duration_s: float, threads: int, eval_limit: int | None, no_int8_search: bool, no_cache: bool,
               history_db: Path | None, as_json: bool, remote: RemoteSpec, metric_params: MetricParams,
               mlflow: MlflowTarget | None) -> int:
@@ -79,7 +83,8 @@ def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | N
                            metric=metric_params.spec(metric),
                            output=output_sel, objective=objective, runtimes=_csv(runtimes), calib=calib,
                            out_dir=out_dir, eval_limit=eval_limit, no_cache=no_cache, int8_search=not no_int8_search,
-                           max_trials=max_trials, max_search_s=max_search_s, history_db=history_db)
+                           max_trials=max_trials, max_search_s=max_search_s, history_db=history_db,
+                           nncf_budget_s=nncf_budget_s)
     measure = level_settings(iterations=iterations, min_duration_s=min_duration_s, threads=threads, fps=fps)
     with SweepProgress(max_trials=max_trials if not no_int8_search else None) as progress:
         result = run_sweep(model, options, measure, target=target, remote=remote, progress=progress)

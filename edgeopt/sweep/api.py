@@ -68,6 +68,9 @@ class SweepOptions(BaseModel):
     int8_search: bool = Field(default=True, description="Search INT8 configs when INT8 misses the threshold.")
     max_trials: int = Field(default=12, description="Most INT8 search device trials.")
     max_search_s: float = Field(default=600.0, description="Time bound of the INT8 search, s.")
+    nncf_budget_s: float = Field(default=0.0, ge=0, description=(
+        "Try NNCF's accuracy-controlled quantization on OpenVINO in the INT8 search when this much search time is "
+        "left, s (0: off)."))
     history_db: Path | None = Field(default=None, description="History store recording each measured level.")
 
 
@@ -104,6 +107,7 @@ def sweep(
     runner: Runner | None = None, no_cache: bool = False, progress: Progress | None = None, int8_search: bool = True,
     max_trials: int = 12, max_search_s: float = 600.0, iterations: int = 100, min_duration_s: float = 1.0,
     threads: int = 0, targets_dirs: Sequence[Path] = (), history_db: str | Path | None = None,
+    nncf_budget_s: float = 0.0,
 ) -> SweepResult:
     """Sweep compression levels x runtimes of ``model`` on ``target``; recommend the best passing config.
 
@@ -129,6 +133,8 @@ def sweep(
         progress: receives ``{"event": ...}`` dicts (``level`` after each config).
         int8_search: run the accuracy-aware INT8 search when INT8 misses ``min_retention``.
         max_trials: most INT8 search trials. max_search_s: time bound of the search.
+        nncf_budget_s: with OpenVINO among the runtimes, also try NNCF's accuracy-controlled quantization in the
+            INT8 search when this much search time is left (0: off; it can take minutes).
         iterations, min_duration_s, threads: benchmark settings per level.
         targets_dirs: extra target directories.
         history_db: record every measured level in this history store (kind ``sweep``); None: not recorded.
@@ -143,7 +149,8 @@ def sweep(
         "eval_data": eval, "recipes": recipes, "min_retention": min_retention, "metric": metric, "output": output,
         "objective": objective, "runtimes": runtimes, "calib": calib, "out_dir": out_dir,
         "preprocessing": preprocessing, "eval_limit": eval_limit, "no_cache": no_cache, "int8_search": int8_search,
-        "max_trials": max_trials, "max_search_s": max_search_s, "history_db": history_db})
+        "max_trials": max_trials, "max_search_s": max_search_s, "history_db": history_db,
+        "nncf_budget_s": nncf_budget_s})
     measure = level_settings(iterations=iterations, min_duration_s=min_duration_s, threads=threads, fps=fps)
     remote = build(RemoteSpec, {"host": host, "device": device, "key": key, "python": python, "inventory": inventory,
                                 "known_hosts": known_hosts, "accept_new_host_key": accept_new_host_key})
@@ -349,7 +356,8 @@ class _SweepRun:
                                                "searching for an accuracy-aware INT8 config"})
         plan = SearchPlan(runtime=int8_fails[0].runtime, rts=tuple(self.rts), out=self.out / "int8-search",
                           calib=opts.calib or self.eval_npz, max_trials=opts.max_trials,
-                          max_seconds=opts.max_search_s, targets_dirs=self.targets_dirs)
+                          max_seconds=opts.max_search_s, targets_dirs=self.targets_dirs,
+                          nncf_budget_s=opts.nncf_budget_s)
         return search_int8(self.model, ctx=self.ctx, plan=plan, run_level=self.table, emit=self.emit)
 
     def result(self, search: Int8SearchResult | None, started: float) -> SweepResult:

@@ -35,9 +35,10 @@ from ..errors import InputError
 from ..fsutil import atomic_write_bytes
 from .qdq_surgery import keep_float
 
-# outputs of the candidate on every validation sample (one list of output arrays per sample) -> retention and,
-# optionally, one value per sample (NNCF ranks its quantizer groups on those when given)
-Retention = Callable[[list[list[np.ndarray]]], "tuple[float, list[float] | None]"]
+# outputs of the candidate on the validation samples NNCF picked (one list of output arrays per sample) and those
+# samples' indices in ``samples`` (NNCF validates subsets and single items too) -> retention and, optionally, one
+# value per sample (NNCF ranks its quantizer groups on those when given)
+Retention = Callable[[list[list[np.ndarray]], list[int]], "tuple[float, list[float] | None]"]
 
 
 class NncfAccuracyControl(BaseModel):
@@ -108,12 +109,13 @@ def nncf_accuracy_control(model: Path, out_xml: Path, *, samples: Sequence[Mappi
     m = _read(model, shapes)
     names = [p.get_any_name() for p in m.inputs]
     feeds = [[np.asarray(s[n]) for n in names] for s in samples]
-    dataset = nncf.Dataset(feeds)
+    dataset = nncf.Dataset(list(enumerate(feeds)), lambda item: item[1])  # validation sees the sample's index
 
     def validate(compiled: Any, data: Any) -> tuple[float, list[float] | None]:
         req = compiled.create_infer_request()
-        outs = [[np.array(o) for o in req.infer(item, share_inputs=True).to_tuple()] for item in data]
-        return retention(outs)
+        items = list(data)
+        outs = [[np.array(o) for o in req.infer(feed, share_inputs=True).to_tuple()] for _, feed in items]
+        return retention(outs, [i for i, _ in items])
 
     started = time.perf_counter()
     restorer = nncf.AdvancedAccuracyRestorerParameters(max_num_iterations=cfg.max_num_iterations,

@@ -169,7 +169,9 @@ class SearchPlan:
         runtime: the runtime the trials run on. rts: every runtime of the sweep (the chosen config runs on each).
         out: the search's directory (trials, base model, ``best.onnx``). calib: calibration data.
         max_trials: most device trials. max_seconds: time bound of the whole search, s.
-        targets_dirs: extra target directories.
+        targets_dirs: extra target directories. nncf_budget_s: when > 0 and the sweep runs OpenVINO, NNCF's
+        accuracy-controlled quantization is tried as a candidate if at least this much search time is left
+        (0: off).
     """
 
     runtime: str
@@ -179,6 +181,7 @@ class SearchPlan:
     max_trials: int
     max_seconds: float
     targets_dirs: tuple[Path, ...] = ()
+    nncf_budget_s: float = 0.0
 
 
 class Int8Search:
@@ -210,6 +213,8 @@ class Int8Search:
         tried.append((self.quantized_trial(*first), *first))
         if not tried[0][0].passed and Path(tried[0][0].artifact).is_file():
             self.latency_searches(tried[0][0])
+        if not tried[0][0].passed:
+            self.nncf_trial()
         for label, cfg in rest:  # no latency-aware set passed: the quantizer variants, then host-ranked sets
             if self.state.best is not None or not self.budget_left():
                 break
@@ -241,6 +246,38 @@ class Int8Search:
             if lvl.passed:
                 self.chosen_by_rt[rt] = self.state.trials[-1]
 
+    def nncf_trial(self) -> None:
+        """NNCF's accuracy-controlled quantization (:mod:`.int8_nncf`) as one OpenVINO device trial, when enabled."""
+        budget = self.plan.nncf_budget_s
+        if budget <= 0 or "openvino" not in self.plan.rts or not self.budget_left():
+            return
+        if self.deadline - time.perf_counter() < budget:
+            self.emit({"event": "info", "message": f"int8 search: less than --nncf-budget-s {budget:g} s left; "
+                                                   "NNCF accuracy control skipped"})
+            return
+        from .int8_nncf import NNCF_MAX_ITERATIONS, nncf_candidate
+
+        cfg: dict[str, Any] = {"nncf_accuracy_control": {"max_num_iterations": NNCF_MAX_ITERATIONS,
+                                                         "min_retention": self.ctx.min_retention}}
+        xml = self.plan.out / f"trial-{len(self.state.trials)}" / "nncf.xml"
+        info: dict[str, Any] = {}
+
+        def make() -> Path:
+            cand = nncf_candidate(self.ctx, self.model, xml)
+            info.update(seconds=cand.seconds, fake_quantize_ops=cand.fake_quantize_ops)
+            if cand.seconds > budget:
+                self.emit({"event": "info", "message": f"int8 search: NNCF accuracy control took {cand.seconds:g} s "
+                                                       f"(--nncf-budget-s {budget:g})"})
+            return cand.path
+
+        lvl = self.run_level({"int8-search": cfg, "base": self.model.name}, "int8-search", "openvino", make,
+                             lambda: {"search": "nncf accuracy control", "config": cfg, "float_nodes": [],
+                                      "nncf": dict(info)}, keep=False)
+        self._record("nncf accuracy control", cfg, lvl)
+        row, cur = self.state.trials[-1], self.chosen_by_rt.get("openvino")
+        if lvl.passed and (cur is None or lvl.latency_ms < cur.latency_ms):
+            self.chosen_by_rt["openvino"] = row
+
     def _most_accurate(self, tried: list[tuple[Level, str, dict[str, Any]]]
                        ) -> tuple[Level, str, dict[str, Any]] | None:
         if not tried:
@@ -256,7 +293,8 @@ class Int8Search:
         row = self.state.record(label, cfg, lvl)
         self.emit({"event": "int8_trial", **row.model_dump(mode="json", exclude={"config"})})
         out = self.plan.out
-        if self.state.keeper is row and Path(lvl.artifact).is_file():  # always keep the best model found so far
+        keep = lvl.artifact.endswith(".onnx") and Path(lvl.artifact).is_file()  # best.onnx: ONNX trials only
+        if self.state.keeper is row and keep:  # always keep the best model found so far
             shutil.copyfile(lvl.artifact, out / "best.onnx.tmp")
             (out / "best.onnx.tmp").replace(out / "best.onnx")
 
@@ -319,6 +357,11 @@ class Int8Search:
             size = min(len(ranking), size * 2)  # the device disagrees with the host: grow the float set
             self.float_trial(f"{top_label} + top {size} float nodes", q_cfg, qdq, ranking[:size])
 
+    def _fastest_passing(self, rt: str) -> Int8Trial | None:
+        """The fastest passing trial whose artifact loads on ``rt`` (an OpenVINO IR only on openvino)."""
+        ok = [t for t in self.state.trials if t.passed and (rt == "openvino" or not t.artifact.endswith(".xml"))]
+        return min(ok, key=lambda t: t.latency_ms, default=None)
+
     def _cost_ms(self) -> float | None:
         """The chosen trial's p50 minus the first (default) variant's; None without either."""
         chosen, trials = self.state.best, self.state.trials
@@ -327,7 +370,7 @@ class Int8Search:
     def adopt(self) -> None:
         """The chosen config as a level on every runtime (cached on the search runtime)."""
         for rt in self.plan.rts:  # each runtime its own latency-aware set, else the fastest passing trial
-            chosen = self.chosen_by_rt.get(rt, self.state.best)
+            chosen = self.chosen_by_rt.get(rt) or self._fastest_passing(rt)
             if chosen is None:
                 continue
             cfg, art = chosen.config, Path(chosen.artifact)
@@ -344,7 +387,9 @@ class Int8Search:
             host_checks=st.host_checks, quantized_nodes=len(st.sensitivity),
             float_nodes=(chosen.config.get("nodes_to_exclude", []) if chosen is not None else []),
             latency_cost_ms_vs_naive_int8=self._cost_ms(),
-            best_model=str(self.plan.out / "best.onnx") if st.trials else None, best_model_passed=chosen is not None,
+            best_model=(chosen.artifact if chosen is not None and chosen.artifact.endswith(".xml") else
+                        str(self.plan.out / "best.onnx") if st.trials else None),
+            best_model_passed=chosen is not None,
             seconds=round(time.perf_counter() - self.started, 2), runtimes=list(self.float_sets),
             chosen_by_runtime=dict(self.chosen_by_rt), float_sets=dict(self.float_sets),
         )

@@ -34,10 +34,10 @@ def test_accuracy_control_meets_the_threshold_with_the_sweeps_metric(tmp_path: P
     feeds = samples()
     ref = ov_outputs(model, feeds)
 
-    def retention(outs: list[list[np.ndarray]]) -> tuple[float, list[float]]:
+    def retention(outs: list[list[np.ndarray]], idx: list[int]) -> tuple[float, list[float]]:
         got = np.concatenate([o[0] for o in outs])
-        n = len(got)
-        cos = [float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b))) for a, b in zip(ref[:n], got, strict=True)]
+        pairs = zip(ref[idx], got, strict=True)
+        cos = [float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b))) for a, b in pairs]
         return float(np.mean(cos)), cos
 
     cand = nncf_accuracy_control(model, tmp_path / "ac" / "net.xml", samples=feeds, retention=retention,
@@ -45,24 +45,24 @@ def test_accuracy_control_meets_the_threshold_with_the_sweeps_metric(tmp_path: P
                                  settings=NncfAccuracyControl(max_num_iterations=4))
     assert cand.path.is_file() and cand.path.with_suffix(".bin").is_file()
     assert cand.seconds > 0 and cand.fake_quantize_ops >= 0
-    got, _ = retention([[o[None]] for o in ov_outputs(cand.path, feeds)])
+    got, _ = retention([[o[None]] for o in ov_outputs(cand.path, feeds)], list(range(len(feeds))))
     assert got >= 0.999, (got, cand)
     import nncf
 
     plain = nncf.quantize(ov.Core().read_model(str(model)), nncf.Dataset([f["x"] for f in feeds]),
                           subset_size=len(feeds))
     ov.save_model(plain, str(tmp_path / "plain.xml"))
-    naive, _ = retention([[o[None]] for o in ov_outputs(tmp_path / "plain.xml", feeds)])
+    naive, _ = retention([[o[None]] for o in ov_outputs(tmp_path / "plain.xml", feeds)], list(range(len(feeds))))
     assert naive < 0.999, f"plain NNCF INT8 already meets the threshold ({naive}): the test proves nothing"
 
 
 def test_accuracy_control_rejects_bad_input(tmp_path: Path) -> None:
     model = convnet(tmp_path / "net.onnx")
     with pytest.raises(InputError, match="needs calibration samples"):
-        nncf_accuracy_control(model, tmp_path / "x.xml", samples=[], retention=lambda o: (1.0, None),
+        nncf_accuracy_control(model, tmp_path / "x.xml", samples=[], retention=lambda o, i: (1.0, None),
                               min_retention=0.99)
     with pytest.raises(InputError, match="min_retention 1.5"):
-        nncf_accuracy_control(model, tmp_path / "x.xml", samples=samples(2), retention=lambda o: (1.0, None),
+        nncf_accuracy_control(model, tmp_path / "x.xml", samples=samples(2), retention=lambda o, i: (1.0, None),
                               min_retention=1.5)
 
 
