@@ -36,7 +36,10 @@ def test_profile_returns_layers_and_the_unprofiled_p50(big, runtime):
     assert top["share"] > 0.5 and top["precision"] in ("fp32", "bf16", "fp16")
     assert [e["phase"] for e in seen] == ["load", "warmup", "timed", "profile-load", "profile-warmup", "profiled"]
     starts = [e["start_us"] for e in p["trace"]]
-    assert starts == sorted(starts) and len(p["trace"]) == sum(r["executed"] for r in p["layers"])
+    # the trace is one inference: a layer that took 0 us in that one (OpenVINO counts in whole us) may be absent
+    executed = {r["name"] for r in p["layers"] if r["executed"]}
+    assert starts == sorted(starts) and 0 < len(p["trace"]) <= len(executed)
+    assert {e["name"] for e in p["trace"]} <= executed
     assert raw.runtime["name"] == runtime and raw.environment["runtimes"][runtime]
 
 
