@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,110 +28,16 @@ import onnx
 
 from ..fsutil import atomic_write_bytes
 from ..optimize import optimize
-from ..passes.cleanup import ort_basic_optimize
 from ..passes.int8_target import int8_defaults
-from ..recipes import Recipe
 from ..targets import load_registry
 from .host_eval import HostEval
 from .int8_latency import float_set, gains, int8_runtimes
+from .int8_steps import QUANT_OPS, float_base, narrow, node_sensitivity, search_recipe, variants
 from .levels import LevelRunner
 from .measure import Context
 from .qdq_surgery import keep_float, quantized_nodes
 from .result import HostCheck, Int8SearchResult, Int8Trial, Level, SensitivityRow
 from .sensitivity_cache import SensitivityCache
-
-QUANT_OPS = ["Conv", "MatMul", "Gemm"]
-SENSITIVITY_SAMPLES = 8
-
-
-def variants(reduce_range_default: bool) -> list[tuple[str, dict[str, Any]]]:
-    """Quantizer variants tried first; ``reduce_range`` is flipped from what the target would use."""
-    return [
-        ("default", {}),
-        ("percentile", {"calibration_method": "percentile"}),
-        ("entropy", {"calibration_method": "entropy"}),
-        (f"reduce_range={not reduce_range_default}", {"reduce_range": not reduce_range_default}),
-        ("s8_activations", {"activation_type": "s8"}),
-        ("per_tensor", {"per_channel": False}),
-    ]
-
-
-def _recipe(name: str, passes: list[dict[str, Any]]) -> Recipe:
-    return Recipe.model_validate({"name": name, "description": "accuracy-aware INT8 search trial", "formats": ["onnx"],
-                                  "passes": passes})
-
-
-def float_base(model: Path, out: Path, target: str, targets_dirs: Sequence[Path]) -> Path:
-    """The model every trial quantizes: cleaned, at onnxruntime's basic-optimization fixed point, nodes named.
-
-    The quantizer re-optimizes its input; starting from a fixed point keeps node names and inputs identical, so
-    a node put back in float by :func:`keep_float` matches ``nodes_to_exclude`` exactly.
-    """
-    res = optimize(model, target=target, recipe=_recipe("int8-search-base", [{"pass": "cleanup",
-                   "config": {"min_opset": 17}}]), out_dir=out / "base", fidelity=False, bench=False,
-                   targets_dirs=targets_dirs)
-    path = Path(res.final.path)
-    m = onnx.load(str(path))
-    for k in range(3):
-        nxt = ort_basic_optimize(path, out / "base" / f"fixed-{k}.onnx", m.ByteSize())
-        m2 = onnx.load(str(nxt))
-        if len(m2.graph.node) == len(m.graph.node):
-            break
-        path, m = nxt, m2
-    for i, node in enumerate(m.graph.node):
-        if not node.name:
-            node.name = f"{node.op_type}_{i}"
-    named = out / "base" / "named.onnx"
-    atomic_write_bytes(named, m.SerializeToString())
-    return named
-
-
-def node_sensitivity(qdq: onnx.ModelProto, base: onnx.ModelProto, host: HostEval,
-                     deadline: float) -> list[tuple[str, float, float]]:
-    """``(node, retention lost, relative error)`` with only that node quantized, most sensitive first."""
-    nodes = quantized_nodes(qdq, QUANT_OPS)
-    rows = []
-    for name in nodes:
-        if time.perf_counter() > deadline:
-            break
-        ret, rel = host.score(keep_float(qdq, base, [n for n in nodes if n != name], QUANT_OPS),
-                              SENSITIVITY_SAMPLES)
-        rows.append((name, round(1.0 - ret, 6), round(rel, 6)))
-    return sorted(rows, key=lambda r: (-r[1], -r[2]))
-
-
-def narrow(ranking: list[str], passes: Callable[[list[str]], bool], budget: Callable[[], bool]) -> list[list[str]]:
-    """Host-side candidates: the smallest passing prefix (doubling, then bisection), then that set pruned.
-
-    Returns:
-        Candidate float sets, best first (pruned, then the plain prefix); empty when no prefix passes in time.
-    """
-    lo, k, found = 0, 1, False
-    while ranking and budget():
-        k = min(k, len(ranking))
-        if passes(ranking[:k]):
-            found = True
-            break
-        if k == len(ranking):
-            break
-        lo, k = k, k * 2
-    if not found:
-        return []
-    while k - lo > 1 and budget():
-        mid = (lo + k) // 2
-        if passes(ranking[:mid]):
-            k = mid
-        else:
-            lo = mid
-    prefix = ranking[:k]
-    pruned = list(prefix)
-    for name in reversed(prefix):  # least sensitive first
-        if not budget() or len(pruned) == 1:
-            break
-        trial = [n for n in pruned if n != name]
-        if passes(trial):
-            pruned = trial
-    return [pruned, prefix] if pruned != prefix else [prefix]
 
 
 @dataclass
@@ -302,7 +208,7 @@ class Int8Search:
         """The base model quantized with the variant ``cfg``, measured on the device."""
         q_cfg = {"op_types_to_quantize": QUANT_OPS, **cfg}
         n = len(self.state.trials)
-        recipe = _recipe(f"int8-search-{n}", [{"pass": "quantize_int8", "config": q_cfg}])
+        recipe = search_recipe(f"int8-search-{n}", [{"pass": "quantize_int8", "config": q_cfg}])
         trial_dir = self.plan.out / f"trial-{n}"
 
         def make() -> Path:

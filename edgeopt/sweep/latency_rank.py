@@ -160,6 +160,33 @@ def rank_for_float(sensitivity: Mapping[str, float], gain_ms: Mapping[str, float
     return sorted(sensitivity, key=key)
 
 
+def smallest_passing_prefix(ranking: Sequence[str], passes: Callable[[list[str]], bool],
+                            budget: Callable[[], bool]) -> list[str] | None:
+    """The shortest prefix of ``ranking`` that ``passes``: doubling until one passes, then bisection.
+
+    Returns:
+        That prefix; None when none passes before ``budget()`` turns False (or the whole ranking fails).
+    """
+    lo, k, found = 0, 1, False
+    while ranking and budget():
+        k = min(k, len(ranking))
+        if passes(list(ranking[:k])):
+            found = True
+            break
+        if k == len(ranking):
+            break
+        lo, k = k, k * 2
+    if not found:
+        return None
+    while k - lo > 1 and budget():
+        mid = (lo + k) // 2
+        if passes(list(ranking[:mid])):
+            k = mid
+        else:
+            lo = mid
+    return list(ranking[:k])
+
+
 def narrow_float_set(ranking: Sequence[str], passes: Callable[[list[str]], bool], *,
                      gain_ms: Mapping[str, float] | None = None, max_putbacks: int | None = None,
                      budget: Callable[[], bool] = lambda: True) -> list[list[str]]:
@@ -177,24 +204,9 @@ def narrow_float_set(ranking: Sequence[str], passes: Callable[[list[str]], bool]
     Returns:
         ``[pruned, prefix]`` (or ``[prefix]`` when pruning removed nothing); ``[]`` when no prefix passes.
     """
-    lo, k, found = 0, 1, False
-    while ranking and budget():
-        k = min(k, len(ranking))
-        if passes(list(ranking[:k])):
-            found = True
-            break
-        if k == len(ranking):
-            break
-        lo, k = k, k * 2
-    if not found:
+    prefix = smallest_passing_prefix(ranking, passes, budget)
+    if prefix is None:
         return []
-    while k - lo > 1 and budget():
-        mid = (lo + k) // 2
-        if passes(list(ranking[:mid])):
-            k = mid
-        else:
-            lo = mid
-    prefix = list(ranking[:k])
     cost = gain_ms or {}
     order = sorted(prefix, key=lambda n: (-cost.get(n, 0.0), -prefix.index(n)))
     pruned = list(prefix)
