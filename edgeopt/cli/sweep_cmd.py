@@ -1,7 +1,8 @@
 """``edgeopt sweep``: compression levels x runtimes on a target, retention measured there; docs/sweep.md.
 
 Exit codes: 0 a recommendation exists, 1 no config meets the retention threshold and budget, 2 bad input,
-3 device error.
+3 device error. With ``--devices`` (edgeopt/cli/sweep_fleet.py): 0 every device has a recommendation, 1 a device
+has none or could not run, 3 every device failed to run.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import click
 
 from ..errors import ExitCode
 from ..settings import RemoteSpec
+from .fleet_options import FleetOptions, fleet_options
 from .json_out import emit_json
 from .metric_options import MetricParams, metric_param_options
 from .progress import SweepProgress
@@ -69,14 +71,16 @@ def _params(params: dict[str, Any]) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON only.")
 @mlflow_options
 @remote_options()
+@fleet_options()
 def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | None, min_retention: float,
               metric: str | None, output_sel: str | None, fps: float | None, objective: str, runtimes: str | None,
               calib: Path | None, out_dir: Path | None, max_trials: int, max_search_s: float, nncf_budget_s: float,
               iterations: int,
               min_duration_s: float, threads: int, eval_limit: int | None, no_int8_search: bool, no_cache: bool,
               history_db: Path | None, as_json: bool, remote: RemoteSpec, metric_params: MetricParams,
-              mlflow: MlflowTarget | None) -> int:
-    """Sweep compression levels of MODEL on a target and recommend the best (runtime, recipe)."""
+              mlflow: MlflowTarget | None, fleet: FleetOptions) -> int:
+    """Sweep compression levels of MODEL on a target and recommend the best (runtime, recipe); with --devices on
+    many devices at once: the artifacts built once here, one measuring job per device (docs/fleet.md)."""
     from ..sweep.api import SweepOptions, level_settings, run_sweep
 
     options = SweepOptions(eval_data=eval_data, recipes=_csv(recipes), min_retention=min_retention,
@@ -86,6 +90,11 @@ def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | N
                            max_trials=max_trials, max_search_s=max_search_s, history_db=history_db,
                            nncf_budget_s=nncf_budget_s)
     measure = level_settings(iterations=iterations, min_duration_s=min_duration_s, threads=threads, fps=fps)
+    if fleet.enabled:
+        from .sweep_fleet import run_fleet_sweep
+
+        return run_fleet_sweep(model, options, measure, fleet=fleet, remote=remote, target=target,
+                               mlflow=mlflow is not None, as_json=as_json)
     with SweepProgress(max_trials=max_trials if not no_int8_search else None) as progress:
         result = run_sweep(model, options, measure, target=target, remote=remote, progress=progress)
     if mlflow is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from ..calib import ImagePreprocessing
 from ..errors import InputError, first_line
 from ..evaluation import MetricSpec, load_eval_data, parse_output, resolve_metric
 from ..fsutil import atomic_write_text, sha256_file
+from ..metrics.result import BenchResult
 from ..optimize import OptimizeResult, optimize
 from ..passes.base import ArtifactFormat
 from ..recipes import load_recipe
@@ -39,9 +40,13 @@ from .measure import Context
 from .pareto import pareto_indices
 from .rank_levels import rank
 from .report import objective_value, recommend, write_plot
-from .result import Int8SearchResult, SweepResult
+from .result import Int8SearchResult, Level, SweepResult
 
 DEFAULT_RECIPES = ("fp16", "int8", "int4", "prune30-int8")
+# A recipe built before the sweep (a fleet sweep's host side): its optimize result, or why it does not apply.
+Prebuilt = Mapping[str, OptimizeResult | str]
+# Every freshly measured level with its benchmark (what the history records).
+LevelRuns = list[tuple[Level, BenchResult]]
 OBJECTIVES = ("latency", "size", "energy")
 # The benchmark warm-up of every level (inferences).
 LEVEL_WARMUP = 5
@@ -174,19 +179,34 @@ def run_sweep(
     Raises:
         InputError: bad model, eval data, metric, recipe or option (exit 2). RunnerError: device failure (exit 3).
     """
-    started = time.perf_counter()
     model_path = Path(model)
-    _check(model_path, options)
+    check_inputs(model_path, options)
     with use_runner(runner, remote, target) as placed:
         tgt = load_registry(extra_dirs=targets_dirs).get(placed.target or "local")
-        run = _SweepRun.start(model_path, options, measure, tgt, placed.runner, progress, tuple(targets_dirs))
-        run.measure_recipes()
-        search = run.int8_search()
-        result = run.result(search, started)  # the ranking rounds run on the runner
-    atomic_write_text(run.out / "sweep.json", result.model_dump_json(indent=2) + "\n")
+        result, runs = measure_sweep(model_path, options, measure, tgt, placed.runner, progress=progress,
+                                     targets_dirs=tuple(targets_dirs))
+    atomic_write_text(Path(result.out_dir) / "sweep.json", result.model_dump_json(indent=2) + "\n")
     if options.history_db is not None:
-        _record(options.history_db, run.ctx, result)
+        record_levels(options.history_db, runs, result)
     return result
+
+
+def measure_sweep(model: Path, options: SweepOptions, measure: MeasureSettings, tgt: Target, runner: Runner, *,
+                  progress: Progress | None = None, targets_dirs: tuple[Path, ...] = (),
+                  prebuilt: Prebuilt | None = None) -> tuple[SweepResult, LevelRuns]:
+    """The sweep's work on ``runner`` once its inputs are checked: every level, the INT8 search, the ranking;
+    also every freshly measured level's benchmark. Writes the artifacts, cache and plot, not ``sweep.json``.
+
+    Args:
+        prebuilt: recipes already optimized (a fleet sweep builds them once on the host, ``edgeopt.fleet.sweep``);
+            a recipe not in it is optimized here on first use.
+    """
+    started = time.perf_counter()
+    run = _SweepRun.start(model, options, measure, tgt, runner, progress, targets_dirs)
+    run.measure_recipes(prebuilt or {})
+    search = run.int8_search()
+    result = run.result(search, started)  # the ranking rounds run on the runner
+    return result, list(run.ctx.bench_results)
 
 
 def sweep_threads(runner: Runner, threads: int) -> int:
@@ -213,7 +233,7 @@ def bf16_level(table: LevelTable, model: Path) -> None:
         table.levels.append(lvl)
 
 
-def _check(model_path: Path, options: SweepOptions) -> None:
+def check_inputs(model_path: Path, options: SweepOptions) -> None:
     """Host-side checks before anything runs.
 
     Raises:
@@ -251,12 +271,20 @@ class _Optimized:
     """One ``optimize`` per recipe, shared by the runtimes: run on first use; whether it changed the graph."""
 
     def __init__(self, model: Path, recipe: str, tgt: Target, calib: Path, out: Path,
-                 preprocessing: ImagePreprocessing | None, targets_dirs: tuple[Path, ...]) -> None:
+                 preprocessing: ImagePreprocessing | None, targets_dirs: tuple[Path, ...],
+                 prebuilt: OptimizeResult | str | None = None) -> None:
         self._args = (model, recipe, tgt, calib, out, preprocessing, targets_dirs)
-        self._result: OptimizeResult | None = None
+        self._result: OptimizeResult | None = prebuilt if isinstance(prebuilt, OptimizeResult) else None
+        self._refused = prebuilt if isinstance(prebuilt, str) else None
 
     def artifact(self, runtime: str) -> Path:
-        """The recipe's artifact ``runtime`` loads (optimizing first when not done yet)."""
+        """The recipe's artifact ``runtime`` loads (optimizing first when not done yet).
+
+        Raises:
+            InputError: the recipe does not apply (also when its prebuilt build said so).
+        """
+        if self._refused is not None:
+            raise InputError(self._refused)
         if self._result is None:
             model, recipe, tgt, calib, out, preprocessing, targets_dirs = self._args
             self._result = optimize(model, target=tgt.name, recipe=recipe, calib=calib, out_dir=out, fidelity=False,
@@ -330,14 +358,14 @@ class _SweepRun:
             bf16_level(table, model)
         return cls(model, options, tgt, out, eval_npz, data.count, rts, ctx, table, emit, targets_dirs)
 
-    def measure_recipes(self) -> None:
-        """Each recipe once (shared by the runtimes), measured on every runtime; a default recipe that does not
-        apply is skipped with a warning, one the user named is an error."""
+    def measure_recipes(self, prebuilt: Prebuilt) -> None:
+        """Each recipe once (shared by the runtimes, or ``prebuilt``), measured on every runtime; a default recipe
+        that does not apply is skipped with a warning, one the user named is an error."""
         opts = self.options
         for name in opts.recipes or list(DEFAULT_RECIPES):
             cfg = load_recipe(name).recipe.model_dump(mode="json")
             made = _Optimized(self.model, name, self.tgt, opts.calib or self.eval_npz, self.out / "artifacts" / name,
-                              opts.preprocessing, self.targets_dirs)
+                              opts.preprocessing, self.targets_dirs, prebuilt.get(name))
             try:
                 for rt in self.rts:
                     self.table(cfg, name, rt, functools.partial(made.artifact, rt), functools.partial(made.facts, rt))
@@ -384,12 +412,15 @@ class _SweepRun:
         )
 
 
-def _record(history_db: str | Path, ctx: Context, result: SweepResult) -> None:
-    """History hook: every freshly measured level as a ``sweep`` run, grouped by this sweep."""
+def record_levels(history_db: str | Path, runs: LevelRuns, result: SweepResult, *, device: str | None = None,
+                  group_id: str | None = None) -> list[int]:
+    """History hook: every freshly measured level as a ``sweep`` run, grouped by this sweep (or ``group_id``: a
+    fleet sweep's id); the run ids."""
     from ..history import open_store
 
     store = open_store(history_db)
-    group = f"sweep-{int(time.time())}-{result.model_sha256[:8]}"
-    for lvl, bench in ctx.bench_results:
-        store.record(bench, kind="sweep", verdict="pass" if lvl.passed else "fail", group_id=group,
-                     label=f"{lvl.recipe}/{lvl.runtime} retention={lvl.retention:.4f} (edgeopt {__version__})")
+    group = group_id or f"sweep-{int(time.time())}-{result.model_sha256[:8]}"
+    return [store.record(bench, kind="sweep", device=device, verdict="pass" if lvl.passed else "fail",
+                         group_id=group,
+                         label=f"{lvl.recipe}/{lvl.runtime} retention={lvl.retention:.4f} (edgeopt {__version__})").id
+            for lvl, bench in runs]

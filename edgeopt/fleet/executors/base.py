@@ -7,7 +7,8 @@ one hands each job to Ray's scheduler with the device's custom resource.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Protocol
+from contextlib import AbstractContextManager
+from typing import Any, Protocol, TypeVar
 
 from ..jobs import DeviceJob
 from ..result import DeviceOutcome
@@ -17,6 +18,8 @@ DeviceEvents = Callable[[str, dict[str, Any]], None]
 # Beyond its deadline, how long a job may take to stop (its watchdog aborts the SSH session) before the executor
 # gives up on it and reports the device as stuck.
 STUCK_GRACE_S = 30.0
+
+T = TypeVar("T")
 
 
 class Executor(Protocol):
@@ -31,6 +34,21 @@ class Executor(Protocol):
         Each device's final ``state`` event (:func:`edgeopt.fleet.progress.done_event`) is sent before the next
         job takes its slot, so a progress display never sees more than ``parallel`` devices running.
         """
+        ...
+
+    def session(self, resources: dict[str, float]) -> AbstractContextManager[None]:
+        """Keep the executor's workers (a Ray cluster it starts, with ``resources``) up across several calls: a
+        fleet sweep's host tasks, then its device jobs."""
+        ...
+
+    def shares_paths(self) -> bool:
+        """Whether workers open this host's paths (else files travel as bytes, by content hash)."""
+        ...
+
+    def map_host(self, fn: Callable[..., T], calls: Sequence[tuple[Any, ...]]) -> list[T]:
+        """``fn(*args)`` for every ``args`` in ``calls``, as host-side CPU work (here: in order, in this process;
+        Ray: ordinary tasks of one CPU each, on any node); results in the calls' order. ``fn`` is a module-level
+        function that reports its failures in its result rather than raising."""
         ...
 
 

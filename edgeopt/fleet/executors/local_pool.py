@@ -7,22 +7,34 @@ job sets it, so running jobs abort their SSH sessions at once (the agents on the
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from ..jobs import DeviceJob
 from ..progress import done_event
 from ..result import DeviceOutcome
-from .base import STUCK_GRACE_S, DeviceEvents, stuck_row
+from .base import STUCK_GRACE_S, DeviceEvents, T, stuck_row
 
 
 class LocalExecutor:
     """Runs jobs on a ``concurrent.futures.ThreadPoolExecutor`` of ``parallel`` threads."""
 
     name = "local"
+
+    def session(self, resources: dict[str, float]) -> contextlib.AbstractContextManager[None]:
+        """Nothing to keep up: the pool lives for one ``execute``."""
+        return contextlib.nullcontext()
+
+    def shares_paths(self) -> bool:
+        return True
+
+    def map_host(self, fn: Callable[..., T], calls: Sequence[tuple[Any, ...]]) -> list[T]:
+        """One after another in this process (host work is CPU-bound: threads would not make it faster)."""
+        return [fn(*args) for args in calls]
 
     def execute(self, jobs: Sequence[DeviceJob], *, parallel: int, events: DeviceEvents,
                 grace_s: float = STUCK_GRACE_S) -> Iterator[tuple[int, DeviceOutcome]]:

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from ...errors import InputError
+from ...errors import EdgeoptError, InputError
 from ..jobs import DeviceJob
 from ..progress import done_event
 from ..result import DeviceOutcome
-from .base import STUCK_GRACE_S, DeviceEvents, stuck_row
+from .base import STUCK_GRACE_S, DeviceEvents, T, stuck_row
 
 INSTALL_HINT = "pip install 'edgeopt[ray]'"
 # Agent progress lines forwarded from a worker at most this often per device (phases always go through).
@@ -83,6 +83,7 @@ class RayExecutor:
         self.name = name or (f"ray:{address}" if address and not address.startswith("ray://") else address or "ray")
         self.shared_paths = shared_paths
         self._started_here = False
+        self._held = 0
 
     def _connect(self, ray: Any, resources: dict[str, float]) -> None:
         if ray.is_initialized():
@@ -96,6 +97,45 @@ class RayExecutor:
             return
         ray.init(address="local", resources=resources, include_dashboard=False, log_to_driver=False)
         self._started_here = True
+
+    def _release(self, ray: Any) -> None:
+        """Stop the cluster this executor started, once nothing holds it."""
+        if self._started_here and not self._held:
+            ray.shutdown()
+            self._started_here = False
+
+    @contextlib.contextmanager
+    def session(self, resources: dict[str, float]) -> Iterator[None]:
+        """Connect (or start a local cluster offering ``resources``) and keep it up until the block ends."""
+        ray = import_ray()
+        self._connect(ray, resources)
+        self._held += 1
+        try:
+            yield
+        finally:
+            self._held -= 1
+            self._release(ray)
+
+    def shares_paths(self) -> bool:
+        """Workers open the host's paths only on a cluster this process started (or when told so)."""
+        return self._started_here if self.shared_paths is None else self.shared_paths
+
+    def map_host(self, fn: Callable[..., T], calls: Sequence[tuple[Any, ...]]) -> list[T]:
+        """Each call as an ordinary Ray task of one CPU (``ray.remote(num_cpus=1)``), placed by Ray on any node.
+
+        Raises:
+            EdgeoptError: a task's worker died (the task itself reports its failures in its result).
+        """
+        ray = import_ray()
+        with self.session({}):
+            task = ray.remote(num_cpus=1, max_retries=0)(fn)
+            refs = [task.options(name=f"edgeopt-host:{getattr(fn, '__name__', 'task')}").remote(*args)
+                    for args in calls]
+            try:
+                return list(ray.get(refs))
+            except Exception as exc:  # a worker lost (killed, out of memory): the host step failed as a whole
+                raise EdgeoptError(f"a Ray host task failed: {type(exc).__name__}: "
+                                   f"{' '.join(str(exc).split())[:300]}") from None
 
     def execute(self, jobs: Sequence[DeviceJob], *, parallel: int, events: DeviceEvents,
                 grace_s: float = STUCK_GRACE_S) -> Iterator[tuple[int, DeviceOutcome]]:
@@ -118,13 +158,11 @@ class RayExecutor:
         finally:
             with contextlib.suppress(Exception):  # the cluster may already be gone
                 queue.shutdown(force=True)
-            if self._started_here:
-                ray.shutdown()
-                self._started_here = False
+            self._release(ray)
 
     def _blobs(self, ray: Any, jobs: Sequence[DeviceJob]) -> dict[str, Any]:
         """One object-store reference per distinct model (by content hash), unless workers share our paths."""
-        shared = self._started_here if self.shared_paths is None else self.shared_paths
+        shared = self.shares_paths()
         refs: dict[str, Any] = {}
         for job in jobs:
             model = job.model_ref()

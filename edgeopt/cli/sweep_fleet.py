@@ -1,0 +1,71 @@
+"""``edgeopt sweep MODEL --devices SELECTION``: the sweep on many devices at once (docs/fleet.md, *Sweeping a
+fleet*); kept apart so ``sweep_cmd`` stays a thin command."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..errors import InputError
+from ..fleet.sweep_result import FleetSweepResult
+from ..settings import MeasureSettings, RemoteSpec
+from ..sweep.api import SweepOptions
+from .fleet_options import FleetOptions
+from .json_out import emit_json
+
+
+def run_fleet_sweep(model: Path, options: SweepOptions, measure: MeasureSettings, *, fleet: FleetOptions,
+                    remote: RemoteSpec, target: str | None, mlflow: bool, as_json: bool) -> int:
+    """Sweep ``model`` on every selected device, render it; the fleet sweep's exit code (docs/exit-codes.md).
+
+    Raises:
+        InputError: ``--mlflow`` (it logs one run), or bad input (the fleet's own checks).
+    """
+    from ..fleet import FleetProgress
+    from ..fleet.sweep_api import fleet_sweep
+
+    if mlflow:
+        raise InputError("--mlflow logs one run; with --devices drop --mlflow (or sweep one device)")
+    with FleetProgress() as progress:
+        result = fleet_sweep(model, options, measure, devices=str(fleet.devices), jobs=fleet.jobs,
+                             executor=fleet.executor, deadline_s=fleet.deadline_s, remote=remote, target=target,
+                             progress=progress)
+    for warning in result.warnings:
+        print(f"edgeopt: warning: {warning}", file=sys.stderr)
+    if as_json:
+        emit_json(result)
+    else:
+        render_fleet_sweep(result)
+    return result.exit_code
+
+
+def render_fleet_sweep(result: FleetSweepResult) -> None:
+    """Per device its recommendation; per level the devices' p50 spread; whether the devices agree."""
+    out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    table = Table(title=f"fleet sweep {result.model} ({result.executor}, {result.jobs} at a time)")
+    for col in ("device", "target", "status", "levels", "recommendation", "s", "notes"):
+        table.add_column(col, overflow="fold")
+    for r in result.rows:
+        levels = str(len(r.result.levels)) if r.result is not None else "-"
+        notes = f"{r.error_kind}: {r.error}" if r.status == "error" else (r.result.reason if r.result else "") or ""
+        table.add_row(Text(r.device), r.target, r.status, levels, r.recommendation or "-", f"{r.seconds:.1f}",
+                      Text(notes))
+    out.print(table)
+    levels = Table(title="levels across devices (p50 latency)")
+    for col in ("recipe", "runtime", "devices", "median ms", "min ms", "max ms", "min retention", "passed on"):
+        levels.add_column(col, overflow="fold")
+    for s in result.summary.levels:
+        levels.add_row(s.recipe, s.runtime, str(s.devices), f"{s.median_ms:.3f}", f"{s.min_ms:.3f} ({s.min_device})",
+                       f"{s.max_ms:.3f} ({s.max_device})", f"{s.retention_min:.4f}", Text(", ".join(s.passed_on)))
+    out.print(levels)
+    summary = result.summary
+    agree = (f"every device recommends {summary.recommendation}" if summary.agree
+             else "the devices do not agree on a recommendation")
+    out.print(Text(f"{agree}; host side {result.host_seconds:.1f} s; {summary.ok}/{summary.devices} devices ran in "
+                   f"{result.seconds:.1f} s; exit {result.exit_code}; out {result.out_dir}"))
+    if summary.failed:
+        out.print(Text(f"could not run: {', '.join(summary.failed)}"))
