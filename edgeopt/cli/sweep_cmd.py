@@ -8,7 +8,7 @@ has none or could not run, 3 every device failed to run.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,6 +20,9 @@ from .metric_options import MetricParams, metric_param_options
 from .progress import SweepProgress
 from .remote_options import remote_options
 from .sink_options import MlflowTarget, mlflow_options
+
+if TYPE_CHECKING:
+    from ..sweep.result import SweepResult
 
 
 def _csv(value: str | None) -> list[str] | None:
@@ -36,6 +39,27 @@ def _interval(lv: Any) -> str:
 
 def _params(params: dict[str, Any]) -> str:
     return "(" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")" if params else ""
+
+
+def _render(result: SweepResult) -> None:
+    """The sweep's table, frontier and recommendation on stdout."""
+    click.echo(f"metric {result.metric}{_params(result.metric_params)} on output {result.output}, "
+               f"{result.eval_samples} eval samples; threads {result.threads}, streams {result.streams}, "
+               f"batch {result.batch}")
+    click.echo(f"{'recipe':<14} {'runtime':<12} {'size MB':>8} {'p50 ms':>8} {'p99 ms':>8} {'mem MB':>7} "
+               f"{'mJ':>7} {'retention':>9} verdict")
+    for lv in result.levels:
+        verdict = "pass" if lv.passed else ("low-accuracy" if not lv.meets_retention else "over-budget")
+        verdict = "no change (= fp32)" if lv.no_change else verdict
+        mem = f"{lv.memory_mb_peak:7.1f}" if lv.memory_mb_peak is not None else "      -"
+        mj = f"{lv.energy_mj:7.2f}" if lv.energy_mj is not None else "      -"
+        click.echo(f"{lv.recipe:<14} {lv.runtime:<12} {lv.size_bytes / 1e6:8.2f} {lv.latency_ms:8.3f} "
+                   f"{lv.latency_ms_p99:8.3f} {mem} {mj} {lv.retention:9.4f} {verdict}{_interval(lv)}")
+    click.echo("pareto: " + ", ".join(f"{p.recipe}/{p.runtime}" for p in result.pareto))
+    rec = result.recommendation
+    click.echo(f"recommendation: {rec.recipe} on {rec.runtime} (retention {rec.retention:.4f}, "
+               f"p50 {rec.latency_ms:.3f} ms)" if rec else f"no recommendation: {result.reason}")
+    click.echo(f"plot: {result.plot}")
 
 
 @click.command("sweep")
@@ -102,21 +126,5 @@ def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | N
     if as_json:
         emit_json(result)
     else:
-        click.echo(f"metric {result.metric}{_params(result.metric_params)} on output {result.output}, "
-                   f"{result.eval_samples} eval samples; threads {result.threads}, streams {result.streams}, "
-                   f"batch {result.batch}")
-        click.echo(f"{'recipe':<14} {'runtime':<12} {'size MB':>8} {'p50 ms':>8} {'p99 ms':>8} {'mem MB':>7} "
-                   f"{'mJ':>7} {'retention':>9} verdict")
-        for lv in result.levels:
-            verdict = "pass" if lv.passed else ("low-accuracy" if not lv.meets_retention else "over-budget")
-            verdict = "no change (= fp32)" if lv.no_change else verdict
-            mem = f"{lv.memory_mb_peak:7.1f}" if lv.memory_mb_peak is not None else "      -"
-            mj = f"{lv.energy_mj:7.2f}" if lv.energy_mj is not None else "      -"
-            click.echo(f"{lv.recipe:<14} {lv.runtime:<12} {lv.size_bytes / 1e6:8.2f} {lv.latency_ms:8.3f} "
-                       f"{lv.latency_ms_p99:8.3f} {mem} {mj} {lv.retention:9.4f} {verdict}{_interval(lv)}")
-        click.echo("pareto: " + ", ".join(f"{p.recipe}/{p.runtime}" for p in result.pareto))
-        rec = result.recommendation
-        click.echo(f"recommendation: {rec.recipe} on {rec.runtime} (retention {rec.retention:.4f}, "
-                   f"p50 {rec.latency_ms:.3f} ms)" if rec else f"no recommendation: {result.reason}")
-        click.echo(f"plot: {result.plot}")
+        _render(result)
     return int(ExitCode.OK if result.recommendation else ExitCode.GATE_FAILED)

@@ -50,9 +50,9 @@ def render_fleet_sweep(result: FleetSweepResult) -> None:
     for col in ("device", "target", "status", "levels", "recommendation", "s", "notes"):
         table.add_column(col, overflow="fold")
     for r in result.rows:
-        levels = str(len(r.result.levels)) if r.result is not None else "-"
+        count = str(len(r.result.levels)) if r.result is not None else "-"
         notes = f"{r.error_kind}: {r.error}" if r.status == "error" else (r.result.reason if r.result else "") or ""
-        table.add_row(Text(r.device), r.target, r.status, levels, r.recommendation or "-", f"{r.seconds:.1f}",
+        table.add_row(Text(r.device), r.target, r.status, count, r.recommendation or "-", f"{r.seconds:.1f}",
                       Text(notes))
     out.print(table)
     levels = Table(title="levels across devices (p50 latency)")

@@ -30,7 +30,7 @@ from ..sweep.report import write_plot
 from .api import fleet_selection, resolve_devices
 from .artifacts import ModelRef
 from .devices import FleetDevice
-from .executors import DeviceEvents, Executor, make_executor
+from .executors import DeviceEvents, Executor
 from .runner import FleetRunner
 from .sweep_host import EVAL_FILE, Bundle, build_all, stage_inputs
 from .sweep_job import SweepJob

@@ -81,7 +81,8 @@ class SweepJob:
             "eval_data": root / EVAL_FILE, "calib": root / self.bundle.calib if self.bundle.calib else None,
             "out_dir": out, "eval_limit": None, "history_db": None})
 
-    def _sweep(self, root: Path, shared: bool, runner: Any, progress: EventSink | None) -> tuple[SweepResult, LevelRuns]:
+    def _sweep(self, root: Path, shared: bool, runner: Any,
+               progress: EventSink | None) -> tuple[SweepResult, LevelRuns]:
         from ..sweep.api import measure_sweep  # the heavy stack loads on the worker, once
         from ..targets import load_registry
 

@@ -46,6 +46,15 @@ def _keys(value: Any) -> Any:
     return type(value).__name__ if value is not None else None
 
 
+def _paths(value: Any, prefix: str = "") -> set[str]:
+    """Every key path of a JSON value (list elements as ``[]``), values aside."""
+    if isinstance(value, dict):
+        return {prefix} | {p for k, v in value.items() for p in _paths(v, f"{prefix}.{k}")}
+    if isinstance(value, list):
+        return {prefix} | {p for v in value for p in _paths(v, f"{prefix}[]")}
+    return {prefix}
+
+
 def _row_shape(row: Any) -> Any:
     data = row.model_dump(mode="json", exclude={"seconds", "started_at", "worker"})
     data["result"] = _keys(data["result"]) if data["result"] else None
@@ -75,3 +84,28 @@ def test_models_travel_through_the_object_store_by_content_hash(ray_lab: Lab, ti
     assert all(r.result is not None and r.result.model.sha256 == result.rows[0].result.model.sha256
                for r in result.rows)
     assert ray.is_initialized()  # a cluster the executor did not start is left running
+
+
+def test_sweep_under_ray_builds_on_cpu_tasks_and_matches_the_local_rows(ray_lab: Lab, tiny_cnn: Path,
+                                                                         tmp_path: Path):
+    """The host side as Ray CPU tasks (files back through the object store), each device's job on its resource,
+    the bundle by content hash; the same per-device schema as the local executor."""
+    from edgeopt.fleet.sweep_api import fleet_sweep
+    from tests.integration.ssh.test_fleet_sweep import MEASURE, options
+
+    common = dict(inventory=ray_lab.inventory, known_hosts=ray_lab.known_hosts)
+    on_ray = fleet_sweep(tiny_cnn, options(tiny_cnn, tmp_path / "ray"), MEASURE, devices="lab-00,lab-off",
+                         executor="ray", **common)
+    local = fleet_sweep(tiny_cnn, options(tiny_cnn, tmp_path / "local"), MEASURE, devices="lab-00", **common)
+    ok, off = on_ray.rows
+    assert ok.status == "ok" and ok.worker and ok.worker.startswith("ray:"), ok.error
+    assert off.error_kind == "unreachable" and "edgeopt-device:lab-off" in str(off.error)
+    ray_paths, local_paths = _paths(ok.model_dump(mode="json")), _paths(local.rows[0].model_dump(mode="json"))
+    assert ray_paths == local_paths, ray_paths ^ local_paths
+    assert [(lv.recipe, lv.runtime) for lv in ok.result.levels] == \
+        [(lv.recipe, lv.runtime) for lv in local.rows[0].result.levels]
+    # not a shared path: the artifacts came back as bytes from a CPU task, the device's sweep from a worker dir
+    assert (tmp_path / "ray" / "host" / "artifacts" / "local" / "fp16" / "manifest.json").is_file()
+    assert ok.result.out_dir == str(tmp_path / "ray" / "devices" / "lab-00")
+    assert (tmp_path / "ray" / "devices" / "lab-00" / "pareto.svg").is_file()
+    assert on_ray.exit_code == 1 and local.exit_code == 0 and on_ray.executor == "ray"
