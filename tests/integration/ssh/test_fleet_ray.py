@@ -86,6 +86,7 @@ def test_models_travel_through_the_object_store_by_content_hash(ray_lab: Lab, ti
     assert ray.is_initialized()  # a cluster the executor did not start is left running
 
 
+@pytest.mark.slow  # two small sweeps (Ray, then local to compare): ~50 s on the loaded 2-core machine
 def test_sweep_under_ray_builds_on_cpu_tasks_and_matches_the_local_rows(ray_lab: Lab, tiny_cnn: Path,
                                                                          tmp_path: Path):
     """The host side as Ray CPU tasks (files back through the object store), each device's job on its resource,
