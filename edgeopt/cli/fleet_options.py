@@ -45,12 +45,14 @@ def _check(fleet: FleetOptions) -> FleetOptions:
     return fleet
 
 
-def fleet_options(required: bool = False, with_selection: bool = True) -> Callable[[F], F]:
+def fleet_options(required: bool = False, with_selection: bool = True,
+                  deadline_default: str = "--max-duration + 300") -> Callable[[F], F]:
     """Add the fleet flags; the command receives them as ``fleet: FleetOptions``.
 
     Args:
         required: ``--devices`` must be given.
         with_selection: add ``--devices`` (False: the command selects its devices itself, e.g. qualify's spec).
+        deadline_default: what ``--deadline``'s help names as its default.
     """
 
     def decorate(f: F) -> F:
@@ -74,7 +76,7 @@ def fleet_options(required: bool = False, with_selection: bool = True) -> Callab
                          help="Where device jobs run: a thread pool here, or Ray (pip install 'edgeopt[ray]'): ray "
                               "= $RAY_ADDRESS or a local cluster for the run."),
             click.option("--deadline", type=click.FloatRange(min=0.001), default=None, metavar="SECONDS",
-                         help="Per-device deadline from its start [default: --max-duration + 300]."),
+                         help=f"Per-device deadline from its start [default: {deadline_default}]."),
         ]
         decorated: Any = wrapper
         for option in reversed(options):

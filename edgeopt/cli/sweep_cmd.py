@@ -95,7 +95,7 @@ def _render(result: SweepResult) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON only.")
 @mlflow_options
 @remote_options()
-@fleet_options()
+@fleet_options(deadline_default="3600 s")
 def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | None, min_retention: float,
               metric: str | None, output_sel: str | None, fps: float | None, objective: str, runtimes: str | None,
               calib: Path | None, out_dir: Path | None, max_trials: int, max_search_s: float, nncf_budget_s: float,

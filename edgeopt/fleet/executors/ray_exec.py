@@ -129,8 +129,17 @@ class RayExecutor:
         ray = import_ray()
         with self.session({}):
             task = ray.remote(num_cpus=1, max_retries=0)(fn)
-            refs = [task.options(name=f"edgeopt-host:{getattr(fn, '__name__', 'task')}").remote(*args)
-                    for args in calls]
+            puts: dict[int, Any] = {}
+
+            def once(arg: Any) -> Any:  # an object several calls share (the inputs' bytes) goes in once
+                if not (isinstance(arg, (dict, bytes)) and arg and sum(arg is a for c in calls for a in c) > 1):
+                    return arg
+                if id(arg) not in puts:
+                    puts[id(arg)] = ray.put(arg)
+                return puts[id(arg)]
+
+            refs = [task.options(name=f"edgeopt-host:{getattr(fn, '__name__', 'task')}").remote(
+                *(once(a) for a in args)) for args in calls]
             try:
                 return list(ray.get(refs))
             except Exception as exc:  # a worker lost (killed, out of memory): the host step failed as a whole

@@ -89,9 +89,11 @@ def test_cli_sweep_devices_json_and_exit_codes(sweep_lab: Lab, tiny_cnn: Path, t
     base = ["sweep", str(tiny_cnn), "--eval", str(data), "--recipes", "fp16", "--runtimes", "onnxruntime",
             "--iterations", "10", "--min-duration", "0.05", "--no-int8-search", "--min-retention", "0.9",
             "--inventory", str(sweep_lab.inventory), "--known-hosts", str(sweep_lab.known_hosts)]
-    code = main([*base, "--devices", "lab-off", "--out", str(tmp_path / "off"), "--json"])
-    doc = json.loads(capsys.readouterr().out)
-    assert code == 3 and doc["rows"][0]["error_kind"] == "unreachable"  # every device failed
+    code = main([*base, "--devices", "lab-off", "--out", str(tmp_path / "off")])
+    text = capsys.readouterr().out
+    assert code == 3 and "could not run: lab-off" in text and "unreachable" in text  # every device failed
+    doc = json.loads((tmp_path / "off" / "fleet-sweep.json").read_text())
+    assert doc["exit_code"] == 3 and doc["rows"][0]["error_kind"] == "unreachable"
     code = main([*base, "--devices", "lab-00,lab-off", "--jobs", "1", "--out", str(tmp_path / "one"), "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert code == 1, doc  # one device ran (and has a recommendation), one could not
