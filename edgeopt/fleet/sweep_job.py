@@ -94,7 +94,8 @@ class SweepJob:
         tgt = load_registry(extra_dirs=self.targets_dirs).get(self.target)
         return measure_sweep(root / self.bundle.model, self._options(root, shared), self.measure, tgt, runner,
                              progress=emit, targets_dirs=self.targets_dirs,
-                             prebuilt=self.bundle.for_target(self.target, root))
+                             prebuilt=self.bundle.for_target(self.target, root),
+                             gains_dir=self.out_dir.parent.parent / "int8-gains" if shared else None)
 
     def __call__(self, blobs: Mapping[str, bytes] | None = None, progress: EventSink | None = None,
                  cancel: CancelToken | None = None) -> FleetSweepRow:

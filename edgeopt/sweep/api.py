@@ -193,18 +193,19 @@ def run_sweep(
 
 def measure_sweep(model: Path, options: SweepOptions, measure: MeasureSettings, tgt: Target, runner: Runner, *,
                   progress: Progress | None = None, targets_dirs: tuple[Path, ...] = (),
-                  prebuilt: Prebuilt | None = None) -> tuple[SweepResult, LevelRuns]:
+                  prebuilt: Prebuilt | None = None, gains_dir: Path | None = None) -> tuple[SweepResult, LevelRuns]:
     """The sweep's work on ``runner`` once its inputs are checked: every level, the INT8 search, the ranking;
     also every freshly measured level's benchmark. Writes the artifacts, cache and plot, not ``sweep.json``.
 
     Args:
         prebuilt: recipes already optimized (a fleet sweep builds them once on the host, ``edgeopt.fleet.sweep``);
             a recipe not in it is optimized here on first use.
+        gains_dir: the INT8 search's sensitivity/gains cache (None: its own, under the output directory).
     """
     started = time.perf_counter()
     run = _SweepRun.start(model, options, measure, tgt, runner, progress, targets_dirs)
     run.measure_recipes(prebuilt or {})
-    search = run.int8_search()
+    search = run.int8_search(gains_dir)
     result = run.result(search, started)  # the ranking rounds run on the runner
     return result, list(run.ctx.bench_results)
 
@@ -374,7 +375,7 @@ class _SweepRun:
                     raise
                 self.table.warn(f"recipe {name} skipped: {exc}")
 
-    def int8_search(self) -> Int8SearchResult | None:
+    def int8_search(self, gains_dir: Path | None = None) -> Int8SearchResult | None:
         """The accuracy-aware INT8 search, when enabled and INT8 missed the threshold."""
         opts = self.options
         int8_fails = [lv for lv in self.table.levels if lv.recipe == "int8" and not lv.meets_retention]
@@ -385,7 +386,7 @@ class _SweepRun:
         plan = SearchPlan(runtime=int8_fails[0].runtime, rts=tuple(self.rts), out=self.out / "int8-search",
                           calib=opts.calib or self.eval_npz, max_trials=opts.max_trials,
                           max_seconds=opts.max_search_s, targets_dirs=self.targets_dirs,
-                          nncf_budget_s=opts.nncf_budget_s)
+                          nncf_budget_s=opts.nncf_budget_s, gains_dir=gains_dir)
         return search_int8(self.model, ctx=self.ctx, plan=plan, run_level=self.table, emit=self.emit)
 
     def result(self, search: Int8SearchResult | None, started: float) -> SweepResult:

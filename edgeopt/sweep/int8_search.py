@@ -77,7 +77,8 @@ class SearchPlan:
         max_trials: most device trials. max_seconds: time bound of the whole search, s.
         targets_dirs: extra target directories. nncf_budget_s: when > 0 and the sweep runs OpenVINO, NNCF's
         accuracy-controlled quantization is tried as a candidate if at least this much search time is left
-        (0: off).
+        (0: off). gains_dir: where per-node sensitivities and latency gains are cached (None: ``out/gains``); a
+        fleet sweep shares one between its devices, so the host's sensitivity scoring is reused across them.
     """
 
     runtime: str
@@ -88,6 +89,7 @@ class SearchPlan:
     max_seconds: float
     targets_dirs: tuple[Path, ...] = ()
     nncf_budget_s: float = 0.0
+    gains_dir: Path | None = None
 
 
 class Int8Search:
@@ -103,7 +105,7 @@ class Int8Search:
         self.base_m = onnx.load(str(self.base))
         self.state = SearchState()
         self.model = model
-        self.cache = SensitivityCache(plan.out / "gains")
+        self.cache = SensitivityCache(plan.gains_dir or plan.out / "gains")
         self.chosen_by_rt: dict[str, Int8Trial] = {}
         self.float_sets: dict[str, dict[str, Any]] = {}
 
