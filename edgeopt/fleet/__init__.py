@@ -2,6 +2,8 @@
 
 ``fleet_benchmark(model, devices="tag:rpi5", jobs=8, executor="local")`` measures a model on every selected
 inventory device at once and returns a :class:`FleetResult` (a row per device plus medians, spread and outliers).
+``edgeopt.fleet.sweep_api.fleet_sweep`` sweeps a model on every selected device (the artifacts built once on the
+host); it is not imported here, so ``import edgeopt.fleet`` stays light.
 """
 
 from .aggregate import DEFAULT_OUTLIER_PCT, aggregate, conditions

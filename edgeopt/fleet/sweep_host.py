@@ -118,7 +118,10 @@ def build_recipe(inputs: ModelRef, blobs: Mapping[str, bytes] | None, model: str
 
 
 def _link_or_copy(src: Path, dst: Path) -> None:
+    """``dst`` becomes a hard link to (or a copy of) ``src``; ``src`` is never written or removed."""
     dst.parent.mkdir(parents=True, exist_ok=True)
+    if dst.exists() and dst.resolve() == src.resolve():
+        return  # the bundle's own copy given as the input
     with contextlib.suppress(FileNotFoundError):
         dst.unlink()
     try:
