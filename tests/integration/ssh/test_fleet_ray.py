@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
+from edgeopt import qualify
 from edgeopt.fleet import fleet_benchmark
 from edgeopt.fleet.executors.ray_exec import RayExecutor
+from edgeopt.history import open_store
 from tests.integration.ssh.lab import Lab
 from tests.integration.ssh.sshd import unavailable_reason
 
@@ -75,3 +77,36 @@ def test_models_travel_through_the_object_store_by_content_hash(ray_lab: Lab, ti
     assert all(r.result is not None and r.result.model.sha256 == result.rows[0].result.model.sha256
                for r in result.rows)
     assert ray.is_initialized()  # a cluster the executor did not start is left running
+
+
+def _device_shape(device: Any) -> Any:
+    data = device.model_dump(mode="json")
+    for key in ("bench", "paced"):
+        data[key] = _keys(data[key]) if data[key] else None
+    return _keys(data)
+
+
+def test_qualify_runs_its_devices_as_ray_tasks_with_the_same_result(ray_lab: Lab, tiny_cnn: Path, tmp_path: Path):
+    spec = tmp_path / "q.yaml"
+    spec.write_text(f"""
+name: ray-q
+model: {{path: {tiny_cnn}}}
+inventory: {ray_lab.inventory}
+targets:
+  - {{devices: "tag:even,lab-off", known_hosts: {ray_lab.known_hosts}}}
+measure: {{iterations: 20, min_duration_s: 0.2, warmup: 2, energy: false}}
+gates: {{latency: {{max_ms: 1000}}}}
+""")
+    db = tmp_path / "h.sqlite3"
+    on_ray = qualify(spec, report_dir=tmp_path / "ray", history_db=db, executor="ray", jobs=2)
+    local = qualify(spec, report_dir=tmp_path / "local", history_db=db, executor="local")
+    assert [d.label for d in on_ray.devices] == [d.label for d in local.devices] == ["lab-00", "lab-02", "lab-off"]
+    for a, b in zip(on_ray.devices[:2], local.devices[:2], strict=True):
+        assert a.passed and b.passed, (a.error, b.error)
+        assert _device_shape(a) == _device_shape(b)
+        assert a.bench is not None and a.bench.model.path == str(tiny_cnn) and a.history_run_id is not None
+    off = on_ray.devices[2]
+    assert off.status == "error" and "edgeopt-device:lab-off" in str(off.error) and on_ray.exit_code == 1
+    runs = {r.group_id for r in open_store(db).runs(kind="qualify")}
+    assert on_ray.group_id in runs and local.group_id in runs  # history written on the driver, grouped per run
+    assert (tmp_path / "ray" / "result.json").is_file()
