@@ -8,12 +8,16 @@ frame-paced (``--fps``, ``--frames``) so a device's run lasts ``frames / fps`` s
 - host CPU seconds per device: this process's CPU (SSH client threads, result parsing) plus, for Ray, the Ray
   processes' CPU (workers, raylet, GCS; read from /proc), divided by the fleet size;
 - the Ray executor's overhead: Ray's fleet wall time minus the local executor's, on a warm cluster started once
-  here with one ``edgeopt-device:NAME`` resource per device (goal: < 2 s per fleet run).
+  here with one ``edgeopt-device:NAME`` resource per device (goal: < 2 s per fleet run). Warm means: one fleet
+  run on every device first, and the cluster keeps an idle worker per device between runs
+  (``num_workers_soft_limit``, ``--ray-idle-workers``; 0 = Ray's default, one per CPU, which starts a fresh
+  worker process per device job beyond the CPU count in every run); ``ray_workers_started`` counts the Ray
+  worker processes each run had to start.
 
 Needs root and openssh-server (``make sysdeps``); Ray only for ``--executors ...ray``.
 
 Usage: python benchmarks/fleet.py [--sizes 1,4,16] [--fps 20] [--frames 60] [--rounds 3] [--executors local,ray]
-                                  [--out results.json]
+                                  [--ray-idle-workers N] [--out results.json]
 """
 
 from __future__ import annotations
@@ -60,6 +64,19 @@ def ray_cpu_s() -> float:
     return total
 
 
+def ray_workers() -> set[int]:
+    """PIDs of Ray worker processes (their titles start with ``ray::``)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_bytes().startswith(b"ray::"):
+                    found.add(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
 def own_cpu_s() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -68,22 +85,26 @@ def own_cpu_s() -> float:
 def one_run(model: Path, lab: Lab, names: list[str], executor: str, args: argparse.Namespace) -> dict[str, float]:
     """One fleet run: wall seconds, host CPU seconds, devices that returned a result."""
     cpu0, ray0 = own_cpu_s(), ray_cpu_s() if executor == "ray" else 0.0
+    workers0 = ray_workers() if executor == "ray" else set()
     started = time.perf_counter()
     result = fleet_benchmark(model, devices=",".join(names), inventory=lab.inventory, known_hosts=lab.known_hosts,
                              executor=executor, pacing_fps=args.fps, iterations=args.frames, min_duration_s=0.0,
                              warmup=2, threads=1, energy=False, use_target_fps=False, deadline_s=600)
     wall = time.perf_counter() - started
     cpu = own_cpu_s() - cpu0 + ((ray_cpu_s() - ray0) if executor == "ray" else 0.0)
+    started_workers = len(ray_workers() - workers0) if executor == "ray" else 0
     errors = [f"{r.device}: {r.error}" for r in result.rows if r.status == "error"]
     if errors:
         print("device errors: " + "; ".join(errors), file=sys.stderr)
-    return {"wall_s": wall, "host_cpu_s": cpu, "ok": sum(r.status == "ok" for r in result.rows)}
+    return {"wall_s": wall, "host_cpu_s": cpu, "ok": sum(r.status == "ok" for r in result.rows),
+            "workers": started_workers}
 
 
 def measure(model: Path, lab: Lab, args: argparse.Namespace) -> list[dict[str, Any]]:
     rows = []
     for executor in args.executors:
-        one_run(model, lab, [lab.devices[0].name], executor, args)  # warm: agent + model cached, workers up
+        # warm: the agent and the model in every device's cache, a Ray worker per device up
+        one_run(model, lab, [d.name for d in lab.devices[:max(args.sizes)]], executor, args)
         for n in args.sizes:
             names = [d.name for d in lab.devices[:n]]
             runs = [one_run(model, lab, names, executor, args) for _ in range(args.rounds)]
@@ -92,6 +113,7 @@ def measure(model: Path, lab: Lab, args: argparse.Namespace) -> list[dict[str, A
                 "wall_s": round(statistics.median(r["wall_s"] for r in runs), 3),
                 "host_cpu_s_per_device": round(statistics.median(r["host_cpu_s"] for r in runs) / n, 3),
                 "devices_ok": min(r["ok"] for r in runs),
+                **({"ray_workers_started": [r["workers"] for r in runs]} if executor == "ray" else {}),
             })
             print(json.dumps(rows[-1]), file=sys.stderr)
     return rows
@@ -108,7 +130,7 @@ def summarize(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str,
         "benchmark": "fleet", "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
                                           "python": platform.python_version()},
         "settings": {"fps": args.fps, "frames": args.frames, "paced_run_s": args.frames / args.fps,
-                     "rounds": args.rounds, "model": args.model},
+                     "rounds": args.rounds, "model": args.model, "ray_idle_workers": args.ray_idle_workers},
         "rows": rows, "ray_overhead_s_vs_local": overhead,
         "goals": {"wall_vs_one_device_at_16": "<= 1.2", "ray_overhead_s": "< 2"},
     }
@@ -122,10 +144,15 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="runs per (size, executor); the median is kept")
     parser.add_argument("--executors", default="local,ray", help="local and/or ray")
     parser.add_argument("--model", default="mobilenet-tiny", help="zoo model")
+    parser.add_argument("--ray-idle-workers", type=int, default=None,
+                        help="idle Ray workers the cluster keeps (num_workers_soft_limit) [default: the largest "
+                             "size; 0: Ray's default, one per CPU]")
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON here")
     args = parser.parse_args()
     args.sizes = sorted({int(s) for s in args.sizes.split(",")})
     args.executors = [e.strip() for e in args.executors.split(",") if e.strip()]
+    if args.ray_idle_workers is None:
+        args.ray_idle_workers = max(args.sizes)
     reason = unavailable_reason()
     if reason:
         print(f"skipped: {reason}", file=sys.stderr)
@@ -136,8 +163,9 @@ def main() -> int:
             if "ray" in args.executors:
                 import ray
 
+                idle = {"num_workers_soft_limit": args.ray_idle_workers} if args.ray_idle_workers > 0 else {}
                 ray.init(address="local", resources={f"edgeopt-device:{d.name}": 1.0 for d in lab.devices},
-                         include_dashboard=False, log_to_driver=False)
+                         include_dashboard=False, log_to_driver=False, _system_config=idle)
             try:
                 report = summarize(measure(model, lab, args), args)
             finally:
