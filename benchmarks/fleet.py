@@ -8,16 +8,15 @@ frame-paced (``--fps``, ``--frames``) so a device's run lasts ``frames / fps`` s
 - host CPU seconds per device: this process's CPU (SSH client threads, result parsing) plus, for Ray, the Ray
   processes' CPU (workers, raylet, GCS; read from /proc), divided by the fleet size;
 - the Ray executor's overhead: Ray's fleet wall time minus the local executor's, on a warm cluster started once
-  here with one ``edgeopt-device:NAME`` resource per device (goal: < 2 s per fleet run). Warm means: one fleet
-  run on every device first, and the cluster keeps an idle worker per device between runs
-  (``num_workers_soft_limit``, ``--ray-idle-workers``; 0 = Ray's default, one per CPU, which starts a fresh
-  worker process per device job beyond the CPU count in every run); ``ray_workers_started`` counts the Ray
-  worker processes each run had to start.
+  here with one ``edgeopt-device:NAME`` resource per device (goal: < 2 s per fleet run). Warm means one fleet
+  run on every device of the largest size first: Ray then keeps a worker process per device and reuses it, while
+  a cold run starts one per device job (Python, Ray and edgeopt imports, at most CPU-count at a time);
+  ``ray_workers_started`` counts the Ray worker processes each timed run had to start (0 when warm).
 
 Needs root and openssh-server (``make sysdeps``); Ray only for ``--executors ...ray``.
 
 Usage: python benchmarks/fleet.py [--sizes 1,4,16] [--fps 20] [--frames 60] [--rounds 3] [--executors local,ray]
-                                  [--ray-idle-workers N] [--out results.json]
+                                  [--out results.json]
 """
 
 from __future__ import annotations
@@ -130,7 +129,7 @@ def summarize(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str,
         "benchmark": "fleet", "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
                                           "python": platform.python_version()},
         "settings": {"fps": args.fps, "frames": args.frames, "paced_run_s": args.frames / args.fps,
-                     "rounds": args.rounds, "model": args.model, "ray_idle_workers": args.ray_idle_workers},
+                     "rounds": args.rounds, "model": args.model},
         "rows": rows, "ray_overhead_s_vs_local": overhead,
         "goals": {"wall_vs_one_device_at_16": "<= 1.2", "ray_overhead_s": "< 2"},
     }
@@ -144,15 +143,10 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="runs per (size, executor); the median is kept")
     parser.add_argument("--executors", default="local,ray", help="local and/or ray")
     parser.add_argument("--model", default="mobilenet-tiny", help="zoo model")
-    parser.add_argument("--ray-idle-workers", type=int, default=None,
-                        help="idle Ray workers the cluster keeps (num_workers_soft_limit) [default: the largest "
-                             "size; 0: Ray's default, one per CPU]")
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON here")
     args = parser.parse_args()
     args.sizes = sorted({int(s) for s in args.sizes.split(",")})
     args.executors = [e.strip() for e in args.executors.split(",") if e.strip()]
-    if args.ray_idle_workers is None:
-        args.ray_idle_workers = max(args.sizes)
     reason = unavailable_reason()
     if reason:
         print(f"skipped: {reason}", file=sys.stderr)
@@ -163,9 +157,8 @@ def main() -> int:
             if "ray" in args.executors:
                 import ray
 
-                idle = {"num_workers_soft_limit": args.ray_idle_workers} if args.ray_idle_workers > 0 else {}
                 ray.init(address="local", resources={f"edgeopt-device:{d.name}": 1.0 for d in lab.devices},
-                         include_dashboard=False, log_to_driver=False, _system_config=idle)
+                         include_dashboard=False, log_to_driver=False)
             try:
                 report = summarize(measure(model, lab, args), args)
             finally:

@@ -9,12 +9,10 @@ once per node (:mod:`..artifacts`). Progress comes back through a ``ray.util.que
 deadline (plus grace) is cancelled with ``ray.cancel(force=True)``, which kills its worker and so its SSH
 session: the agent on the device then ends itself. Nothing here schedules, queues or calls remotely by hand.
 
-Warm cluster: every device job in flight is a Ray worker process, and Ray keeps only as many idle workers per
-node as it has CPUs (``num_workers_soft_limit``); beyond them it starts a fresh worker (Python, Ray and edgeopt
-imports: about a CPU-second) for each job of every run, at most CPU-count at a time. A node that runs fleets
-repeatedly keeps one idle worker per device when started with ``RAY_num_workers_soft_limit=N ray start ...``
-(or ``--system-config '{"num_workers_soft_limit": N}'``), N >= its devices (docs/fleet.md). The progress queue
-is one actor per driver process, reused by its later fleet runs.
+Warm cluster: every device job in flight is a Ray worker process. A cluster's first fleet run (or one with more
+devices than any before) starts a worker per job (Python, Ray and edgeopt imports: about a CPU-second each, at
+most CPU-count at a time); later runs reuse them. The progress queue is one actor per driver process, reused by
+its later fleet runs (an actor per run would start a worker, and kill it, every time). docs/fleet.md.
 
 Where: the Ray instance this process already has; else ``address`` (``auto`` for the cluster ``ray start`` runs
 on this machine, a GCS ``HOST:PORT``, or ``ray://HOST:PORT`` for Ray Client); else a local cluster started for
