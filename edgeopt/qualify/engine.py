@@ -73,7 +73,7 @@ def run_qualification(
     progress: ProgressSink | None = None,
     log: Callable[[str], None] | None = None,
     jobs: int | None = None,
-    executor: str = "local",
+    executor: str | Executor = "local",
     deadline_s: float | None = None,
 ) -> QualifyResult:
     """Measure the loaded spec's model on each of its devices, in parallel, and judge it against its gates.
@@ -157,7 +157,8 @@ class _FleetPlan:
     executor: Executor
 
 
-def _fleet_plan(s: QualifySpec, count: int, jobs: int | None, executor: str, deadline_s: float | None) -> _FleetPlan:
+def _fleet_plan(s: QualifySpec, count: int, jobs: int | None, executor: str | Executor,
+                deadline_s: float | None) -> _FleetPlan:
     """``--jobs`` (default: every device at once), ``--executor`` and ``--deadline`` checked.
 
     Raises:
