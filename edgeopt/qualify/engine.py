@@ -1,8 +1,9 @@
 """The qualification engine: measure a loaded spec's model on its devices and judge it against its gates.
 
 Flow of ``edgeopt.qualify`` (:mod:`edgeopt.api`): load the spec (profiles merged; every spec error names
-file:line: key) -> here: place the targets (runners, no connection yet) -> build / optimize the model -> retention
-on the host (when gated) -> per device: timed run (raw samples kept), frame-paced run (deadline_miss gate),
+file:line: key) -> here: place the targets (plain data, nothing connects yet) -> build / optimize the model ->
+retention on the host (when gated) -> per device, a fleet job on the chosen executor (threads or Ray tasks;
+:mod:`.device_jobs`): timed run (raw samples kept), frame-paced run (deadline_miss gate) -> here, per device:
 baseline comparison (regression gate), gates, costs, history record -> ``QualifyResult`` -> back in the API:
 reports (json, html, junit, markdown; :mod:`edgeopt.reports`) -> optional sinks.
 """
