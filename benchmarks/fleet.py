@@ -8,7 +8,10 @@ frame-paced (``--fps``, ``--frames``) so a device's run lasts ``frames / fps`` s
 - host CPU seconds per device: this process's CPU (SSH client threads, result parsing) plus, for Ray, the Ray
   processes' CPU (workers, raylet, GCS; read from /proc), divided by the fleet size;
 - the Ray executor's overhead: Ray's fleet wall time minus the local executor's, on a warm cluster started once
-  here with one ``edgeopt-device:NAME`` resource per device (goal: < 2 s per fleet run).
+  here with one ``edgeopt-device:NAME`` resource per device (goal: < 2 s per fleet run). Warm means one fleet
+  run on every device of the largest size first: Ray then keeps a worker process per device and reuses it, while
+  a cold run starts one per device job (Python, Ray and edgeopt imports, at most CPU-count at a time);
+  ``ray_workers_started`` counts the Ray worker processes each timed run had to start (0 when warm).
 
 Needs root and openssh-server (``make sysdeps``); Ray only for ``--executors ...ray``.
 
@@ -60,6 +63,19 @@ def ray_cpu_s() -> float:
     return total
 
 
+def ray_workers() -> set[int]:
+    """PIDs of Ray worker processes (their titles start with ``ray::``)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_bytes().startswith(b"ray::"):
+                    found.add(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
 def own_cpu_s() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -68,22 +84,26 @@ def own_cpu_s() -> float:
 def one_run(model: Path, lab: Lab, names: list[str], executor: str, args: argparse.Namespace) -> dict[str, float]:
     """One fleet run: wall seconds, host CPU seconds, devices that returned a result."""
     cpu0, ray0 = own_cpu_s(), ray_cpu_s() if executor == "ray" else 0.0
+    workers0 = ray_workers() if executor == "ray" else set()
     started = time.perf_counter()
     result = fleet_benchmark(model, devices=",".join(names), inventory=lab.inventory, known_hosts=lab.known_hosts,
                              executor=executor, pacing_fps=args.fps, iterations=args.frames, min_duration_s=0.0,
                              warmup=2, threads=1, energy=False, use_target_fps=False, deadline_s=600)
     wall = time.perf_counter() - started
     cpu = own_cpu_s() - cpu0 + ((ray_cpu_s() - ray0) if executor == "ray" else 0.0)
+    started_workers = len(ray_workers() - workers0) if executor == "ray" else 0
     errors = [f"{r.device}: {r.error}" for r in result.rows if r.status == "error"]
     if errors:
         print("device errors: " + "; ".join(errors), file=sys.stderr)
-    return {"wall_s": wall, "host_cpu_s": cpu, "ok": sum(r.status == "ok" for r in result.rows)}
+    return {"wall_s": wall, "host_cpu_s": cpu, "ok": sum(r.status == "ok" for r in result.rows),
+            "workers": started_workers}
 
 
 def measure(model: Path, lab: Lab, args: argparse.Namespace) -> list[dict[str, Any]]:
     rows = []
     for executor in args.executors:
-        one_run(model, lab, [lab.devices[0].name], executor, args)  # warm: agent + model cached, workers up
+        # warm: the agent and the model in every device's cache, a Ray worker per device up
+        one_run(model, lab, [d.name for d in lab.devices[:max(args.sizes)]], executor, args)
         for n in args.sizes:
             names = [d.name for d in lab.devices[:n]]
             runs = [one_run(model, lab, names, executor, args) for _ in range(args.rounds)]
@@ -92,6 +112,7 @@ def measure(model: Path, lab: Lab, args: argparse.Namespace) -> list[dict[str, A
                 "wall_s": round(statistics.median(r["wall_s"] for r in runs), 3),
                 "host_cpu_s_per_device": round(statistics.median(r["host_cpu_s"] for r in runs) / n, 3),
                 "devices_ok": min(r["ok"] for r in runs),
+                **({"ray_workers_started": [r["workers"] for r in runs]} if executor == "ray" else {}),
             })
             print(json.dumps(rows[-1]), file=sys.stderr)
     return rows

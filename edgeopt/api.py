@@ -10,6 +10,7 @@ from typing import Any
 from . import reports
 from .analysis import inspect_model
 from .analysis.report import InspectResult
+from .fleet.executors import Executor
 from .qualify.engine import default_report_dir, run_qualification
 from .qualify.loader import load_spec
 from .qualify.result import QualifyResult, SweepPoint
@@ -50,7 +51,7 @@ def qualify(
     progress: ProgressSink | None = None,
     log: Callable[[str], None] | None = None,
     jobs: int | None = None,
-    executor: str = "local",
+    executor: str | Executor = "local",
     deadline_s: float | None = None,
 ) -> QualifyResult:
     """Qualify the spec's model on each of its devices, in parallel, against its gates.
@@ -67,9 +68,11 @@ def qualify(
         progress: receives the agent's progress events (each with ``device``: the device's label).
         log: receives one-line status messages.
         jobs: devices run at the same time at most (None: all of them; docs/fleet.md).
-        executor: ``local`` (a thread pool here; qualify's device jobs hold its runners and history).
-        deadline_s: per-device deadline (None: ``measure.max_duration_s`` per timed run + 300 s); a device past
-            it is an error row.
+        executor: ``local`` (a thread pool here), ``ray``, ``ray:auto``, ``ray:HOST:PORT``, ``ray://HOST:PORT``
+            (Ray tasks holding each device's ``edgeopt-device:LABEL`` resource; gates, history and reports stay
+            here) or an executor object.
+        deadline_s: per-device deadline (None: ``measure.max_duration_s`` per timed run + 300 s); past it the
+            device's SSH session is aborted and its row is a ``deadline`` error.
 
     Returns:
         The result; ``result.exit_code`` is 0 (all gates pass), 1 (a gate failed, or some devices could not

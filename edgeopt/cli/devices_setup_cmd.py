@@ -10,7 +10,12 @@ from ..devices.setup import parse_runtimes
 from ..errors import ExitCode, InputError
 from ..fleet import FleetProgress
 from ..fleet.setup_job import SetupRow, setup_fleet
+from ..settings import RemoteSpec
 from .common import emit_json, json_option, targets_dir_option
+from .remote_options import remote_options
+
+# Setup reaches inventory devices with their own key and base interpreter (the venv is made from it).
+SETUP_EXCLUDES = ("host", "key", "python")
 
 
 def _exit_code(rows: list[SetupRow]) -> int:
@@ -46,18 +51,13 @@ def _render(rows: list[SetupRow]) -> None:
               help="Never let the device reach an index: the host downloads wheels and pushes them (SFTP).")
 @click.option("--wheels", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Push the wheels of this host directory instead of downloading (implies --offline).")
-@click.option("--inventory", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Devices file [default: $EDGEOPT_INVENTORY or ./devices.yaml].")
-@click.option("--known-hosts", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Trusted host keys [default: ~/.ssh/known_hosts].")
-@click.option("--accept-new-host-key", is_flag=True, help="Trust and record host keys seen for the first time.")
+@remote_options(with_device=False, exclude=SETUP_EXCLUDES)
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
               help="Devices set up at the same time at most [default: all].")
 @targets_dir_option
 @json_option
 def setup_cmd(name: str | None, selection: str | None, runtimes: str | None, offline: bool, wheels: Path | None,
-              inventory: Path | None, known_hosts: Path | None, accept_new_host_key: bool, jobs: int | None,
-              targets_dirs: tuple[Path, ...], as_json: bool) -> int:
+              remote: RemoteSpec, jobs: int | None, targets_dirs: tuple[Path, ...], as_json: bool) -> int:
     """Create a venv (--system-site-packages) on each device with numpy and its runtimes; later runs use it.
 
     The system Python is never modified. The venv's interpreter is recorded in <inventory>.state.json beside
@@ -70,10 +70,8 @@ def setup_cmd(name: str | None, selection: str | None, runtimes: str | None, off
     if bool(name) == bool(selection):
         raise InputError("name one device (edgeopt devices setup NAME) or select several with --devices, not both")
     with FleetProgress() as progress:
-        rows = setup_fleet(selection or str(name), inventory=inventory, runtimes=parse_runtimes(runtimes),
-                           offline=offline, wheels=wheels, known_hosts=known_hosts,
-                           accept_new_host_key=accept_new_host_key, targets_dirs=targets_dirs, jobs=jobs,
-                           progress=progress)
+        rows = setup_fleet(selection or str(name), remote=remote, runtimes=parse_runtimes(runtimes),
+                           offline=offline, wheels=wheels, targets_dirs=targets_dirs, jobs=jobs, progress=progress)
     code = _exit_code(rows)
     if as_json:
         emit_json({"devices": [r.model_dump(mode="json") for r in rows], "exit_code": code})

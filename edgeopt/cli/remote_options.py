@@ -39,8 +39,13 @@ def parse_timeouts(pairs: tuple[str, ...]) -> SshTimeouts | None:
     return build(SshTimeouts, values)
 
 
-def remote_options(with_device: bool = True) -> Callable[[F], F]:
-    """Add the remote flags to a command; the command receives them as ``remote: RemoteSpec``."""
+def remote_options(with_device: bool = True, exclude: tuple[str, ...] = ()) -> Callable[[F], F]:
+    """Add the remote flags to a command; the command receives them as ``remote: RemoteSpec``.
+
+    Args:
+        with_device: add ``--device`` (False: the command selects devices itself).
+        exclude: RemoteSpec flags the command does not take (e.g. ``devices setup``: ``host``, ``key``, ``python``).
+    """
 
     def decorate(f: F) -> F:
         @functools.wraps(f)
@@ -52,29 +57,34 @@ def remote_options(with_device: bool = True) -> Callable[[F], F]:
                                         "timeouts": timeouts})
             return f(*args, remote=remote, **kwargs)
 
-        options = [
-            click.option("--host", metavar="USER@ADDR[:PORT]", default=None,
-                         help="Run on this device over SSH (e.g. pi@192.168.1.50)."),
-            *([click.option("--device", metavar="NAME", default=None,
-                            help="Run on this device of the inventory (edgeopt devices list).")]
-              if with_device else []),
-            click.option("--inventory", type=click.Path(dir_okay=False, path_type=Path), default=None,
-                         help=f"Devices file [default: $EDGEOPT_INVENTORY or ./{DEFAULT_INVENTORY}]."),
-            click.option("--key", type=click.Path(dir_okay=False, path_type=Path), default=None,
-                         help="SSH private key [default: ssh-agent and ~/.ssh/id_* keys]."),
-            click.option("--python", metavar="PATH", default=None,
-                         help="Absolute interpreter path on the device [default: /usr/bin/python3]."),
-            click.option("--known-hosts", type=click.Path(dir_okay=False, path_type=Path), default=None,
-                         help=f"Trusted host keys [default: {DEFAULT_KNOWN_HOSTS}]."),
-            click.option("--accept-new-host-key", is_flag=True,
-                         help="Trust and record the key of a host seen for the first time (verify its fingerprint)."),
-            click.option("--ssh-timeout", metavar="STEP=SECONDS", multiple=True,
-                         help=f"Deadline of one SSH step (repeatable); STEP is one of {', '.join(TIMEOUT_STEPS)} "
-                              "[defaults: docs/devices.md]."),
-            click.option("--device-cache-mb", type=float, default=None,
-                         help="Size limit of the device's model cache; least recently used entries are evicted "
-                              "[default: 2048]."),
-        ]
+        path = click.Path(dir_okay=False, path_type=Path)
+        every = {
+            "host": click.option("--host", metavar="USER@ADDR[:PORT]", default=None,
+                                 help="Run on this device over SSH (e.g. pi@192.168.1.50)."),
+            "device": click.option("--device", metavar="NAME", default=None,
+                                   help="Run on this device of the inventory (edgeopt devices list)."),
+            "inventory": click.option("--inventory", type=path, default=None,
+                                      help=f"Devices file [default: $EDGEOPT_INVENTORY or ./{DEFAULT_INVENTORY}]."),
+            "key": click.option("--key", type=path, default=None,
+                                help="SSH private key [default: ssh-agent and ~/.ssh/id_* keys]."),
+            "python": click.option("--python", metavar="PATH", default=None,
+                                   help="Absolute interpreter path on the device [default: /usr/bin/python3]."),
+            "known_hosts": click.option("--known-hosts", type=path, default=None,
+                                        help=f"Trusted host keys [default: {DEFAULT_KNOWN_HOSTS}]."),
+            "accept_new_host_key": click.option(
+                "--accept-new-host-key", is_flag=True,
+                help="Trust and record the key of a host seen for the first time (verify its fingerprint)."),
+            "timeouts": click.option(
+                "--ssh-timeout", metavar="STEP=SECONDS", multiple=True,
+                help=f"Deadline of one SSH step (repeatable); STEP is one of {', '.join(TIMEOUT_STEPS)} "
+                     "[defaults: docs/devices.md]."),
+            "device_cache_mb": click.option(
+                "--device-cache-mb", type=float, default=None,
+                help="Size limit of the device's model cache; least recently used entries are evicted "
+                     "[default: 2048]."),
+        }
+        skip = {*exclude, *(() if with_device else ("device",))}
+        options = [option for name, option in every.items() if name not in skip]
         decorated: Any = wrapper
         for option in reversed(options):
             decorated = option(decorated)

@@ -14,7 +14,7 @@ from ..settings import RemoteSpec
 from ..targets import load_registry
 from .devices import FleetDevice
 from .executors import DeviceEvents, Executor
-from .jobs import CancelToken, EventSink, _Watchdog, classify
+from .jobs import CancelToken, EventSink, Watchdog, classify
 from .result import DeviceOutcome, ErrorKind
 from .runner import FleetRunner
 
@@ -50,7 +50,7 @@ class CheckJob:
                  cancel: CancelToken | None = None) -> CheckRow:
         started = time.perf_counter()
         runner = self.device.runner()
-        with _Watchdog(runner, self.deadline_s, cancel) as dog:
+        with Watchdog(runner, self.deadline_s, cancel) as dog:
             try:
                 tgt = load_registry(extra_dirs=self.targets_dirs).get(self.target or self.device.target)
                 report = check_device(runner, device=self.device.name, target=tgt)

@@ -67,7 +67,7 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-class _Watchdog:
+class Watchdog:
     """Aborts ``runner`` when ``deadline_s`` passes or ``cancel`` is set; ``fired`` says which happened."""
 
     def __init__(self, runner: AbortableSshRunner, deadline_s: float, cancel: CancelToken | None) -> None:
@@ -87,7 +87,7 @@ class _Watchdog:
                 self.runner.abort()
                 return
 
-    def __enter__(self) -> _Watchdog:
+    def __enter__(self) -> Watchdog:
         self._thread.start()
         return self
 
@@ -159,7 +159,7 @@ class BenchJob:
 
         started, started_at = time.perf_counter(), _now()
         runner = self.device.runner()
-        with _Watchdog(runner, self.deadline_s, cancel) as dog:
+        with Watchdog(runner, self.deadline_s, cancel) as dog:
             try:
                 result = run_benchmark(self.model.locate(blobs), self.settings, runner=runner, progress=progress,
                                        target=self.target or self.device.target, targets_dirs=self.targets_dirs)

@@ -1,96 +1,158 @@
-"""Qualify's devices as fleet jobs: each placement's runs, gates and history record, in parallel.
+"""Qualify's devices as fleet jobs: each placement's measurements, self-contained, on any executor.
 
 The spec's host-side work (build, optimize, retention) is done before; then one :class:`QualifyJob` per placement
-runs on the fleet's executor (:func:`edgeopt.fleet.runner.run_jobs`) with bounded concurrency (``--jobs``) and a
-deadline per device. A device that cannot run (unreachable, killed, past its deadline) becomes one error
-:class:`~edgeopt.qualify.result.DeviceResult` whose gates are all errors; the others keep their verdicts.
+runs on the fleet's executor (:func:`edgeopt.fleet.runner.run_jobs`: threads here, or Ray tasks holding the
+device's ``edgeopt-device:LABEL`` resource) with bounded concurrency (``--jobs``) and a deadline per device. A job
+is plain picklable data in (the placement, the qualified model by content hash, the timed and frame-paced
+settings) and the device's measured runs out (:class:`QualifyRow`); the gates, the baseline comparison, the
+history record and the reports are the driver's (:mod:`.engine`), so the result is the same under every executor.
 
-The jobs hold the placements' runners and the history store, so they run on the local executor (threads in this
-process) only; ``--executor ray`` is for ``fleet bench`` / ``fleet check`` (docs/fleet.md).
+Past its deadline a job's watchdog aborts the device's SSH session (as ``fleet bench``'s jobs do): the agent on
+the device sees its session go, releases the device lock and exits, and the row is a ``deadline`` error. A device
+that cannot run (unreachable, killed, past its deadline) becomes one error row; the others keep their verdicts.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
-from ..errors import InputError
-from ..fleet.jobs import CancelToken, EventSink, classify
+from ..fleet.artifacts import ModelRef
+from ..fleet.jobs import CancelToken, EventSink, Watchdog, classify
 from ..fleet.result import DeviceOutcome, ErrorKind
+from ..metrics.result import BenchResult
+from ..runners import Runner
+from ..settings import MeasureSettings
 from .placement import Placement
-from .result import DeviceResult
 
-# One device's qualification: its placement and a progress sink -> its result (raises for a device problem).
-RunDevice = Callable[[Placement, EventSink | None], DeviceResult]
 # Beyond a timed run's watchdog (max_duration_s, twice with a deadline_miss run): connect, upload, lock wait, load.
 DEADLINE_MARGIN_S = 300.0
-EXECUTORS = ("local",)
+# A job's log line travels as this event (so it reaches the driver from a Ray worker too).
+LOG_EVENT = "log"
 
 
 class QualifyRow(DeviceOutcome):
-    """One device's qualification as a fleet row."""
+    """One device's measured runs as a fleet row (gates and history are the driver's)."""
 
-    result: DeviceResult | None = Field(default=None, description="The device's qualification (null on error).")
+    bench: BenchResult | None = Field(default=None, description="The timed run, raw samples kept (null on error).")
+    paced: BenchResult | None = Field(default=None, description="The frame-paced run (deadline_miss gate).")
 
 
 @dataclass(frozen=True)
 class QualifyJob:
-    """Qualify on one placement (a fleet job; see the module docstring).
+    """The timed (and frame-paced) runs of the qualified model on one placement (a fleet job).
 
     Attributes:
-        placement: the device (its runner, label and target).
-        run_device: measures, judges and records it.
-        deadline_s: how long it may take; beyond it (plus the executor's grace) its row is a deadline error.
+        placement: the device (its runner is built where the job runs).
+        model: the qualified model, by content hash (a shared path, or bytes through Ray's object store).
+        timed: the timed run's settings (raw samples kept).
+        paced: the frame-paced run's settings (None without a deadline_miss gate).
+        deadline_s: how long it may take; past it the device's SSH session is aborted (a ``deadline`` row).
+        model_label: the model's path as the host names it (reported whatever the transport).
+        targets_dirs: extra target directories.
     """
 
     placement: Placement
-    run_device: RunDevice
+    model: ModelRef
+    timed: MeasureSettings
+    paced: MeasureSettings | None
     deadline_s: float
+    model_label: str = ""
+    targets_dirs: Sequence[Path] = ()
 
     @property
     def device(self) -> Placement:
         return self.placement
 
-    def model_ref(self) -> None:
-        return None
+    def model_ref(self) -> ModelRef:
+        return self.model
 
     def error_row(self, kind: ErrorKind, message: str, seconds: float) -> QualifyRow:
         p = self.placement
-        return QualifyRow(device=p.label, target=p.target, runner=p.runner.name, status="error", error=message,
+        return QualifyRow(device=p.label, target=p.target, runner=p.runner_name, status="error", error=message,
                           error_kind=kind, seconds=round(seconds, 3))
 
     def __call__(self, blobs: Mapping[str, bytes] | None = None, progress: EventSink | None = None,
                  cancel: CancelToken | None = None) -> QualifyRow:
         started = time.perf_counter()
         p = self.placement
+        with _runner(p, self.deadline_s, cancel) as (runner, dog, connected):
+            try:
+                bench, paced = self._measure(runner, self.model.locate(blobs), progress)
+            except Exception as exc:  # this device's problem is this device's row, never another's
+                kind, message = classify(exc, p.label, connected=connected(), fired=dog.fired if dog else None,
+                                         deadline_s=self.deadline_s)
+                _log(progress, f"{p.label}: {kind} error: {message}")
+                return self.error_row(kind, message, time.perf_counter() - started)
+        return QualifyRow(device=p.label, target=p.target, runner=p.runner_name, status="ok",
+                          seconds=round(time.perf_counter() - started, 3), bench=self._host_path(bench),
+                          paced=self._host_path(paced))
+
+    def _measure(self, runner: Runner, model: Path, progress: EventSink | None,
+                 ) -> tuple[BenchResult, BenchResult | None]:
+        from ..bench import run_benchmark  # the heavy stack loads on the worker, once
+
+        p = self.placement
+        _log(progress, f"{p.label}: timed run of {model.name} on {p.target} ({p.runner_name})")
+        bench = run_benchmark(model, self.timed, target=p.target, runner=runner, progress=progress,
+                              targets_dirs=self.targets_dirs)
+        if self.paced is None:
+            return bench, None
+        _log(progress, f"{p.label}: frame-paced run, {self.paced.iterations} frames at "
+                       f"{self.paced.pacing_fps or 0:g} FPS")
+        paced = run_benchmark(model, self.paced, target=p.target, runner=runner, progress=progress,
+                              targets_dirs=self.targets_dirs)
+        return bench, paced
+
+    def _host_path(self, result: BenchResult | None) -> BenchResult | None:
+        """The result with the model under its host path (a worker may have run a copy from the object store)."""
+        if result is None or not self.model_label:
+            return result
+        return result.model_copy(update={"model": result.model.model_copy(update={"path": self.model_label})})
+
+
+@contextlib.contextmanager
+def _runner(p: Placement, deadline_s: float, cancel: CancelToken | None,
+            ) -> Iterator[tuple[Runner, Watchdog | None, Callable[[], bool]]]:
+    """The placement's fresh runner, closed afterwards; an SSH device's under a watchdog that aborts its session
+    at the deadline (a local run is bounded by the agent's own watchdog and the executor's grace); and whether
+    it ever connected (else a runner error means ``unreachable``)."""
+    if p.device is None:
+        runner = p.local_runner()
         try:
-            result = self.run_device(p, progress)
-        except Exception as exc:  # this device's problem is this device's row, never another's
-            kind, message = classify(exc, p.label, connected=True)
-            return self.error_row(kind, message, time.perf_counter() - started)
-        return QualifyRow(device=p.label, target=p.target, runner=p.runner.name, status="ok",
-                          seconds=round(time.perf_counter() - started, 3), result=result)
+            yield runner, None, lambda: True
+        finally:
+            runner.close()
+        return
+    ssh = p.device.runner()
+    try:
+        with Watchdog(ssh, deadline_s, cancel) as dog:
+            yield ssh, dog, lambda: ssh.connected
+    finally:
+        ssh.close()
 
 
-def check_executor(executor: str) -> str:
-    """``local``; anything else is a usage error naming where Ray applies.
-
-    Raises:
-        InputError: not ``local``.
-    """
-    if executor not in EXECUTORS:
-        raise InputError(f"--executor {executor}: qualify runs its devices on the local executor (threads here); "
-                         "Ray runs fleet bench/check (edgeopt fleet bench --executor ray)")
-    return executor
+def _log(progress: EventSink | None, message: str) -> None:
+    if progress is not None:
+        progress({"event": LOG_EVENT, "message": message})
 
 
-def device_events(progress: Callable[[dict[str, Any]], None] | None) -> Callable[[str, dict[str, Any]], None] | None:
-    """A fleet's ``(device, event)`` sink feeding qualify's one-argument progress (the device named in the event)."""
-    if progress is None:
-        return None
+def device_events(progress: Callable[[dict[str, Any]], None] | None,
+                  log: Callable[[str], None]) -> Callable[[str, dict[str, Any]], None]:
+    """A fleet's ``(device, event)`` sink: a job's log lines to ``log``, the rest to qualify's one-argument progress
+    (the device named in the event)."""
     sink = progress
-    return lambda device, event: sink({**event, "device": device})
+
+    def events(device: str, event: dict[str, Any]) -> None:
+        if event.get("event") == LOG_EVENT:
+            log(str(event.get("message", "")))
+        elif sink is not None:
+            sink({**event, "device": device})
+
+    return events

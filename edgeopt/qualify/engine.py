@@ -1,8 +1,9 @@
 """The qualification engine: measure a loaded spec's model on its devices and judge it against its gates.
 
 Flow of ``edgeopt.qualify`` (:mod:`edgeopt.api`): load the spec (profiles merged; every spec error names
-file:line: key) -> here: place the targets (runners, no connection yet) -> build / optimize the model -> retention
-on the host (when gated) -> per device: timed run (raw samples kept), frame-paced run (deadline_miss gate),
+file:line: key) -> here: place the targets (plain data, nothing connects yet) -> build / optimize the model ->
+retention on the host (when gated) -> per device, a fleet job on the chosen executor (threads or Ray tasks;
+:mod:`.device_jobs`): timed run (raw samples kept), frame-paced run (deadline_miss gate) -> here, per device:
 baseline comparison (regression gate), gates, costs, history record -> ``QualifyResult`` -> back in the API:
 reports (json, html, junit, markdown; :mod:`edgeopt.reports`) -> optional sinks.
 """
@@ -22,9 +23,9 @@ import numpy as np
 from pydantic import ValidationError
 
 from .._version import __version__
-from ..bench import run_benchmark
 from ..costs import cost_per_million
-from ..errors import InputError, RunnerError
+from ..errors import InputError
+from ..fleet.artifacts import ModelRef
 from ..fleet.executors import Executor, make_executor
 from ..fleet.result import DeviceOutcome
 from ..fleet.runner import run_jobs
@@ -36,7 +37,7 @@ from ..metrics.result import BenchResult
 from ..runners import ProgressSink
 from ..settings import EnergySettings, MeasureSettings
 from .artifacts import Models, prepare, qualified_for, sha_of
-from .device_jobs import DEADLINE_MARGIN_S, QualifyJob, QualifyRow, check_executor, device_events
+from .device_jobs import DEADLINE_MARGIN_S, QualifyJob, QualifyRow, device_events
 from .gates import GateContext, error_results, evaluate, target_check
 from .loader import LoadedSpec
 from .placement import Placement, place
@@ -73,7 +74,7 @@ def run_qualification(
     progress: ProgressSink | None = None,
     log: Callable[[str], None] | None = None,
     jobs: int | None = None,
-    executor: str = "local",
+    executor: str | Executor = "local",
     deadline_s: float | None = None,
 ) -> QualifyResult:
     """Measure the loaded spec's model on each of its devices, in parallel, and judge it against its gates.
@@ -157,11 +158,12 @@ class _FleetPlan:
     executor: Executor
 
 
-def _fleet_plan(s: QualifySpec, count: int, jobs: int | None, executor: str, deadline_s: float | None) -> _FleetPlan:
-    """``--jobs`` (default: every device at once), ``--executor`` (local) and ``--deadline`` checked.
+def _fleet_plan(s: QualifySpec, count: int, jobs: int | None, executor: str | Executor,
+                deadline_s: float | None) -> _FleetPlan:
+    """``--jobs`` (default: every device at once), ``--executor`` and ``--deadline`` checked.
 
     Raises:
-        InputError: jobs < 1, a deadline <= 0, or an executor other than local.
+        InputError: jobs < 1, a deadline <= 0, or an unknown executor.
     """
     if jobs is not None and jobs < 1:
         raise InputError(f"--jobs {jobs}: run at least 1 device at a time (default: all at once)")
@@ -169,37 +171,22 @@ def _fleet_plan(s: QualifySpec, count: int, jobs: int | None, executor: str, dea
         raise InputError(f"--deadline {deadline_s:g}: give each device a positive number of seconds")
     runs = 2 if s.gates.deadline_miss is not None else 1
     deadline = deadline_s if deadline_s is not None else runs * s.measure.max_duration_s + DEADLINE_MARGIN_S
-    return _FleetPlan(parallel=min(jobs or count, count), deadline_s=deadline,
-                      executor=make_executor(check_executor(executor)))
+    return _FleetPlan(parallel=min(jobs or count, count), deadline_s=deadline, executor=make_executor(executor))
 
 
 def _run_devices(loaded: LoadedSpec, placements: list[Placement], qualified: dict[int, Path],
                  retention: dict[str, RetentionResult], store: HistoryStore | None, group_id: str | None,
                  targets_dirs: Sequence[Path], progress: ProgressSink | None, say: Callable[[str], None],
                  warnings: list[str], fleet: _FleetPlan) -> list[DeviceResult]:
-    """Every placement's device runs, in parallel (a fleet job each), results in spec order; the runners are
-    closed afterwards (a runner holds resources, such as connections, only from its first command on)."""
-
-    def one(p: Placement, events: ProgressSink | None) -> DeviceResult:
-        return _run_device(loaded, p, qualified[p.index], retention.get(p.target), store, group_id, targets_dirs,
-                           events, say, warnings)
-
-    try:
-        rows = run_jobs([QualifyJob(p, one, fleet.deadline_s) for p in placements], parallel=fleet.parallel,
-                        executor=fleet.executor, progress=device_events(progress))
-    finally:
-        for p in placements:
-            p.runner.close()
-    return [_device_result(loaded.spec, p, row) for p, row in zip(placements, rows, strict=True)]
-
-
-def _device_result(s: QualifySpec, p: Placement, row: DeviceOutcome) -> DeviceResult:
-    """A job's row as the device's result; an error row (unreachable, past its deadline) has every gate errored."""
-    if isinstance(row, QualifyRow) and row.result is not None:
-        return row.result
-    error = f"{row.error_kind}: {row.error}"
-    return DeviceResult(label=p.label, target=p.target, runner=p.runner.name, status="error", error=error,
-                        passed=False, gates=error_results(s.gates, p.label, error))
+    """Every placement's runs as a fleet job each, in parallel on the plan's executor; then, here on the driver,
+    each device's gates, baseline comparison and history record, in spec order."""
+    timed, paced = _measure_settings(loaded.spec)
+    refs = {path: ModelRef.of(path) for path in dict.fromkeys(qualified.values())}
+    jobs = [QualifyJob(p, refs[qualified[p.index]], timed, paced, fleet.deadline_s, str(qualified[p.index]),
+                       tuple(targets_dirs)) for p in placements]
+    rows = run_jobs(jobs, parallel=fleet.parallel, executor=fleet.executor, progress=device_events(progress, say))
+    return [_judge(loaded, p, row, retention.get(p.target), store, group_id, say, warnings)
+            for p, row in zip(placements, rows, strict=True)]
 
 
 def _sweep_points(sweep: Sequence[SweepPoint | Mapping[str, Any]] | None) -> list[SweepPoint] | None:
@@ -238,26 +225,18 @@ def _measure_settings(s: QualifySpec) -> tuple[MeasureSettings, MeasureSettings 
     return timed, paced
 
 
-def _run_device(
-    loaded: LoadedSpec, p: Placement, model: Path, retention: RetentionResult | None, store: HistoryStore | None,
-    group_id: str | None, targets_dirs: Sequence[Path], progress: ProgressSink | None,
-    say: Callable[[str], None], warnings: list[str],
-) -> DeviceResult:
+def _judge(loaded: LoadedSpec, p: Placement, row: DeviceOutcome, retention: RetentionResult | None,
+           store: HistoryStore | None, group_id: str | None, say: Callable[[str], None],
+           warnings: list[str]) -> DeviceResult:
+    """A device's measured runs judged against the gates (baseline comparison, costs, history record); a row that
+    could not run (unreachable, past its deadline) has every gate errored."""
     s = loaded.spec
-    timed_settings, paced_settings = _measure_settings(s)
-    try:
-        say(f"{p.label}: timed run of {model.name} on {p.target} ({p.runner.name})")
-        bench = run_benchmark(model, timed_settings, target=p.target, runner=p.runner, progress=progress,
-                              targets_dirs=targets_dirs)
-        paced = None
-        if paced_settings is not None:
-            say(f"{p.label}: frame-paced run, {paced_settings.iterations} frames at {paced_settings.pacing_fps:g} FPS")
-            paced = run_benchmark(model, paced_settings, target=p.target, runner=p.runner, progress=progress,
-                                  targets_dirs=targets_dirs)
-    except RunnerError as exc:
-        say(f"{p.label}: device error: {exc}")
-        return DeviceResult(label=p.label, target=p.target, runner=p.runner.name, status="error", error=str(exc),
-                            passed=False, gates=error_results(s.gates, p.label, str(exc)))
+    bench = row.bench if isinstance(row, QualifyRow) else None
+    if bench is None:
+        error = f"{row.error_kind}: {row.error}"
+        return DeviceResult(label=p.label, target=p.target, runner=p.runner_name, status="error", error=error,
+                            passed=False, gates=error_results(s.gates, p.label, error))
+    paced = row.paced if isinstance(row, QualifyRow) else None
     regression = _regression(s.gates, p.label, bench, store, warnings)
     ctx = GateContext(device=p.label, bench=bench, paced=paced, retention=retention, regression=regression)
     gates = evaluate(s.gates, ctx)
@@ -275,7 +254,7 @@ def _run_device(
                               group_id=group_id, label=s.name).id
     say(f"{p.label}: {'PASS' if passed else 'FAIL'} ({sum(g.status is GateStatus.PASS for g in gates)}/"
         f"{len(gates)} gates)")
-    return DeviceResult(label=p.label, target=p.target, runner=p.runner.name, status="ok", passed=passed,
+    return DeviceResult(label=p.label, target=p.target, runner=p.runner_name, status="ok", passed=passed,
                         bench=bench, paced=paced.model_copy(update={"samples_ms": None}) if paced else None,
                         gates=gates, costs=costs, regression=regression, history_run_id=run_id)
 

@@ -11,8 +11,10 @@ from pathlib import Path
 from ..devices import load_inventory
 from ..devices.select import select_devices
 from ..errors import InputError
+from ..fleet.devices import FleetDevice
 from ..runners import Runner
-from ..runners.select import choose_runner
+from ..runners.local import LocalRunner
+from ..runners.select import remote_address
 from ..settings import RemoteSpec
 from ..targets import load_registry
 from ..targets.registry import TargetRegistry
@@ -22,13 +24,14 @@ from .spec import TargetSpec
 
 @dataclass(frozen=True)
 class Placement:
-    """One device to qualify on, resolved.
+    """One device to qualify on, resolved, as plain picklable data (its runner is built where its job runs).
 
     Attributes:
         index: position among all placements (a ``devices:`` entry gives several).
         label: the device's label in reports, history and progress.
         target: its target.
-        runner: where its agent runs (nothing connected yet).
+        device: the SSH device (address, key, known_hosts); None: this machine (the local runner).
+        python: the local runner's interpreter (None: the one running the job).
         note: a warning for the report.
         entry: index of its ``targets:`` entry in the spec.
     """
@@ -36,7 +39,8 @@ class Placement:
     index: int
     label: str
     target: str
-    runner: Runner
+    device: FleetDevice | None = None
+    python: str | None = None
     note: str | None = None
     entry: int = 0
 
@@ -47,8 +51,17 @@ class Placement:
 
     @property
     def resource(self) -> str:
-        """The device's Ray resource name (qualify runs its jobs on the local executor; docs/fleet.md)."""
+        """The device's Ray custom resource, ``edgeopt-device:LABEL`` (docs/fleet.md)."""
         return f"edgeopt-device:{self.label}"
+
+    @property
+    def runner_name(self) -> str:
+        """The result's ``runner``: ``ssh:user@host:port`` or ``local``."""
+        return f"ssh:{self.device.address.label()}" if self.device is not None else LocalRunner.name
+
+    def local_runner(self) -> Runner:
+        """A fresh local runner (for a placement without ``device``)."""
+        return LocalRunner(python=self.python)
 
 
 def place(loaded: LoadedSpec, targets_dirs: Sequence[Path] = ()) -> list[Placement]:
@@ -90,15 +103,16 @@ def _place_one(loaded: LoadedSpec, i: int, entry: TargetSpec, inventory: Path | 
                index: int) -> Placement:
     key = ("targets", i, "device" if entry.device else "host" if entry.host else "target")
     try:
-        choice = choose_runner(RemoteSpec(
+        remote = RemoteSpec(
             host=entry.host, device=entry.device, inventory=inventory,
             key=loaded.resolve(entry.key) if entry.key else None, python=entry.python,
             known_hosts=loaded.resolve(entry.known_hosts) if entry.known_hosts else None,
             accept_new_host_key=entry.accept_new_host_key,
-        ))
+        )
+        where = remote_address(remote)
     except InputError as exc:
         raise loaded.error(key, str(exc)) from None
-    target = entry.target or choice.target or "local"
+    target = entry.target or (where[1] if where else None) or "local"
     try:
         registry.get(target)
     except InputError as exc:
@@ -106,4 +120,11 @@ def _place_one(loaded: LoadedSpec, i: int, entry: TargetSpec, inventory: Path | 
     note = None
     if entry.host and not entry.target:
         note = f"{entry.host}: no 'target' given, so the 'local' target's numbers (TDP, peaks) were used"
-    return Placement(index=index, label=entry.label(), target=target, runner=choice.runner, note=note, entry=i)
+    label = entry.label()
+    device = None
+    if where is not None:
+        kh = remote.known_hosts.expanduser() if remote.known_hosts is not None else None
+        device = FleetDevice(name=label, target=target, address=where[0], known_hosts=kh,
+                             accept_new_host_key=remote.accept_new_host_key)
+    return Placement(index=index, label=label, target=target, device=device,
+                     python=entry.python if where is None else None, note=note, entry=i)

@@ -53,6 +53,28 @@ class ExtraPackage(BaseModel):
     purpose: str = Field(description="What it is for, shown in the problem line.")
 
 
+class SetupRule(BaseModel):
+    """How ``edgeopt devices setup`` gets the runtime onto one kind of board; the first matching rule wins.
+
+    A rule gives pip requirements (installed into the device's venv) or, for a runtime only a vendor ships
+    (JetPack's TensorRT, Coral's libedgetpu), the exact command a person runs there; setup never attempts that.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    accelerator: AcceleratorKind | None = Field(default=None, description="Target accelerator kind; None: any.")
+    arch: Arch | None = Field(default=None, description="The device's CPU architecture (uname -m); None: any.")
+    min_python: tuple[int, int] | None = Field(default=None, description="The device's Python at least; None: any.")
+    pip: tuple[str, ...] = Field(default=(), description="Pip requirements to install into the venv.")
+    vendor: str | None = Field(default=None, description="Vendor-only: the command to run by hand (then no pip).")
+
+    def matches(self, accelerator: AcceleratorKind | None, arch: str, python: tuple[int, int]) -> bool:
+        """Whether it applies to a board with this accelerator kind, architecture and Python."""
+        return ((self.accelerator is None or self.accelerator == accelerator)
+                and (self.arch is None or self.arch.value == arch)
+                and (self.min_python is None or python >= self.min_python))
+
+
 def module_importable(name: str) -> bool:
     """Whether ``name`` can be imported by this Python (nothing is imported)."""
     try:
@@ -84,6 +106,12 @@ class RuntimeDescriptor(BaseModel):
     install: str = Field(default="built into the agent", description="What to install when no hint matches.")
     install_hints: tuple[InstallHint, ...] = Field(default=(), description="Board-specific install instructions.")
     extra_packages: tuple[ExtraPackage, ...] = Field(default=(), description="Packages some accelerators need.")
+    setup: tuple[SetupRule, ...] = Field(
+        default=(), description="How devices setup installs it per kind of board (first match); none matching: "
+                                "vendor-only (its install hint is named), or nothing when it is built into the agent "
+                                "(no module_sets).")
+    setup_aliases: tuple[str, ...] = Field(
+        default=(), description="Other names devices setup --runtimes accepts for it (pip names users know).")
     providers: tuple[ProviderRule, ...] = Field(default=(), description="Preferred providers per accelerator kind.")
     fallback_provider: str | None = Field(default=None, description="Provider always last in the list (the CPU).")
     providers_option: str | None = Field(
@@ -127,6 +155,17 @@ class RuntimeDescriptor(BaseModel):
                 if hint.accelerator in (None, target.accelerator_kind) and hint.arch in (None, target.arch):
                     return hint.text
         return self.install
+
+    def setup_plan(self, target: Target | None, arch: str,
+                   python: tuple[int, int]) -> tuple[tuple[str, ...], str | None]:
+        """``devices setup``'s (pip requirements, vendor command) for a board: the first matching
+        :class:`SetupRule`; none matching: the install hint as a vendor command (nothing at all for a runtime
+        built into the agent)."""
+        accelerator = target.accelerator_kind if target is not None else None
+        for rule in self.setup:
+            if rule.matches(accelerator, arch, python):
+                return (() if rule.vendor else rule.pip), rule.vendor
+        return (), (self.install_hint(target) if self.module_sets else None)
 
     def preferred_providers(self, target: Target, available: Sequence[str] | None = None) -> list[str]:
         """Execution providers for ``target``, most preferred first, ending with the fallback one.

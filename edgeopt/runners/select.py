@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..devices import load_inventory, parse_host
+from ..devices.schema import SshAddress
 from ..errors import InputError
 from ..settings import RemoteSpec
 from .base import Runner
@@ -28,20 +29,10 @@ def choose_runner(remote: RemoteSpec | None = None) -> RunnerChoice:
         InputError: conflicting options, a malformed ``--host``, or a bad / missing inventory or device name.
     """
     spec = remote or RemoteSpec()
-    host, device = spec.host, spec.device
-    if host and device:
-        raise InputError(f"--host {host} and --device {device} both given: pick one device")
-    key_path = spec.key.expanduser() if spec.key is not None else None
-    if not host and not device:
-        if key_path is not None or spec.accept_new_host_key:
-            raise InputError("--key and --accept-new-host-key apply to a remote device: add --host or --device")
+    where = remote_address(spec)
+    if where is None:
         return RunnerChoice(LocalRunner(python=spec.python))
-    if host:
-        address = parse_host(host, key=key_path, python=spec.python)
-        target = None
-    else:
-        dev = load_inventory(spec.inventory).get(str(device))
-        address, target = dev.address(key=key_path, python=spec.python), dev.target
+    address, target = where
     from .ssh import SshRunner  # paramiko is imported only when a remote device is used
 
     kh = spec.known_hosts.expanduser() if spec.known_hosts is not None else None
@@ -49,6 +40,25 @@ def choose_runner(remote: RemoteSpec | None = None) -> RunnerChoice:
                        cache_limit_bytes=int(spec.device_cache_mb * 1024 * 1024))
     return RunnerChoice(runner, target)
 
+
+def remote_address(spec: RemoteSpec) -> tuple[SshAddress, str | None] | None:
+    """The SSH address ``spec`` names and the inventory's target for ``--device`` (None: this machine).
+
+    Raises:
+        InputError: as :func:`choose_runner`.
+    """
+    host, device = spec.host, spec.device
+    if host and device:
+        raise InputError(f"--host {host} and --device {device} both given: pick one device")
+    key_path = spec.key.expanduser() if spec.key is not None else None
+    if not host and not device:
+        if key_path is not None or spec.accept_new_host_key:
+            raise InputError("--key and --accept-new-host-key apply to a remote device: add --host or --device")
+        return None
+    if host:
+        return parse_host(host, key=key_path, python=spec.python), None
+    dev = load_inventory(spec.inventory).get(str(device))
+    return dev.address(key=key_path, python=spec.python), dev.target
 
 
 @contextmanager

@@ -27,6 +27,7 @@ from ...config import from_environment
 from ...enums import RuntimeName
 from ...errors import RunnerError
 from ...runners.ssh import SshRunner
+from ...runners.ssh_cache import DEFAULT_LIMIT_BYTES
 from ...runners.ssh_session import SshSession, SshTimeouts
 from ...targets import load_registry
 from ..provisioned import SetupRecord, now_iso, read_state, state_path, write_record
@@ -91,6 +92,7 @@ def setup_device(
     known_hosts: Path | None = None,
     accept_new_host_key: bool = False,
     timeouts: SshTimeouts | None = None,
+    cache_limit_bytes: int = DEFAULT_LIMIT_BYTES,
     runtimes: Sequence[RuntimeName] | None = None,
     offline: bool = False,
     wheels: Path | None = None,
@@ -104,7 +106,8 @@ def setup_device(
         device: the inventory device as written in the file (its ``python`` is the venv's base interpreter:
             load the inventory with ``setup_state=False``).
         inventory: the inventory file; the venv is recorded in its ``<stem>.state.json`` sidecar.
-        known_hosts, accept_new_host_key, timeouts: as for any SSH run.
+        known_hosts, accept_new_host_key, timeouts: as for any SSH run (``--ssh-timeout``).
+        cache_limit_bytes: size limit of the device's cache, where the agent is pushed (``--device-cache-mb``).
         runtimes: runtimes to install (None: the device target's runtimes).
         offline: never let the device reach an index: the host supplies the wheels.
         wheels: a directory of wheels to push instead of downloading (implies offline).
@@ -121,7 +124,7 @@ def setup_device(
     address = device.address()
     remote: dict[str, Any] = {"known_hosts": known_hosts, "accept_new_host_key": accept_new_host_key,
                               "timeouts": timeouts}
-    facts = SshRunner(address, **remote).probe()
+    facts = SshRunner(address, cache_limit_bytes=cache_limit_bytes, **remote).probe()
     env = facts.get("environment") or {}
     version, arch, workdir = _version(env.get("python", "")), str(env.get("machine", "?")), str(facts["workdir"])
     wanted = list(runtimes) if runtimes is not None else list(target.runtimes)
@@ -130,7 +133,8 @@ def setup_device(
         shell = DeviceShell(session, address.python, workdir)
         extra = shell.facts()
         _ensure_venv(shell, extra, plan, say)
-        venv_runner = SshRunner(address.model_copy(update={"python": shell.venv_python}), **remote)
+        venv_runner = SshRunner(address.model_copy(update={"python": shell.venv_python}),
+                                cache_limit_bytes=cache_limit_bytes, **remote)
         need = _missing(plan, venv_runner.probe())
         if need:
             _install(shell, need, extra, plan, offline=offline or wheels is not None, wheels=wheels,

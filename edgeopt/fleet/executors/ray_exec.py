@@ -9,6 +9,11 @@ once per node (:mod:`..artifacts`). Progress comes back through a ``ray.util.que
 deadline (plus grace) is cancelled with ``ray.cancel(force=True)``, which kills its worker and so its SSH
 session: the agent on the device then ends itself. Nothing here schedules, queues or calls remotely by hand.
 
+Warm cluster: every device job in flight is a Ray worker process. A cluster's first fleet run (or one with more
+devices than any before) starts a worker per job (Python, Ray and edgeopt imports: about a CPU-second each, at
+most CPU-count at a time); later runs reuse them. The progress queue is one actor per driver process, reused by
+its later fleet runs (an actor per run would start a worker, and kill it, every time). docs/fleet.md.
+
 Where: the Ray instance this process already has; else ``address`` (``auto`` for the cluster ``ray start`` runs
 on this machine, a GCS ``HOST:PORT``, or ``ray://HOST:PORT`` for Ray Client); else a local cluster started for
 the run (``address="local"``: a stale cluster file of a dead ``ray start`` is never followed).
@@ -17,7 +22,9 @@ the run (``address="local"``: a stale cluster file of a dead ``ray start`` is ne
 from __future__ import annotations
 
 import contextlib
+import os
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -42,10 +49,10 @@ def import_ray() -> Any:
 
 
 class _QueueSink:
-    """A picklable progress sink: puts ``(device, event)`` on a Ray queue, throttling progress ticks."""
+    """A picklable progress sink: puts ``(run, device, event)`` on a Ray queue, throttling progress ticks."""
 
-    def __init__(self, queue: Any, device: str) -> None:
-        self.queue, self.device = queue, device
+    def __init__(self, queue: Any, device: str, run: str = "") -> None:
+        self.queue, self.device, self.run = queue, device, run
         self._last = 0.0
 
     def __call__(self, event: dict[str, Any]) -> None:
@@ -54,14 +61,14 @@ class _QueueSink:
             return
         self._last = now
         with contextlib.suppress(Exception):  # progress is best effort: a full or closed queue never fails a run
-            self.queue.put_nowait((self.device, event))
+            self.queue.put_nowait((self.run, self.device, event))
 
 
-def run_on_worker(job: DeviceJob, blobs: Mapping[str, bytes] | None, queue: Any) -> DeviceOutcome:
+def run_on_worker(job: DeviceJob, blobs: Mapping[str, bytes] | None, queue: Any, run: str = "") -> DeviceOutcome:
     """The Ray task body (module level, so workers import it by name)."""
     import ray
 
-    sink = _QueueSink(queue, job.device.name)
+    sink = _QueueSink(queue, job.device.name, run)
     sink({"event": "state", "state": "running"})
     row = job(blobs, sink)
     node = ray.get_runtime_context().get_node_id()
@@ -149,11 +156,9 @@ class RayExecutor:
     def execute(self, jobs: Sequence[DeviceJob], *, parallel: int, events: DeviceEvents,
                 grace_s: float = STUCK_GRACE_S) -> Iterator[tuple[int, DeviceOutcome]]:
         ray = import_ray()
-        from ray.util.queue import Queue
-
         self._connect(ray, {job.device.resource: 1.0 for job in jobs})
         offered = ray.cluster_resources()
-        queue = Queue(actor_options={"num_cpus": 0})
+        queue = _progress_queue()
         try:
             runnable = []
             for i, job in enumerate(jobs):
@@ -164,9 +169,7 @@ class RayExecutor:
                 else:
                     runnable.append(i)
             yield from self._run(ray, jobs, runnable, queue, parallel, events, grace_s)
-        finally:
-            with contextlib.suppress(Exception):  # the cluster may already be gone
-                queue.shutdown(force=True)
+        finally:  # the progress queue stays for this process's next fleet run on the same cluster
             self._release(ray)
 
     def _blobs(self, ray: Any, jobs: Sequence[DeviceJob]) -> dict[str, Any]:
@@ -187,6 +190,7 @@ class RayExecutor:
         started: dict[int, float] = {}
         names = {jobs[i].device.name: i for i in todo}
         waiting = list(todo)
+        run = uuid.uuid4().hex[:12]  # tells this run's progress from a late event of an earlier one
         try:
             while waiting or inflight:
                 while waiting and len(inflight) < max(1, parallel):
@@ -194,10 +198,10 @@ class RayExecutor:
                     model = jobs[i].model_ref()
                     ref = task.options(resources={jobs[i].device.resource: 1}, num_cpus=0, max_retries=0,
                                        name=f"edgeopt-fleet:{jobs[i].device.name}").remote(
-                        jobs[i], blobs.get(model.key) if model is not None else None, queue)
+                        jobs[i], blobs.get(model.key) if model is not None else None, queue, run)
                     inflight[ref] = i
                 ready, _ = ray.wait(list(inflight), num_returns=1, timeout=0.5)
-                for name, event in _drain(queue):
+                for name, event in _drain(queue, run):
                     if event.get("state") == "running" and name in names:
                         started.setdefault(names[name], time.monotonic())
                     events(name, event)
@@ -220,12 +224,23 @@ class RayExecutor:
                     ray.cancel(ref, force=True)
 
 
-def _drain(queue: Any) -> list[tuple[str, dict[str, Any]]]:
+def _progress_queue() -> Any:
+    """This process's progress queue on the current cluster: one small actor, created by the first fleet run and
+    reused by the next ones (a new actor per run would start, and then kill, a worker process each time)."""
+    from ray.util.queue import Queue
+
+    return Queue(actor_options={"num_cpus": 0, "name": f"edgeopt-fleet-progress-{os.getpid()}",
+                                "get_if_exists": True})
+
+
+def _drain(queue: Any, run: str) -> list[tuple[str, dict[str, Any]]]:
+    """This run's ``(device, event)`` pairs waiting on the queue (another run's are dropped)."""
     try:
         size = queue.qsize()
-        return list(queue.get_nowait_batch(size)) if size else []
+        items = list(queue.get_nowait_batch(size)) if size else []
     except Exception:  # a queue that went away takes only the progress display with it
         return []
+    return [(device, event) for tag, device, event in items if tag == run]
 
 
 def _result(ray: Any, ref: Any, job: DeviceJob, started: float | None) -> DeviceOutcome:

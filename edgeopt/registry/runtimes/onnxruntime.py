@@ -8,9 +8,11 @@ from pathlib import Path
 import numpy as np
 
 from ...enums import AcceleratorKind, Arch
-from ..runtime_spec import InstallHint, ProviderRule, RuntimeDescriptor
+from ..runtime_spec import InstallHint, ProviderRule, RuntimeDescriptor, SetupRule
 
 CPU_EP = "CPUExecutionProvider"
+JETSON_ZOO = ("pip install the onnxruntime-gpu wheel matching your JetPack from the Jetson Zoo "
+              "(https://elinux.org/Jetson_Zoo#ONNX_Runtime)")
 
 
 class OnnxRuntimeDescriptor(RuntimeDescriptor):
@@ -37,9 +39,15 @@ DESCRIPTOR = OnnxRuntimeDescriptor(
     install="pip install onnxruntime",
     install_hints=(
         InstallHint(accelerator=AcceleratorKind.NVIDIA_GPU, arch=Arch.AARCH64,
-                    text="pip install the onnxruntime-gpu wheel matching your JetPack from the Jetson Zoo "
-                         "(https://elinux.org/Jetson_Zoo#ONNX_Runtime); CPU only: pip install onnxruntime"),
+                    text=f"{JETSON_ZOO}; CPU only: pip install onnxruntime"),
     ),
+    setup=(
+        # JetPack's CUDA/TensorRT providers come only in NVIDIA's build: named, not installed
+        SetupRule(accelerator=AcceleratorKind.NVIDIA_GPU, arch=Arch.AARCH64,
+                  vendor=f"{JETSON_ZOO}, then pip install it into the venv (CPU only: pip install onnxruntime)"),
+        SetupRule(pip=("onnxruntime",)),
+    ),
+    setup_aliases=("onnxruntime-gpu",),
     providers=(
         ProviderRule(accelerator=AcceleratorKind.NVIDIA_GPU,
                      providers=("TensorrtExecutionProvider", "CUDAExecutionProvider")),

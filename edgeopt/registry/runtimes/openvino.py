@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..runtime_spec import RuntimeDescriptor
+from ..runtime_spec import RuntimeDescriptor, SetupRule
 
 
 class OpenVinoDescriptor(RuntimeDescriptor):
@@ -36,5 +36,6 @@ DESCRIPTOR = OpenVinoDescriptor(
     module_sets=(("openvino",),),
     packages=("openvino",),
     install="pip install openvino",
+    setup=(SetupRule(pip=("openvino",)),),
     validation_modules=("openvino",),
 )

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ...enums import AcceleratorKind
-from ..runtime_spec import ExtraPackage, InstallHint, RuntimeDescriptor
+from ..runtime_spec import ExtraPackage, InstallHint, RuntimeDescriptor, SetupRule
 
 
 def to_tflite_input(x: np.ndarray, detail: dict[str, Any]) -> np.ndarray:
@@ -72,4 +72,12 @@ DESCRIPTOR = TfliteDescriptor(
     extra_packages=(ExtraPackage(accelerator=AcceleratorKind.EDGETPU, package="pycoral",
                                  purpose="Edge TPU delegate"),),
     validation_modules=("ai_edge_litert", "tflite_runtime"),
+    setup=(
+        SetupRule(accelerator=AcceleratorKind.EDGETPU,
+                  vendor="sudo apt-get install libedgetpu1-std python3-pycoral "
+                         "(Coral's apt repository: https://coral.ai/software/#debian-packages)"),
+        SetupRule(min_python=(3, 9), pip=("ai-edge-litert",)),
+        SetupRule(pip=("tflite-runtime",)),  # LiteRT wheels start at Python 3.9
+    ),
+    setup_aliases=("ai-edge-litert", "litert", "tflite-runtime"),
 )

@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
+from edgeopt import qualify
 from edgeopt.fleet import fleet_benchmark
 from edgeopt.fleet.executors.ray_exec import RayExecutor
+from edgeopt.history import open_store
 from tests.integration.ssh.lab import Lab
 from tests.integration.ssh.sshd import unavailable_reason
 
@@ -38,9 +40,10 @@ def ray_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 
 
 def _keys(value: Any) -> Any:
-    """The shape of a JSON value: dict keys (recursively), list element shapes."""
+    """The shape of a JSON value: dict keys (recursively), list element shapes (a run's warnings depend on the
+    host's load at the time, so only their presence as a key counts)."""
     if isinstance(value, dict):
-        return {k: _keys(v) for k, v in value.items() if k not in ("samples_ms",)}
+        return {k: (_keys(v) if k != "warnings" else "list") for k, v in value.items() if k not in ("samples_ms",)}
     if isinstance(value, list):
         return [_keys(value[0])] if value else []
     return type(value).__name__ if value is not None else None
@@ -110,3 +113,36 @@ def test_sweep_under_ray_builds_on_cpu_tasks_and_matches_the_local_rows(ray_lab:
     assert ok.result.out_dir == str(tmp_path / "ray" / "devices" / "lab-00")
     assert (tmp_path / "ray" / "devices" / "lab-00" / "pareto.svg").is_file()
     assert on_ray.exit_code == 1 and local.exit_code == 0 and on_ray.executor == "ray"
+
+
+def _device_shape(device: Any) -> Any:
+    data = device.model_dump(mode="json")
+    for key in ("bench", "paced"):
+        data[key] = _keys(data[key]) if data[key] else None
+    return _keys(data)
+
+
+def test_qualify_runs_its_devices_as_ray_tasks_with_the_same_result(ray_lab: Lab, tiny_cnn: Path, tmp_path: Path):
+    spec = tmp_path / "q.yaml"
+    spec.write_text(f"""
+name: ray-q
+model: {{path: {tiny_cnn}}}
+inventory: {ray_lab.inventory}
+targets:
+  - {{devices: "tag:even,lab-off", known_hosts: {ray_lab.known_hosts}}}
+measure: {{iterations: 20, min_duration_s: 0.2, warmup: 2, energy: false}}
+gates: {{latency: {{max_ms: 1000}}}}
+""")
+    db = tmp_path / "h.sqlite3"
+    on_ray = qualify(spec, report_dir=tmp_path / "ray", history_db=db, executor="ray", jobs=2)
+    local = qualify(spec, report_dir=tmp_path / "local", history_db=db, executor="local")
+    assert [d.label for d in on_ray.devices] == [d.label for d in local.devices] == ["lab-00", "lab-02", "lab-off"]
+    for a, b in zip(on_ray.devices[:2], local.devices[:2], strict=True):
+        assert a.passed and b.passed, (a.error, b.error)
+        assert _device_shape(a) == _device_shape(b)
+        assert a.bench is not None and a.bench.model.path == str(tiny_cnn) and a.history_run_id is not None
+    off = on_ray.devices[2]
+    assert off.status == "error" and "edgeopt-device:lab-off" in str(off.error) and on_ray.exit_code == 1
+    runs = {r.group_id for r in open_store(db).runs(kind="qualify")}
+    assert on_ray.group_id in runs and local.group_id in runs  # history written on the driver, grouped per run
+    assert (tmp_path / "ray" / "result.json").is_file()

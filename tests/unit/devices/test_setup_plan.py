@@ -50,3 +50,31 @@ def test_setup_hint_names_the_inventory_device():
     line = "numpy is not installed for /usr/bin/python3 on raspberrypi: run 'edgeopt devices setup raspberrypi' (or: x)"
     assert name_device_in_hint(line, "pi5-01") == ("numpy is not installed for /usr/bin/python3 on raspberrypi: run "
                                                    "'edgeopt devices setup pi5-01' (or: x)")
+
+
+def test_setup_reads_the_runtime_descriptors_so_a_new_runtime_is_one_file():
+    from edgeopt.devices.setup.packages import aliases
+    from edgeopt.enums import AcceleratorKind, Arch
+    from edgeopt.registry.runtime_spec import RuntimeDescriptor, SetupRule
+
+    reg = load_registry()
+    pi, orin, local = reg.get("rpi5"), reg.get("jetson-orin-nano"), reg.get("local")
+    names = aliases()  # every runtime, its setup aliases and its pip names
+    assert names["ai-edge-litert"] is names["tflite-runtime"] is names["litert"] is RuntimeName.TFLITE
+    assert names["onnxruntime-gpu"] is RuntimeName.ONNXRUNTIME and names["trt"] is RuntimeName.TENSORRT
+    assert install_plan(RuntimeName.ONNXRUNTIME, target=orin, arch="aarch64", python=(3, 10)).vendor
+    assert install_plan(RuntimeName.ONNXRUNTIME, target=pi, arch="aarch64", python=(3, 11)).requirements == \
+        ("onnxruntime",)
+    assert install_plan(RuntimeName.OPENVINO, target=local, arch="x86_64", python=(3, 11)).requirements == \
+        ("openvino",)
+    coreml = install_plan(RuntimeName.COREML, target=local, arch="x86_64", python=(3, 11))
+    assert coreml.requirements == () and "macOS" in (coreml.vendor or "")  # no rule: its install hint, named
+    assert install_plan(RuntimeName.NULL, target=local, arch="x86_64", python=(3, 11)) == \
+        install_plan(RuntimeName.NULL, target=None, arch="x86_64", python=(3, 8))  # built into the agent: nothing
+    new = RuntimeDescriptor(name="npu_rt", display_name="NPU RT", module_sets=(("npu_rt",),), packages=("npu_rt",),
+                            install="ask the vendor",
+                            setup=(SetupRule(accelerator=AcceleratorKind.OTHER_NPU, arch=Arch.AARCH64,
+                                             vendor="sudo apt-get install npu-rt"),
+                                   SetupRule(min_python=(3, 10), pip=("npu-rt",))))
+    assert new.setup_plan(None, "x86_64", (3, 11)) == (("npu-rt",), None)
+    assert new.setup_plan(None, "x86_64", (3, 9)) == ((), "ask the vendor")  # no rule matches: named
