@@ -20,7 +20,7 @@ from ..sweep.api import LevelRuns, SweepOptions
 from ..sweep.result import SweepResult
 from .artifacts import ModelRef
 from .devices import FleetDevice
-from .jobs import CancelToken, EventSink, _now, _Watchdog, classify
+from .jobs import CancelToken, EventSink, Watchdog, _now, classify
 from .result import ErrorKind
 from .sweep_host import EVAL_FILE, Bundle
 from .sweep_result import FleetSweepRow
@@ -101,7 +101,7 @@ class SweepJob:
                  cancel: CancelToken | None = None) -> FleetSweepRow:
         started, started_at = time.perf_counter(), _now()
         runner = self.device.runner()
-        with _Watchdog(runner, self.deadline_s, cancel) as dog:
+        with Watchdog(runner, self.deadline_s, cancel) as dog:
             try:
                 result, runs = self._sweep(self.bundle.ref.locate(blobs), blobs is None, runner, progress)
             except Exception as exc:  # every failure of this device becomes its row, never another device's
