@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-# Dicts whose keys are data (quantizer options, extra facts), not part of the schema.
+# Dicts whose keys are data (quantizer options, extra facts, level names), not part of the schema.
 FREE_FORM = ("config", "details", "runtime_options", "shapes", "temperature_c", "environment.runtimes",
-             "sensor_facts", "extra")
+             "sensor_facts", "extra", "beaten_by")
 
 
 def json_type(value: Any) -> str:
