@@ -19,7 +19,9 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .. import interrupts
 from ..errors import EdgeoptError, ExitCode
+from ..interrupts import Terminated
 
 INTERRUPTED = (130, "interrupted")
 TERMINATED = (143, "terminated (SIGTERM); the device's agent stops itself, run again to resume")
@@ -36,12 +38,29 @@ def _fail(message: str, code: int, as_json: bool) -> int:
     return code
 
 
-class Terminated(BaseException):
-    """SIGTERM arrived: unwinds like Ctrl-C (sessions closed, local agents stopped, temp files removed)."""
+def _on_sigint(signum: int, frame: object) -> None:
+    _quiet_teardown()
+    if interrupts.interrupt(signum):  # an SSH upload closes its connection and raises this itself
+        return
+    raise KeyboardInterrupt
 
 
 def _on_sigterm(signum: int, frame: object) -> None:
+    _quiet_teardown()
+    if interrupts.interrupt(signum):
+        return
     raise Terminated()
+
+
+def _quiet_teardown() -> None:
+    """Once interrupted, errors in finalizers (``__del__`` of a paramiko file whose connection was just closed)
+    are the teardown's, not news: they must not print a traceback after the one error line."""
+
+    def hook(unraisable: Any) -> None:
+        if interrupts.requested() is None:
+            sys.__unraisablehook__(unraisable)
+
+    sys.unraisablehook = hook
 
 
 def _exit_at_startup(as_json: bool) -> Callable[[int, Any], None]:
@@ -61,7 +80,8 @@ def _exit_at_startup(as_json: bool) -> Callable[[int, Any], None]:
 
 def _import_commands(as_json: bool) -> Any:
     """The click group, imported with start-up handlers for SIGINT and SIGTERM; afterwards SIGINT raises
-    KeyboardInterrupt again (unless it was ignored, as for a background job) and SIGTERM raises Terminated."""
+    KeyboardInterrupt (unless it was ignored, as for a background job) and SIGTERM raises Terminated, each after
+    running the interrupt hooks (:mod:`edgeopt.interrupts`)."""
     if threading.current_thread() is not threading.main_thread():
         from .group import cli
 
@@ -75,7 +95,7 @@ def _import_commands(as_json: bool) -> Any:
         from .group import cli
     finally:
         if sigint is not signal.SIG_IGN:
-            signal.signal(signal.SIGINT, sigint if sigint is not None else signal.default_int_handler)
+            signal.signal(signal.SIGINT, _on_sigint)
         signal.signal(signal.SIGTERM, _on_sigterm)
     return cli
 
@@ -84,6 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code (never a traceback for an expected error)."""
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in args
+    interrupts.reset()
     cli = _import_commands(as_json)
     import click
 
@@ -93,6 +114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with stdout_reserved_for_json() if as_json else contextlib.nullcontext():
             rv = cli.main(args=args, prog_name="edgeopt", standalone_mode=False)
     except EdgeoptError as exc:
+        if interrupts.requested() is not None:  # an error the interrupt caused (its connection closed)
+            return _interrupted(as_json)
         return _fail(str(exc), int(exc.exit_code), as_json)
     except click.exceptions.Abort as exc:  # click turns Ctrl-C into Abort
         if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
@@ -105,6 +128,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Terminated:
         return _fail(TERMINATED[1], TERMINATED[0], as_json)
     return int(rv or 0)
+
+
+def _interrupted(as_json: bool) -> int:
+    code, message = TERMINATED if interrupts.requested() == signal.SIGTERM else INTERRUPTED
+    return _fail(message, code, as_json)
 
 
 if __name__ == "__main__":
