@@ -29,7 +29,7 @@ from tests.digits_model import build_digits  # noqa: E402
 
 
 def _sweep(model: Path, data: Path, out: Path, db: Path) -> subprocess.Popen[str]:
-    args = ["sweep", str(model), "--eval", str(data), "--recipes", "fp16,int8", "--runtimes", "onnxruntime",
+    args = ["sweep", str(model), "--eval", str(data), "--recipes", "fp16", "--runtimes", "onnxruntime",
             "--iterations", "20", "--min-duration", "0.1", "--no-int8-search", "--out", str(out), "--json"]
     return subprocess.Popen([sys.executable, "-m", "edgeopt", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env={**os.environ, "EDGEOPT_HISTORY_DB": str(db)})
