@@ -77,8 +77,8 @@ def _emit_phases(event: Dict[str, Any]) -> None:
 
 def _emit_start() -> None:
     """The first event of a run: this process and the memory free at start (an OOM kill is judged from it)."""
-    _emit({"event": "start", "pid": os.getpid(), "memory_available_mb": probe_facts.memory_available_mb(),
-           "memory_total_mb": environment.memory_total_mb()})
+    available, total = probe_facts.memory_headroom_mb()  # the memory cgroup's limit counts (containers)
+    _emit({"event": "start", "pid": os.getpid(), "memory_available_mb": available, "memory_total_mb": total})
 
 
 def _write_result(raw: RawRun, result_path: str, stdout_fd: int) -> None:

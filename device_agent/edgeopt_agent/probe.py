@@ -88,6 +88,55 @@ def memory_available_mb(root: str = "/") -> Optional[float]:
     return None
 
 
+def _read_text(path: str) -> Optional[str]:
+    try:
+        with open(path) as fh:
+            return fh.read().strip()
+    except OSError:
+        return None
+
+
+def cgroup_memory_mb(root: str = "/") -> Optional[Tuple[float, float]]:
+    """(limit, still allowed) in MB of this process's memory cgroup (v2 ``memory.max``/``memory.current``, v1
+    ``memory.limit_in_bytes``/``memory.usage_in_bytes``); None without a limit or when not readable. A container
+    or systemd slice with a limit OOM-kills long before the machine's MemAvailable runs out."""
+    text = _read_text(os.path.join(root, "proc/self/cgroup")) or ""
+    for line in text.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        rel = parts[2].lstrip("/")
+        if parts[1] == "":
+            base, files = os.path.join(root, "sys/fs/cgroup", rel), ("memory.max", "memory.current")
+        elif "memory" in parts[1].split(","):
+            base = os.path.join(root, "sys/fs/cgroup/memory", rel)
+            files = ("memory.limit_in_bytes", "memory.usage_in_bytes")
+        else:
+            continue
+        limit, usage = (_read_text(os.path.join(base, f)) for f in files)
+        if not limit or not usage or not limit.isdigit() or not usage.isdigit() or int(limit) >= 1 << 60:
+            continue
+        mb = 1024.0 * 1024.0
+        return int(limit) / mb, max(0, int(limit) - int(usage)) / mb
+    return None
+
+
+def memory_headroom_mb(root: str = "/") -> Tuple[Optional[float], Optional[float]]:
+    """(available, total) MB for this process: the machine's MemAvailable/MemTotal, or its memory cgroup's
+    limit and what that still allows when they are smaller (what an OOM kill is judged from)."""
+    available = memory_available_mb(root)
+    total = None
+    for line in (_read_text(os.path.join(root, "proc/meminfo")) or "").splitlines():
+        if line.startswith("MemTotal:"):
+            total = int(line.split()[1]) / 1024.0
+    group = cgroup_memory_mb(root)
+    if group is not None:
+        limit, left = group
+        available = left if available is None else min(available, left)
+        total = limit if total is None else min(total, limit)
+    return available, total
+
+
 def power_sensors(root: str = "/") -> List[Dict[str, Any]]:
     """Power sensors present on this board (existence only; reading them is the energy readers' job).
 

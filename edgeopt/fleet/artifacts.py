@@ -68,8 +68,19 @@ class ModelRef:
         return Path(self.root) / self.main
 
     def read_blobs(self) -> dict[str, bytes]:
-        """Every file's bytes by relative path (to ship through an object store)."""
-        return {rel: (Path(self.root) / rel).read_bytes() for rel in self.files}
+        """Every file's bytes by relative path (to ship through an object store).
+
+        Raises:
+            InputError: the files changed since they were hashed (the bytes would be cached under the old key).
+        """
+        blobs = {rel: (Path(self.root) / rel).read_bytes() for rel in self.files}
+        digest = hashlib.sha256()
+        for rel, data in blobs.items():
+            digest.update(f"{rel}\0{hashlib.sha256(data).hexdigest()}\n".encode())
+        if digest.hexdigest() != self.key:
+            raise InputError(f"model {self.path} changed while the fleet run was reading it: run again once it "
+                             "is completely written (write it elsewhere and rename it into place)")
+        return blobs
 
     def locate(self, blobs: Mapping[str, bytes] | None = None, cache_root: Path | None = None) -> Path:
         """The model's path on this worker: the shared path, or a cache copy written from ``blobs``."""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import onnx
@@ -20,19 +23,30 @@ def load(source: Artifact) -> onnx.ModelProto:
 
 
 def save(model: onnx.ModelProto, path: Path) -> Path:
-    """Write ``model`` to ``path``: one file when small, else weights in ``<name>.data`` next to it."""
+    """Write ``model`` to ``path``: one file when small, else weights in ``<name>.data`` next to it.
+
+    Atomic: written into a temp directory next to ``path`` and renamed into place (external data first, then the
+    model file), so a process killed mid-write never leaves a truncated model under the final name.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    if model.ByteSize() < SINGLE_FILE_LIMIT_BYTES:
-        onnx.save_model(model, str(path))
-    else:
-        onnx.save_model(
-            model,
-            str(path),
-            save_as_external_data=True,
-            all_tensors_to_one_file=True,
-            location=f"{path.name}.data",
-            size_threshold=1024,
-        )
+    tmp_dir = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    try:
+        tmp = tmp_dir / path.name
+        if model.ByteSize() < SINGLE_FILE_LIMIT_BYTES:
+            onnx.save_model(model, str(tmp))
+        else:
+            onnx.save_model(
+                model,
+                str(tmp),
+                save_as_external_data=True,
+                all_tensors_to_one_file=True,
+                location=f"{path.name}.data",
+                size_threshold=1024,
+            )
+            os.replace(tmp_dir / f"{path.name}.data", path.parent / f"{path.name}.data")
+        os.replace(tmp, path)
+    finally:
+        shutil.rmtree(tmp_dir, ignore_errors=True)
     return path
 
 

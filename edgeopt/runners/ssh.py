@@ -29,6 +29,7 @@ from edgeopt_agent.protocol import RawRun, Request
 
 from ..devices.schema import SshAddress
 from ..errors import RunnerError
+from ..interrupts import stop_on_interrupt
 from .agent_exit import AgentTrace
 from .base import AgentCommand, ProgressSink, RunnerInfo, RunnerKind, parse_probe, parse_progress_line, parse_result
 from .ssh_cache import (
@@ -94,7 +95,7 @@ class SshRunner:
 
     def _push_agent(self, s: SshSession, workdir: str, stats: TransferStats, emit: ProgressSink) -> str:
         started = time.perf_counter()
-        with s.step(f"uploading the agent to {s.where}", self.timeouts.upload_s):
+        with s.step(f"uploading the agent to {s.where}", self.timeouts.upload_s), stop_on_interrupt(s.abort):
             path = self._cache(s, workdir, stats, emit).ensure(agent_bundle())
         stats.timed("upload", started)
         return path
@@ -168,7 +169,9 @@ class SshRunner:
                     stats: TransferStats, emit: ProgressSink) -> dict[str, str]:
         """Upload the model and the request's input files into the cache; their device paths by request field."""
         started = time.perf_counter()
-        with s.step(f"uploading the model to {s.where}", self.timeouts.upload_s):
+        # Ctrl-C closes the connection at once: paramiko would otherwise first wait for every pipelined write's
+        # acknowledgement (seconds on a slow link); the temp upload is never trusted and is swept later.
+        with s.step(f"uploading the model to {s.where}", self.timeouts.upload_s), stop_on_interrupt(s.abort):
             cache = self._cache(s, workdir, stats, emit)
             placed = {"model_path": f"{cache.ensure(model)}/{model.main}"}
             placed.update({f: f"{cache.ensure(b)}/{b.main}" for f, b in uploads.items()})

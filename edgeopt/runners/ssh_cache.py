@@ -19,10 +19,11 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, BinaryIO
 
 import paramiko
 
+from ..errors import InputError
 from ..fsutil import sha256_file
 from ..registry import files_by_suffix
 from .base import agent_dir
@@ -43,11 +44,19 @@ class Bundle:
         key: SHA-256 hex naming the entry (the file's own hash for a single file).
         files: (local file, POSIX path inside the entry) pairs.
         main: path inside the entry of the file the agent is pointed at ("" for the agent package).
+        lone: the key is the single file's own SHA-256 (else a hash over every relative path and SHA-256).
     """
 
     key: str
     files: tuple[tuple[Path, str], ...]
     main: str = ""
+    lone: bool = False
+
+    def key_of(self, digests: list[str]) -> str:
+        """The key these files would have with these SHA-256 digests (to check what was uploaded)."""
+        if self.lone:
+            return digests[0]
+        return _bundle_key([(rel, sha) for (_, rel), sha in zip(self.files, digests, strict=True)])
 
     @property
     def size_bytes(self) -> int:
@@ -107,7 +116,7 @@ def file_bundle(path: Path, companions: list[Path] | None = None, lone_name: str
         files = [path, *(c.resolve() for c in (companions or []) if c.resolve() != path)]
     if len(files) == 1 and files[0] == path:
         name = f"{lone_name}{path.suffix}"
-        return Bundle(key=sha256_file(path), files=((path, name),), main=name)
+        return Bundle(key=sha256_file(path), files=((path, name),), main=name, lone=True)
     pairs = tuple((p, p.relative_to(base).as_posix()) for p in files)
     key = _bundle_key([(rel, sha256_file(p)) for p, rel in pairs])
     return Bundle(key=key, files=pairs, main=path.relative_to(base).as_posix())
@@ -117,6 +126,19 @@ def model_bundle(model_path: Path) -> Bundle:
     """The model and its companion files, as one cache entry."""
     model_path = Path(model_path).resolve()
     return file_bundle(model_path, model_files(model_path)[1:] if model_path.is_file() else None)
+
+
+class _HashingReader:
+    """A binary file wrapper that hashes what is read through it."""
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self._fh = fh
+        self.digest = hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._fh.read(size)
+        self.digest.update(data)
+        return data
 
 
 def _exists(sftp: paramiko.SFTPClient, path: str) -> bool:
@@ -241,6 +263,19 @@ class RemoteCache:
         self.stats.evicted += removed
         return removed
 
+    def _put(self, local: Path, remote: str, tmp: str) -> str:
+        """Upload one file; the SHA-256 of the bytes actually sent (the file may have changed since it was
+        hashed: the entry's name must match what it holds)."""
+        parent = str(PurePosixPath(remote).parent)
+        if parent != tmp:
+            makedirs(self.sftp, parent)
+        with open(local, "rb") as fh:
+            reader = _HashingReader(fh)
+            attrs = self.sftp.putfo(reader, remote, confirm=True)  # type: ignore[arg-type]  # only .read is used
+        self.stats.uploaded_files += 1
+        self.stats.uploaded_bytes += attrs.st_size or 0
+        return reader.digest.hexdigest()
+
     def _upload(self, bundle: Bundle, target: str) -> None:
         self.stats.cache_misses += 1
         makedirs(self.sftp, self.root)
@@ -253,15 +288,11 @@ class RemoteCache:
         tmp = f"{self.root}/.tmp-{bundle.key[:16]}-{uuid.uuid4().hex[:12]}"
         try:
             self.sftp.mkdir(tmp)
-            for local, rel in bundle.files:
-                remote = f"{tmp}/{rel}"
-                parent = str(PurePosixPath(remote).parent)
-                if parent != tmp:
-                    makedirs(self.sftp, parent)
-                with open(local, "rb") as fh:
-                    self.sftp.putfo(fh, remote, confirm=True)
-                self.stats.uploaded_files += 1
-                self.stats.uploaded_bytes += local.stat().st_size
+            digests = [self._put(local, f"{tmp}/{rel}", tmp) for local, rel in bundle.files]
+            if bundle.key_of(digests) != bundle.key:
+                changed = ", ".join(str(p) for p, _ in bundle.files)
+                raise InputError(f"{changed} changed while it was being uploaded (its content no longer matches "
+                                 "the hash taken before): run again once the file is completely written")
             try:
                 self.sftp.rename(tmp, target)
             except OSError:

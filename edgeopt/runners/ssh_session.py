@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 
 import paramiko
 
+from .. import interrupts
 from ..devices.schema import SshAddress
 from ..errors import EdgeoptError, InputError, RunnerError
 from ..settings import SshTimeouts
@@ -192,10 +193,14 @@ class SshSession:
         try:
             yield
         except EdgeoptError:
+            if interrupts.requested() is not None:  # the interrupt closed the connection: report the interrupt
+                raise interrupts.interrupt_error() from None
             if fired.is_set():
                 raise self._timeout(what, seconds, hint) from None
             raise
         except (paramiko.SSHException, OSError, EOFError, ValueError) as exc:
+            if interrupts.requested() is not None:
+                raise interrupts.interrupt_error() from None
             if fired.is_set():
                 raise self._timeout(what, seconds, hint) from None
             if isinstance(exc, OSError) and _one_line(exc) == "Failure":  # SFTP v3 has no EROFS/ENOSPC code

@@ -22,7 +22,7 @@ from .._version import __version__
 from ..calib import ImagePreprocessing
 from ..errors import InputError, first_line
 from ..evaluation import MetricSpec, load_eval_data, parse_output, resolve_metric
-from ..fsutil import atomic_write_text, sha256_file
+from ..fsutil import atomic_write_text
 from ..metrics.result import BenchResult
 from ..optimize import OptimizeResult, optimize
 from ..passes.base import ArtifactFormat
@@ -41,6 +41,7 @@ from .pareto import pareto_indices
 from .rank_levels import rank
 from .report import objective_value, recommend, write_plot
 from .result import Int8SearchResult, Level, SweepResult
+from .snapshot import snapshot_model
 
 DEFAULT_RECIPES = ("fp16", "int8", "int4", "prune30-int8")
 # A recipe built before the sweep (a fleet sweep's host side): its optimize result, or why it does not apply.
@@ -315,7 +316,8 @@ class _Optimized:
 class _SweepRun:
     """One sweep after its inputs are checked: the eval data, the runtimes, the level table."""
 
-    model: Path
+    model: Path  # the sweep's own copy of the model (:mod:`.snapshot`): every step reads this one
+    source: Path  # the user's model path (reported)
     options: SweepOptions
     tgt: Target
     out: Path
@@ -328,12 +330,14 @@ class _SweepRun:
     targets_dirs: tuple[Path, ...]
 
     @classmethod
-    def start(cls, model: Path, options: SweepOptions, measure: MeasureSettings, tgt: Target, runner: Runner,
+    def start(cls, source: Path, options: SweepOptions, measure: MeasureSettings, tgt: Target, runner: Runner,
               progress: Progress | None, targets_dirs: tuple[Path, ...]) -> _SweepRun:
-        """Load the eval data and metric, find the runtimes, and measure the original model (the baseline)."""
+        """Copy the model, load the eval data and metric, find the runtimes, and measure the original model (the
+        baseline)."""
         emit: Progress = progress or (lambda event: None)
-        out = options.out_dir or Path("out") / f"{model.stem}.sweep"
+        out = options.out_dir or Path("out") / f"{source.stem}.sweep"
         out.mkdir(parents=True, exist_ok=True)
+        model, model_sha = snapshot_model(source, out / "cache")
         data = load_eval_data(options.eval_data, model, preprocessing=options.preprocessing, limit=options.eval_limit)
         eval_npz = data.save(out / "eval_inputs.npz")
         met = resolve_metric(options.metric, has_labels=data.labels is not None)  # name + parameters, checked once
@@ -347,7 +351,7 @@ class _SweepRun:
                       selection=selection, min_retention=options.min_retention,
                       measure=measure.replace(shapes=shapes, threads=sweep_threads(runner, measure.threads)),
                       targets_dirs=targets_dirs, versions=versions, runtime_options=float_options(rts))
-        key_parts = {"model": sha256_file(model), "target": tgt.name, "runner": runner.name, "eval": data.digest(),
+        key_parts = {"model": model_sha, "target": tgt.name, "runner": runner.name, "eval": data.digest(),
                      "metric": met.key(), "output": selection.spec, "fps": measure.fps,
                      "threads": ctx.measure.threads}
         table = LevelTable(ctx, LevelCache(out / "cache", enabled=not options.no_cache), key_parts, model, emit)
@@ -357,7 +361,7 @@ class _SweepRun:
             table("fp32", "fp32", rt, lambda: model)
         if "openvino" in rts:
             bf16_level(table, model)
-        return cls(model, options, tgt, out, eval_npz, data.count, rts, ctx, table, emit, targets_dirs)
+        return cls(model, source, options, tgt, out, eval_npz, data.count, rts, ctx, table, emit, targets_dirs)
 
     def measure_recipes(self, prebuilt: Prebuilt) -> None:
         """Each recipe once (shared by the runtimes, or ``prebuilt``), measured on every runtime; a default recipe
@@ -402,7 +406,7 @@ class _SweepRun:
         front = [levels[i] for i in pareto_indices(points)]
         plot = write_plot(levels, opts.objective, self.out / "pareto.svg")
         return SweepResult(
-            model=str(self.model), model_sha256=self.table.key_parts["model"], target=self.tgt.name,
+            model=str(self.source), model_sha256=self.table.key_parts["model"], target=self.tgt.name,
             runner=self.ctx.runner.name, metric=self.ctx.metric.name, output=self.ctx.selection.spec,
             eval_samples=self.eval_samples, min_retention=opts.min_retention, fps=fps, objective=opts.objective,
             runtimes=self.rts, levels=levels, pareto=front, recommendation=rec, reason=reason, int8_search=search,
