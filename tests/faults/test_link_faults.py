@@ -1,0 +1,197 @@
+"""The link to the device misbehaves during ``edgeopt bench --device``: it turns slow or lossy mid-run, or drops
+(100% loss) at each step of the remote run.
+
+The device is a Wi-Fi-like one (tests/integration/ssh/wifi.py): its sshd in its own network namespace with
+nftables loss rules, reached through a user-space proxy that adds latency (no ``tc netem`` in this kernel). Its
+sshd keeps OpenSSH's defaults (no ClientAlive), as on most boards: when the link dies, only the agent itself can
+notice (the host's heartbeat on its stdin stops). Each case asserts the exit code, at most one error line that
+names the fix, no traceback, an end within the documented deadlines (``--ssh-timeout``), nothing left running or
+locked on the device once the link is back, and that the next run succeeds.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import make_matmul_model
+from tests.faults.helpers import assert_one_line, edgeopt_popen, lock_is_free, record, wait_for
+from tests.integration.ssh.conftest import DEVICE_PYTHON
+from tests.integration.ssh.sshd import processes_mentioning
+from tests.integration.ssh.wifi import WifiDevice, netns_unavailable_reason
+
+pytestmark = pytest.mark.netns
+
+# Short deadlines so that a dead link is given up on in seconds (the defaults are in docs/devices.md).
+TIMEOUTS = {"connect": 4, "keepalive": 1, "dead_after": 6, "fetch": 6, "cleanup": 3, "upload": 30, "lock_wait": 60,
+            "run_grace": 30}
+# The longest any case may take from the fault to the exit: the largest step deadline that can be in force,
+# plus margin for a loaded 2-core machine. A run still going after this hangs.
+HANG_S = 60.0
+
+
+@dataclass
+class WifiDut:
+    """The Wi-Fi-like device, its work dir on the "device", and the host-side files naming it."""
+
+    wifi: WifiDevice
+    workdir: Path
+    known_hosts: Path
+    inventory: Path
+    stderr: list[str] = field(default_factory=list)
+
+    @property
+    def lock_file(self) -> Path:
+        return self.workdir / "locks" / "device.lock"
+
+    def agent_running(self) -> bool:
+        return bool(processes_mentioning(f"{self.workdir}/"))
+
+    def link_back(self) -> None:
+        self.wifi.loss(0)
+        assert self.wifi.proxy is not None
+        self.wifi.proxy.normal()
+
+
+@pytest.fixture()
+def dut(tmp_path: Path) -> Iterator[WifiDut]:
+    reason = netns_unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    with WifiDevice(tmp_path / "server", 40) as wifi:
+        inv = tmp_path / "inv" / "devices.yaml"
+        inv.parent.mkdir()
+        workdir = tmp_path / "device"
+        inv.write_text(yaml.safe_dump({"devices": [{
+            "name": "wifi", "host": "127.0.0.1", "port": wifi.port, "user": "root", "key": str(wifi.sshd.client_key),
+            "target": "local", "python": DEVICE_PYTHON, "workdir": str(workdir)}]}))
+        yield WifiDut(wifi, workdir, tmp_path / "known_hosts", inv)
+
+
+def _bench(tmp_path: Path, dut: WifiDut, model: Path, *flags: str) -> subprocess.Popen[str]:
+    timeouts = [arg for step, s in TIMEOUTS.items() for arg in ("--ssh-timeout", f"{step}={s}")]
+    return edgeopt_popen("bench", str(model), "--device", "wifi", "--inventory", str(dut.inventory),
+                         "--known-hosts", str(dut.known_hosts), "--accept-new-host-key", "--iterations", "5",
+                         "--min-duration", "0.05", "--max-duration", "60", "--no-energy", "--no-history", *timeouts,
+                         *flags, cwd=tmp_path)
+
+
+def _collect(proc: subprocess.Popen[str], lines: list[str]) -> threading.Thread:
+    """Read the CLI's stderr line by line as it comes (the progress lines say which phase the run is in)."""
+
+    def pump() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line.rstrip("\n"))
+
+    thread = threading.Thread(target=pump, daemon=True)
+    thread.start()
+    return thread
+
+
+def _said(dut: WifiDut, prefix: str) -> Callable[[], bool]:
+    return lambda: any(line.startswith(prefix) for line in dut.stderr)
+
+
+def _uploading(dut: WifiDut) -> bool:
+    cache = dut.workdir / "cache"
+    return cache.is_dir() and any(p.name.startswith(".tmp-") and (p / "model.onnx").exists() for p in cache.iterdir())
+
+
+def _result_written(dut: WifiDut) -> bool:
+    """The agent wrote its result and ended, and the host has not heard yet: once the agent has loaded the model,
+    the link is made slow (1 s each way), so its exit status reaches the host a second after the device wrote the
+    result; the link drops in that second, and the host's requests for the result are the ones lost."""
+    proxy = dut.wifi.proxy
+    assert proxy is not None
+    if proxy.condition.delay_s == 0 and _said(dut, "edgeopt: load")():
+        proxy.slow(1.0)
+    jobs = dut.workdir / "jobs"
+    done = jobs.is_dir() and any((job / "result.json").exists() for job in jobs.iterdir())
+    return done and not dut.agent_running()
+
+
+# step -> (extra bench flags, "the run is in that step now", what the error line must say)
+STEPS: dict[str, tuple[list[str], Callable[[WifiDut], bool], str]] = {
+    "connect": ([], lambda d: True, "connecting to"),
+    "upload": ([], _uploading, "uploading the model"),
+    "lock": ([], WifiDut.agent_running, "died during the agent run"),
+    "warmup": (["--warmup-s", "30"], lambda d: _said(d, "edgeopt: warmup")(), "died during the agent run"),
+    "timed": (["--min-duration", "30"], lambda d: _said(d, "edgeopt: timed")(), "died during the agent run"),
+    "fetch": (["--min-duration", "2"], _result_written, "fetching the result"),
+}
+
+
+def _hold_lock(dut: WifiDut) -> int:
+    """Another job holds the device: the agent waits in the lock."""
+    dut.lock_file.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(dut.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.write(fd, json.dumps({"pid": os.getpid(), "since": time.time(), "host": "test"}).encode())
+    return fd
+
+
+def _assert_clean_after_link_back(dut: WifiDut) -> None:
+    """The agent ended itself (its host went silent), the lock is free, the job dirs are swept by the next run."""
+    assert wait_for(lambda: not dut.agent_running(), 30), processes_mentioning(f"{dut.workdir}/")
+    assert wait_for(lambda: lock_is_free(dut), 10)  # type: ignore[arg-type]
+    cache = dut.workdir / "cache"
+    if cache.is_dir():
+        assert all(any(e.iterdir()) for e in cache.iterdir() if not e.name.startswith(".")), "empty cache entry"
+
+
+def _next_run_succeeds(tmp_path: Path, dut: WifiDut, model: Path) -> None:
+    jobs = dut.workdir / "jobs"
+    before = set(jobs.iterdir()) if jobs.is_dir() else set()  # a dead run's job dir stays until a day old
+    again = _bench(tmp_path, dut, model, "--json")
+    out, err = again.communicate(timeout=180)
+    assert again.returncode in (0, 1) and "edgeopt: error" not in err, err  # 1: too few samples for p99
+    assert json.loads(out)["run"]["samples"] >= 5
+    assert wait_for(lambda: not dut.agent_running(), 20)
+    assert set(jobs.iterdir()) <= before, "the next run left its job dir"
+
+
+@pytest.mark.parametrize("step", list(STEPS))
+def test_link_dropped_at_a_step_fails_cleanly_and_the_next_run_succeeds(dut, tmp_path, step):
+    flags, in_step, words = STEPS[step]
+    model = make_matmul_model(tmp_path / "m.onnx", k=2048, n=2048 if step == "upload" else 64)
+    held = _hold_lock(dut) if step == "lock" else None
+    if step == "connect":
+        dut.wifi.loss(100)
+    proc = _bench(tmp_path, dut, model, *flags)
+    reader = _collect(proc, dut.stderr)
+    try:
+        assert wait_for(lambda: in_step(dut) or proc.poll() is not None, 90, 0.002), dut.stderr
+        assert proc.poll() is None, f"the run ended before the {step} step: {dut.stderr}"
+        dut.wifi.loss(100)
+        cut = time.monotonic()
+        proc.wait(timeout=HANG_S)
+        took = time.monotonic() - cut
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if held is not None:
+            os.close(held)
+    reader.join(timeout=10)
+    err = "\n".join(dut.stderr)
+    assert proc.returncode == 3, err
+    line = assert_one_line(err, words, f"root@127.0.0.1:{dut.wifi.port}")
+    assert "network" in line, line  # the fix: check the network (the link), as the line says
+    assert took < HANG_S
+    # While the link is still down, the agent notices its host went silent and ends itself, releasing the lock.
+    assert wait_for(lambda: not dut.agent_running(), TIMEOUTS["dead_after"] + 15), "agent still running"
+    dut.link_back()
+    _assert_clean_after_link_back(dut)
+    _next_run_succeeds(tmp_path, dut, model)
+    record(f"link dropped (100% loss, netns) at a step of a remote run ({step})")
+
