@@ -195,3 +195,53 @@ def test_link_dropped_at_a_step_fails_cleanly_and_the_next_run_succeeds(dut, tmp
     _next_run_succeeds(tmp_path, dut, model)
     record(f"link dropped (100% loss, netns) at a step of a remote run ({step})")
 
+
+
+# condition -> (one-way delay s, loss %) applied once the timed loop runs
+CONDITIONS = {"slow 500 ms": (0.5, 0), "lossy 30%": (0.0, 30), "slow 500 ms + lossy 30%": (0.5, 30)}
+
+
+@pytest.mark.parametrize("condition", list(CONDITIONS))
+def test_link_turning_slow_or_lossy_mid_run_finishes_or_times_out_within_the_deadlines(dut, tmp_path, condition):
+    delay_s, loss = CONDITIONS[condition]
+    model = make_matmul_model(tmp_path / "m.onnx", k=64, n=64)
+    proc = _bench(tmp_path, dut, model, "--min-duration", "4", "--max-duration", "20", "--json")
+    reader = _collect(proc, dut.stderr)
+    out = ""
+    try:
+        assert wait_for(lambda: _said(dut, "edgeopt: timed")() or proc.poll() is not None, 90, 0.01), dut.stderr
+        assert dut.wifi.proxy is not None
+        dut.wifi.proxy.slow(delay_s)
+        dut.wifi.loss(loss)
+        assert (f"mod 100 < {loss} drop" in dut.wifi.rules()) == bool(loss)  # the loss is really in force
+        changed = time.monotonic()
+        assert proc.stdout is not None
+        out = proc.stdout.read()  # the JSON result, if any (stdout closes when the process ends)
+        proc.wait(timeout=HANG_S * 2)
+        took = time.monotonic() - changed
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    reader.join(timeout=10)
+    err = "\n".join(dut.stderr)
+    # Bound: the rest of the agent run (max-duration 20 s + run_grace) or a dead link (dead_after), then the fetch
+    # and clean-up deadlines; never more.
+    bound = 20 + TIMEOUTS["run_grace"] + TIMEOUTS["fetch"] + TIMEOUTS["cleanup"] + 10
+    assert took < bound, (took, err)
+    assert "Traceback" not in err, err
+    if not loss:  # latency alone: the result is fetched with pipelined reads, ~1 round trip (not one per 32 KiB)
+        assert proc.returncode in (0, 1), err
+    if proc.returncode in (0, 1):  # finished: a complete result, measured before the link degraded
+        result = json.loads(out)
+        assert result["run"]["samples"] >= 5 and result["run"]["timed_s"] >= 4, result["run"]
+        outcome = "finished"
+    else:
+        assert proc.returncode == 3, err
+        line = assert_one_line(err, f"root@127.0.0.1:{dut.wifi.port}")
+        assert "network" in line or "--ssh-timeout" in line or "--max-duration" in line, line
+        outcome = "timed out"
+    print(f"{condition}: {outcome} {took:.1f} s after the link changed (bound {bound} s)")
+    dut.link_back()
+    _assert_clean_after_link_back(dut)
+    _next_run_succeeds(tmp_path, dut, model)
+    record(f"link turned slow/lossy mid-run ({condition}): {outcome}")
