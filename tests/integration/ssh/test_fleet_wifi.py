@@ -19,10 +19,10 @@ from tests.integration.ssh.lab import DEVICE_PYTHON, Lab
 from tests.integration.ssh.sshd import processes_mentioning
 from tests.integration.ssh.wifi import WifiDevice, netns_unavailable_reason
 
-pytestmark = pytest.mark.netns
+pytestmark = [pytest.mark.netns, pytest.mark.slow]  # ~1 min: the first agent upload crosses the slow links
 
 # name -> (one-way delay s, loss %): a board at the edge of the Wi-Fi's range, and a busy 2.4 GHz channel.
-WIFI = {"wifi-00": (0.1, 3), "wifi-01": (0.03, 5)}
+WIFI = {"wifi-00": (0.05, 3), "wifi-01": (0.02, 5)}
 
 
 @pytest.fixture()
