@@ -204,6 +204,10 @@ class SshSession:
         except (paramiko.SSHException, OSError, EOFError, ValueError) as exc:
             if fired.is_set():
                 raise self._timeout(what, seconds, hint) from None
+            if isinstance(exc, TimeoutError):  # an SFTP or socket read waited connect_s for an answer
+                raise RunnerError(f"{what} failed: no answer from the device for {self.timeouts.connect_s:g} s (the "
+                                  "link is down or too slow): check the network, or raise --ssh-timeout connect=S "
+                                  "for a slow link") from None
             if isinstance(exc, OSError) and _one_line(exc) == "Failure":  # SFTP v3 has no EROFS/ENOSPC code
                 raise RunnerError(f"{what} failed (SFTP 'Failure': the device refused the write): the work dir "
                                   "there is read-only or its disk is full; check `df -h` and `mount` on the "

@@ -190,7 +190,7 @@ def test_link_dropped_at_a_step_fails_cleanly_and_the_next_run_succeeds(dut, tmp
     assert took < HANG_S
     # While the link is still down, the agent notices its host went silent and ends itself, releasing the lock.
     assert wait_for(lambda: not dut.agent_running(), TIMEOUTS["dead_after"] + 15), "agent still running"
-    print(f"link dropped at {step}: exit 3 {took:.1f} s after the drop; agent gone {time.monotonic() - cut:.1f} s "
+    print(f"link dropped at {step}: exit 3 {took:.1f} s after the drop; no agent running {time.monotonic() - cut:.1f} s "
           f"after it, link still down: {line}")
     dut.link_back()
     _assert_clean_after_link_back(dut)
