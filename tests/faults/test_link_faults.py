@@ -6,7 +6,8 @@ nftables loss rules, reached through a user-space proxy that adds latency (no ``
 sshd keeps OpenSSH's defaults (no ClientAlive), as on most boards: when the link dies, only the agent itself can
 notice (the host's heartbeat on its stdin stops). Each case asserts the exit code, at most one error line that
 names the fix, no traceback, an end within the documented deadlines (``--ssh-timeout``), nothing left running or
-locked on the device once the link is back, and that the next run succeeds.
+locked on the device once the link is back, and that the next run succeeds. The namespace cases are marked
+``netns``; two more (the proxy stalling or resetting the link in front of a loopback sshd) need only root.
 """
 
 from __future__ import annotations
@@ -27,10 +28,9 @@ import yaml
 from tests.conftest import make_matmul_model
 from tests.faults.helpers import assert_one_line, edgeopt_popen, lock_is_free, record, wait_for
 from tests.integration.ssh.conftest import DEVICE_PYTHON
+from tests.integration.ssh.linkproxy import LinkProxy
 from tests.integration.ssh.sshd import processes_mentioning
 from tests.integration.ssh.wifi import WifiDevice, netns_unavailable_reason
-
-pytestmark = pytest.mark.netns
 
 # Short deadlines so that a dead link is given up on in seconds (the defaults are in docs/devices.md).
 TIMEOUTS = {"connect": 4, "keepalive": 1, "dead_after": 6, "fetch": 6, "cleanup": 3, "upload": 30, "lock_wait": 60,
@@ -161,6 +161,7 @@ def _next_run_succeeds(tmp_path: Path, dut: WifiDut, model: Path) -> None:
     assert set(jobs.iterdir()) <= before, "the next run left its job dir"
 
 
+@pytest.mark.netns
 @pytest.mark.parametrize("step", list(STEPS))
 def test_link_dropped_at_a_step_fails_cleanly_and_the_next_run_succeeds(dut, tmp_path, step):
     flags, in_step, words = STEPS[step]
@@ -190,8 +191,8 @@ def test_link_dropped_at_a_step_fails_cleanly_and_the_next_run_succeeds(dut, tmp
     assert took < HANG_S
     # While the link is still down, the agent notices its host went silent and ends itself, releasing the lock.
     assert wait_for(lambda: not dut.agent_running(), TIMEOUTS["dead_after"] + 15), "agent still running"
-    print(f"link dropped at {step}: exit 3 {took:.1f} s after the drop; no agent running {time.monotonic() - cut:.1f} s "
-          f"after it, link still down: {line}")
+    print(f"link dropped at {step}: exit 3 {took:.1f} s after the drop; no agent running "
+          f"{time.monotonic() - cut:.1f} s after it, link still down: {line}")
     dut.link_back()
     _assert_clean_after_link_back(dut)
     _next_run_succeeds(tmp_path, dut, model)
@@ -203,6 +204,7 @@ def test_link_dropped_at_a_step_fails_cleanly_and_the_next_run_succeeds(dut, tmp
 CONDITIONS = {"slow 500 ms": (0.5, 0), "lossy 30%": (0.0, 30), "slow 500 ms + lossy 30%": (0.5, 30)}
 
 
+@pytest.mark.netns
 @pytest.mark.parametrize("condition", list(CONDITIONS))
 def test_link_turning_slow_or_lossy_mid_run_finishes_or_times_out_within_the_deadlines(dut, tmp_path, condition):
     delay_s, loss = CONDITIONS[condition]
@@ -247,3 +249,42 @@ def test_link_turning_slow_or_lossy_mid_run_finishes_or_times_out_within_the_dea
     _assert_clean_after_link_back(dut)
     _next_run_succeeds(tmp_path, dut, model)
     record(f"link turned slow or lossy mid-run ({condition}), finished or timed out in time")
+
+
+@pytest.mark.parametrize("how", ["stall", "cut"])
+def test_link_stalled_or_reset_by_the_proxy_mid_run_without_namespaces(device, tmp_path, how):
+    """The same dead link where namespaces are unavailable: a loopback sshd behind the proxy, which stalls (nothing
+    passes, as with 100% loss) or cuts (every connection reset) in the timed loop."""
+    with LinkProxy(("127.0.0.1", device.sshd.port)) as proxy:
+        inv = tmp_path / "inv" / "devices.yaml"
+        inv.parent.mkdir()
+        inv.write_text(yaml.safe_dump({"devices": [{
+            "name": "wifi", "host": "127.0.0.1", "port": proxy.port, "user": "root",
+            "key": str(device.sshd.client_key), "target": "local", "python": DEVICE_PYTHON,
+            "workdir": str(device.workdir)}]}))
+        dut = WifiDut(None, device.workdir, device.known_hosts, inv)  # type: ignore[arg-type]
+        model = make_matmul_model(tmp_path / "m.onnx", k=64, n=64)
+        proc = _bench(tmp_path, dut, model, "--min-duration", "30")
+        reader = _collect(proc, dut.stderr)
+        try:
+            assert wait_for(lambda: _said(dut, "edgeopt: timed")() or proc.poll() is not None, 90, 0.01)
+            assert proc.poll() is None, dut.stderr
+            proxy.stall() if how == "stall" else proxy.cut()
+            cut = time.monotonic()
+            proc.wait(timeout=HANG_S)
+            took = time.monotonic() - cut
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        reader.join(timeout=10)
+        err = "\n".join(dut.stderr)
+        assert proc.returncode == 3, err
+        words = "died during the agent run" if how == "stall" else "lost the connection"
+        line = assert_one_line(err, words, f"root@127.0.0.1:{proxy.port}")
+        assert "network" in line or "link dropped" in line, line
+        assert took < HANG_S
+        assert wait_for(lambda: not dut.agent_running(), TIMEOUTS["dead_after"] + 15), "agent still running"
+        proxy.normal()
+        _assert_clean_after_link_back(dut)
+        _next_run_succeeds(tmp_path, dut, model)
+    record(f"link {'stalled' if how == 'stall' else 'reset'} by the proxy mid-run (no namespace)")
