@@ -5,8 +5,8 @@ cache (skipped when already there) -> write the request into a fresh job directo
 absolute interpreter and an empty environment, streaming its progress lines -> fetch ``result.json`` ->
 remove the job directory. Every step has a deadline (:class:`SshTimeouts`); the agent holds the device lock
 and ends itself when the SSH session goes away (``--exit-on-stdin-eof``), when the host's heartbeat on its stdin
-stops for ``dead_after_s`` (``--host-silence-s``: a dead link, which a default sshd never notices), or when its
-watchdog fires.
+stops for ``dead_after_s + 3 * keepalive_s`` (``--host-silence-s``: a dead link, which a default sshd never
+notices), or when its watchdog fires.
 
 Device layout (``workdir`` defaults to ``~/.cache/edgeopt``)::
 
@@ -201,7 +201,8 @@ class SshRunner:
         line = self._agent_command(
             agent_path, command.value, "--request", f"{job}/request.json", "--result", f"{job}/result.json",
             "--lock-dir", f"{workdir}/locks", "--lock-wait-s", f"{t.lock_wait_s:g}", "--exit-on-stdin-eof",
-            "--host-silence-s", f"{t.dead_after_s:g}",
+            # Later than the host's own verdict on the link, so the host says "the link died" first.
+            "--host-silence-s", f"{t.dead_after_s + 3 * t.keepalive_s:g}",
         )
 
         def on_line(line: str) -> bool:

@@ -186,11 +186,15 @@ def test_link_dropped_at_a_step_fails_cleanly_and_the_next_run_succeeds(dut, tmp
     reader.join(timeout=10)
     err = "\n".join(dut.stderr)
     assert proc.returncode == 3, err
-    line = assert_one_line(err, words, f"root@127.0.0.1:{dut.wifi.port}")
+    # The drop is one-way (the device's input): if the agent's own silence timer wins the race against the
+    # host's verdict, its exit status still reaches the host, which then fails fetching the result. Both are right.
+    line = assert_one_line(err, f"root@127.0.0.1:{dut.wifi.port}")
+    assert words in line or (words == "died during the agent run" and "fetching the result" in line), line
     assert "network" in line, line  # the fix: check the network (the link), as the line says
     assert took < HANG_S
     # While the link is still down, the agent notices its host went silent and ends itself, releasing the lock.
-    assert wait_for(lambda: not dut.agent_running(), TIMEOUTS["dead_after"] + 15), "agent still running"
+    silence_s = TIMEOUTS["dead_after"] + 3 * TIMEOUTS["keepalive"]  # the agent's --host-silence-s
+    assert wait_for(lambda: not dut.agent_running(), silence_s + 15), "agent still running"
     print(f"link dropped at {step}: exit 3 {took:.1f} s after the drop; no agent running "
           f"{time.monotonic() - cut:.1f} s after it, link still down: {line}")
     dut.link_back()
