@@ -50,7 +50,8 @@ sysdeps:
 test: sysdeps $(TEST_STAMP)
 	$(PY) -m pytest -m "not slow and not faults" -q
 
-# The fault campaign (tests/faults, docs/reliability.md): ~3-4 min on 2 cores; root parts skip with a reason.
+# The fault campaign (tests/faults, docs/reliability.md): ~10 min on 2 cores (the link faults ~6 of them); root
+# parts skip with a reason.
 test-faults: sysdeps $(TEST_STAMP)
 	$(PY) -m pytest -m faults -q -rs tests/faults
 

@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import json
 import os
+import select
 import signal
 import sys
 import threading
@@ -39,14 +40,22 @@ def _run_cleanups() -> None:
                 _CLEANUPS.pop()()
 
 
-def _exit_on_stdin_eof() -> None:
-    """End the process when stdin closes: over SSH that means the session (or the link) is gone."""
+def _exit_on_stdin_eof(silence_s: float = 0.0) -> None:
+    """End the process when stdin closes: over SSH that means the session (or the link) is gone.
+
+    With ``silence_s`` > 0 the host sends a heartbeat byte on stdin every few seconds, and stdin silent for
+    ``silence_s`` also ends the process: a dead link closes nothing on a device whose sshd does not probe its
+    clients (OpenSSH's default), so the session would otherwise live on until TCP gives up, holding the lock.
+    """
 
     def watch() -> None:
         try:
-            while os.read(0, 4096):
-                pass
-        except OSError:
+            while True:
+                if silence_s > 0 and not select.select([0], [], [], silence_s)[0]:
+                    break  # no heartbeat: the host, or the link to it, is gone
+                if not os.read(0, 4096):
+                    break
+        except (OSError, ValueError):
             pass
         _run_cleanups()
         os._exit(EXIT_HOST_GONE)
@@ -124,7 +133,7 @@ def _start_watchdog(seconds: float, result_path: str, stdout_fd: int, request: R
 
 def cmd_run(args: argparse.Namespace) -> int:
     if args.exit_on_stdin_eof and args.request != "-":  # a request on stdin ends in EOF by design
-        _exit_on_stdin_eof()
+        _exit_on_stdin_eof(args.host_silence_s)
     if args.lock_dir:
         _exit_on_signals()
     stdout_fd = os.dup(1)
@@ -207,6 +216,9 @@ def main(argv: Any = None) -> int:
     p_run.add_argument("--exit-on-stdin-eof", action="store_true",
                        help="exit (releasing the lock) when stdin closes, i.e. when the SSH session is gone "
                             "(with --request FILE only)")
+    p_run.add_argument("--host-silence-s", type=float, default=0.0,
+                       help="with --exit-on-stdin-eof: also exit when stdin brings nothing for this many seconds "
+                            "(the host sends a heartbeat; 0: off)")
     p_run.set_defaults(func=cmd_run)
     p_eval = sub.add_parser("evaluate", parents=[], help="run the request's eval_npz samples, save their outputs")
     for action in p_run._actions[1:]:  # same options as `run`

@@ -4,7 +4,9 @@ One run: connect (host key checked) -> push the agent and the model into the dev
 cache (skipped when already there) -> write the request into a fresh job directory -> run the agent with an
 absolute interpreter and an empty environment, streaming its progress lines -> fetch ``result.json`` ->
 remove the job directory. Every step has a deadline (:class:`SshTimeouts`); the agent holds the device lock
-and ends itself when the SSH session goes away (``--exit-on-stdin-eof``) or its watchdog fires.
+and ends itself when the SSH session goes away (``--exit-on-stdin-eof``), when the host's heartbeat on its stdin
+stops for ``dead_after_s + 3 * keepalive_s`` (``--host-silence-s``: a dead link, which a default sshd never
+notices), or when its watchdog fires.
 
 Device layout (``workdir`` defaults to ``~/.cache/edgeopt``)::
 
@@ -202,6 +204,8 @@ class SshRunner:
         line = self._agent_command(
             agent_path, command.value, "--request", f"{job}/request.json", "--result", f"{job}/result.json",
             "--lock-dir", f"{workdir}/locks", "--lock-wait-s", f"{t.lock_wait_s:g}", "--exit-on-stdin-eof",
+            # Later than the host's own verdict on the link, so the host says "the link died" first.
+            "--host-silence-s", f"{t.dead_after_s + 3 * t.keepalive_s:g}",
         )
 
         def on_line(line: str) -> bool:
@@ -213,13 +217,14 @@ class SshRunner:
             return True
 
         started = time.perf_counter()
-        result = s.execute(line, what="the agent run", on_stderr_line=on_line,
+        result = s.execute(line, what="the agent run", on_stderr_line=on_line, heartbeat=True,
                            timeout_s=request.max_duration_s + t.lock_wait_s + t.run_grace_s)
         stats.timed("run", started)
         started = time.perf_counter()
         with s.step(f"fetching the result from {s.where}", t.fetch_s):
             try:
                 with s.sftp.open(f"{job}/result.json", "r") as fh:
+                    fh.prefetch()  # pipelined reads: a long link costs ~1 round trip, not one per 32 KiB
                     text = fh.read().decode("utf-8", "replace")
             except FileNotFoundError:
                 text = ""

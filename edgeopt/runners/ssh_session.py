@@ -9,6 +9,7 @@ within ``dead_after_s`` while a long run streams nothing.
 
 from __future__ import annotations
 
+import logging
 import select
 import socket
 import threading
@@ -28,6 +29,11 @@ from ..settings import SshTimeouts
 from .ssh_hostkeys import DEFAULT_KNOWN_HOSTS, TrustOnFirstUse, changed_key_error, load_known_hosts
 
 __all__ = ["ExecResult", "SshSession", "SshTimeouts"]  # SshTimeouts lives in edgeopt.settings (RemoteSpec)
+
+# paramiko logs a failed handshake ("Exception (client): Error reading SSH protocol banner") from its own thread;
+# with no logging configured Python prints that on stderr beside edgeopt's one-line error. The failure reaches
+# the user as that RunnerError, so paramiko's own records go nowhere unless the application configures logging.
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
 
 
 @dataclass
@@ -203,6 +209,10 @@ class SshSession:
                 raise interrupts.interrupt_error() from None
             if fired.is_set():
                 raise self._timeout(what, seconds, hint) from None
+            if isinstance(exc, TimeoutError):  # an SFTP or socket read waited connect_s for an answer
+                raise RunnerError(f"{what} failed: no answer from the device for {self.timeouts.connect_s:g} s (the "
+                                  "link is down or too slow): check the network, or raise --ssh-timeout connect=S "
+                                  "for a slow link") from None
             if isinstance(exc, OSError) and _one_line(exc) == "Failure":  # SFTP v3 has no EROFS/ENOSPC code
                 raise RunnerError(f"{what} failed (SFTP 'Failure': the device refused the write): the work dir "
                                   "there is read-only or its disk is full; check `df -h` and `mount` on the "
@@ -236,7 +246,7 @@ class SshSession:
 
     # -- commands ---------------------------------------------------------------------------------------------
     def execute(self, command: str, *, what: str, timeout_s: float,
-                on_stderr_line: Callable[[str], bool] | None = None) -> ExecResult:
+                on_stderr_line: Callable[[str], bool] | None = None, heartbeat: bool = False) -> ExecResult:
         """Run ``command`` on the device, streaming stderr lines as they arrive.
 
         stdin stays open for the whole command, so a process started with ``--exit-on-stdin-eof`` ends when
@@ -247,6 +257,8 @@ class SshSession:
             what: the step's name for messages.
             timeout_s: deadline of the whole command; past it the channel is closed (ending the command).
             on_stderr_line: receives each stderr line; returns True when it consumed it (not kept in the tail).
+            heartbeat: send a newline on the command's stdin every ``keepalive_s`` (the agent's
+                ``--host-silence-s`` ends it when they stop coming: the link died).
 
         Raises:
             RunnerError: timeout, dead link, or the connection dropped before the command finished.
@@ -258,6 +270,7 @@ class SshSession:
             chan = transport.open_session(timeout=self.timeouts.connect_s)
             chan.exec_command(command)
         deadline = time.monotonic() + timeout_s
+        beat = _Heartbeat(chan, self.timeouts.keepalive_s if heartbeat else 0.0)
         out: list[bytes] = []
         tail: deque[str] = deque(maxlen=20)
         pending = b""
@@ -278,6 +291,7 @@ class SshSession:
                 gone = chan.closed or not transport.is_active()
                 if gone and not chan.recv_ready() and not chan.recv_stderr_ready():
                     break
+                beat.maybe_send()
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise RunnerError(
@@ -290,7 +304,7 @@ class SshSession:
                         f"the link to {self.where} died during {what}: no answer to keepalives for "
                         f"{self.timeouts.dead_after_s:g} s; check the network (the agent stops itself on the device)"
                     )
-                select.select([fd], [], [], min(0.5, left))
+                select.select([fd], [], [], min(0.5, left, beat.interval_s or 0.5))
         except (OSError, paramiko.SSHException, EOFError) as exc:
             raise RunnerError(f"{what} on {self.where} failed ({_one_line(exc)}): check the device") from None
         finally:
@@ -304,6 +318,21 @@ class SshSession:
                 f"the agent stops itself on the device; last output: {' | '.join(tail) or '(none)'}"
             )
         return ExecResult(chan.recv_exit_status(), b"".join(out).decode("utf-8", "replace"), " | ".join(tail))
+
+
+class _Heartbeat:
+    """A newline on a channel's stdin every ``interval_s`` (0: never); never blocks on a full window."""
+
+    def __init__(self, chan: paramiko.Channel, interval_s: float) -> None:
+        self.chan, self.interval_s = chan, interval_s
+        self._next = time.monotonic()
+
+    def maybe_send(self) -> None:
+        if self.interval_s <= 0 or time.monotonic() < self._next:
+            return
+        self._next = time.monotonic() + self.interval_s
+        if self.chan.send_ready():
+            self.chan.send(b"\n")
 
 
 def _one_line(exc: BaseException) -> str:

@@ -23,15 +23,15 @@ def test_benchmark_runs_on_debian_python_on_aarch64(arm64_board, tmp_path: Path)
     edgeopt.zoo.build("mobilenet-tiny", model)
     board = arm64_board.board
     result = edgeopt.benchmark(model, host=board.spec, key=str(board.client_key), python=arm64_board.python,
-                               known_hosts=board.known_hosts, accept_new_host_key=True, iterations=20,
-                               min_duration_s=0.5, warmup=2, energy=False)
+                               known_hosts=board.known_hosts, accept_new_host_key=True, iterations=100,
+                               min_duration_s=0.2, warmup=2, energy=False)  # p99 needs 100 samples
     print(f"arm64 board: {arm64_board.built}; p50 {result.latency_ms.p50:.3f} ms; env {result.environment}")
     assert result.valid, result.invalid_reasons
     assert result.runner == "ssh:root@10.201.0.2:22"
     env = result.environment
     assert env["machine"] == "aarch64"
     assert env["python_executable"] == "/usr/bin/python3" and env["python"].startswith("3.11.")
-    assert result.latency_ms.p50 > 0 and result.run.samples >= 20
+    assert result.latency_ms.p50 > 0 and result.run.samples >= 100
     assert result.runtime.name == "onnxruntime"
 
 

@@ -106,6 +106,8 @@ class Sshd:
             Off by default: ``SetEnv SHLVL=1`` makes bash treat the command shell as nested and skip it, like
             a device whose .bashrc returns early for non-interactive shells (Debian's and Raspberry Pi OS's
             default). A developer box's .bashrc (pyenv, conda) can add ~0.4 s to every command otherwise.
+        sftp: the sftp subsystem command (``internal-sftp -l INFO`` logs each file opened to ``log``).
+        log_level: sshd's ``LogLevel`` (INFO with ``internal-sftp -l INFO``: the log shows SFTP file opens).
     """
 
     root: Path
@@ -114,6 +116,8 @@ class Sshd:
     prefix: Sequence[str] = ()
     extra_config: Sequence[str] = ()
     rc_files: bool = False
+    sftp: str = "internal-sftp"
+    log_level: str = "ERROR"
     proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -149,7 +153,7 @@ class Sshd:
             f"AuthorizedKeysFile {self.authorized_keys}", f"PidFile {self.root / 'sshd.pid'}",
             "PubkeyAuthentication yes", "PasswordAuthentication no", "KbdInteractiveAuthentication no",
             "PermitRootLogin prohibit-password", "UsePAM no", "StrictModes no", "PrintMotd no",
-            "Subsystem sftp internal-sftp", "LogLevel ERROR", *([] if self.rc_files else ["SetEnv SHLVL=1"]),
+            f"Subsystem sftp {self.sftp}", f"LogLevel {self.log_level}", *([] if self.rc_files else ["SetEnv SHLVL=1"]),
             *self.extra_config,
         ]
         self.config.write_text("\n".join(lines) + "\n")

@@ -3,12 +3,14 @@ behind (stdin EOF, SIGTERM). Holders are real processes."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -127,25 +129,40 @@ def test_agent_on_a_busy_device_returns_a_clear_error_result(tmp_path: Path, tin
         holder.wait()
 
 
-@pytest.mark.parametrize("how", ["stdin_eof", "sigterm"])
+@pytest.mark.parametrize("how", ["stdin_eof", "sigterm", "heartbeat_stops"])
 def test_agent_ends_and_releases_the_lock_when_its_host_goes_away(tmp_path: Path, tiny_cnn, how: str):
     req = _request(tmp_path, tiny_cnn, min_duration_s=60, max_duration_s=120, progress_interval_s=1)
     lock_file = tmp_path / "locks" / "device.lock"
+    # heartbeat_stops: a dead link closes nothing (stdin stays open); the host's heartbeat bytes just stop coming.
+    silence = ["--host-silence-s", "1.5"] if how == "heartbeat_stops" else []
     proc = _agent(["--request", str(req), "--result", str(tmp_path / "r.json"), "--lock-dir", str(tmp_path / "locks"),
-                   "--lock-wait-s", "0", "--exit-on-stdin-eof"], stdin=subprocess.PIPE)
+                   "--lock-wait-s", "0", "--exit-on-stdin-eof", *silence], stdin=subprocess.PIPE)
+    beating = threading.Event()
+    if silence:  # the host's heartbeat until the timed phase runs (start-up may take longer than 1.5 s here)
+        beating.set()
+
+        def beat() -> None:
+            with contextlib.suppress(OSError, ValueError):
+                while beating.is_set() and proc.stdin is not None:
+                    proc.stdin.write("\n")
+                    proc.stdin.flush()
+                    time.sleep(0.2)
+
+        threading.Thread(target=beat, daemon=True).start()
     try:
         assert proc.stderr is not None
         for line in proc.stderr:  # wait for the 60 s timed phase
             if '"phase": "timed"' in line:
                 break
+        beating.clear()
         assert lock_file.exists() and proc.poll() is None
         if how == "stdin_eof":
             assert proc.stdin is not None
             proc.stdin.close()  # what sshd does when the session dies
-        else:
+        elif how == "sigterm":
             proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=10)
-        assert proc.returncode == (125 if how == "stdin_eof" else 128 + signal.SIGTERM)
+        assert proc.returncode == (128 + signal.SIGTERM if how == "sigterm" else 125)
         assert not lock_file.exists()
     finally:
         if proc.poll() is None:
