@@ -71,6 +71,8 @@ class Outcome:
         for stream, text in (("stderr", self.stderr), ("stdout", self.stdout)):
             if "Traceback (most recent call last)" in text:
                 found.append(f"traceback on {stream}: ...{text[text.index('Traceback'):][:400]}")
+        if any("without a result" in line or 'File "' in line for line in self.error_lines):
+            found.append(f"the agent crashed: {self.error_lines[0][:400]}")
         if self.code in (2, 3) and len(self.error_lines) != 1:
             found.append(f"{len(self.error_lines)} error lines (want 1): {self.stderr[-400:]!r}")
         if self.code == 2 and names and self.error_lines and not any(n in self.error_lines[0] for n in names):

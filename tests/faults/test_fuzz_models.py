@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from tests.fuzz_kit import Tally, Workspace, examples, judge, run_in_process, save
 from tests.fuzz_onnx import ModelCase, hostile_models
 
+pytestmark = pytest.mark.fuzz
 SETTINGS = dict(deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
 BENCH = ["-n", "20", "--min-duration", "0", "--warmup", "1", "--no-energy", "--no-budget", "--no-history"]
 

@@ -15,6 +15,7 @@ from tests.fuzz_kit import Tally, Workspace, examples, judge, run_in_process, sa
 from tests.fuzz_onnx import chain_model
 from tests.fuzz_yaml import YamlCase, hostile_yaml
 
+pytestmark = pytest.mark.fuzz
 SETTINGS = dict(deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
 
 # section -> (file name, commands: {model}, {file}, {dir}, {out} are filled in)
