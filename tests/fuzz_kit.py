@@ -124,7 +124,8 @@ class Workspace:
     def env(self) -> dict[str, str]:
         return {"HOME": str(self.home), "XDG_CACHE_HOME": str(self.home / ".cache"),
                 "XDG_DATA_HOME": str(self.home / ".local/share"), "TMPDIR": str(self.tmp),
-                "EDGEOPT_HISTORY_DB": str(self.out / "history.sqlite3"), "EDGEOPT_INVENTORY": str(self.inputs / "none.yaml")}
+                "EDGEOPT_HISTORY_DB": str(self.out / "history.sqlite3"),
+                "EDGEOPT_INVENTORY": str(self.inputs / "none.yaml")}
 
 
 @contextlib.contextmanager

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-import numpy as np
-
 from .inputs import InputSpecError, read_npz, resolve_shape
 from .protocol import TensorInfo
 

@@ -18,11 +18,11 @@ pytestmark = pytest.mark.fuzz
 SETTINGS = dict(deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
 COMMANDS = {
     "calib": (["optimize", "{model}", "-t", "local", "-r", "int8", "--calib", "{file}", "--out", "{out}",
-               "--no-bench", "--no-fidelity"], 45),
+               "--no-bench", "--no-fidelity"], 30),
     "eval": (["optimize", "{model}", "-t", "local", "-r", "fp16", "--eval", "{file}", "--out", "{out}", "--no-bench"],
-             30),
+             20),
     "bench-inputs": (["bench", "{model}", "--inputs", "{file}", "-n", "20", "--min-duration", "0", "--warmup", "1",
-                      "--no-energy", "--no-budget", "--no-history"], 30),
+                      "--no-energy", "--no-budget", "--no-history"], 20),
 }
 
 

@@ -17,12 +17,13 @@ SETTINGS = dict(deadline=None, derandomize=True, database=None, suppress_health_
 BENCH = ["-n", "20", "--min-duration", "0", "--warmup", "1", "--no-energy", "--no-budget", "--no-history"]
 
 
-def _try(tally: Tally, base: Path, case: ModelCase, command: list[str]) -> None:
+def _try(tally: Tally, base: Path, case: ModelCase, command: list[str], names: tuple[str, ...] = ("model.onnx",)) \
+        -> None:
     with tempfile.TemporaryDirectory(dir=base) as root:
         ws = Workspace(Path(root))
         model = case.write(ws.inputs)
         args = [a.replace("{model}", str(model)).replace("{out}", str(ws.out / "o")) for a in command]
-        judge(tally, case.kind, run_in_process(ws, args), names=("model.onnx",),
+        judge(tally, case.kind, run_in_process(ws, args), names=names,
               allowed={2} if case.must_refuse else None)
 
 
@@ -34,7 +35,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_inspect_hostile_models(base: Path) -> None:
     tally = Tally("onnx models: inspect")
 
-    @settings(max_examples=examples(600), **SETTINGS)
+    @settings(max_examples=examples(300), **SETTINGS)
     @given(hostile_models())
     def prop(case: ModelCase) -> None:
         _try(tally, base, case, ["inspect", "{model}", "--target", "local", "--json"])
@@ -48,7 +49,7 @@ def test_inspect_hostile_models(base: Path) -> None:
 def test_bench_hostile_models(base: Path) -> None:
     tally = Tally("onnx models: bench (local agent)")
 
-    @settings(max_examples=examples(40), **SETTINGS)
+    @settings(max_examples=examples(25), **SETTINGS)
     @given(hostile_models())
     def prop(case: ModelCase) -> None:
         _try(tally, base, case, ["bench", "{model}", *BENCH])
@@ -62,11 +63,11 @@ def test_bench_hostile_models(base: Path) -> None:
 def test_optimize_hostile_models(base: Path) -> None:
     tally = Tally("onnx models: optimize fp16")
 
-    @settings(max_examples=examples(25), **SETTINGS)
+    @settings(max_examples=examples(15), **SETTINGS)
     @given(hostile_models())
     def prop(case: ModelCase) -> None:
         _try(tally, base, case, ["optimize", "{model}", "-t", "local", "-r", "fp16", "--out", "{out}",
-                                 "--no-bench", "--no-fidelity"])
+                                 "--no-bench", "--no-fidelity"], names=("model",))  # or an artifact made from it
 
     try:
         prop()

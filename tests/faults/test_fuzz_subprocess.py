@@ -48,7 +48,7 @@ def _args(which: str, file: Path, model: Path, out: Path) -> list[str]:
 def test_hostile_inputs_in_a_real_process(tmp_path: Path) -> None:
     tally = Tally("subprocess sample (python -m edgeopt)")
 
-    @settings(max_examples=examples(24), **SETTINGS)
+    @settings(max_examples=examples(8), **SETTINGS)
     @given(any_input())
     def prop(item: tuple[str, str, bytes, str]) -> None:
         which, kind, data, name = item

@@ -31,7 +31,7 @@ COMMANDS: dict[str, tuple[str, list[list[str]]]] = {
                                    ["devices", "list", "--inventory", "{file}", "--json"],
                                    ["devices", "check", "dut", "--inventory", "{file}"]]),
 }
-BUDGET = {"target": 220, "recipe": 160, "spec": 90, "inventory": 220}
+BUDGET = {"target": 150, "recipe": 100, "spec": 50, "inventory": 150}
 
 
 @pytest.fixture(scope="module")

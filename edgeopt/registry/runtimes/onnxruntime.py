@@ -11,10 +11,11 @@ from ...enums import AcceleratorKind, Arch
 from ..runtime_spec import InstallHint, ProviderRule, RuntimeDescriptor
 
 CPU_EP = "CPUExecutionProvider"
-_FLOAT_TYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(double)": np.float64}
+_FLOAT_TYPES: dict[str, type[np.floating]] = {"tensor(float)": np.float32, "tensor(float16)": np.float16,
+                                               "tensor(double)": np.float64}
 
 
-def _cast(feed: dict[str, np.ndarray], wants: dict[str, type | None]) -> dict[str, np.ndarray]:
+def _cast(feed: dict[str, np.ndarray], wants: dict[str, type[np.floating] | None]) -> dict[str, np.ndarray]:
     """Float samples in the float type each input declares (other dtypes are passed as they are)."""
     out = {}
     for name, value in feed.items():
