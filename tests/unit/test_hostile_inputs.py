@@ -194,3 +194,17 @@ def test_hostile_inputs_short_run(tmp_path: Path) -> None:
     models()
     inventories()
     assert tally.tried >= 50 and tally.clean == tally.tried
+
+
+@pytest.mark.parametrize("dims,raw", [([-(2**40), 3], None), ([4, 3], b"\0" * 5)], ids=["negative dims", "short bytes"])
+def test_a_corrupt_initializer_is_refused(tmp_path: Path, dims: list[int], raw: bytes | None) -> None:
+    model = chain_model()
+    w = model.graph.initializer[0]
+    del w.dims[:]
+    w.dims.extend(dims)
+    if raw is not None:
+        w.raw_data = raw
+    path = tmp_path / "model.onnx"
+    path.write_bytes(model.SerializeToString())
+    with pytest.raises(ModelLoadError, match="weight 'W' declares"):
+        read_model(path)
