@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 DEMO_DIR := out/demo
 
-.PHONY: test-faults install sysdeps demo test test-slow test-arm64 test-all lint bench-overhead clean
+.PHONY: test-faults test-fuzz install sysdeps demo test test-slow test-arm64 test-all lint bench-overhead clean
 
 TEST_STAMP := $(VENV)/.installed-test-stamp
 # Extras the test suite exercises: every runtime and pass that installs from the registries here.
@@ -54,6 +54,10 @@ test: sysdeps $(TEST_STAMP)
 # parts skip with a reason.
 test-faults: sysdeps $(TEST_STAMP)
 	$(PY) -m pytest -m faults -q -rs tests/faults
+
+# Only the hostile-input campaign (tests/faults/test_fuzz_*.py, part of test-faults): counts in out/fuzz-counts.json.
+test-fuzz: $(TEST_STAMP)
+	$(PY) -m pytest -m fuzz -q -s tests/faults
 
 test-slow: sysdeps $(TEST_STAMP)
 	$(PY) -m pytest -m slow -q

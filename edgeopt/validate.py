@@ -18,6 +18,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from .enums import Precision
+from .errors import first_line
 from .passes.base import Artifact, ArtifactFormat, PassError
 from .registry import get_format, get_runtime
 from .registry.runtimes.tflite import from_tflite_output, to_tflite_input
@@ -72,8 +73,18 @@ def runtime_for(fmt: ArtifactFormat) -> str | None:
 
 
 def run_onnx(path: Path, samples: Sequence[dict[str, np.ndarray]]) -> list[list[np.ndarray]]:
-    """Outputs of an ONNX model on onnxruntime (CPU), one list per sample."""
-    return get_runtime("onnxruntime").host_infer(path, samples, "onnxruntime")
+    """Outputs of an ONNX model on onnxruntime (CPU), one list per sample.
+
+    Raises:
+        PassError: onnxruntime cannot load the model or run it on ``samples``.
+    """
+    try:
+        return get_runtime("onnxruntime").host_infer(path, samples, "onnxruntime")
+    except PassError:
+        raise
+    except Exception as exc:  # onnxruntime raises its own types (InvalidArgument, Fail, ...)
+        raise PassError(f"onnxruntime cannot run the reference {path} ({first_line(exc)}); check the recipe's "
+                        "input/output types (e.g. fp16 keep_io_types)") from exc
 
 
 def run_artifact(art: Artifact, samples: Sequence[dict[str, np.ndarray]]) -> tuple[list[list[np.ndarray]], str]:

@@ -17,6 +17,7 @@ from typing import Any, Callable, Dict, List
 import numpy as np
 
 from . import __version__, environment, runtimes, static_shapes
+from .inputs import read_npz
 from .protocol import ERROR_INPUT, ERROR_RUNTIME, ERROR_RUNTIME_MISSING, STATUS_ERROR, STATUS_OK, RawRun, Request
 
 Progress = Callable[[Dict[str, Any]], None]
@@ -28,14 +29,17 @@ def _error(request: Request, kind: str, message: str) -> RawRun:
 
 
 def _samples(path: str, names: List[str]) -> Dict[str, np.ndarray]:
-    with np.load(path, allow_pickle=False) as data:
-        missing = [n for n in names if n not in data.files]
-        if missing and len(data.files) == len(names):  # renamed inputs (e.g. an fp16 cast): match by position
-            return {n: np.asarray(data[k]) for n, k in zip(names, data.files)}
-        if missing:
-            raise ValueError("eval data %s lacks input(s) %s (has %s): key the arrays by input name"
-                             % (path, ", ".join(missing), ", ".join(data.files)))
-        arrays = {n: np.asarray(data[n]) for n in names}
+    data = read_npz(path, "eval data")
+    files = list(data)
+    missing = [n for n in names if n not in data]
+    if missing and len(files) == len(names):  # renamed inputs (e.g. an fp16 cast): match by position
+        return {n: data[k] for n, k in zip(names, files)}
+    if missing:
+        raise ValueError("eval data %s lacks input(s) %s (has %s): key the arrays by input name"
+                         % (path, ", ".join(missing), ", ".join(files)))
+    arrays = {n: data[n] for n in names}
+    if not arrays or any(a.ndim == 0 for a in arrays.values()):
+        raise ValueError("eval data %s: each input needs an array of samples (axis 0), not a scalar" % path)
     counts = sorted({len(a) for a in arrays.values()})
     if len(counts) != 1:
         raise ValueError("eval data %s: inputs hold different sample counts %s; give each the same" % (path, counts))

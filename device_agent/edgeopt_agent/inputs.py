@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import zipfile
+import zlib
 from typing import Any, Dict, List
 
 import numpy as np
@@ -89,13 +91,35 @@ def generate(infos: List[TensorInfo], shapes: Dict[str, List[int]], batch: int, 
     return feeds
 
 
-def load_npz(path: str, infos: List[TensorInfo]) -> Dict[str, np.ndarray]:
-    """Inputs from a user ``.npz`` keyed by input name, cast-checked against the model signature."""
+# What numpy lets through for a damaged or hostile .npz: a broken zip, a cut deflate stream, a header declaring a
+# huge array, an object array (pickles are never loaded: allow_pickle=False).
+_UNREADABLE = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error, MemoryError, OverflowError)
+
+
+def read_npz(path: str, what: str = "inputs file") -> Dict[str, np.ndarray]:
+    """Every array of an ``.npz``, read now; a damaged file or one holding Python objects is an InputSpecError."""
     try:
-        data = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise InputSpecError(
-            "cannot read inputs file %s (%s): pass an .npz written by numpy.savez" % (path, exc)) from None
+        loaded = np.load(path, allow_pickle=False)
+        if not hasattr(loaded, "files"):
+            raise ValueError("a single .npy array, not an .npz archive")
+        with loaded as data:
+            arrays = {k: data[k] for k in data.files}
+        junk = [k for k, v in arrays.items() if not isinstance(v, np.ndarray)]
+        if junk:
+            raise ValueError("member %r is not a numpy array" % junk[0])
+        return arrays
+    except _UNREADABLE as exc:
+        text = str(exc).strip()
+        why = text.splitlines()[0][:200] if text else type(exc).__name__
+        if "allow_pickle" in why:
+            why = "it holds Python objects (pickles), which are never loaded"
+        raise InputSpecError("cannot read %s %s (%s): save numeric arrays with numpy.savez" % (what, path, why)) \
+            from None
+
+
+def load_npz(path: str, infos: List[TensorInfo]) -> Dict[str, np.ndarray]:
+    """Inputs from a user ``.npz`` keyed by input name, checked against the model signature (dtype and shape)."""
+    data = _Archive(read_npz(path))
     names = [i.name for i in infos]
     missing = [n for n in names if n not in data.files]
     if missing:
@@ -111,8 +135,22 @@ def load_npz(path: str, infos: List[TensorInfo]) -> Dict[str, np.ndarray]:
                 "array %r in %s has dtype %s but the model expects %s: save it as %s"
                 % (info.name, path, arr.dtype, info.dtype, info.dtype)
             )
+        if len(arr.shape) != len(info.shape) or any(
+                isinstance(want, int) and want > 0 and want != got for want, got in zip(info.shape, arr.shape)):
+            raise InputSpecError(
+                "array %r in %s has shape %s but the model expects %s: save it with that shape"
+                % (info.name, path, _fmt(list(arr.shape)), _fmt(info.shape))
+            )
         feeds[info.name] = arr
     return feeds
+
+
+class _Archive(dict):  # type: ignore[type-arg]
+    """The arrays of an .npz with numpy's ``files`` attribute."""
+
+    @property
+    def files(self) -> List[str]:
+        return list(self)
 
 
 def describe(feeds: Dict[str, np.ndarray]) -> List[Dict[str, Any]]:

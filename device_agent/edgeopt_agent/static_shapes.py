@@ -13,9 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-import numpy as np
-
-from .inputs import InputSpecError, resolve_shape
+from .inputs import InputSpecError, read_npz, resolve_shape
 from .protocol import TensorInfo
 
 OPTION = "static_shapes"
@@ -40,9 +38,8 @@ def npz_shapes(path: Optional[str], batch: int = 0) -> Dict[str, List[int]]:
     if not path:
         return {}
     try:
-        with np.load(path, allow_pickle=False) as data:
-            shapes = {k: [int(d) for d in data[k].shape] for k in data.files if k != "labels"}
-    except (OSError, ValueError):
+        shapes = {k: [int(d) for d in a.shape] for k, a in read_npz(path).items() if k != "labels"}
+    except InputSpecError:
         return {}  # the run itself reports the bad file
     if batch <= 0:
         return shapes

@@ -57,6 +57,11 @@ def _checked_file(tensor: onnx.TensorProto, model_path: Path) -> Path:
         raise ModelLoadError(
             f"{model_path}: tensor '{tensor.name}' is stored externally but names no data file: re-export the model"
         )
+    if "\0" in location:
+        raise ModelLoadError(
+            f"{model_path}: external data location {location!r} of tensor '{tensor.name}' contains a NUL byte, "
+            "refused: re-export the model with plain data file names"
+        )
     base = model_path.parent.resolve()
     escapes = (
         PurePosixPath(location).is_absolute()

@@ -23,6 +23,13 @@ _MAGIC: tuple[tuple[int, bytes, str], ...] = (
 )
 
 
+# Bytes per element of the fixed-size ONNX tensor types (strings and sub-byte types are not checked).
+_ITEMSIZE = {t: onnx.helper.tensor_dtype_to_np_dtype(t).itemsize for t in (
+    onnx.TensorProto.FLOAT, onnx.TensorProto.UINT8, onnx.TensorProto.INT8, onnx.TensorProto.UINT16,
+    onnx.TensorProto.INT16, onnx.TensorProto.INT32, onnx.TensorProto.INT64, onnx.TensorProto.BOOL,
+    onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE, onnx.TensorProto.UINT32, onnx.TensorProto.UINT64)}
+
+
 def _looks_like_onnx(head: bytes) -> bool:
     """An ONNX file starts with field 1 (ir_version) as a small varint: byte 0x08, then 1..20."""
     return len(head) >= 2 and head[0] == 0x08 and 1 <= head[1] <= 20
@@ -66,6 +73,25 @@ def _check_structure(model: onnx.ModelProto, path: Path) -> None:
             f"{path} is not a complete ONNX model (no {', '.join(missing)}): "
             "the file is truncated or not ONNX; re-export it to .onnx"
         )
+    _check_initializers(model, path)
+
+
+def _check_initializers(model: onnx.ModelProto, path: Path) -> None:
+    """A weight whose dims are negative, or whose raw bytes do not match its dims, is a corrupt file."""
+    for tensor in model.graph.initializer:
+        if any(d < 0 for d in tensor.dims):
+            raise ModelLoadError(f"{path}: weight '{tensor.name}' declares negative dims {list(tensor.dims)}: the file "
+                                 "is corrupt; re-export the model")
+        if not tensor.HasField("raw_data") or tensor.data_location == onnx.TensorProto.EXTERNAL:
+            continue
+        itemsize = _ITEMSIZE.get(tensor.data_type)
+        count = 1
+        for d in tensor.dims:
+            count *= d
+        if itemsize is not None and count * itemsize != len(tensor.raw_data):
+            raise ModelLoadError(f"{path}: weight '{tensor.name}' declares dims {list(tensor.dims)} "
+                                 f"({count * itemsize} bytes) but holds {len(tensor.raw_data)} bytes: the file is "
+                                 "corrupt; re-export the model")
 
 
 def read_model(path: Path) -> onnx.ModelProto:

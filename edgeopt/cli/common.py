@@ -56,6 +56,8 @@ def parse_runtime_options(values: tuple[str, ...]) -> dict[str, Any]:
     """
     import yaml
 
+    from ..yamlio import safe_load
+
     out: dict[str, Any] = {}
     for value in values:
         key, sep, raw = value.partition("=")
@@ -63,7 +65,7 @@ def parse_runtime_options(values: tuple[str, ...]) -> dict[str, Any]:
             raise click.BadParameter(f"{value!r}: write KEY=VALUE, e.g. --runtime-option performance_hint=THROUGHPUT",
                                      param_hint="--runtime-option")
         try:
-            parsed = yaml.safe_load(raw) if raw.strip() else ""
+            parsed = safe_load(raw) if raw.strip() else ""
         except yaml.YAMLError:
             parsed = raw
         out[key.strip()] = parsed if isinstance(parsed, (str, int, float, bool, list)) or parsed is None else raw

@@ -153,7 +153,7 @@ def render_recipes(items: list[dict[str, Any]]) -> None:
 
 
 def render_recipe(item: dict[str, Any], text: str) -> None:
-    _out.print(f"# {item['path']} ({item['status']})", soft_wrap=True)
+    _out.print(f"# {item['path']} ({item['status']})", markup=False, soft_wrap=True)
     _out.print(text, markup=False, soft_wrap=True)
     if item.get("config"):
         import yaml

@@ -6,19 +6,29 @@ from pathlib import Path
 from typing import Any
 
 import click
-import yaml
 
 from ..passes.registry import load_pass_registry
 from ..recipes import RecipeError, builtin_names, load_recipe, resolve_recipe_path
+from ..recipes.yaml_lines import read_yaml_with_lines
 from .common import emit_json, json_option
 from .optimize_render import render_recipe, render_recipes
 
 
-def _describe(name: str) -> dict[str, Any]:
-    """A recipe's summary; a recipe that cannot load here (a missing extra) is listed with the reason."""
+def _describe(name: str, *, strict: bool = False) -> dict[str, Any]:
+    """A recipe's summary; a recipe that cannot load here (a missing extra) is listed with the reason.
+
+    Raises:
+        RecipeError: (``strict``) the file cannot be read or is not YAML; else it is listed as unavailable.
+    """
     path = resolve_recipe_path(name)
-    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    steps = (raw.get("passes") or []) if isinstance(raw, dict) else []
+    try:
+        raw = read_yaml_with_lines(path, "recipe", RecipeError)[0] or {}
+    except RecipeError:
+        if strict:
+            raise
+        raw = {}
+    passes = raw.get("passes") if isinstance(raw, dict) else None
+    steps = passes if isinstance(passes, list) else []
     item: dict[str, Any] = {
         "name": raw.get("name", path.stem) if isinstance(raw, dict) else path.stem,
         "path": str(path),
@@ -55,7 +65,7 @@ def recipes(ctx: click.Context, as_json: bool) -> None:
 @json_option
 def show(name: str, as_json: bool) -> None:
     """Show recipe NAME (or a recipe file): its YAML and every pass option with defaults filled in."""
-    item = _describe(name)
+    item = _describe(name, strict=True)
     if as_json:
         emit_json(item)
     else:

@@ -18,6 +18,7 @@ from .render import render_target, render_targets
 def targets(ctx: click.Context, as_json: bool, targets_dirs: tuple[Path, ...]) -> None:
     """List the device targets (built-in and from --targets-dir)."""
     if ctx.invoked_subcommand is not None:
+        ctx.obj = targets_dirs  # `targets --targets-dir D show NAME` looks in D too
         return
     registry = load_registry(extra_dirs=targets_dirs)
     items = [registry.get(name) for name in registry.names()]
@@ -31,9 +32,10 @@ def targets(ctx: click.Context, as_json: bool, targets_dirs: tuple[Path, ...]) -
 @click.argument("name")
 @json_option
 @targets_dir_option
-def show(name: str, as_json: bool, targets_dirs: tuple[Path, ...]) -> None:
+@click.pass_context
+def show(ctx: click.Context, name: str, as_json: bool, targets_dirs: tuple[Path, ...]) -> None:
     """Show one target with every number and its source."""
-    target = load_registry(extra_dirs=targets_dirs).get(name)
+    target = load_registry(extra_dirs=(*(ctx.obj or ()), *targets_dirs)).get(name)
     if as_json:
         emit_json(target)
     else:

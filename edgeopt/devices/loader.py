@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from ..config import Settings, from_environment
 from ..errors import InputError
+from ..yamlio import YamlLimitError, read_text, safe_load
 from .provisioned import apply_setup_state
 from .schema import Inventory
 
@@ -48,15 +49,19 @@ def load_inventory(path: Path | None = None, *, settings: Settings | None = None
     """
     path = Path(path) if path is not None else default_inventory_path(settings)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except FileNotFoundError:
         raise InventoryError(
             f"inventory file {path} not found: create it ({_HINT}), pass --inventory FILE or set EDGEOPT_INVENTORY"
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise InventoryError(f"{path}: cannot read the inventory file ({_one_line(str(exc))})") from None
+    except YamlLimitError as exc:
+        raise InventoryError(f"{path}: {exc.problem}") from None
     try:
-        data: Any = yaml.safe_load(text)
+        data: Any = safe_load(text)
+    except YamlLimitError as exc:
+        raise InventoryError(f"{path}: {exc.problem}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""

@@ -63,8 +63,8 @@ class Fp16Pass(Pass[Fp16Config]):
         except Exception as exc:  # the converter raises ValueError/RuntimeError/shape-inference errors
             first = first_line(exc, limit=None)
             raise PassError(
-                f"fp16 conversion failed ({first}); try advanced.disable_shape_infer: true or add "
-                "the failing op to op_block_list"
+                f"fp16 conversion of {source.path.rsplit('/', 1)[-1]} failed ({first}); try "
+                "advanced.disable_shape_infer: true or add the failing op to op_block_list"
             ) from exc
         topological_sort(converted.graph)
         save(converted, ctx.output_path)

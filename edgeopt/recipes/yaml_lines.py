@@ -8,6 +8,7 @@ from typing import Any
 import yaml
 
 from ..errors import first_line
+from ..yamlio import YamlLimitError, compose, construct, read_text
 
 Path_ = tuple[str | int, ...]
 
@@ -16,14 +17,10 @@ def load_with_lines(text: str) -> tuple[Any, dict[Path_, int]]:
     """Parse ``text`` (safe loader) and map each key path, e.g. ``("passes", 1, "config", "bits")``, to its line.
 
     Raises:
-        yaml.YAMLError: the text is not valid YAML.
+        yaml.YAMLError: the text is not valid YAML, or past the limits of :mod:`edgeopt.yamlio` (alias bombs...).
     """
-    loader = yaml.SafeLoader(text)
-    try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    finally:
-        loader.dispose()
+    loader, node = compose(text)
+    data = construct(loader, node)
     lines: dict[Path_, int] = {}
     if node is not None:
         _walk(node, (), lines)
@@ -55,11 +52,15 @@ def read_yaml_with_lines(path: Path, what: str, error: type[Exception]) -> tuple
     """Read and parse a YAML file with :func:`load_with_lines`; a read or syntax failure raises ``error`` with one
     line naming the file (and the line of a syntax error), e.g. ``what="recipe"``."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_text(path)
+    except OSError as exc:
         raise error(f"{path}: cannot read {what} ({' '.join(str(exc).split())}); check the path") from None
+    except YamlLimitError as exc:
+        raise error(f"{path}: {exc.problem}") from None
     try:
         return load_with_lines(text)
+    except YamlLimitError as exc:
+        raise error(f"{path}: {exc.problem}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)

@@ -9,6 +9,7 @@ import yaml
 from pydantic import ValidationError
 
 from ..errors import TargetError
+from ..yamlio import YamlLimitError, read_text, safe_load
 from .schema import Target
 
 TARGET_SUFFIXES = (".yaml", ".yml")
@@ -29,11 +30,12 @@ def load_target_file(path: Path) -> Target:
             differs from its file stem.
     """
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_text(path)
+        data: Any = safe_load(text)
+    except OSError as exc:
         raise TargetError(f"{path}: cannot read target file ({_one_line(str(exc))}); check the path") from exc
-    try:
-        data: Any = yaml.safe_load(text)
+    except YamlLimitError as exc:
+        raise TargetError(f"{path}: {exc.problem}") from None
     except yaml.YAMLError as exc:
         raise TargetError(f"{path}: {_yaml_problem(exc)}; fix the YAML syntax there") from exc
     if not isinstance(data, dict):

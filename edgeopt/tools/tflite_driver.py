@@ -28,7 +28,7 @@ def _sample_images(calib):
     """A stand-in for onnx2tf's ``download_test_image_data``: the caller's NHWC samples of a 3-channel input."""
     import numpy as np
 
-    arrays = [np.load(path) for path in calib.values()]
+    arrays = [np.load(path, allow_pickle=False) for path in calib.values()]
     images = [a for a in arrays if a.ndim == 4 and a.shape[-1] == 3]
 
     def provide(*args, **kwargs):

@@ -13,6 +13,18 @@ from ..runtime_spec import InstallHint, ProviderRule, RuntimeDescriptor, SetupRu
 CPU_EP = "CPUExecutionProvider"
 JETSON_ZOO = ("pip install the onnxruntime-gpu wheel matching your JetPack from the Jetson Zoo "
               "(https://elinux.org/Jetson_Zoo#ONNX_Runtime)")
+_FLOAT_TYPES: dict[str, type[np.floating]] = {"tensor(float)": np.float32, "tensor(float16)": np.float16,
+                                               "tensor(double)": np.float64}
+
+
+def _cast(feed: dict[str, np.ndarray], wants: dict[str, type[np.floating] | None]) -> dict[str, np.ndarray]:
+    """Float samples in the float type each input declares (other dtypes are passed as they are)."""
+    out = {}
+    for name, value in feed.items():
+        want = wants.get(name)
+        arr = np.asarray(value)
+        out[name] = arr.astype(want) if want is not None and arr.dtype.kind == "f" and arr.dtype != want else arr
+    return out
 
 
 class OnnxRuntimeDescriptor(RuntimeDescriptor):
@@ -27,7 +39,9 @@ class OnnxRuntimeDescriptor(RuntimeDescriptor):
         import onnxruntime as ort
 
         sess = ort.InferenceSession(str(path), providers=[CPU_EP])
-        return [[np.asarray(o) for o in sess.run(None, feed)] for feed in samples]
+        # a float model with float16 I/O (fp16 keep_io_types: false) gets the same samples, cast
+        wants = {i.name: _FLOAT_TYPES.get(i.type) for i in sess.get_inputs()}
+        return [[np.asarray(o) for o in sess.run(None, _cast(feed, wants))] for feed in samples]
 
 
 DESCRIPTOR = OnnxRuntimeDescriptor(
