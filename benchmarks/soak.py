@@ -18,7 +18,10 @@ size (see benchmarks/soak_probes.py). After every upload it checks the cache aga
 after a warm-up window (``--warmup-fraction`` of the runs) and the least-squares growth per 100 runs, with a
 verdict against the bounds in ``BOUNDS`` (benchmarks/soak_stats.py does the arithmetic).
 
-Usage: python benchmarks/soak.py [--local 1000] [--ssh 300] [--out benchmarks/results/soak.json]
+``--failures F`` adds F consecutive SSH benches that must fail (unknown host key, a key the device does not
+authorize, no interpreter on the device), sampled the same way: the error paths must not leak either.
+
+Usage: python benchmarks/soak.py [--local 1000] [--ssh 300] [--failures 0] [--out benchmarks/results/soak.json]
 Needs root and openssh-server for the SSH part (``make sysdeps``); without them it runs the local part only.
 Exit code: 0 every bound held, 1 a bound failed or a run raised, 2 cannot run.
 """
@@ -43,11 +46,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the test suite's sshd launcher
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # soak_stats, soak_probes
 
-from soak_probes import age_cache, cache_sample, device_sample, file_bytes, host_sample  # noqa: E402
+from soak_probes import age_cache, cache_sample, device_sample, file_bytes, host_sample, paramiko_counts  # noqa: E402
 from soak_stats import Bound, assess_all  # noqa: E402
 
 import edgeopt  # noqa: E402
 from edgeopt.devices import parse_host  # noqa: E402
+from edgeopt.errors import EdgeoptError  # noqa: E402
 from edgeopt.fsutil import atomic_write_bytes  # noqa: E402
 from edgeopt.history import open_store  # noqa: E402
 from edgeopt.runners.ssh import SshRunner  # noqa: E402
@@ -246,6 +250,49 @@ def run_ssh(models: list[Path], args: argparse.Namespace, history: Path | None, 
     return phase
 
 
+def failing_runner(lab: Lab, run: int) -> tuple[str, SshRunner]:
+    """A runner that must fail, cycling through three ways: unknown host key, a key the device does not
+    authorize, an interpreter that does not exist on the device."""
+    good = lab.runner()
+    kind = ("unknown_host_key", "wrong_key", "missing_interpreter")[run % 3]
+    if kind == "unknown_host_key":
+        return kind, SshRunner(good.address, known_hosts=lab.known_hosts.with_name("known_hosts-empty"))
+    if kind == "wrong_key":
+        address = good.address.model_copy(update={"key": lab.sshd.host_key})  # a key, but not an authorized one
+    else:
+        address = good.address.model_copy(update={"python": "/nonexistent/bin/python3"})
+    return kind, SshRunner(address, known_hosts=lab.known_hosts, accept_new_host_key=True,
+                           cache_limit_bytes=lab.limit_bytes)
+
+
+def run_failures(models: list[Path], args: argparse.Namespace, lab: Lab) -> Phase:
+    """Consecutive SSH benches that fail (each must raise an EdgeoptError): the error paths must not leak either.
+
+    A failed connection's paramiko thread ends a moment after the error is raised, so a sample first waits (up
+    to 3 s) for the device to be quiet and no paramiko Transport to be left; one still there after that counts.
+    """
+    phase = Phase("ssh_failures")
+    started = time.perf_counter()
+    for run in range(1, args.failures + 1):
+        kind, runner = failing_runner(lab, run)
+        try:
+            bench_once(models[run % len(models)], args, runner)
+            phase.failures.append(f"run {run}: {kind} did not fail")
+        except EdgeoptError:
+            phase.count(kind)
+        except Exception as exc:
+            phase.failures.append(f"run {run}: {kind}: untyped {type(exc).__name__}: {exc}")
+        phase.runs = run
+        if due(run, args.failures, args.every_ssh):
+            waited = settle(lambda: lab.quiet() and paramiko_counts()["ssh_transport_objects"] == 0)
+            device = device_sample(lab.workdir, lab.agents(), lab.sshd_children())
+            phase.samples.append({"run": run, "t_s": round(time.perf_counter() - started, 1), "settle_s": waited,
+                                  **host_sample(lab.sshd_pids()), **device})
+            _progress(phase, args.failures)
+    phase.wall_s = round(time.perf_counter() - started, 1)
+    return phase
+
+
 def _version(dist: str) -> str | None:
     try:
         return metadata.version(dist)
@@ -278,15 +325,15 @@ def analyse(phases: list[Phase], args: argparse.Namespace) -> dict[str, Any]:
 
 
 def print_table(report: dict[str, Any]) -> None:
-    print(f"\n{'phase':6} {'metric':24} {'first':>10} {'last':>10} {'max':>10} {'growth/100':>11} "
+    print(f"\n{'phase':12} {'metric':24} {'first':>10} {'last':>10} {'max':>10} {'growth/100':>11} "
           f"{'bound':>14}  ok")
     for name, phase in report["phases"].items():
         for c in phase["checks"]:
             b = c["bound"]
-            print(f"{name:6} {c['metric']:24} {c['first']:10.4g} {c['last']:10.4g} {c['max']:10.4g} "
+            print(f"{name:12} {c['metric']:24} {c['first']:10.4g} {c['last']:10.4g} {c['max']:10.4g} "
                   f"{c['growth_per_100_runs']:11.4g} {b['kind'] + ' ' + format(b['limit'], 'g'):>14}  "
                   f"{'yes' if c['passed'] else 'NO'}")
-        print(f"{name:6} runs {phase['runs']}, failures {phase['failures']}, invalid {phase['invalid_results']}, "
+        print(f"{name:12} runs {phase['runs']}, failures {phase['failures']}, invalid {phase['invalid_results']}, "
               f"warm-up {phase['warmup_runs']} runs, {phase['wall_s']} s, counters {phase['counters']}")
     print(f"\nsoak: {'PASS' if report['passed'] else 'FAIL'}")
 
@@ -295,6 +342,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--local", type=int, default=1000, help="consecutive local benches")
     ap.add_argument("--ssh", type=int, default=300, help="consecutive SSH benches (loopback sshd; needs root)")
+    ap.add_argument("--failures", type=int, default=0,
+                    help="then F consecutive SSH benches that must fail (unknown host key, unauthorized key, no "
+                         "interpreter on the device), sampled the same way")
     ap.add_argument("--every-local", type=int, default=20, help="sample every K local runs")
     ap.add_argument("--every-ssh", type=int, default=10, help="sample every K SSH runs")
     ap.add_argument("--iterations", type=int, default=100, help="timed inferences per run")
@@ -314,7 +364,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    reason = unavailable_reason() if args.ssh else None
+    reason = unavailable_reason() if args.ssh or args.failures else None
     if reason:
         print(f"soak: SSH part skipped: {reason}", file=sys.stderr)
     env = environment()
@@ -325,10 +375,13 @@ def main(argv: list[str] | None = None) -> int:
         model_bytes = [m.stat().st_size for m in models]
         history = None if args.no_history else tmp / "history.sqlite3"
         phases = [run_local(models, args, history)] if args.local else []
-        if args.ssh and not reason:
+        if (args.ssh or args.failures) and not reason:
             with Sshd(tmp / "sshd") as sshd:
                 lab = Lab(sshd, tmp / "device", tmp / "known_hosts", int(args.device_cache_mb * 2**20))
-                phases.append(run_ssh(models, args, history, lab))
+                if args.ssh:
+                    phases.append(run_ssh(models, args, history, lab))
+                if args.failures:
+                    phases.append(run_failures(models, args, lab))
     env["load_average_end"] = list(os.getloadavg())
     analysed = analyse(phases, args)
     report = {

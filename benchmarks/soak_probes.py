@@ -65,7 +65,7 @@ def _children(exclude: frozenset[int]) -> int:
     return count
 
 
-def _paramiko_counts() -> dict[str, int]:
+def paramiko_counts() -> dict[str, int]:
     """Live transports (threads) and reachable Transport / SFTPClient objects; zeros before paramiko is imported."""
     paramiko = sys.modules.get("paramiko")
     if paramiko is None:
@@ -88,7 +88,7 @@ def host_sample(exclude: frozenset[int] = frozenset()) -> dict[str, Any]:
         "host_os_threads": _os_threads(),
         "host_children": _children(exclude),
         "ssh_liveness_threads": sum(1 for t in threading.enumerate() if t.name == "ssh-liveness"),
-        **_paramiko_counts(),
+        **paramiko_counts(),
     }
     if psutil is not None:
         sample["host_tcp_connections"] = len(psutil.Process().net_connections(kind="tcp"))
