@@ -36,16 +36,21 @@ def test_soak_runs_local_and_ssh_and_leaves_nothing_behind(tmp_path):
     reason = unavailable_reason()
     if reason:
         pytest.skip(reason)
-    _, report = soak(tmp_path, "--local", "3", "--ssh", "3", "--every-local", "1", "--every-ssh", "1")
-    local, ssh = report["phases"]["local"], report["phases"]["ssh"]
+    _, report = soak(tmp_path, "--local", "3", "--ssh", "3", "--failures", "3", "--every-local", "1",
+                     "--every-ssh", "1")
+    local, ssh, bad = report["phases"]["local"], report["phases"]["ssh"], report["phases"]["ssh_failures"]
     assert (local["runs"], local["failures"], ssh["runs"], ssh["failures"]) == (3, 0, 3, 0)
+    # Each of the three failing kinds raised a typed error (an untyped one or a success is a soak failure).
+    assert bad["failures"] == 0 and bad["counters"] == {"unknown_host_key": 1, "wrong_key": 1,
+                                                        "missing_interpreter": 1}
+    assert checks(report, "ssh_failures")["ssh_transport_objects"]["passed"]
     assert len(ssh["samples"]) == 3 and ssh["counters"]["cache_misses"] >= 2  # agent + two models uploaded
     got = checks(report, "ssh")
     for metric in ("ssh_transports_alive", "ssh_transport_objects", "sftp_client_objects", "host_children",
                    "device_agent_processes", "device_lock_files", "device_job_dirs", "sshd_children",
                    "cache_over_bound_bytes"):
         assert got[metric]["passed"], got[metric]
-    assert report["environment"]["paramiko"] and report["seeds"]["bench"] == 0
+    assert report["environment"]["paramiko"] and report["seeds"]["bench"] == 0 and report["model_bytes"]
 
 
 @pytest.mark.slow
