@@ -29,6 +29,7 @@ Exit code: 0 every bound held, 1 a bound failed or a run raised, 2 cannot run.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import platform
@@ -265,6 +266,12 @@ def failing_runner(lab: Lab, run: int) -> tuple[str, SshRunner]:
                            cache_limit_bytes=lab.limit_bytes)
 
 
+def no_transports() -> bool:
+    """No paramiko Transport left, once garbage is collected (a failed handshake leaves it in a cycle)."""
+    gc.collect()
+    return paramiko_counts()["ssh_transport_objects"] == 0
+
+
 def run_failures(models: list[Path], args: argparse.Namespace, lab: Lab) -> Phase:
     """Consecutive SSH benches that fail (each must raise an EdgeoptError): the error paths must not leak either.
 
@@ -284,7 +291,7 @@ def run_failures(models: list[Path], args: argparse.Namespace, lab: Lab) -> Phas
             phase.failures.append(f"run {run}: {kind}: untyped {type(exc).__name__}: {exc}")
         phase.runs = run
         if due(run, args.failures, args.every_ssh):
-            waited = settle(lambda: lab.quiet() and paramiko_counts()["ssh_transport_objects"] == 0)
+            waited = settle(lambda: lab.quiet() and no_transports())
             device = device_sample(lab.workdir, lab.agents(), lab.sshd_children())
             phase.samples.append({"run": run, "t_s": round(time.perf_counter() - started, 1), "settle_s": waited,
                                   **host_sample(lab.sshd_pids()), **device})
