@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 DEMO_DIR := out/demo
 
-.PHONY: test-faults test-fuzz install sysdeps demo test test-slow test-arm64 test-all lint bench-overhead clean
+.PHONY: test-faults test-fuzz install sysdeps demo test test-slow test-arm64 test-all lint bench-overhead bench-soak clean
 
 TEST_STAMP := $(VENV)/.installed-test-stamp
 # Extras the test suite exercises: every runtime and pass that installs from the registries here.
@@ -82,6 +82,10 @@ lint: $(TEST_STAMP)
 
 bench-overhead: $(STAMP)
 	$(PY) benchmarks/harness_overhead.py
+
+# 1000 local + 300 SSH benches in one process, sampled for leaks (docs/reliability.md, Soak): ~30-60 min on 2 cores.
+bench-soak: sysdeps $(STAMP)
+	$(PY) benchmarks/soak.py
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .ruff_cache .mypy_cache
