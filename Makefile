@@ -48,7 +48,7 @@ sysdeps:
 
 # Fast suite (CI): everything but the groups marked slow and the fault campaign (make test-faults).
 test: sysdeps $(TEST_STAMP)
-	$(PY) -m pytest -m "not slow and not faults" -q
+	$(PY) -m pytest -m "not slow and not faults" -q --durations=15
 
 # The fault campaign (tests/faults, docs/reliability.md): ~10 min on 2 cores (the link faults ~6 of them); root
 # parts skip with a reason.
