@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .enums import ModelFormat, RuntimeName
 from .errors import InputError, ModelLoadError
+from .names import ModelFormat, RuntimeName
 from .registry import (
     FormatDescriptor,
     find_runtime,

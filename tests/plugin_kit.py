@@ -126,7 +126,7 @@ FORMAT_PASS = '''
     """The to_onnxc converter: copies the ONNX model into an .onnxc file."""
     import shutil
 
-    from edgeopt.enums import ModelFormat
+    from edgeopt.names import ModelFormat
     from edgeopt.passes.base import PassConfig, PassOutput
     from edgeopt.passes.convert_base import ConvertPass
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from edgeopt.enums import ModelFormat, RuntimeName
+from edgeopt.names import ModelFormat, RuntimeName
 from edgeopt.passes.registry import load_pass_registry
 from edgeopt.registry import format_names, format_registry, get_runtime, runtime_names, runtime_registry
 from edgeopt_agent import runtimes as agent
@@ -61,9 +61,9 @@ def test_descriptors_refer_only_to_registered_names():
     assert reference_problems() == []
 
 
-def test_every_builtin_enum_member_has_a_descriptor():
-    assert {m.value for m in ModelFormat} <= set(format_names())
-    assert {m.value for m in RuntimeName} <= set(runtime_names())
+def test_every_builtin_name_constant_has_a_descriptor():
+    assert set(ModelFormat.constants()) <= set(format_names())
+    assert set(RuntimeName.constants()) <= set(runtime_names())
 
 
 @pytest.mark.parametrize("name", agent.names())

@@ -10,8 +10,9 @@ from pathlib import Path
 import onnx
 import pytest
 
-from edgeopt.enums import AcceleratorKind, ModelFormat, RuntimeName
+from edgeopt.enums import AcceleratorKind
 from edgeopt.formats import default_onnxruntime_providers, model_digest, model_files
+from edgeopt.names import ModelFormat, RuntimeName
 from edgeopt.passes.base import ArtifactFormat
 from edgeopt.passes.int8_target import QuantTypeName, int8_defaults
 from edgeopt.registry import (
@@ -41,7 +42,7 @@ def _target(**overrides: object) -> Target:
 
 def test_one_enum_for_files_and_artifacts():
     assert ArtifactFormat is ModelFormat
-    assert {"pytorch", "tensorrt_onnx", "tensorrt_engine"} <= {m.value for m in ModelFormat}
+    assert {"pytorch", "tensorrt_onnx", "tensorrt_engine"} <= set(ModelFormat.constants())
 
 
 def test_registering_a_name_twice_names_both_paths():
