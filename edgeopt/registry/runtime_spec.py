@@ -12,7 +12,7 @@ import importlib.util
 import platform
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,7 +21,16 @@ from ..enums import AcceleratorKind, Arch
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..targets.schema import Target
+
+class Target(Protocol):
+    """What a descriptor reads of a device target (``edgeopt.targets.Target`` has it): the registry sits below
+    targets (a target names runtimes), so it names only the facts it needs."""
+
+    @property
+    def accelerator_kind(self) -> AcceleratorKind: ...
+
+    @property
+    def arch(self) -> Arch: ...
 
 
 class InstallHint(BaseModel):
