@@ -50,14 +50,17 @@ class LayerProfiler:
 class Runtime:
     """Base class of the agent's runtimes.
 
-    Class attributes (read without loading the runtime's library):
-        name: the registry name; the host's runtime descriptor of the same name must agree (a contract test).
-        formats: model formats it loads, as the host names them (empty: not declared, e.g. ``null`` loads any).
+    Class attributes (read without loading the runtime's library; the host reads them too, so each fact is
+    declared here once and the host's descriptor, ``edgeopt.registry``, derives its own from them):
+        name: the registry name; a host runtime descriptor of the same name adds the host-side facts.
+        formats: model formats it loads, as the host names them.
+        loads_any: it loads every format (``null``); ``formats`` is then empty.
         packages: (import name, distribution names) of the packages that provide it; ``probe`` reports them.
     """
 
     name = "base"
     formats: Tuple[str, ...] = ()
+    loads_any = False
     packages: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     #: The run's input shapes by name and the batch for a dynamic leading dim, told by the harness before
     #: ``load`` (:meth:`expect_inputs`); None: not known.

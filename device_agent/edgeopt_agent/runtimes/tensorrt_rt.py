@@ -28,7 +28,6 @@ from .base import LayerProfiler, ProfileUnsupported, Runtime, RuntimeMissing
 from .tensorrt_engine import _atomic_write, _sha256, engine_cache_path, summarize_layers
 
 _KNOWN_OPTIONS = {"fp16", "int8", "batch", "workspace_mb", "engine_cache_dir", "rebuild", "dla_core"}
-_ENGINE_SUFFIXES = (".engine", ".plan", ".trt")
 
 
 def _import_cudart() -> Any:
@@ -64,6 +63,9 @@ class TensorRtRuntime(Runtime):
     name = "tensorrt"
     formats = ("onnx", "tensorrt_onnx", "tensorrt_engine")
     packages = (("tensorrt", ("tensorrt", "tensorrt-cu12", "tensorrt-cu11", "tensorrt_libs")),)
+    #: Suffixes of a serialized engine (loaded as it is, never built); the host's ``tensorrt_engine`` format
+    #: recognises a file by them too.
+    engine_suffixes = (".engine", ".plan", ".trt")
     profile_unsupported = ""  # IProfiler on the execution context (tensorrt_profile.py)
 
     def __init__(self) -> None:
@@ -161,7 +163,7 @@ class TensorRtRuntime(Runtime):
         return bytes(serialized)
 
     def _engine_bytes(self, model_path: str, options: Dict[str, Any]) -> bytes:
-        if model_path.lower().endswith(_ENGINE_SUFFIXES):
+        if model_path.lower().endswith(self.engine_suffixes):
             self._facts["engine_cache"] = "not used (a prebuilt engine file)"
             self._facts["engine_path"] = model_path
             with open(model_path, "rb") as fh:

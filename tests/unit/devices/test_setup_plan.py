@@ -74,7 +74,7 @@ def test_setup_reads_the_runtime_descriptors_so_a_new_runtime_is_one_file():
     assert coreml.requirements == () and "macOS" in (coreml.vendor or "")  # no rule: its install hint, named
     assert install_plan(RuntimeName.NULL, target=local, arch="x86_64", python=(3, 11)) == \
         install_plan(RuntimeName.NULL, target=None, arch="x86_64", python=(3, 8))  # built into the agent: nothing
-    new = RuntimeDescriptor(name="npu_rt", display_name="NPU RT", module_sets=(("npu_rt",),), packages=("npu_rt",),
+    new = RuntimeDescriptor(name="npu_rt", display_name="NPU RT", module_sets=(("npu_rt",),),
                             install="ask the vendor",
                             setup=(SetupRule(accelerator=AcceleratorKind.OTHER_NPU, arch=Arch.AARCH64,
                                              vendor="sudo apt-get install npu-rt"),

@@ -111,12 +111,13 @@ def test_plugin_runtime_joins_both_registries_and_the_enum(tmp_path, plugin_env)
     """, """
         from edgeopt.registry import RuntimeDescriptor
         from edgeopt_agent.runtimes.null_rt import NullRuntime
-        RT = RuntimeDescriptor(name="unitrt", display_name="Unit", formats=("onnx",))
+        RT = RuntimeDescriptor(name="unitrt", display_name="Unit")
         class UnitRuntime(NullRuntime):
             name = "unitrt"
             formats = ("onnx",)
     """))
-    assert runtime_names()[-1] == "unitrt" and "unitrt" in agent.names()
+    assert runtime_names()[-1] == "unitrt" and "unitrt" in agent.names() and "unitrt" in RuntimeName.all()
+    assert get_runtime("unitrt").formats == ("onnx",)  # declared once, by the agent class
     assert RuntimeName("unitrt") is RuntimeName("unitrt") and RuntimeName("unitrt").value == "unitrt"
     assert _target(runtimes=["unitrt", "onnxruntime"]).runtimes[0].value == "unitrt"
     assert agent.create("unitrt").version()
