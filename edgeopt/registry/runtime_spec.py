@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import importlib.util
 import platform
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from edgeopt_agent import runtimes as agent_runtimes
+from edgeopt_agent.runtimes import options as agent_options
 
 from ..enums import AcceleratorKind, Arch
+from ..errors import InputError
 from .lazy import RegistryError
 
 if TYPE_CHECKING:
@@ -171,6 +173,16 @@ class RuntimeDescriptor(BaseModel):
     def profiles(self) -> bool:
         """Whether its agent class drives a per-layer profiler (``edgeopt profile``)."""
         return getattr(self.agent_class(), "profile_unsupported", None) == ""
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """Check runtime options against the agent class's option schema, here, before anything is sent.
+
+        Raises:
+            InputError: an unknown option or a bad value (exit 2); one line naming the option and the known ones.
+        """
+        problem = agent_options.problem(self.name, self.agent_class().option_schema, dict(options))
+        if problem:
+            raise InputError(f"--runtime-option: {problem}")
 
     def loads(self, fmt: str) -> bool:
         """Whether its own descriptor says it loads ``fmt`` (a format's ``loaded_by`` may add more: ask
