@@ -21,8 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from .enums import ModelFormat, Precision
+from .enums import Precision
 from .errors import InputError
+from .names import ModelFormat
 from .passes.base import Artifact, ArtifactFormat, Pass, PassContext, PassUnavailableError
 from .passes.convert_base import ConvertPass
 from .passes.registry import PassRegistry

@@ -1,15 +1,12 @@
 """Closed vocabularies. Strings a user writes in YAML or on the command line are parsed into these.
 
-``ModelFormat`` and ``RuntimeName`` name the built-in formats and runtimes; a plug-in adds its own through the
-registry (:mod:`edgeopt.registry`), and the enum then accepts that name too (``RuntimeName("myrt")`` returns a
-member made on first use), so targets, recipes and results validate plug-in names with no change here. To list
-what exists, ask the registry: iterating the enum gives the built-ins only.
+Runtime and format names are open (a plug-in adds its own): they are registry-checked strings in
+:mod:`edgeopt.names` (``RuntimeName``, ``ModelFormat``), not enums.
 """
 
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
 
 
 class Precision(str, Enum):
@@ -18,55 +15,6 @@ class Precision(str, Enum):
     BF16 = "bf16"
     INT8 = "int8"
     INT4 = "int4"
-
-
-def _plugin_member(cls: Any, value: object, registered: bool) -> Any:
-    """The member for a plug-in's ``value`` (made once, then found like a built-in), or None."""
-    if not isinstance(value, str) or not registered:
-        return None
-    member = str.__new__(cls, value)
-    member._name_ = value.upper()
-    member._value_ = value
-    return cls._value2member_map_.setdefault(value, member)
-
-
-class RuntimeName(str, Enum):
-    """A runtime the agent runs models with; plug-in runtimes (``edgeopt.runtimes`` entry points) are accepted."""
-
-    ONNXRUNTIME = "onnxruntime"
-    OPENVINO = "openvino"
-    TFLITE = "tflite"
-    TENSORRT = "tensorrt"
-    COREML = "coreml"
-    NULL = "null"
-
-    @classmethod
-    def _missing_(cls, value: object) -> Any:
-        from .registry import runtime_names
-
-        return _plugin_member(cls, value, isinstance(value, str) and value in runtime_names())
-
-
-class ModelFormat(str, Enum):
-    """What a model file (or an optimize artifact) is; decides which runtimes load it and how it is converted.
-
-    One enum for the files ``bench`` detects and the artifacts passes exchange (``passes.base.ArtifactFormat`` is
-    this enum). Plug-in formats (``edgeopt.formats`` entry points) are accepted.
-    """
-
-    ONNX = "onnx"
-    PYTORCH = "pytorch"  # a .pt2 ExportedProgram, a TorchScript file, or a "package.module:factory" spec
-    OPENVINO_IR = "openvino_ir"  # model.xml + model.bin
-    TFLITE = "tflite"
-    COREML = "coreml"  # .mlpackage directory or .mlmodel file
-    TENSORRT_ONNX = "tensorrt_onnx"  # ONNX prepared for TensorRT (explicit QDQ, S8/S8)
-    TENSORRT_ENGINE = "tensorrt_engine"  # a serialized engine: specific to one GPU and TensorRT version
-
-    @classmethod
-    def _missing_(cls, value: object) -> Any:
-        from .registry import format_names
-
-        return _plugin_member(cls, value, isinstance(value, str) and value in format_names())
 
 
 class AcceleratorKind(str, Enum):

@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .enums import ModelFormat, RuntimeName
 from .errors import InputError, ModelLoadError
+from .names import ModelFormat, RuntimeName
 from .registry import (
     FormatDescriptor,
     find_runtime,
@@ -168,7 +168,8 @@ def choose_runtime(
     with ``providers_fallback: true`` so the agent drops what its build lacks (and reports it).
 
     Raises:
-        InputError: the runtime named does not load ``fmt``, or no runtime of the target does.
+        InputError: the runtime named does not load ``fmt``, or no runtime of the target does; an option the
+            runtime's schema does not know, or a bad value (checked here, before anything is sent).
     """
     fmt_name = str(getattr(fmt, "value", fmt))
     options = dict(runtime_options or {})
@@ -182,6 +183,8 @@ def choose_runtime(
             raise InputError(f"--runtime {name} does not load {fmt_name} models: use one of {loaders_text}, "
                              "or leave --runtime out to pick one from the target")
     desc = find_runtime(name)
+    if desc is not None:
+        desc.check_options(options)
     key = desc.providers_option if desc is not None else None
     if desc is not None and key and key not in options:
         available = desc.available_providers() if local else None

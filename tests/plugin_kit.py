@@ -39,13 +39,13 @@ RUNTIME_HOST = '''
     from edgeopt.registry.runtimes.onnxruntime import OnnxRuntimeDescriptor
 
     ORTPLUG = OnnxRuntimeDescriptor(
-        name="ortplug", display_name="ORT plug-in", formats=("onnx",), delivers=None,
-        module_sets=(("onnxruntime",),), packages=("onnxruntime",), install="pip install edgeopt-ortplug",
+        name="ortplug", display_name="ORT plug-in", delivers=None,
+        module_sets=(("onnxruntime",),), install="pip install edgeopt-ortplug",
         validation_modules=("onnxruntime",),
     )
     GHOSTRT = RuntimeDescriptor(
-        name="ghostrt", display_name="Ghost", formats=("onnx",), module_sets=(("ghost_runtime_lib",),),
-        packages=("ghost_runtime_lib",), install="pip install ghost-runtime-lib (the test plug-in's library)",
+        name="ghostrt", display_name="Ghost", module_sets=(("ghost_runtime_lib",),),
+        install="pip install ghost-runtime-lib (the test plug-in's library)",
     )
 
 
@@ -126,7 +126,7 @@ FORMAT_PASS = '''
     """The to_onnxc converter: copies the ONNX model into an .onnxc file."""
     import shutil
 
-    from edgeopt.enums import ModelFormat
+    from edgeopt.names import ModelFormat
     from edgeopt.passes.base import PassConfig, PassOutput
     from edgeopt.passes.convert_base import ConvertPass
 

@@ -25,7 +25,6 @@ from .protocol import (
     ERROR_INPUT,
     ERROR_RUNTIME,
     ERROR_RUNTIME_MISSING,
-    PROFILING_RUNTIMES,
     STATUS_ERROR,
     STATUS_OK,
     RawRun,
@@ -47,10 +46,8 @@ class _Failed(Exception):
 
 def unsupported_reason(name: str) -> Optional[str]:
     """None when runtime ``name`` can profile per layer here; else why not (read from its class, not loaded)."""
-    if name in PROFILING_RUNTIMES:
-        return None
     try:
-        cls = runtimes.runtime_class(name)  # a plug-in runtime says for itself (``profile_unsupported == ""``)
+        cls = runtimes.runtime_class(name)  # each runtime says for itself (``profile_unsupported == ""``)
     except KeyError:
         return "it is not a registered runtime (known: %s)" % ", ".join(runtimes.names())
     reason = getattr(cls, "profile_unsupported", None)
@@ -61,7 +58,7 @@ def unsupported_reason(name: str) -> Optional[str]:
 
 def cannot_profile_message(name: str, reason: str) -> str:
     return "runtime %s cannot profile per layer: %s; runtimes that can: %s" % (
-        name, reason, ", ".join(PROFILING_RUNTIMES))
+        name, reason, ", ".join(runtimes.profiling()))
 
 
 def _validate(request: Request) -> Optional[str]:

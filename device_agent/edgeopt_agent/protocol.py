@@ -22,10 +22,6 @@ ERROR_RUNTIME = "runtime"
 ERROR_TIMEOUT = "timeout"
 ERROR_INTERNAL = "internal"
 
-# Runtimes whose agent class drives a per-layer profiler (``python -m edgeopt_agent profile``, profile.py);
-# a contract test checks this against each runtime class's ``profile_unsupported``.
-PROFILING_RUNTIMES = ("onnxruntime", "openvino", "tensorrt")
-
 # Energy measurement settings of a Request (``Request.energy``); keys the agent accepts, with their defaults.
 # enabled: measure (or estimate) energy at all; sensor: auto|none|ina3221|rapl|rpi5_pmic|hwmon; prefer: sensor
 # ``auto`` tries first (the target's); sysfs_root: where /sys is (tests point it at emulated trees);

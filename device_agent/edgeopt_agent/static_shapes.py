@@ -15,8 +15,17 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .inputs import InputSpecError, read_npz, resolve_shape
 from .protocol import TensorInfo
+from .runtimes.options import Option
 
 OPTION = "static_shapes"
+
+
+def _problem(value: Any) -> Optional[str]:
+    try:
+        enabled({OPTION: value})
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def enabled(options: Dict[str, Any]) -> bool:
@@ -31,6 +40,11 @@ def enabled(options: Dict[str, Any]) -> bool:
                          "(keep the model's dynamic dims)" % (value,))
     return value
 
+
+
+#: The option in the schema of every runtime that compiles for fixed shapes (onnxruntime, openvino).
+SCHEMA = Option(OPTION, "bool", "compile for the run's input shapes (true) or keep the model's dynamic dims",
+                default=True, validate=_problem)
 
 def npz_shapes(path: Optional[str], batch: int = 0) -> Dict[str, List[int]]:
     """Input shapes a run with this ``.npz`` feeds: each array's own shape, or with ``batch`` > 0 one chunk of

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..enums import RuntimeName
+from ..names import RuntimeName
 from ..registry import get_runtime
 from ..targets.schema import Target
 

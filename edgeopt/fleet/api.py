@@ -11,6 +11,7 @@ from typing import Any
 
 from .._version import __version__
 from ..errors import InputError
+from ..registry import find_runtime
 from ..settings import MEASURE_KEYWORDS, MeasureSettings, RemoteSpec
 from .aggregate import DEFAULT_OUTLIER_PCT, aggregate
 from .artifacts import ModelRef
@@ -89,6 +90,9 @@ def fleet_benchmark(
     """
     remote_opts = {k: options.pop(k) for k in list(options) if k in RemoteSpec.model_fields}
     measure = measure_settings(settings, options)
+    runtime = find_runtime(measure.runtime) if measure.runtime is not None else None
+    if runtime is not None:  # a typo fails here, not once per device after its connection
+        runtime.check_options(measure.runtime_options)
     ref = ModelRef.of(model)
     selected = resolve_devices(devices, remote, **remote_opts)
     deadline = float(deadline_s) if deadline_s is not None else default_deadline_s(measure.max_duration_s)

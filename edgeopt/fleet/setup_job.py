@@ -16,7 +16,7 @@ from ..devices import load_inventory
 from ..devices.schema import Device
 from ..devices.select import select_devices
 from ..devices.setup import SetupReport, setup_device
-from ..enums import RuntimeName
+from ..names import RuntimeName
 from ..runners.ssh_session import SshTimeouts
 from ..settings import RemoteSpec
 from .devices import FleetDevice

@@ -19,9 +19,10 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..enums import ModelFormat, Precision, RuntimeName
+from ..enums import Precision
 from ..errors import InputError
 from ..fsutil import sha256_file
+from ..names import ModelFormat, RuntimeName
 from ..targets.schema import Target
 
 # What kind of file an artifact is: the one format enum (``edgeopt.enums.ModelFormat``), under the name passes use.

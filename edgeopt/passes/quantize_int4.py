@@ -13,8 +13,9 @@ import onnx
 from onnx import numpy_helper
 from pydantic import Field, field_validator
 
-from ..enums import Precision, RuntimeName
+from ..enums import Precision
 from ..errors import first_line
+from ..names import RuntimeName
 from ..targets.schema import Target
 from .base import Artifact, Pass, PassConfig, PassContext, PassError, PassOutput
 from .graph_edit import gemm_to_matmul, initializers

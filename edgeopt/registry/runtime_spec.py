@@ -2,26 +2,43 @@
 which board, its execution providers per accelerator, whether it is installed here, and whether (and how) the
 host can run it to prove a converted model.
 
-The agent keeps its own registry of the code that loads and infers (``edgeopt_agent.runtimes``); a contract
-test (``tests/contract/test_registry_agreement.py``) fails when the two disagree on names, formats or packages.
+The agent's runtime class (``edgeopt_agent.runtimes``, importable here without the runtime's library) is the one
+declaration of what the agent side knows: the formats it loads, the packages that provide it, its option schema
+and whether it profiles per layer. A descriptor reads those from the class of the same name and adds the
+host-only facts; a contract test (``tests/contract/test_registry_agreement.py``) checks both sides register the
+same names.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import platform
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from edgeopt_agent import runtimes as agent_runtimes
+from edgeopt_agent.runtimes import options as agent_options
+
 from ..enums import AcceleratorKind, Arch
+from ..errors import InputError
+from .lazy import RegistryError
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..targets.schema import Target
+
+class Target(Protocol):
+    """What a descriptor reads of a device target (``edgeopt.targets.Target`` has it): the registry sits below
+    targets (a target names runtimes), so it names only the facts it needs."""
+
+    @property
+    def accelerator_kind(self) -> AcceleratorKind: ...
+
+    @property
+    def arch(self) -> Arch: ...
 
 
 class InstallHint(BaseModel):
@@ -90,8 +107,6 @@ class RuntimeDescriptor(BaseModel):
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_]*$", description="Runtime name, as the agent registers it.")
     display_name: str = Field(min_length=2, description="Name in messages, e.g. 'TensorRT'.")
-    formats: tuple[str, ...] = Field(default=(), description="Formats it loads (file and artifact formats).")
-    loads_any: bool = Field(default=False, description="Loads every format (the null runtime).")
     auto_select: bool = Field(default=True, description="May be picked when no --runtime is given (null: no).")
     delivers: str | None = Field(
         default=None, description="Format optimize delivers for a target that runs it (its native one); None: ONNX."
@@ -100,12 +115,10 @@ class RuntimeDescriptor(BaseModel):
         default=(), description="Installed here when every module of one set imports; empty: always installed."
     )
     platforms: tuple[str, ...] = Field(default=(), description="platform.system() values it runs on; empty: any.")
-    packages: tuple[str, ...] = Field(
-        default=(), description="Import names that provide it on a device, as the agent's probe reports them."
-    )
     install: str = Field(default="built into the agent", description="What to install when no hint matches.")
     install_hints: tuple[InstallHint, ...] = Field(default=(), description="Board-specific install instructions.")
-    extra_packages: tuple[ExtraPackage, ...] = Field(default=(), description="Packages some accelerators need.")
+    extra_packages: tuple[ExtraPackage, ...] = Field(
+        default=(), description="Packages some accelerators need (each one of the agent class's packages).")
     setup: tuple[SetupRule, ...] = Field(
         default=(), description="How devices setup installs it per kind of board (first match); none matching: "
                                 "vendor-only (its install hint is named), or nothing when it is built into the agent "
@@ -124,6 +137,52 @@ class RuntimeDescriptor(BaseModel):
     )
     wrong_platform_hint: str | None = Field(default=None, description="Said when this OS cannot run it at all.")
     not_installed_hint: str | None = Field(default=None, description="Said when it is not installed here.")
+
+    def agent_class(self) -> type[agent_runtimes.Runtime]:
+        """The agent's runtime class of the same name (its module is imported, not the runtime's library).
+
+        Raises:
+            RegistryError: no agent runtime of that name (a plug-in must register an ``edgeopt_agent.runtimes``
+                entry point too), or its module does not import.
+        """
+        try:
+            return agent_runtimes.runtime_class(self.name)
+        except (KeyError, ImportError, AttributeError) as exc:
+            why = exc.args[0] if exc.args else type(exc).__name__
+            raise RegistryError(f"runtime '{self.name}' has no loadable agent class ({why}); register one as an "
+                                "edgeopt_agent.runtimes entry point of the same name") from None
+
+    @property
+    def formats(self) -> tuple[str, ...]:
+        """Formats it loads (file and artifact formats), as its agent class declares them."""
+        return tuple(self.agent_class().formats)
+
+    @property
+    def loads_any(self) -> bool:
+        """Loads every format (the null runtime), as its agent class declares it."""
+        return bool(self.agent_class().loads_any)
+
+    @property
+    def packages(self) -> tuple[str, ...]:
+        """Import names that provide it on a device (the agent class's packages, less the accelerator-specific
+        :attr:`extra_packages`), as the agent's probe reports them."""
+        extra = {e.package for e in self.extra_packages}
+        return tuple(module for module, _ in self.agent_class().packages if module not in extra)
+
+    @property
+    def profiles(self) -> bool:
+        """Whether its agent class drives a per-layer profiler (``edgeopt profile``)."""
+        return getattr(self.agent_class(), "profile_unsupported", None) == ""
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """Check runtime options against the agent class's option schema, here, before anything is sent.
+
+        Raises:
+            InputError: an unknown option or a bad value (exit 2); one line naming the option and the known ones.
+        """
+        problem = agent_options.problem(self.name, self.agent_class().option_schema, dict(options))
+        if problem:
+            raise InputError(f"--runtime-option: {problem}")
 
     def loads(self, fmt: str) -> bool:
         """Whether its own descriptor says it loads ``fmt`` (a format's ``loaded_by`` may add more: ask

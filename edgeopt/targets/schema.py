@@ -6,7 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..enums import AcceleratorKind, Arch, CpuVendor, PowerSensor, Precision, RuntimeName
+from ..enums import AcceleratorKind, Arch, CpuVendor, PowerSensor, Precision
+from ..names import RuntimeName
 
 # Only for a target YAML without ``accelerator_kind`` (written before the field existed): keywords of its name
 # or accelerator text -> the kind, first match wins. Shipped targets state the kind.

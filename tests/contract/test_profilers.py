@@ -1,4 +1,4 @@
-"""One template over every registered runtime: it profiles per layer (the runtimes in PROFILING_RUNTIMES) or says
+"""One template over every registered runtime: it profiles per layer (the runtimes whose class implements it) or says
 plainly why not, as an input error listing the runtimes that can."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from edgeopt_agent import runtimes
 from edgeopt_agent.profile import profile
-from edgeopt_agent.protocol import ERROR_INPUT, PROFILING_RUNTIMES, Request
+from edgeopt_agent.protocol import ERROR_INPUT, Request
 from tests.contract.test_runtimes import MODELS
 
 
@@ -24,7 +24,7 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_profiling_runtimes_are_those_whose_class_implements_profile():
     capable = {n for n in runtimes.names() if _cls(n).profile_unsupported == ""}
-    assert capable == set(PROFILING_RUNTIMES)
+    assert capable == set(runtimes.profiling()) == {"onnxruntime", "openvino", "tensorrt"}
     for name in set(runtimes.names()) - capable:  # each says why, in a sentence with the alternative
         assert len(_cls(name).profile_unsupported) > 20
 
@@ -33,11 +33,11 @@ def test_profiling_runtimes_are_those_whose_class_implements_profile():
 def test_runtime_profiles_or_refuses_plainly(name, model_dir):
     model = MODELS[name](model_dir)
     request = Request(model_path=str(model.path), runtime=name, iterations=4, warmup=1, progress_interval_s=0)
-    if name not in PROFILING_RUNTIMES:
+    if name not in runtimes.profiling():
         raw = profile(request, lambda e: None)
         assert not raw.ok and raw.error_kind == ERROR_INPUT
         assert f"runtime {name} cannot profile per layer" in raw.error
-        assert "runtimes that can: " + ", ".join(PROFILING_RUNTIMES) in raw.error
+        assert "runtimes that can: onnxruntime, openvino, tensorrt" in raw.error
         return
     try:
         runtimes.create(name)

@@ -1,18 +1,27 @@
 """Contract: the host's descriptors (``edgeopt.registry``) and the agent's runtime registry
 (``edgeopt_agent.runtimes``, which cannot import edgeopt) describe the same runtimes.
 
-Fails when a runtime is added on one side only, when the agent declares formats the host descriptor does not
-list (or the other way round), or when the packages ``devices check`` judges a device by differ from those the
-agent's probe reports. The checks are functions so the plug-in tests run them with plug-ins active too.
+Formats, packages and profiling support are declared once, by the agent class, and read by the host descriptor;
+what is left to agree on: the same names on both sides, every host descriptor finds its agent class, and the
+accelerator-specific packages the host judges a device by (``extra_packages``) are packages the agent's probe
+reports. The checks are functions so the plug-in tests run them with plug-ins active too.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from edgeopt.enums import ModelFormat, RuntimeName
+from edgeopt.names import ModelFormat, RuntimeName
 from edgeopt.passes.registry import load_pass_registry
-from edgeopt.registry import format_names, format_registry, get_runtime, runtime_names, runtime_registry
+from edgeopt.registry import (
+    RegistryError,
+    format_names,
+    format_registry,
+    get_format,
+    get_runtime,
+    runtime_names,
+    runtime_registry,
+)
 from edgeopt_agent import runtimes as agent
 
 
@@ -22,16 +31,19 @@ def agreement_problems() -> list[str]:
     host, device = set(runtime_names()), set(agent.names())
     if host != device:
         problems.append(f"runtime names differ: host only {sorted(host - device)}, agent only {sorted(device - host)}")
-    for name in sorted(host & device):
-        desc, cls = get_runtime(name), agent.runtime_class(name)
-        if cls.formats and set(cls.formats) != set(desc.formats):
-            problems.append(f"{name}: agent loads {sorted(cls.formats)}, host descriptor says {sorted(desc.formats)}")
-        if not cls.formats and desc.formats:
-            problems.append(f"{name}: host descriptor lists formats {sorted(desc.formats)}, the agent declares none")
-        agent_pkgs = {module for module, _ in cls.packages}
-        host_pkgs = set(desc.packages) | {extra.package for extra in desc.extra_packages}
-        if agent_pkgs != host_pkgs:
-            problems.append(f"{name}: agent probes packages {sorted(agent_pkgs)}, host expects {sorted(host_pkgs)}")
+    for name in sorted(host):
+        desc = get_runtime(name)
+        try:
+            cls = desc.agent_class()
+        except RegistryError as exc:
+            problems.append(f"{name}: {exc}")
+            continue
+        probed = {module for module, _ in cls.packages}
+        extra = {e.package for e in desc.extra_packages}
+        if not extra <= probed:
+            problems.append(f"{name}: host expects extra packages {sorted(extra - probed)} the agent does not probe")
+        if cls.loads_any == bool(cls.formats):
+            problems.append(f"{name}: the agent class must declare formats or loads_any, not both or neither")
     return problems
 
 
@@ -61,9 +73,16 @@ def test_descriptors_refer_only_to_registered_names():
     assert reference_problems() == []
 
 
-def test_every_builtin_enum_member_has_a_descriptor():
-    assert {m.value for m in ModelFormat} <= set(format_names())
-    assert {m.value for m in RuntimeName} <= set(runtime_names())
+def test_engine_suffixes_are_the_agents():
+    from edgeopt_agent.runtimes.tensorrt_rt import TensorRtRuntime
+
+    assert get_format("tensorrt_engine").suffixes == TensorRtRuntime.engine_suffixes
+    assert ".trt" in TensorRtRuntime.engine_suffixes
+
+
+def test_every_builtin_name_constant_has_a_descriptor():
+    assert set(ModelFormat.constants()) <= set(format_names())
+    assert set(RuntimeName.constants()) <= set(runtime_names())
 
 
 @pytest.mark.parametrize("name", agent.names())
@@ -72,7 +91,16 @@ def test_agent_runtime_class_name_matches_its_registration(name):
 
 
 def test_a_disagreement_is_reported(monkeypatch):
+    from edgeopt_agent.runtimes.tflite_rt import TfliteRuntime
+
+    monkeypatch.setattr(TfliteRuntime, "packages", TfliteRuntime.packages[:2])  # pycoral no longer probed
+    assert any(p.startswith("tflite: host expects extra packages ['pycoral']") for p in agreement_problems())
+
+
+def test_host_descriptors_read_formats_and_packages_from_the_agent_class(monkeypatch):
     from edgeopt_agent.runtimes.onnxruntime_rt import OnnxRuntime
 
     monkeypatch.setattr(OnnxRuntime, "formats", ("onnx", "tflite"))
-    assert any(p.startswith("onnxruntime: agent loads ['onnx', 'tflite']") for p in agreement_problems())
+    assert get_runtime("onnxruntime").formats == ("onnx", "tflite") and get_runtime("onnxruntime").loads("tflite")
+    assert get_runtime("tflite").packages == ("ai_edge_litert", "tflite_runtime")  # pycoral: an extra package
+    assert get_runtime("null").loads_any and get_runtime("onnxruntime").profiles and not get_runtime("tflite").profiles

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from edgeopt.enums import RuntimeName
 from edgeopt.errors import InputError, ModelLoadError
 from edgeopt.formats import (
     ModelFormat,
@@ -18,6 +17,7 @@ from edgeopt.formats import (
     model_files,
     runtime_installed_here,
 )
+from edgeopt.names import RuntimeName
 from edgeopt.targets import load_registry
 from tests.tflite_models import write_fully_connected
 

@@ -3,8 +3,9 @@
 Adding a runtime is one new file plus one line here; a third-party runtime is an ``edgeopt_agent.runtimes``
 entry point (``name = package.module:RuntimeClass``) of an installed distribution, or of one in a directory of
 ``EDGEOPT_PLUGIN_PATH`` (the local runner passes that variable on; the agent cannot import edgeopt, so this is
-its own one place that reads it). The host's descriptors (``edgeopt.registry``) must agree on the names,
-formats and packages (``tests/contract/test_registry_agreement.py``).
+its own one place that reads it). The classes' attributes (formats, packages, profiling support, option schema)
+are the one declaration of those facts: the host's descriptors (``edgeopt.registry``) read them from here, and
+``tests/contract/test_registry_agreement.py`` checks that both sides register the same names.
 """
 
 from __future__ import annotations
@@ -89,6 +90,19 @@ def create(name: str) -> Runtime:
     return runtime_class(name)()
 
 
+def profiling() -> List[str]:
+    """Registered runtimes whose class drives a per-layer profiler (``profile_unsupported`` is empty), sorted."""
+    found = []
+    for name in names():
+        try:
+            cls = runtime_class(name)
+        except ImportError:  # a broken plug-in module: it cannot profile
+            continue
+        if getattr(cls, "profile_unsupported", None) == "":
+            found.append(name)
+    return found
+
+
 def packages() -> List[Tuple[str, Tuple[str, ...]]]:
     """(import name, distribution names) of every registered runtime's packages, each once."""
     seen: Dict[str, Tuple[str, ...]] = {}
@@ -102,4 +116,4 @@ def packages() -> List[Tuple[str, Tuple[str, ...]]]:
     return list(seen.items())
 
 
-__all__ = ["Runtime", "RuntimeMissing", "create", "names", "packages", "runtime_class"]
+__all__ = ["Runtime", "RuntimeMissing", "create", "names", "packages", "profiling", "runtime_class"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..protocol import TensorInfo
+from . import options as _options
 
 
 class RuntimeMissing(RuntimeError):
@@ -50,15 +51,22 @@ class LayerProfiler:
 class Runtime:
     """Base class of the agent's runtimes.
 
-    Class attributes (read without loading the runtime's library):
-        name: the registry name; the host's runtime descriptor of the same name must agree (a contract test).
-        formats: model formats it loads, as the host names them (empty: not declared, e.g. ``null`` loads any).
+    Class attributes (read without loading the runtime's library; the host reads them too, so each fact is
+    declared here once and the host's descriptor, ``edgeopt.registry``, derives its own from them):
+        name: the registry name; a host runtime descriptor of the same name adds the host-side facts.
+        formats: model formats it loads, as the host names them.
+        loads_any: it loads every format (``null``); ``formats`` is then empty.
         packages: (import name, distribution names) of the packages that provide it; ``probe`` reports them.
+        option_schema: the options ``load`` accepts (:class:`~edgeopt_agent.runtimes.options.Option`), checked by
+            :meth:`check_options` here and by the host before it sends a request; None: not declared, any
+            option is passed through unchecked.
     """
 
     name = "base"
     formats: Tuple[str, ...] = ()
+    loads_any = False
     packages: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    option_schema: _options.Schema = None
     #: The run's input shapes by name and the batch for a dynamic leading dim, told by the harness before
     #: ``load`` (:meth:`expect_inputs`); None: not known.
     run_shapes: Optional[Tuple[Dict[str, List[int]], int]] = None
@@ -71,6 +79,10 @@ class Runtime:
 
     def version(self) -> str:
         raise NotImplementedError
+
+    def check_options(self, options: Dict[str, Any]) -> None:
+        """Refuse an unknown option or a bad value (ValueError, one line naming the option and the known ones)."""
+        _options.check(self.name, self.option_schema, options)
 
     def load(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
         """Load the model; this is the part timed as ``load_ms``."""

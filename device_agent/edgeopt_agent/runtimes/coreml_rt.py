@@ -13,8 +13,8 @@ from typing import Any, Callable, Dict, List
 
 from ..protocol import TensorInfo
 from .base import Runtime, RuntimeMissing
+from .options import Option
 
-_KNOWN_OPTIONS = {"compute_units"}
 _COMPUTE_UNITS = ("ALL", "CPU_ONLY", "CPU_AND_GPU", "CPU_AND_NE")
 # Core ML ArrayFeatureType.ArrayDataType names -> numpy dtype names.
 _ARRAY_DTYPES = {"FLOAT32": "float32", "FLOAT16": "float16", "DOUBLE": "float64", "FLOAT64": "float64",
@@ -31,6 +31,10 @@ class CoreMlRuntime(Runtime):
     formats = ("coreml",)
     profile_unsupported = ("Core ML's Python API (coremltools) reports no per-layer times; on the Mac, use Xcode "
                            "Instruments' Core ML template or Xcode's Core ML performance report")
+    option_schema = (
+        Option("compute_units", "str", "where Core ML may run the model", default="ALL", choices=_COMPUTE_UNITS,
+               fold="upper"),
+    )
 
     def __init__(self) -> None:
         system = platform.system()
@@ -64,13 +68,8 @@ class CoreMlRuntime(Runtime):
         return TensorInfo(name=feature.name, shape=shape, dtype=dtype)
 
     def load(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
-        unknown = sorted(set(options) - _KNOWN_OPTIONS)
-        if unknown:
-            raise ValueError("unknown coreml option(s) %s; known: %s"
-                             % (", ".join(unknown), ", ".join(sorted(_KNOWN_OPTIONS))))
+        self.check_options(options)
         units = str(options.get("compute_units") or "ALL").upper()
-        if units not in _COMPUTE_UNITS:
-            raise ValueError("compute_units %r: use one of %s" % (units, ", ".join(_COMPUTE_UNITS)))
         compute_unit = getattr(self._ct.ComputeUnit, units, None)
         if compute_unit is None:
             raise ValueError("compute_units %s needs a newer coremltools (have %s): pip install -U coremltools"

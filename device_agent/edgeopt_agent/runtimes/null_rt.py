@@ -14,6 +14,7 @@ def _noop() -> None:
 
 class NullRuntime(Runtime):
     name = "null"
+    loads_any = True
     profile_unsupported = "the null runtime runs no layers (it measures the harness alone)"
 
     def version(self) -> str:

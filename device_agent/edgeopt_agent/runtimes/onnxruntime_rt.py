@@ -8,6 +8,7 @@ from typing import Any, Callable, Dict, List, Set
 from .. import onnx_signature, static_shapes
 from ..protocol import TensorInfo
 from .base import LayerProfiler, Runtime, RuntimeMissing
+from .options import Option
 
 # ONNX Runtime's type strings -> numpy dtype names.
 _ORT_DTYPES = {
@@ -25,8 +26,6 @@ _ORT_DTYPES = {
     "tensor(bool)": "bool",
 }
 
-_KNOWN_OPTIONS = {"providers", "providers_fallback", "graph_optimization_level", "inter_op_threads",
-                  "execution_mode", static_shapes.OPTION}
 
 
 def _info(arg: Any) -> TensorInfo:
@@ -40,6 +39,18 @@ class OnnxRuntime(Runtime):
     packages = (("onnxruntime", ("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino", "onnxruntime-directml",
                                  "onnxruntime-training")),)
     profile_unsupported = ""  # session profiling (onnxruntime_profile.py)
+    option_schema = (
+        Option("providers", "list", "execution providers, most preferred first (default: the target's)",
+               default=["CPUExecutionProvider"]),
+        Option("providers_fallback", "bool", "drop asked-for providers this build lacks instead of failing",
+               default=False),
+        Option("graph_optimization_level", "str", "ONNX Runtime's graph optimizations", default="all",
+               choices=("disable", "basic", "extended", "all")),
+        Option("inter_op_threads", "int", "threads that run independent nodes at once (parallel execution mode)"),
+        Option("execution_mode", "str", "run independent nodes one after another or in parallel",
+               default="sequential", choices=("sequential", "parallel")),
+        static_shapes.SCHEMA,
+    )
 
     def __init__(self) -> None:
         try:
@@ -58,12 +69,7 @@ class OnnxRuntime(Runtime):
         return str(self._ort.__version__)
 
     def _session_options(self, options: Dict[str, Any], threads: int) -> Any:
-        unknown = sorted(set(options) - _KNOWN_OPTIONS)
-        if unknown:
-            raise ValueError(
-                "unknown onnxruntime option(s) %s; known: %s" % (", ".join(unknown), ", ".join(sorted(_KNOWN_OPTIONS)))
-            )
-        static_shapes.enabled(options)  # a bad value fails here, with the other options
+        self.check_options(options)
         ort = self._ort
         so = ort.SessionOptions()
         if threads > 0:

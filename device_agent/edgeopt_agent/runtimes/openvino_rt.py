@@ -14,12 +14,11 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from .. import static_shapes
 from ..protocol import TensorInfo
 from .base import LayerProfiler, Runtime, RuntimeMissing
+from .options import Option
 
 _DEVICES = ("CPU", "GPU", "NPU", "AUTO")
 _HINTS = ("LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT")
 _PRECISIONS = ("f32", "f16", "bf16")
-_KNOWN_OPTIONS = {"device", "performance_hint", "inference_precision", "cache_dir", "num_streams",
-                  static_shapes.OPTION}
 
 
 def _device_ok(device: str) -> bool:
@@ -60,6 +59,17 @@ class OpenVinoRuntime(Runtime):
     formats = ("onnx", "openvino_ir")
     packages = (("openvino", ("openvino",)),)
     profile_unsupported = ""  # PERF_COUNT + get_profiling_info (openvino_profile.py)
+    option_schema = (
+        Option("device", "str", "OpenVINO device: CPU, GPU, NPU or AUTO (also GPU.1, AUTO:GPU,CPU, HETERO:...)",
+               default="CPU", fold="upper"),
+        Option("performance_hint", "str", "OpenVINO's performance hint", default="LATENCY", choices=_HINTS,
+               fold="upper"),
+        Option("inference_precision", "str", "precision of float layers (default: the device's, bf16 on AMX CPUs)",
+               choices=_PRECISIONS, fold="lower"),
+        Option("cache_dir", "str", "directory of OpenVINO's compiled-model cache"),
+        Option("num_streams", "str", "parallel inference streams: an integer or AUTO"),
+        static_shapes.SCHEMA,
+    )
 
     def __init__(self) -> None:
         try:
@@ -85,25 +95,17 @@ class OpenVinoRuntime(Runtime):
         return str(self._ov.get_version()).split("-", 1)[0]
 
     def _config(self, options: Dict[str, Any], threads: int) -> Tuple[str, Dict[str, Any]]:
-        unknown = sorted(set(options) - _KNOWN_OPTIONS)
-        if unknown:
-            raise ValueError("unknown openvino option(s) %s; known: %s"
-                             % (", ".join(unknown), ", ".join(sorted(_KNOWN_OPTIONS))))
-        static_shapes.enabled(options)  # a bad value fails here, with the other options
+        self.check_options(options)
         device = str(options.get("device") or "CPU").upper()
         if not _device_ok(device):
             raise ValueError("device %r: use one of %s (or AUTO:GPU,CPU)" % (device, ", ".join(_DEVICES)))
         hint = str(options.get("performance_hint") or "LATENCY").upper()
-        if hint not in _HINTS:
-            raise ValueError("performance_hint %r: use one of %s" % (hint, ", ".join(_HINTS)))
         config: Dict[str, Any] = {"PERFORMANCE_HINT": hint}
         head = device.split(":", 1)[0].split(".", 1)[0]
         if threads > 0 and head == "CPU":  # a CPU-plugin property: GPU and NPU plugins refuse it
             config["INFERENCE_NUM_THREADS"] = int(threads)
         precision = options.get("inference_precision")
         if precision is not None:
-            if str(precision).lower() not in _PRECISIONS:
-                raise ValueError("inference_precision %r: use one of %s" % (precision, ", ".join(_PRECISIONS)))
             config["INFERENCE_PRECISION_HINT"] = str(precision).lower()
         if options.get("num_streams") is not None:
             config["NUM_STREAMS"] = str(options["num_streams"])

@@ -25,10 +25,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..protocol import TensorInfo
 from .base import LayerProfiler, ProfileUnsupported, Runtime, RuntimeMissing
+from .options import Option
 from .tensorrt_engine import _atomic_write, _sha256, engine_cache_path, summarize_layers
-
-_KNOWN_OPTIONS = {"fp16", "int8", "batch", "workspace_mb", "engine_cache_dir", "rebuild", "dla_core"}
-_ENGINE_SUFFIXES = (".engine", ".plan", ".trt")
 
 
 def _import_cudart() -> Any:
@@ -64,6 +62,18 @@ class TensorRtRuntime(Runtime):
     name = "tensorrt"
     formats = ("onnx", "tensorrt_onnx", "tensorrt_engine")
     packages = (("tensorrt", ("tensorrt", "tensorrt-cu12", "tensorrt-cu11", "tensorrt_libs")),)
+    #: Suffixes of a serialized engine (loaded as it is, never built); the host's ``tensorrt_engine`` format
+    #: recognises a file by them too.
+    engine_suffixes = (".engine", ".plan", ".trt")
+    option_schema = (
+        Option("fp16", "bool", "let the builder pick FP16 kernels", default=False),
+        Option("int8", "bool", "let the builder pick INT8 kernels (needs a QDQ model)", default=False),
+        Option("batch", "int", "batch of the optimization profile for a dynamic leading dim", default=1),
+        Option("workspace_mb", "int", "builder workspace limit, MiB (default: TensorRT's)"),
+        Option("engine_cache_dir", "str", "where built engines are cached (default: next to the model)"),
+        Option("rebuild", "bool", "build the engine even when a cached one matches", default=False),
+        Option("dla_core", "int", "build for this DLA core (Jetson AGX/NX), GPU fallback on"),
+    )
     profile_unsupported = ""  # IProfiler on the execution context (tensorrt_profile.py)
 
     def __init__(self) -> None:
@@ -161,7 +171,7 @@ class TensorRtRuntime(Runtime):
         return bytes(serialized)
 
     def _engine_bytes(self, model_path: str, options: Dict[str, Any]) -> bytes:
-        if model_path.lower().endswith(_ENGINE_SUFFIXES):
+        if model_path.lower().endswith(self.engine_suffixes):
             self._facts["engine_cache"] = "not used (a prebuilt engine file)"
             self._facts["engine_path"] = model_path
             with open(model_path, "rb") as fh:
@@ -196,10 +206,7 @@ class TensorRtRuntime(Runtime):
         return data
 
     def load(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
-        unknown = sorted(set(options) - _KNOWN_OPTIONS)
-        if unknown:
-            raise ValueError("unknown tensorrt option(s) %s; known: %s"
-                             % (", ".join(unknown), ", ".join(sorted(_KNOWN_OPTIONS))))
+        self.check_options(options)
         trt = self._trt
         self._logger = trt.Logger(trt.Logger.WARNING)
         data = self._engine_bytes(model_path, options)

@@ -22,8 +22,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..protocol import TensorInfo
 from .base import Runtime, RuntimeMissing
+from .options import Option
 
-_KNOWN_OPTIONS = {"edgetpu", "edgetpu_device", "xnnpack"}
 _EDGETPU_LIBS = {"Linux": "libedgetpu.so.1", "Darwin": "libedgetpu.1.dylib", "Windows": "edgetpu.dll"}
 
 
@@ -113,6 +113,11 @@ class TfliteRuntime(Runtime):
                 ("tflite_runtime", ("tflite-runtime", "tflite_runtime")), ("pycoral", ("pycoral",)))
     profile_unsupported = ("the TFLite/LiteRT Python Interpreter has no per-op profiler; on the device, run "
                            "TFLite's benchmark_model binary with --enable_op_profiling=true for per-op times")
+    option_schema = (
+        Option("edgetpu", "bool", "load the Edge TPU delegate (default: when libedgetpu is found; false: CPU)"),
+        Option("edgetpu_device", "str", "which Edge TPU, e.g. usb:0 or pci:0 (default: the first)"),
+        Option("xnnpack", "bool", "the XNNPACK CPU delegate (false: the reference kernels)", default=True),
+    )
 
     def __init__(self) -> None:
         self._package, self._version, self._mod = _import_interpreter()
@@ -156,13 +161,7 @@ class TfliteRuntime(Runtime):
         return [delegate]
 
     def load(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
-        unknown = sorted(set(options) - _KNOWN_OPTIONS)
-        if unknown:
-            raise ValueError("unknown tflite option(s) %s; known: %s"
-                             % (", ".join(unknown), ", ".join(sorted(_KNOWN_OPTIONS))))
-        for key in ("edgetpu", "xnnpack"):
-            if key in options and options[key] is not None and not isinstance(options[key], bool):
-                raise ValueError("%s must be true or false (got %r)" % (key, options[key]))
+        self.check_options(options)
         kwargs: Dict[str, Any] = {"model_path": model_path}
         if threads > 0:
             kwargs["num_threads"] = int(threads)

@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..._version import __version__
 from ...config import from_environment
-from ...enums import RuntimeName
 from ...errors import RunnerError
+from ...names import RuntimeName
 from ...runners.ssh import SshRunner
 from ...runners.ssh_cache import DEFAULT_LIMIT_BYTES
 from ...runners.ssh_session import SshSession, SshTimeouts

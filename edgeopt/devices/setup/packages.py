@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...enums import RuntimeName
 from ...errors import InputError
+from ...names import RuntimeName
 from ...registry import get_runtime, runtime_registry
 from ...targets.schema import Target
 
@@ -35,12 +35,10 @@ class RuntimeInstall:
 
 
 def aliases() -> dict[str, RuntimeName]:
-    """``--runtimes`` spellings -> runtime: every built-in runtime's name, its setup aliases and its pip names."""
-    known = {r.value for r in RuntimeName}
+    """``--runtimes`` spellings -> runtime: every registered runtime's name (plug-ins too), its setup aliases and
+    its pip names."""
     out: dict[str, RuntimeName] = {}
     for desc in runtime_registry().all():
-        if desc.name not in known:
-            continue
         runtime = RuntimeName(desc.name)
         for word in (desc.name, *desc.setup_aliases, *(req for rule in desc.setup for req in rule.pip)):
             out.setdefault(word.lower(), runtime)

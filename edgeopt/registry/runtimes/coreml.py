@@ -7,7 +7,6 @@ from ..runtime_spec import RuntimeDescriptor
 DESCRIPTOR = RuntimeDescriptor(
     name="coreml",
     display_name="Core ML",
-    formats=("coreml",),
     delivers="coreml",
     module_sets=(("coremltools",),),
     platforms=("Darwin",),

@@ -7,6 +7,5 @@ from ..runtime_spec import RuntimeDescriptor
 DESCRIPTOR = RuntimeDescriptor(
     name="null",
     display_name="null",
-    loads_any=True,
     auto_select=False,
 )

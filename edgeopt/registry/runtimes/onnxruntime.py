@@ -47,9 +47,7 @@ class OnnxRuntimeDescriptor(RuntimeDescriptor):
 DESCRIPTOR = OnnxRuntimeDescriptor(
     name="onnxruntime",
     display_name="ONNX Runtime",
-    formats=("onnx",),
     module_sets=(("onnxruntime",),),
-    packages=("onnxruntime",),
     install="pip install onnxruntime",
     install_hints=(
         InstallHint(accelerator=AcceleratorKind.NVIDIA_GPU, arch=Arch.AARCH64,

@@ -31,10 +31,8 @@ class OpenVinoDescriptor(RuntimeDescriptor):
 DESCRIPTOR = OpenVinoDescriptor(
     name="openvino",
     display_name="OpenVINO",
-    formats=("onnx", "openvino_ir"),
     delivers="openvino_ir",
     module_sets=(("openvino",),),
-    packages=("openvino",),
     install="pip install openvino",
     setup=(SetupRule(pip=("openvino",)),),
     validation_modules=("openvino",),

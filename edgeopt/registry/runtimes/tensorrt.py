@@ -7,10 +7,8 @@ from ..runtime_spec import RuntimeDescriptor, SetupRule
 DESCRIPTOR = RuntimeDescriptor(
     name="tensorrt",
     display_name="TensorRT",
-    formats=("onnx", "tensorrt_onnx", "tensorrt_engine"),
     delivers="tensorrt_onnx",
     module_sets=(("tensorrt", "cuda"),),
-    packages=("tensorrt",),
     install="TensorRT comes with JetPack: apt-get install python3-libnvinfer (a venv needs "
             "--system-site-packages), plus pip install cuda-python; on x86 with an NVIDIA GPU: pip install tensorrt",
     int8_symmetric=True,

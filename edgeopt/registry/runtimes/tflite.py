@@ -59,10 +59,8 @@ class TfliteDescriptor(RuntimeDescriptor):
 DESCRIPTOR = TfliteDescriptor(
     name="tflite",
     display_name="TFLite",
-    formats=("tflite",),
     delivers="tflite",
     module_sets=(("ai_edge_litert",), ("tflite_runtime",), ("tensorflow",)),
-    packages=("ai_edge_litert", "tflite_runtime"),
     install="pip install ai-edge-litert (or tflite-runtime on Python < 3.9)",
     install_hints=(
         InstallHint(accelerator=AcceleratorKind.EDGETPU,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from edgeopt.devices.check import build_report, install_hint
-from edgeopt.enums import RuntimeName
+from edgeopt.names import RuntimeName
 from edgeopt.runners.base import agent_dir
 from edgeopt.targets import load_registry
 from edgeopt_agent import probe

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from edgeopt.devices.dependency import name_device_in_hint
 from edgeopt.devices.setup.packages import install_plan, parse_runtimes
 from edgeopt.devices.setup.wheels import local_wheels, platform_tags
-from edgeopt.enums import RuntimeName
 from edgeopt.errors import InputError
+from edgeopt.names import RuntimeName
 from edgeopt.targets import load_registry
+from tests.plugin_kit import runtime_plugin
 
 
 def test_platform_tags_cover_every_manylinux_the_device_can_load():
@@ -71,10 +74,19 @@ def test_setup_reads_the_runtime_descriptors_so_a_new_runtime_is_one_file():
     assert coreml.requirements == () and "macOS" in (coreml.vendor or "")  # no rule: its install hint, named
     assert install_plan(RuntimeName.NULL, target=local, arch="x86_64", python=(3, 11)) == \
         install_plan(RuntimeName.NULL, target=None, arch="x86_64", python=(3, 8))  # built into the agent: nothing
-    new = RuntimeDescriptor(name="npu_rt", display_name="NPU RT", module_sets=(("npu_rt",),), packages=("npu_rt",),
+    new = RuntimeDescriptor(name="npu_rt", display_name="NPU RT", module_sets=(("npu_rt",),),
                             install="ask the vendor",
                             setup=(SetupRule(accelerator=AcceleratorKind.OTHER_NPU, arch=Arch.AARCH64,
                                              vendor="sudo apt-get install npu-rt"),
                                    SetupRule(min_python=(3, 10), pip=("npu-rt",))))
     assert new.setup_plan(None, "x86_64", (3, 11)) == (("npu-rt",), None)
     assert new.setup_plan(None, "x86_64", (3, 9)) == ((), "ask the vendor")  # no rule matches: named
+
+
+def test_a_plugin_runtime_is_accepted_by_name(tmp_path, monkeypatch):
+    """``devices setup --runtimes ortplug``: plug-in runtimes are spelled like built-ins (issue 20)."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setenv("EDGEOPT_PLUGIN_PATH", str(runtime_plugin(tmp_path / "rt")))
+    assert parse_runtimes("ortplug,onnxruntime") == [RuntimeName("ortplug"), RuntimeName.ONNXRUNTIME]
+    plan = install_plan(RuntimeName("ghostrt"), target=None, arch="x86_64", python=(3, 11))
+    assert plan.requirements == () and "ghost-runtime-lib" in (plan.vendor or "")

@@ -10,8 +10,9 @@ from pathlib import Path
 import onnx
 import pytest
 
-from edgeopt.enums import AcceleratorKind, ModelFormat, RuntimeName
+from edgeopt.enums import AcceleratorKind
 from edgeopt.formats import default_onnxruntime_providers, model_digest, model_files
+from edgeopt.names import ModelFormat, RuntimeName
 from edgeopt.passes.base import ArtifactFormat
 from edgeopt.passes.int8_target import QuantTypeName, int8_defaults
 from edgeopt.registry import (
@@ -41,7 +42,7 @@ def _target(**overrides: object) -> Target:
 
 def test_one_enum_for_files_and_artifacts():
     assert ArtifactFormat is ModelFormat
-    assert {"pytorch", "tensorrt_onnx", "tensorrt_engine"} <= {m.value for m in ModelFormat}
+    assert {"pytorch", "tensorrt_onnx", "tensorrt_engine"} <= set(ModelFormat.constants())
 
 
 def test_registering_a_name_twice_names_both_paths():
@@ -110,12 +111,13 @@ def test_plugin_runtime_joins_both_registries_and_the_enum(tmp_path, plugin_env)
     """, """
         from edgeopt.registry import RuntimeDescriptor
         from edgeopt_agent.runtimes.null_rt import NullRuntime
-        RT = RuntimeDescriptor(name="unitrt", display_name="Unit", formats=("onnx",))
+        RT = RuntimeDescriptor(name="unitrt", display_name="Unit")
         class UnitRuntime(NullRuntime):
             name = "unitrt"
             formats = ("onnx",)
     """))
-    assert runtime_names()[-1] == "unitrt" and "unitrt" in agent.names()
+    assert runtime_names()[-1] == "unitrt" and "unitrt" in agent.names() and "unitrt" in RuntimeName.all()
+    assert get_runtime("unitrt").formats == ("onnx",)  # declared once, by the agent class
     assert RuntimeName("unitrt") is RuntimeName("unitrt") and RuntimeName("unitrt").value == "unitrt"
     assert _target(runtimes=["unitrt", "onnxruntime"]).runtimes[0].value == "unitrt"
     assert agent.create("unitrt").version()

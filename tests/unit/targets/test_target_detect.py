@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from edgeopt.enums import Arch, Precision, RuntimeName
+from edgeopt.enums import Arch, Precision
 from edgeopt.errors import TargetError
+from edgeopt.names import RuntimeName
 from edgeopt.targets import Sourced, Target, cpu_facts, detect_local
 from edgeopt.targets.cpuinfo import normalize_arch
 from edgeopt.targets.detect import memory_total_gb

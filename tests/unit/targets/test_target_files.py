@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from edgeopt.enums import PowerSensor, RuntimeName
+from edgeopt.enums import PowerSensor
+from edgeopt.names import RuntimeName
 from edgeopt.targets import Sourced, Target
 from edgeopt.targets.loader import load_target_file
 from edgeopt.targets.registry import REPO_TARGETS_DIR
