@@ -4,7 +4,10 @@ show a new runtime or format needs no edit anywhere in edgeopt.
 
 - ``runtime_plugin``: runtimes ``ortplug`` (ONNX Runtime under another name) and ``ghostrt`` (its library is
   never installed), host descriptors and agent classes, plus the target ``plugbox`` (this machine, preferring
-  ``ortplug``) through ``edgeopt.targets``.
+  ``ortplug``) through ``edgeopt.targets``. ``ortplug`` declares what the sweep and the CLI read from a descriptor:
+  a full-precision reference option (``precision: f32``), a low-precision default (it says it runs float parts in
+  ``f16`` unless told ``f32``, as OpenVINO does with BF16: the sweep's level ``f16``), the ``qdq`` INT8 backend
+  (the INT8 search's latency-aware float set) and its own flag ``--ortplug-device`` (runtime option ``device``).
 - ``format_plugin``: format ``onnxc`` (ONNX bytes in an ``.onnxc`` file, checked by its first byte) loaded by
   the built-in ``onnxruntime``, with its converter pass ``to_onnxc``.
 """
@@ -36,12 +39,17 @@ RUNTIME_HOST = '''
     from pathlib import Path
 
     from edgeopt.registry import RuntimeDescriptor
+    from edgeopt.registry.runtime_sweep import CliFlag, Int8Backend, LowPrecisionDefault
     from edgeopt.registry.runtimes.onnxruntime import OnnxRuntimeDescriptor
 
     ORTPLUG = OnnxRuntimeDescriptor(
         name="ortplug", display_name="ORT plug-in", delivers=None,
         module_sets=(("onnxruntime",),), install="pip install edgeopt-ortplug",
         validation_modules=("onnxruntime",),
+        reference_options={"precision": "f32"},
+        low_precision_default=LowPrecisionDefault(level="f16", option="precision", reports="f16"),
+        int8_backends=(Int8Backend.QDQ,),
+        cli_flags=(CliFlag(flag="--ortplug-device", option="device", metavar="DEVICE", help="ortplug device: CPU"),),
     )
     GHOSTRT = RuntimeDescriptor(
         name="ghostrt", display_name="Ghost", module_sets=(("ghost_runtime_lib",),),
@@ -57,11 +65,37 @@ RUNTIME_AGENT = '''
     """Agent side of the throwaway runtimes (imports edgeopt_agent only, never edgeopt)."""
     from edgeopt_agent.runtimes.base import Runtime, RuntimeMissing
     from edgeopt_agent.runtimes.onnxruntime_rt import OnnxRuntime
+    from edgeopt_agent.runtimes.options import Option
 
 
     class OrtPlugRuntime(OnnxRuntime):
+        """ONNX Runtime with two options of its own: ``device`` (CPU only) and ``precision`` (f32; not given, it
+        reports running float parts in f16, a pretend low-precision default: the outputs stay FP32's)."""
+
         name = "ortplug"
         formats = ("onnx",)
+        own = {}
+        option_schema = OnnxRuntime.option_schema + (
+            Option("device", "str", "ortplug device (CPU only)", default="CPU"),
+            Option("precision", "str", "float precision (f32 only; not given: f16)"),
+        )
+
+        def _split(self, options):
+            self.own = dict((k, options[k]) for k in ("device", "precision") if k in options)
+            if self.own.get("device", "CPU") != "CPU" or self.own.get("precision", "f32") != "f32":
+                raise ValueError("ortplug: device CPU and precision f32 only (got %r)" % self.own)
+            return dict((k, v) for k, v in options.items() if k not in self.own)
+
+        def load(self, model_path, options, threads):
+            super().load(model_path, self._split(options), threads)
+
+        def profile(self, model_path, options, threads):
+            return super().profile(model_path, self._split(options), threads)
+
+        def details(self):
+            out = super().details()
+            out.update(device=self.own.get("device", "CPU"), inference_precision=self.own.get("precision", "f16"))
+            return out
 
 
     class GhostRuntime(Runtime):

@@ -13,19 +13,13 @@ from ..metrics.result import BenchResult
 from ..settings import MeasureSettings, RemoteSpec
 from .bench_many import bench_many, check_combination
 from .bench_tradeoff_cmd import is_tradeoff, list_options, run_tradeoff
-from .common import (
-    emit_json,
-    energy_options,
-    json_option,
-    parse_runtime_options,
-    parse_shapes,
-    targets_dir_option,
-)
+from .common import emit_json, energy_options, json_option, parse_shapes, targets_dir_option
 from .fleet_options import FleetOptions, fleet_options
 from .history_options import HistoryOptions, history_options, record_bench
 from .progress import StderrProgress
 from .remote_options import remote_options
 from .render import render_bench
+from .runtime_flags import runtime_choice, runtime_flag_options, runtime_names_text
 from .sink_options import MlflowTarget, mlflow_options
 
 
@@ -52,11 +46,9 @@ from .sink_options import MlflowTarget, mlflow_options
               help="Concrete shape of an input with dynamic dims, e.g. input=1x3x224x224 (one per input).")
 @list_options
 @click.option("--inputs", type=click.Path(path_type=Path), default=None, help=".npz of inputs keyed by name.")
-@click.option("--runtime", default=None, help="Agent runtime: onnxruntime, openvino, tflite, tensorrt, coreml, "
-              "null [default: auto: the target's first runtime that loads the model's format].")
-@click.option("--provider", "providers", multiple=True, help="onnxruntime execution provider (repeatable).")
-@click.option("--ov-device", default=None, metavar="DEVICE",
-              help="OpenVINO device: CPU, GPU, NPU, AUTO (implies --runtime openvino).")
+@click.option("--runtime", default=None, help=f"Agent runtime: {runtime_names_text()} [default: auto: the target's "
+              "first runtime that loads the model's format].")
+@runtime_flag_options
 @click.option("--runtime-option", "runtime_option", multiple=True, metavar="KEY=VALUE",
               help="A runtime option (repeatable), e.g. performance_hint=THROUGHPUT; docs/runtimes.md lists them.")
 @click.option("--samples", is_flag=True, help="Include every per-inference latency in the JSON.")
@@ -72,7 +64,7 @@ def bench(
     min_duration: float, max_duration: float, warmup: int, warmup_s: float, threads: list[int], streams: int,
     seed: int, shapes: tuple[str, ...], batches: list[int], html: Path | None, inputs: Path | None,
     runtime: str | None,
-    providers: tuple[str, ...], ov_device: str | None, runtime_option: tuple[str, ...], samples: bool,
+    runtime_flags: dict[str, dict[str, Any]], runtime_option: tuple[str, ...], samples: bool,
     targets_dirs: tuple[Path, ...], as_json: bool,
     energy: bool, power_sensor: str, sysfs_root: str, power_rate_hz: float, remote: RemoteSpec,
     history: HistoryOptions, fleet: FleetOptions, mlflow: MlflowTarget | None,
@@ -87,7 +79,7 @@ def bench(
         min_duration_s=min_duration, max_duration_s=max_duration, warmup=warmup, warmup_s=warmup_s,
         threads=threads[0] if threads else 0, streams=streams, batch=batches[0] if batches else 1, seed=seed,
         shapes=parse_shapes(shapes), inputs=inputs,
-        **_runtime_choice(runtime, providers, ov_device, runtime_option),
+        **runtime_choice(runtime, runtime_flags, runtime_option),
         keep_samples=samples or history.enabled,  # the history keeps raw samples for compare
         energy=energy, power_sensor=power_sensor, sysfs_root=sysfs_root, power_rate_hz=power_rate_hz,
     )
@@ -118,15 +110,4 @@ def _emit(result: BenchResult, history: HistoryOptions, remote: RemoteSpec, mlfl
     else:
         render_bench(result)
     return int(ExitCode.OK if result.passed else ExitCode.GATE_FAILED)
-
-
-def _runtime_choice(runtime: str | None, providers: tuple[str, ...], ov_device: str | None,
-                    runtime_option: tuple[str, ...]) -> dict[str, Any]:
-    """``runtime`` and ``runtime_options`` from the flags (``--ov-device``: openvino; ``--provider``: onnxruntime)."""
-    return {
-        "runtime": runtime or ("openvino" if ov_device else "onnxruntime" if providers else None),
-        "runtime_options": {**parse_runtime_options(runtime_option),
-                            **({"providers": list(providers)} if providers else {}),
-                            **({"device": ov_device} if ov_device else {})},
-    }
 

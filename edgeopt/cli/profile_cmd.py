@@ -15,9 +15,10 @@ from ..profile.compare import compare_profiles
 from ..profile.render import render_comparison, render_profile
 from ..profile.schema import ProfileComparison, ProfileResult
 from ..settings import RemoteSpec
-from .common import emit_json, json_option, parse_runtime_options, parse_shapes, shape_options, targets_dir_option
+from .common import emit_json, json_option, parse_shapes, shape_options, targets_dir_option
 from .progress import StderrProgress
 from .remote_options import remote_options
+from .runtime_flags import runtime_choice, runtime_flag_options
 
 
 def _write_outputs(result: ProfileResult | ProfileComparison, *, trace: Path | None, html: Path | None,
@@ -48,8 +49,7 @@ def _write_outputs(result: ProfileResult | ProfileComparison, *, trace: Path | N
               help="Target name (edgeopt targets) [default: the --device's target, else local].")
 @click.option("--runtime", default=None, help="onnxruntime, openvino or tensorrt (the runtimes with a per-layer "
               "profiler) [default: the target's first runtime that loads the model's format].")
-@click.option("--provider", "providers", multiple=True, help="onnxruntime execution provider (repeatable).")
-@click.option("--ov-device", default=None, metavar="DEVICE", help="OpenVINO device (implies --runtime openvino).")
+@runtime_flag_options
 @click.option("--runtime-option", "runtime_option", multiple=True, metavar="KEY=VALUE",
               help="A runtime option (repeatable); docs/runtimes.md lists them.")
 @click.option("--warmup", type=click.IntRange(min=0), default=10, show_default=True,
@@ -78,8 +78,8 @@ def _write_outputs(result: ProfileResult | ProfileComparison, *, trace: Path | N
 @remote_options()
 @targets_dir_option
 @json_option
-def profile_cmd(model: Path, target: str | None, runtime: str | None, providers: tuple[str, ...],
-                ov_device: str | None, runtime_option: tuple[str, ...], warmup: int, iterations: int, threads: int,
+def profile_cmd(model: Path, target: str | None, runtime: str | None, runtime_flags: dict[str, dict[str, Any]],
+                runtime_option: tuple[str, ...], warmup: int, iterations: int, threads: int,
                 seed: int, shapes: tuple[str, ...], batch: int, inputs: Path | None, graph: Path | None,
                 other: Path | None, vs_graph: Path | None, top: int, trace: Path | None, html: Path | None,
                 report_dir: Path | None, max_duration: float, remote: RemoteSpec,
@@ -89,11 +89,8 @@ def profile_cmd(model: Path, target: str | None, runtime: str | None, providers:
     Exit 0 profiled, 2 bad input (a runtime without a per-layer profiler included), 3 device error.
     """
     options: dict[str, Any] = dict(
-        target=target, runtime=runtime or ("openvino" if ov_device else "onnxruntime" if providers else None),
-        runtime_options={**parse_runtime_options(runtime_option),
-                         **({"providers": list(providers)} if providers else {}),
-                         **({"device": ov_device} if ov_device else {})},
-        warmup=warmup, iterations=iterations, threads=threads, seed=seed, shapes=parse_shapes(shapes), batch=batch,
+        target=target, **runtime_choice(runtime, runtime_flags, runtime_option), warmup=warmup,
+        iterations=iterations, threads=threads, seed=seed, shapes=parse_shapes(shapes), batch=batch,
         inputs=inputs, max_duration_s=max_duration, targets_dirs=targets_dirs, progress=StderrProgress(),
         remote=remote,
     )

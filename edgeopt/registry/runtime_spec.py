@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from edgeopt_agent import runtimes as agent_runtimes
 from edgeopt_agent.runtimes import options as agent_options
@@ -25,6 +25,7 @@ from edgeopt_agent.runtimes import options as agent_options
 from ..enums import AcceleratorKind, Arch
 from ..errors import InputError
 from .lazy import RegistryError
+from .runtime_sweep import CliFlag, Int8Backend, LowPrecisionDefault
 
 if TYPE_CHECKING:
     import numpy as np
@@ -137,6 +138,28 @@ class RuntimeDescriptor(BaseModel):
     )
     wrong_platform_hint: str | None = Field(default=None, description="Said when this OS cannot run it at all.")
     not_installed_hint: str | None = Field(default=None, description="Said when it is not installed here.")
+
+    # --- what the sweep and the CLI need (edgeopt.registry.runtime_sweep): no sweep module or command names a
+    # runtime; a plug-in joins the sweep's levels, its INT8 search, bench and profile by declaring these ---
+    reference_options: dict[str, Any] = Field(
+        default_factory=dict, description="Runtime options that run it at full FP32 precision: the sweep's reference "
+                                          "and every level on it use them unless a level says otherwise.")
+    low_precision_default: LowPrecisionDefault | None = Field(
+        default=None, description="The lower float precision it runs FP32 models in by default (a sweep level).")
+    int8_backends: tuple[Int8Backend, ...] = Field(
+        default=(), description="How the sweep's INT8 search makes candidates for it (none: it is searched for "
+                                "only as the runtime whose INT8 level missed).")
+    cli_flags: tuple[CliFlag, ...] = Field(
+        default=(), description="Its own bench/profile flags, each setting a runtime option (--ov-device).")
+
+    @model_validator(mode="after")
+    def _low_precision_option_is_a_reference_option(self) -> RuntimeDescriptor:
+        low = self.low_precision_default
+        if low is not None and low.option not in self.reference_options:
+            raise ValueError(f"runtime {self.name}: low_precision_default.option {low.option!r} is not one of its "
+                             f"reference_options ({', '.join(self.reference_options) or 'none'}); add it there "
+                             "with its full-precision value")
+        return self
 
     def agent_class(self) -> type[agent_runtimes.Runtime]:
         """The agent's runtime class of the same name (its module is imported, not the runtime's library).

@@ -27,7 +27,7 @@ from ..metrics.result import BenchResult
 from ..optimize import OptimizeResult, optimize
 from ..passes.base import ArtifactFormat
 from ..recipes import load_recipe
-from ..registry import loaders
+from ..registry import get_runtime, loaders
 from ..runners import Runner
 from ..runners.select import use_runner
 from ..settings import MeasureSettings, RemoteSpec, build
@@ -75,8 +75,8 @@ class SweepOptions(BaseModel):
     max_trials: int = Field(default=12, description="Most INT8 search device trials.")
     max_search_s: float = Field(default=600.0, description="Time bound of the INT8 search, s.")
     nncf_budget_s: float = Field(default=0.0, ge=0, description=(
-        "Try NNCF's accuracy-controlled quantization on OpenVINO in the INT8 search when this much search time is "
-        "left, s (0: off)."))
+        "Try NNCF's accuracy-controlled quantization in the INT8 search, on the runtimes that offer it (OpenVINO), "
+        "when this much search time is left, s (0: off)."))
     history_db: Path | None = Field(default=None, description="History store recording each measured level.")
 
 
@@ -96,9 +96,11 @@ def level_settings(*, iterations: int = 100, min_duration_s: float = 1.0, thread
                                        warmup=LEVEL_WARMUP, fps=fps, use_target_fps=False, keep_samples=True)
 
 
-def available_runtimes(runner: Runner, wanted: Sequence[str]) -> dict[str, str]:
-    """Runtimes among ``wanted`` that load where the runner runs, with their versions (the agent's probe)."""
-    rts = runner.probe().get("runtimes", {})
+def available_runtimes(runner: Runner, wanted: Sequence[str], probe: Mapping[str, Any] | None = None
+                       ) -> dict[str, str]:
+    """Runtimes among ``wanted`` that load where the runner runs, with their versions (the agent's probe; ``probe``:
+    one already taken)."""
+    rts = (probe if probe is not None else runner.probe()).get("runtimes", {})
     return {n: str(rts[n].get("version", "")) for n in wanted if rts.get(n, {}).get("available")}
 
 
@@ -139,8 +141,9 @@ def sweep(
         progress: receives ``{"event": ...}`` dicts (``level`` after each config).
         int8_search: run the accuracy-aware INT8 search when INT8 misses ``min_retention``.
         max_trials: most INT8 search trials. max_search_s: time bound of the search.
-        nncf_budget_s: with OpenVINO among the runtimes, also try NNCF's accuracy-controlled quantization in the
-            INT8 search when this much search time is left (0: off; it can take minutes).
+        nncf_budget_s: with a runtime offering the NNCF INT8 backend among the runtimes (OpenVINO), also try
+            NNCF's accuracy-controlled quantization in the INT8 search when this much search time is left (0: off;
+            it can take minutes).
         iterations, min_duration_s, threads: benchmark settings per level.
         targets_dirs: extra target directories.
         history_db: record every measured level in this history store (kind ``sweep``); None: not recorded.
@@ -211,27 +214,32 @@ def measure_sweep(model: Path, options: SweepOptions, measure: MeasureSettings, 
     return result, list(run.ctx.bench_results)
 
 
-def sweep_threads(runner: Runner, threads: int) -> int:
+def sweep_threads(runner: Runner, threads: int, probe: Mapping[str, Any] | None = None) -> int:
     """The thread count of every runtime in the sweep: ``threads``, or (0) the logical cores where the agent runs
-    (its probe's ``environment.cores``), so every runtime gets the same explicit count instead of its own default."""
+    (its probe's ``environment.cores``; ``probe``: one already taken), so every runtime gets the same explicit count
+    instead of its own default."""
     if threads > 0:
         return threads
-    cores = (runner.probe().get("environment") or {}).get("cores")
+    cores = ((probe if probe is not None else runner.probe()).get("environment") or {}).get("cores")
     return int(cores) if isinstance(cores, int) and cores > 0 else 1
 
 
 def float_options(rts: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """Runtime options that make "fp32" FP32: OpenVINO runs float parts in BF16 by default on CPUs with
-    AVX512_BF16/AMX, so its reference and its fp32 level ask for ``inference_precision: f32``."""
-    return {"openvino": {"inference_precision": "f32"}} if "openvino" in rts else {}
+    """Runtime options that make "fp32" FP32, per runtime: each descriptor's ``reference_options`` (OpenVINO runs
+    float parts in BF16 by default on CPUs with AVX512_BF16/AMX, so its reference and its fp32 level ask for
+    ``inference_precision: f32``)."""
+    return {rt: dict(get_runtime(rt).reference_options) for rt in rts if get_runtime(rt).reference_options}
 
 
-def bf16_level(table: LevelTable, model: Path) -> None:
-    """The model at OpenVINO's default precision, kept as level ``bf16`` when the runtime reports it ran in BF16
-    (the CPU supports it); its retention is against the f32 reference."""
-    lvl = table("fp32-default-precision", "bf16", "openvino", lambda: model, keep=False,
-                options={"inference_precision": None})
-    if str(lvl.details.get("inference_precision", "")).lower() == "bf16":
+def low_precision_level(table: LevelTable, model: Path, runtime: str, cpu_flags: Sequence[str] | None) -> None:
+    """The model at ``runtime``'s default precision when its descriptor declares a lower one that this CPU may run
+    (``low_precision_default``: OpenVINO's BF16), kept as that level (``bf16``) when the runtime reports it ran in
+    it; its retention is against the full-precision reference."""
+    low = get_runtime(runtime).low_precision_default
+    if low is None or not low.expected(cpu_flags):
+        return
+    lvl = table("fp32-default-precision", low.level, runtime, lambda: model, keep=False, options={low.option: None})
+    if low.ran_low(lvl.details):
         table.levels.append(lvl)
 
 
@@ -249,8 +257,8 @@ def check_inputs(model_path: Path, options: SweepOptions) -> None:
         raise InputError(f"--min-retention {options.min_retention}: use a ratio such as 0.99")
 
 
-def _runtimes(tgt: Target, runner: Runner,
-              runtimes: Sequence[str] | None) -> tuple[list[str], dict[str, str], list[str]]:
+def _runtimes(tgt: Target, runner: Runner, runtimes: Sequence[str] | None,
+              probe: Mapping[str, Any] | None = None) -> tuple[list[str], dict[str, str], list[str]]:
     """(runtimes to sweep, their versions where the runner runs, warnings for the ones missing there).
 
     Raises:
@@ -262,7 +270,7 @@ def _runtimes(tgt: Target, runner: Runner,
     bad = [r for r in wanted if r not in supported]
     if bad:
         raise InputError(f"--runtimes {', '.join(bad)}: target '{tgt.name}' runs ONNX on {', '.join(supported)} only")
-    versions = available_runtimes(runner, wanted)
+    versions = available_runtimes(runner, wanted, probe)
     if not versions:
         raise InputError(f"none of the runtimes {', '.join(wanted)} is installed where the sweep runs; install one")
     warnings = [f"runtime {r} is not installed where the sweep runs; skipped" for r in wanted if r not in versions]
@@ -345,11 +353,12 @@ class _SweepRun:
             raise InputError(f"metric {met.name} needs labels: add 'labels' to {options.eval_data}, "
                              "or use --metric agreement")
         selection = parse_output(options.output)
-        rts, versions, warnings = _runtimes(tgt, runner, options.runtimes)
+        probe = runner.probe()  # one probe: runtimes, cores and CPU flags
+        rts, versions, warnings = _runtimes(tgt, runner, options.runtimes, probe)
         shapes = {k: [1, *v.shape[1:]] for k, v in data.inputs.items()}  # dynamic dims: the eval's
         ctx = Context(target=tgt.name, runner=runner, eval_npz=eval_npz, labels=data.labels, metric=met,
                       selection=selection, min_retention=options.min_retention,
-                      measure=measure.replace(shapes=shapes, threads=sweep_threads(runner, measure.threads)),
+                      measure=measure.replace(shapes=shapes, threads=sweep_threads(runner, measure.threads, probe)),
                       targets_dirs=targets_dirs, versions=versions, runtime_options=float_options(rts))
         key_parts = {"model": model_sha, "target": tgt.name, "runner": runner.name, "eval": data.digest(),
                      "metric": met.key(), "output": selection.spec, "fps": measure.fps,
@@ -359,8 +368,9 @@ class _SweepRun:
             table.warn(w)
         for rt in rts:  # the original model: retention 1 by definition, its latency is the baseline
             table("fp32", "fp32", rt, lambda: model)
-        if "openvino" in rts:
-            bf16_level(table, model)
+        cpu_flags = (probe.get("environment") or {}).get("cpu_flags")
+        for rt in rts:  # a runtime's default lower precision (OpenVINO's BF16) as a level of its own
+            low_precision_level(table, model, rt, cpu_flags)
         return cls(model, source, options, tgt, out, eval_npz, data.count, rts, ctx, table, emit, targets_dirs)
 
     def measure_recipes(self, prebuilt: Prebuilt) -> None:

@@ -1,8 +1,9 @@
 """The INT8 search on each runtime that executes INT8: float sets ranked by what they cost on *that* runtime.
 
-For every INT8 runtime of the sweep (:data:`INT8_RUNTIMES` among those it measures), the FP32 base model and
-the fully quantized QDQ model are profiled layer by layer with the agent's ``profile`` command
-(:func:`edgeopt.profile.api.profile`, the sweep's runner, threads, shapes and runtime options). Per quantized node,
+For every INT8 runtime of the sweep (those it measures whose descriptor offers the ``qdq`` INT8 backend,
+:func:`int8_runtimes`), the FP32 base model and the fully quantized QDQ model are profiled layer by layer with the
+agent's ``profile`` command (:func:`edgeopt.profile.api.profile`, the sweep's runner, threads, shapes and runtime
+options). Per quantized node,
 ``float time - INT8 time`` is what keeping it in float costs there (:func:`gains`; cached by model, runtime,
 version, quantizer config, device and threads, so another threshold re-uses it). :func:`.latency_rank.
 choose_float_set` then finds the cheapest float set meeting the threshold, each candidate judged by one device
@@ -22,19 +23,21 @@ import onnx
 from ..errors import EdgeoptError
 from ..fsutil import sha256_file
 from ..profile.api import profile
+from ..registry import get_runtime
+from ..registry.runtime_sweep import Int8Backend
 from .latency_rank import FloatSetChoice, choose_float_set
 from .measure import Context
 from .qdq_surgery import keep_float
 from .sensitivity_cache import LatencyEntry, LatencyKey, SensitivityCache
 
-INT8_RUNTIMES = ("onnxruntime", "openvino")
 MAX_EVALUATIONS = 24
 PROFILE_ITERATIONS = 30
 
 
-def int8_runtimes(rts: Sequence[str]) -> list[str]:
-    """The sweep's runtimes that execute INT8 QDQ models with INT8 kernels."""
-    return [rt for rt in rts if rt in INT8_RUNTIMES]
+def int8_runtimes(rts: Sequence[str], backend: Int8Backend = Int8Backend.QDQ) -> list[str]:
+    """The sweep's runtimes whose descriptor offers ``backend`` to the INT8 search (``qdq``: they execute INT8 QDQ
+    models with INT8 kernels), in the sweep's order."""
+    return [rt for rt in rts if backend in get_runtime(rt).int8_backends]
 
 
 def _node_ms(ctx: Context, model: Path, runtime: str) -> dict[str, float]:

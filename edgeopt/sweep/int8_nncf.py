@@ -1,7 +1,8 @@
-"""NNCF's accuracy-controlled quantization as an INT8 search candidate on OpenVINO, with the sweep's own metric.
+"""NNCF's accuracy-controlled quantization as an INT8 search candidate (the ``nncf`` INT8 backend a runtime's
+descriptor offers: OpenVINO), with the sweep's own metric.
 
-:func:`nncf_inputs` turns the sweep's eval data into NNCF's samples (batch 1 each, static shapes) and a retention
-callable that scores NNCF's per-sample outputs against the reference model's outputs on OpenVINO (the sweep's
+:func:`nncf_candidate` turns the sweep's eval data into NNCF's samples (batch 1 each, static shapes) and a retention
+callable that scores NNCF's per-sample outputs against the reference model's outputs on that runtime (the sweep's
 output selection, metric and labels, on exactly the samples NNCF validated). The IR NNCF writes is then measured
 as a device trial like every other (:meth:`.int8_search.Int8Search.nncf_trial`): NNCF returns a model even when it
 misses the threshold.
@@ -29,18 +30,19 @@ def _samples(eval_npz: Path) -> tuple[list[dict[str, np.ndarray]], dict[str, lis
     return samples, {k: [1, *a.shape[1:]] for k, a in arrays.items()}
 
 
-def nncf_candidate(ctx: Context, model: Path, out_xml: Path, max_num_iterations: int = NNCF_MAX_ITERATIONS
-                   ) -> NncfCandidate:
+def nncf_candidate(ctx: Context, model: Path, out_xml: Path, runtime: str,
+                   max_num_iterations: int = NNCF_MAX_ITERATIONS) -> NncfCandidate:
     """``nncf.quantize_with_accuracy_control`` on ``model`` to the sweep's threshold, validated with its metric.
 
     Args:
-        ctx: the sweep's context (eval data, metric, output selection, labels, threshold, reference on OpenVINO).
+        ctx: the sweep's context (eval data, metric, output selection, labels, threshold, reference outputs).
         model: the FP32 ONNX model (the sweep's reference).
         out_xml: where the IR goes.
+        runtime: the runtime the candidate is measured on (its reference outputs are the ones compared).
         max_num_iterations: most quantizer groups NNCF reverts to float.
     """
     samples, shapes = _samples(ctx.eval_npz)
-    ref_outs, names = ctx.reference(model, "openvino")
+    ref_outs, names = ctx.reference(model, runtime)
     ref = ctx.selection.pick(ref_outs, names)
 
     def retention(outs: list[list[np.ndarray]], idx: list[int]) -> tuple[float, list[float] | None]:

@@ -29,6 +29,8 @@ import onnx
 from ..fsutil import atomic_write_bytes
 from ..optimize import optimize
 from ..passes.int8_target import int8_defaults
+from ..registry import format_for_suffix, runtime_loads
+from ..registry.runtime_sweep import Int8Backend
 from ..targets import load_registry
 from .host_eval import HostEval
 from .int8_latency import float_set, gains, int8_runtimes
@@ -75,10 +77,11 @@ class SearchPlan:
         runtime: the runtime the trials run on. rts: every runtime of the sweep (the chosen config runs on each).
         out: the search's directory (trials, base model, ``best.onnx``). calib: calibration data.
         max_trials: most device trials. max_seconds: time bound of the whole search, s.
-        targets_dirs: extra target directories. nncf_budget_s: when > 0 and the sweep runs OpenVINO, NNCF's
-        accuracy-controlled quantization is tried as a candidate if at least this much search time is left
-        (0: off). gains_dir: where per-node sensitivities and latency gains are cached (None: ``out/gains``); a
-        fleet sweep shares one between its devices, so the host's sensitivity scoring is reused across them.
+        targets_dirs: extra target directories. nncf_budget_s: when > 0, NNCF's accuracy-controlled quantization
+        is tried as a candidate on each runtime of the sweep that offers the NNCF INT8 backend (OpenVINO) if at
+        least this much search time is left (0: off). gains_dir: where per-node sensitivities and latency gains are
+        cached (None: ``out/gains``); a fleet sweep shares one between its devices, so the host's sensitivity
+        scoring is reused across them.
     """
 
     runtime: str
@@ -155,9 +158,17 @@ class Int8Search:
                 self.chosen_by_rt[rt] = self.state.trials[-1]
 
     def nncf_trial(self) -> None:
-        """NNCF's accuracy-controlled quantization (:mod:`.int8_nncf`) as one OpenVINO device trial, when enabled."""
+        """NNCF's accuracy-controlled quantization (:mod:`.int8_nncf`) as one device trial on each runtime that
+        offers the NNCF backend (OpenVINO), when enabled."""
+        if self.plan.nncf_budget_s <= 0:
+            return
+        for rt in int8_runtimes(self.plan.rts, Int8Backend.NNCF):
+            self._nncf_trial(rt)
+
+    def _nncf_trial(self, runtime: str) -> None:
+        """One NNCF trial on ``runtime`` when the search's time allows it; the runtime's choice when it passes."""
         budget = self.plan.nncf_budget_s
-        if budget <= 0 or "openvino" not in self.plan.rts or not self.budget_left():
+        if not self.budget_left():
             return
         if self.deadline - time.perf_counter() < budget:
             self.emit({"event": "info", "message": f"int8 search: less than --nncf-budget-s {budget:g} s left; "
@@ -171,20 +182,20 @@ class Int8Search:
         info: dict[str, Any] = {}
 
         def make() -> Path:
-            cand = nncf_candidate(self.ctx, self.model, xml)
+            cand = nncf_candidate(self.ctx, self.model, xml, runtime)
             info.update(seconds=cand.seconds, fake_quantize_ops=cand.fake_quantize_ops)
             if cand.seconds > budget:
                 self.emit({"event": "info", "message": f"int8 search: NNCF accuracy control took {cand.seconds:g} s "
                                                        f"(--nncf-budget-s {budget:g})"})
             return cand.path
 
-        lvl = self.run_level({"int8-search": cfg, "base": self.model.name}, "int8-search", "openvino", make,
+        lvl = self.run_level({"int8-search": cfg, "base": self.model.name}, "int8-search", runtime, make,
                              lambda: {"search": "nncf accuracy control", "config": cfg, "float_nodes": [],
                                       "nncf": dict(info)}, keep=False)
         self._record("nncf accuracy control", cfg, lvl)
-        row, cur = self.state.trials[-1], self.chosen_by_rt.get("openvino")
+        row, cur = self.state.trials[-1], self.chosen_by_rt.get(runtime)
         if lvl.passed and (cur is None or lvl.latency_ms < cur.latency_ms):
-            self.chosen_by_rt["openvino"] = row
+            self.chosen_by_rt[runtime] = row
 
     def _most_accurate(self, tried: list[tuple[Level, str, dict[str, Any]]]
                        ) -> tuple[Level, str, dict[str, Any]] | None:
@@ -266,8 +277,9 @@ class Int8Search:
             self.float_trial(f"{top_label} + top {size} float nodes", q_cfg, qdq, ranking[:size])
 
     def _fastest_passing(self, rt: str) -> Int8Trial | None:
-        """The fastest passing trial whose artifact loads on ``rt`` (an OpenVINO IR only on openvino)."""
-        ok = [t for t in self.state.trials if t.passed and (rt == "openvino" or not t.artifact.endswith(".xml"))]
+        """The fastest passing trial whose artifact loads on ``rt`` (an OpenVINO IR only where the registry says
+        so); an artifact of no known suffix counts as loading."""
+        ok = [t for t in self.state.trials if t.passed and _loads_on(t.artifact, rt)]
         return min(ok, key=lambda t: t.latency_ms, default=None)
 
     def _cost_ms(self) -> float | None:
@@ -301,6 +313,12 @@ class Int8Search:
             seconds=round(time.perf_counter() - self.started, 2), runtimes=list(self.float_sets),
             chosen_by_runtime=dict(self.chosen_by_rt), float_sets=dict(self.float_sets),
         )
+
+
+def _loads_on(artifact: str, runtime: str) -> bool:
+    """Whether ``runtime`` loads the trial ``artifact``, its format told by its suffix (unknown: yes)."""
+    fmt = format_for_suffix(Path(artifact))
+    return fmt is None or runtime_loads(runtime, fmt.name)
 
 
 def search_int8(model: Path, *, ctx: Context, plan: SearchPlan, run_level: LevelRunner,

@@ -5,8 +5,9 @@ single benchmark, within :data:`WITHIN` of the fastest) are measured again round
 :data:`ROUNDS` rounds, each level one short benchmark of :data:`RUN_S` per round, the order rotated every round),
 on every runtime together so one slow phase of the machine hits them all. :func:`.ranking.decide` picks: a level
 wins on speed only when it is faster beyond the bootstrap interval of the paired per-round ratio (and by more than
-the tolerance); otherwise the smaller artifact, then the simpler one (fp32 < bf16 < a recipe < the INT8 search's
-mixed precision), wins. Each ranked level keeps its median of round medians and its interval.
+the tolerance); otherwise the smaller artifact, then the simpler one (fp32 < a runtime's default low precision such
+as bf16 < a recipe < the INT8 search's mixed precision), wins. Each ranked level keeps its median of round medians
+and its interval.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..registry import find_runtime
 from .measure import Context
 from .ranking import DEFAULT_TOLERANCE, Candidate, RoundRobin, decide
 from .result import Level, Recommendation
@@ -24,7 +26,20 @@ RUN_S = 0.3
 RUN_ITERATIONS = 10
 MAX_CANDIDATES = 4
 WITHIN = 1.5
-_COMPLEXITY = {"fp32": 0, "bf16": 1, "int8-search": 3}
+_COMPLEXITY = {"fp32": 0, "int8-search": 3}
+# a runtime's default low precision (its descriptor's ``low_precision_default``: OpenVINO's bf16)
+_LOW_PRECISION = 1
+_RECIPE = 2
+
+
+def complexity(lv: Level) -> int:
+    """How simple the level is, for ties: fp32 0, its runtime's default low precision 1, a recipe 2, the INT8
+    search 3."""
+    if lv.recipe in _COMPLEXITY:
+        return _COMPLEXITY[lv.recipe]
+    desc = find_runtime(lv.runtime)
+    low = desc.low_precision_default if desc is not None else None
+    return _LOW_PRECISION if low is not None and low.level == lv.recipe else _RECIPE
 
 
 def level_name(lv: Level) -> str:
@@ -33,7 +48,8 @@ def level_name(lv: Level) -> str:
 
 
 def candidates(levels: Sequence[Level]) -> list[Level]:
-    """Passing levels that changed something (or are fp32/bf16) and might win: the fastest few by their p50."""
+    """Passing levels that changed something (or are fp32 or a default low precision) and might win: the fastest few
+    by their p50."""
     passing = sorted((lv for lv in levels if lv.passed and not lv.no_change), key=lambda lv: lv.latency_ms)
     if not passing:
         return []
@@ -61,7 +77,7 @@ def rank(ctx: Context, levels: list[Level]) -> tuple[list[Level], Recommendation
 
     samples = RoundRobin(rounds=ROUNDS, samples_per_round=RUN_ITERATIONS).run(list(by_name), measure)
     decision = decide(samples, [Candidate(name=n, size_bytes=lv.size_bytes,
-                                          complexity=_COMPLEXITY.get(lv.recipe, 2)) for n, lv in by_name.items()])
+                                          complexity=complexity(lv)) for n, lv in by_name.items()])
     out = []
     for lv in levels:
         st = decision.stats.get(level_name(lv)) if lv in cands else None

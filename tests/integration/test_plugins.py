@@ -1,7 +1,7 @@
 """A throwaway runtime and a throwaway format, each a plug-in in a temp directory (``EDGEOPT_PLUGIN_PATH``), are
-picked up by ``bench``, ``optimize``, the manifest bench and sweep's runtime selection with no edit to edgeopt:
-real CLI processes and the real agent as the local runner's subprocess. (``devices check``: tests/integration/
-ssh/test_ssh_plugins.py.)"""
+picked up by ``bench``, ``profile``, ``optimize``, the manifest bench, sweep's runtime selection, its levels and its
+INT8 search with no edit to edgeopt: real CLI processes and the real agent as the local runner's subprocess.
+(``devices check``: tests/integration/ssh/test_ssh_plugins.py.)"""
 
 from __future__ import annotations
 
@@ -32,6 +32,9 @@ def _env(*dirs: Path) -> dict[str, str]:
 @pytest.fixture()
 def active(plugins: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     """Both plug-ins active in this process (sys.path is restored afterwards, so later tests do not see them)."""
+    # onnxruntime.transformers appends its own directory to sys.path when first imported (the fp16 and INT8
+    # passes need it): import it before the patch, or a later test finds it in sys.modules but not on sys.path
+    pytest.importorskip("onnxruntime.transformers")
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.setenv("EDGEOPT_PLUGIN_PATH", _env(plugins["runtime"], plugins["format"])["EDGEOPT_PLUGIN_PATH"])
     return plugins
@@ -108,3 +111,46 @@ def test_sweep_selects_the_plugin_runtimes_of_the_target(active, tmp_path):
     measured = {(lv.recipe, lv.runtime) for lv in result.levels}
     assert {("fp32", "ortplug"), ("fp16", "ortplug"), ("fp16", "onnxruntime")} <= measured
     assert all(lv.retention > 0.9 for lv in result.levels)
+
+
+def test_plugin_runtime_flag_joins_bench_and_profile(plugins, tiny_cnn):
+    env = _env(plugins["runtime"])
+    p = edgeopt("bench", "--help", env=env)
+    assert p.returncode == 0 and "--ortplug-device" in p.stdout and "ortplug" in p.stdout
+    p = edgeopt("bench", str(tiny_cnn), "--ortplug-device", "CPU", *QUICK, env=env)  # implies --runtime ortplug
+    assert p.returncode == 0, p.stderr
+    rt = json.loads(p.stdout)["runtime"]
+    assert rt["name"] == "ortplug" and rt["device"] == "CPU" and rt["inference_precision"] == "f16"
+    p = edgeopt("profile", str(tiny_cnn), "--ortplug-device", "CPU", "--iterations", "5", "--warmup", "1", "--json",
+                env=env)
+    assert p.returncode == 0, p.stderr
+    prof = json.loads(p.stdout)
+    assert prof["runtime"]["name"] == "ortplug" and prof["runtime"]["device"] == "CPU" and prof["layers"]
+    p = edgeopt("bench", str(tiny_cnn), "--ortplug-device", "CPU", "--ov-device", "CPU", *QUICK, env=env)
+    assert p.returncode == 2 and "flags of several runtimes" in p.stderr
+    assert "--ortplug-device" not in edgeopt("bench", "--help").stdout  # without the plug-in, no flag
+
+
+def test_sweep_gives_the_plugin_runtime_its_low_precision_level_and_int8_search(active, tmp_path):
+    """ortplug's descriptor alone puts it in the sweep's reference options, its low-precision level and the INT8
+    search's latency-aware float sets (``qdq`` backend). Kept short: one runtime, one recipe, 2 device trials, the
+    size objective (no latency-ranking rounds)."""
+    pytest.importorskip("sklearn", reason="the digits model needs scikit-learn")
+    from edgeopt.sweep import sweep
+    from tests.digits_model import build_digits
+
+    model, data = build_digits(tmp_path)
+    # snr_db retention of plain INT8 here is ~0.99976 (tests/integration/test_sweep.py): 0.9999 starts the search
+    result = sweep(model, eval=data, target="plugbox", runtimes=["ortplug"], recipes=["int8"], metric="snr_db",
+                   min_retention=0.9999, max_trials=2, max_search_s=120, objective="size", iterations=20,
+                   min_duration_s=0.1, out_dir=tmp_path / "sweep")
+    by = {(lv.recipe, lv.runtime): lv for lv in result.levels}
+    fp32, low = by[("fp32", "ortplug")], by[("f16", "ortplug")]
+    assert fp32.details["effective_runtime_options"] == {"precision": "f32"}
+    assert fp32.details["inference_precision"] == "f32"
+    assert low.details["effective_runtime_options"] == {} and low.details["inference_precision"] == "f16"
+    assert low.retention == pytest.approx(1.0)  # retention against the f32 reference
+    assert not by[("int8", "ortplug")].meets_retention
+    search = result.int8_search
+    assert search is not None and search.runtime == "ortplug"
+    assert search.runtimes == ["ortplug"] and search.float_sets["ortplug"]["profiled"] is True

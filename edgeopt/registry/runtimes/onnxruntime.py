@@ -9,6 +9,7 @@ import numpy as np
 
 from ...enums import AcceleratorKind, Arch
 from ..runtime_spec import InstallHint, ProviderRule, RuntimeDescriptor, SetupRule
+from ..runtime_sweep import CliFlag, Int8Backend
 
 CPU_EP = "CPUExecutionProvider"
 JETSON_ZOO = ("pip install the onnxruntime-gpu wheel matching your JetPack from the Jetson Zoo "
@@ -68,4 +69,8 @@ DESCRIPTOR = OnnxRuntimeDescriptor(
     fallback_provider=CPU_EP,
     providers_option="providers",
     validation_modules=("onnxruntime",),
+    # the sweep and the CLI
+    int8_backends=(Int8Backend.QDQ,),
+    cli_flags=(CliFlag(flag="--provider", option="providers", repeatable=True, metavar="EP",
+                       help="ONNX Runtime execution provider, repeatable"),),
 )

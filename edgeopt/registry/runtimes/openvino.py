@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ..runtime_spec import RuntimeDescriptor, SetupRule
+from ..runtime_sweep import CliFlag, Int8Backend, LowPrecisionDefault
 
 
 class OpenVinoDescriptor(RuntimeDescriptor):
@@ -36,4 +37,11 @@ DESCRIPTOR = OpenVinoDescriptor(
     install="pip install openvino",
     setup=(SetupRule(pip=("openvino",)),),
     validation_modules=("openvino",),
+    # the sweep and the CLI: on CPUs with AVX512_BF16 or AMX it runs float parts in BF16 unless told f32
+    reference_options={"inference_precision": "f32"},
+    low_precision_default=LowPrecisionDefault(level="bf16", option="inference_precision", reports="bf16",
+                                              cpu_flags=("avx512_bf16", "amx_bf16")),
+    int8_backends=(Int8Backend.QDQ, Int8Backend.NNCF),
+    cli_flags=(CliFlag(flag="--ov-device", option="device", metavar="DEVICE",
+                       help="OpenVINO device: CPU, GPU, NPU, AUTO"),),
 )
