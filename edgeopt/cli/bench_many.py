@@ -51,7 +51,7 @@ def bench_manifest(manifest: Path, settings: MeasureSettings, *, target: str | N
     from rich.console import Console
     from rich.table import Table
 
-    from ..bench_manifest import benchmark_manifest, manifest_report, manifest_table
+    from ..bench.manifest import benchmark_manifest, manifest_report, manifest_table
 
     with StderrProgress() as progress:
         entries = benchmark_manifest(manifest, target=target, settings=settings, remote=remote, progress=progress,

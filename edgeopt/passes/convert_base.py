@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..enums import Precision
-from ..formats import model_digest
+from ..registry.lookup import model_digest
 from .base import Pass, PassOutput
 
 

@@ -13,8 +13,8 @@ import importlib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .. import plugins
 from ..errors import InputError
+from ..registry import plugins
 from .base import Pass, PassUnavailableError
 
 ENTRY_POINT_GROUP = "edgeopt.passes"

@@ -17,9 +17,9 @@ import functools
 from pathlib import Path
 
 from ..config import from_environment
-from ..plugins import entry_points
 from .format_spec import ConversionSource, FormatDescriptor, read_head
 from .lazy import LazyRegistry, RegistryError
+from .plugins import entry_points
 from .runtime_spec import ExtraPackage, InstallHint, ProviderRule, RuntimeDescriptor
 
 FORMATS_GROUP = "edgeopt.formats"

@@ -8,7 +8,7 @@ import pytest
 
 from edgeopt.enums import RuntimeName
 from edgeopt.errors import InputError, ModelLoadError
-from edgeopt.formats import (
+from edgeopt.registry.lookup import (
     ModelFormat,
     choose_runtime,
     default_onnxruntime_providers,

@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from .enums import ModelFormat, Precision
-from .errors import InputError
-from .passes.base import Artifact, ArtifactFormat, Pass, PassContext, PassUnavailableError
-from .passes.convert_base import ConvertPass
-from .passes.registry import PassRegistry
-from .registry import ConversionSource, converters, get_format, get_runtime, loaders
-from .targets.schema import Target
+from ..enums import ModelFormat, Precision
+from ..errors import InputError
+from ..registry import ConversionSource, converters, get_format, get_runtime, loaders
+from ..targets.schema import Target
+from .base import Artifact, ArtifactFormat, Pass, PassContext, PassUnavailableError
+from .convert_base import ConvertPass
+from .registry import PassRegistry
 from .validate import validate_artifact
 
 VALIDATION_SAMPLES = 16

@@ -15,15 +15,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .bench import run_benchmark
-from .errors import InputError
-from .formats import ModelFormat, choose_runtime
-from .metrics.result import BenchResult
-from .passes.base import Artifact, ArtifactFormat
-from .registry import find_runtime, get_format, loaders
-from .runners import ProgressSink, Runner
-from .settings import MeasureSettings, RemoteSpec, split_options
-from .targets import Target, load_registry
+from ..errors import InputError
+from ..metrics.result import BenchResult
+from ..passes.base import Artifact, ArtifactFormat
+from ..registry import find_runtime, get_format, loaders
+from ..registry.lookup import ModelFormat, choose_runtime
+from ..runners import ProgressSink, Runner
+from ..settings import MeasureSettings, RemoteSpec, split_options
+from ..targets import Target, load_registry
+from .api import run_benchmark
 
 
 class ManifestBenchEntry(BaseModel):

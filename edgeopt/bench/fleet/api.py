@@ -9,16 +9,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .._version import __version__
-from ..errors import InputError
-from ..settings import MEASURE_KEYWORDS, MeasureSettings, RemoteSpec
+from ..._version import __version__
+from ...errors import InputError
+from ...fleet.artifacts import ModelRef
+from ...fleet.devices import FleetDevice, fleet_devices
+from ...fleet.executors import DeviceEvents, Executor
+from ...fleet.jobs import BenchJob
+from ...fleet.result import FleetResult, FleetRow, fleet_exit_code
+from ...fleet.runner import FleetRunner
+from ...settings import MEASURE_KEYWORDS, MeasureSettings, RemoteSpec
 from .aggregate import DEFAULT_OUTLIER_PCT, aggregate
-from .artifacts import ModelRef
-from .devices import FleetDevice, fleet_devices
-from .executors import DeviceEvents, Executor
-from .jobs import BenchJob
-from .result import FleetResult, FleetRow, fleet_exit_code
-from .runner import FleetRunner
 
 # Beyond the timed phase's watchdog (max_duration_s): connect, upload, lock wait, load, warm-up, fetch.
 DEADLINE_MARGIN_S = 300.0
@@ -148,7 +148,7 @@ def record_rows(rows: list[FleetRow], history_db: str | Path | None, *, fleet_id
 
     A history that cannot be written is a warning, never a lost measurement.
     """
-    from ..history import HistoryError, open_store
+    from ...history import HistoryError, open_store
 
     try:
         store = open_store(history_db)

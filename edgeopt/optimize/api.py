@@ -17,22 +17,22 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._version import __version__
-from .analysis.loader import load_model
-from .analysis.precision import model_precision
-from .calib import DataSource, ImagePreprocessing
-from .convert import VALIDATION_SAMPLES, ConversionPlan, plan_conversions, run_conversions
-from .errors import EdgeoptError, InputError
-from .evaluation import MetricSpec
+from .._version import __version__
+from ..analysis.loader import load_model
+from ..analysis.precision import model_precision
+from ..calib import DataSource, ImagePreprocessing
+from ..errors import EdgeoptError, InputError
+from ..evaluation import MetricSpec
+from ..fsutil import atomic_write_text, sha256_file
+from ..passes.base import Artifact, ArtifactFormat, NullReporter, Pass, PassContext, Reporter
+from ..passes.convert import VALIDATION_SAMPLES, ConversionPlan, plan_conversions, run_conversions
+from ..passes.pipeline import run_passes
+from ..passes.registry import PassRegistry, load_pass_registry
+from ..passes.torch_input import looks_like_torch_model, torch_artifact, torch_stem
+from ..recipes import LoadedRecipe, Recipe, build_recipe, load_recipe
+from ..targets import Target, load_registry
 from .fidelity import FidelityRow
-from .fsutil import atomic_write_text, sha256_file
-from .optimize_fidelity import fidelity_rows, task_metric
-from .passes.base import Artifact, ArtifactFormat, NullReporter, Pass, PassContext, Reporter
-from .passes.pipeline import run_passes
-from .passes.registry import PassRegistry, load_pass_registry
-from .passes.torch_input import looks_like_torch_model, torch_artifact, torch_stem
-from .recipes import LoadedRecipe, Recipe, build_recipe, load_recipe
-from .targets import Target, load_registry
+from .fidelity_table import fidelity_rows, task_metric
 
 SCHEMA_VERSION = "1.0"
 MANIFEST = "manifest.json"

@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .calib import DataSource
-from .evaluation import MetricSpec, OutputSelection, parse_output, resolve_metric
+from ..calib import DataSource
+from ..evaluation import MetricSpec, OutputSelection, parse_output, resolve_metric
+from ..passes.base import Artifact, ArtifactFormat
 from .fidelity import FidelityRow, agent_latency, measure_fidelity
-from .passes.base import Artifact, ArtifactFormat
 
 if TYPE_CHECKING:
-    from .optimize import _Collect, _Data
+    from .api import _Collect, _Data
 
 FIDELITY_EVAL_SAMPLES = 1000
 FIDELITY_CALIB_SAMPLES = 32

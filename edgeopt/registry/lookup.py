@@ -16,9 +16,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .enums import ModelFormat, RuntimeName
-from .errors import InputError, ModelLoadError
-from .registry import (
+from ..enums import ModelFormat, RuntimeName
+from ..errors import InputError, ModelLoadError
+from ..targets.schema import Target
+from . import (
     FormatDescriptor,
     find_runtime,
     format_for_suffix,
@@ -29,8 +30,7 @@ from .registry import (
     read_head,
     runtime_loads,
 )
-from .registry.runtimes.onnxruntime import CPU_EP
-from .targets.schema import Target
+from .runtimes.onnxruntime import CPU_EP
 
 __all__ = [
     "CPU_EP", "ModelFormat", "choose_runtime", "default_onnxruntime_providers", "default_runtime", "detect_format",
