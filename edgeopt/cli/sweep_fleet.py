@@ -26,7 +26,7 @@ def run_fleet_sweep(model: Path, options: SweepOptions, measure: MeasureSettings
         InputError: ``--mlflow`` (it logs one run), or bad input (the fleet's own checks).
     """
     from ..fleet import FleetProgress
-    from ..sweep.fleet.api import fleet_sweep
+    from ..sweep.fleet import fleet_sweep
 
     if mlflow:
         raise InputError("--mlflow logs one run; with --devices drop --mlflow (or sweep one device)")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from ..fleet.devices import FleetDevice
+from ..fleet.devices import FleetDevice, resolve_devices
 from ..fleet.executors import DeviceEvents, Executor
 from ..fleet.jobs import CancelToken, EventSink, Watchdog, classify
 from ..fleet.result import DeviceOutcome, ErrorKind
@@ -83,8 +83,6 @@ def fleet_check(
     Raises:
         InputError: bad inventory or a selection that matches nothing.
     """
-    from ..bench.fleet.api import resolve_devices
-
     selected = resolve_devices(devices, remote, **options)
     fleet = FleetRunner(selected, jobs=jobs, executor=executor, progress=progress)
     rows = fleet.map(lambda d: CheckJob(d, deadline_s, target, tuple(targets_dirs)))

@@ -7,7 +7,7 @@ The commands that run on it live beside their single-device commands: ``fleet_be
 """
 
 from .artifacts import ModelRef
-from .devices import AbortableSshRunner, FleetDevice, fleet_devices
+from .devices import AbortableSshRunner, FleetDevice, fleet_devices, fleet_selection, resolve_devices
 from .jobs import BenchJob, DeviceJob
 from .progress import FleetProgress
 from .result import DeviceOutcome, FleetAggregate, FleetResult, FleetRow, Outlier, Spread, fleet_exit_code
@@ -16,4 +16,5 @@ from .runner import FleetRunner
 __all__ = [
     "AbortableSshRunner", "BenchJob", "DeviceJob", "DeviceOutcome", "FleetAggregate", "FleetDevice", "FleetProgress",
     "FleetResult", "FleetRow", "FleetRunner", "ModelRef", "Outlier", "Spread", "fleet_devices", "fleet_exit_code",
+    "fleet_selection", "resolve_devices",
 ]

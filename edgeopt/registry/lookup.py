@@ -30,10 +30,9 @@ from . import (
     read_head,
     runtime_loads,
 )
-from .runtimes.onnxruntime import CPU_EP
 
 __all__ = [
-    "CPU_EP", "ModelFormat", "choose_runtime", "default_onnxruntime_providers", "default_runtime", "detect_format",
+    "ModelFormat", "choose_runtime", "default_onnxruntime_providers", "default_runtime", "detect_format",
     "model_digest", "model_files", "runtime_installed_here", "runtimes_for",
 ]
 

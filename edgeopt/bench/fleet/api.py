@@ -12,7 +12,7 @@ from typing import Any
 from ..._version import __version__
 from ...errors import InputError
 from ...fleet.artifacts import ModelRef
-from ...fleet.devices import FleetDevice, fleet_devices
+from ...fleet.devices import FleetDevice, fleet_selection, resolve_devices
 from ...fleet.executors import DeviceEvents, Executor
 from ...fleet.jobs import BenchJob
 from ...fleet.result import FleetResult, FleetRow, fleet_exit_code
@@ -112,34 +112,6 @@ def fleet_benchmark(
         started_at=started_at, seconds=round(time.perf_counter() - started, 3), rows=rows, aggregate=agg,
         warnings=warnings, exit_code=fleet_exit_code(rows),
     )
-
-
-def resolve_devices(devices: str | Sequence[str | FleetDevice], remote: RemoteSpec | None = None,
-                    **options: Any) -> list[FleetDevice]:
-    """Device objects as they are; a selection (string or terms) resolved against the inventory.
-
-    Args:
-        devices: ``FleetDevice`` objects, or selection terms.
-        remote: how every device is reached (:func:`edgeopt.fleet.devices.fleet_devices`).
-        **options: RemoteSpec fields overriding ``remote`` (``inventory``, ``key``, ``known_hosts``, ...).
-
-    Raises:
-        InputError: a mix of both kinds, or a selection that matches nothing.
-    """
-    if isinstance(devices, str):
-        return fleet_devices(devices, remote, **options)
-    items = list(devices)
-    objects = [d for d in items if isinstance(d, FleetDevice)]
-    if objects and len(objects) != len(items):
-        raise InputError("devices: give either FleetDevice objects or selection strings, not both")
-    return objects or fleet_devices([str(d) for d in items], remote, **options)
-
-
-def fleet_selection(devices: str | Sequence[str | FleetDevice]) -> list[str]:
-    """The selection as a list of terms (device names for device objects)."""
-    if isinstance(devices, str):
-        return [w.strip() for w in devices.split(",") if w.strip()]
-    return [d.name if isinstance(d, FleetDevice) else str(d) for d in devices]
 
 
 def record_rows(rows: list[FleetRow], history_db: str | Path | None, *, fleet_id: str, label: str,

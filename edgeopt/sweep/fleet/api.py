@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from ..._version import __version__
-from ...bench.fleet.api import fleet_selection, resolve_devices
 from ...errors import InputError
 from ...fleet.artifacts import ModelRef
-from ...fleet.devices import FleetDevice
+from ...fleet.devices import FleetDevice, fleet_selection, resolve_devices
 from ...fleet.executors import DeviceEvents, Executor
 from ...fleet.runner import FleetRunner
 from ...fsutil import atomic_write_text
