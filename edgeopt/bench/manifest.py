@@ -1,6 +1,6 @@
 """``edgeopt bench out/manifest.json``: benchmark every artifact an ``optimize`` run delivered.
 
-Each artifact's runtime comes from its format (:mod:`edgeopt.formats`) and the target; an artifact that cannot
+Each artifact's runtime comes from its format (:mod:`edgeopt.registry.lookup`) and the target; an artifact that cannot
 run where the agent runs is skipped with the reason (a TensorRT ONNX without TensorRT here, Core ML off macOS,
 a runtime that is not installed, a format the target has no runtime for). Every other artifact goes through
 :func:`edgeopt.benchmark` with the same measurement settings.

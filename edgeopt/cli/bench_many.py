@@ -1,5 +1,5 @@
 """``edgeopt bench`` with many runs: one model on every ``--devices`` device (edgeopt/fleet), or every artifact of
-an optimize manifest (edgeopt/bench_manifest.py). Kept apart so ``bench_cmd`` stays a thin command."""
+an optimize manifest (edgeopt/bench/manifest.py). Kept apart so ``bench_cmd`` stays a thin command."""
 
 from __future__ import annotations
 

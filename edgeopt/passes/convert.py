@@ -1,5 +1,5 @@
 """Deliver every format a target runs: plan the conversion passes for a recipe on a target, run them on the
-recipe's result, and prove each converted artifact against the ONNX reference (:mod:`edgeopt.validate`).
+recipe's result, and prove each converted artifact against the ONNX reference (:mod:`edgeopt.passes.validate`).
 
 Formats come from the recipe's ``formats`` list, else from the target (:func:`default_formats`): ``intel-nuc``
 (and ``local`` when OpenVINO is installed) gets OpenVINO IR, Raspberry Pi and Coral get TFLite, Jetsons get

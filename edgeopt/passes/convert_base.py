@@ -1,7 +1,7 @@
 """Shared base of the conversion passes (ONNX/PyTorch -> another runtime's format).
 
 A converted model may be several files (OpenVINO IR: .xml + .bin) or a directory (Core ML .mlpackage), so its
-hash and size cover every file (:func:`edgeopt.formats.model_digest`), not only the main one.
+hash and size cover every file (:func:`edgeopt.registry.lookup.model_digest`), not only the main one.
 """
 
 from __future__ import annotations

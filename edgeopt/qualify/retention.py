@@ -51,7 +51,7 @@ class RetentionEvaluator(Protocol):
 
 
 class HostOnnxEvaluator:
-    """Both models on the host with onnxruntime (CPU), through :func:`edgeopt.fidelity.measure_fidelity`."""
+    """Both models on the host with onnxruntime (CPU), through :func:`edgeopt.optimize.fidelity.measure_fidelity`."""
 
     name = "host-onnxruntime"
 

@@ -7,7 +7,7 @@ whether the host can run it. Everything that used to be a table or an ``if`` cha
 (detection, runtime choice, conversion planning, validation, ``devices check``, the SSH model bundle) asks here.
 
 Built-ins are listed below (lazy ``module:DESCRIPTOR`` paths); third-party packages add theirs through the
-``edgeopt.runtimes`` and ``edgeopt.formats`` entry-point groups (:mod:`edgeopt.plugins`). A name registered
+``edgeopt.runtimes`` and ``edgeopt.formats`` entry-point groups (:mod:`edgeopt.registry.plugins`). A name registered
 twice is an error; an unknown one lists the known ones ("did you mean").
 """
 

@@ -1,4 +1,4 @@
-"""``edgeopt.fleet_benchmark``: one model on many devices at once, one row per device plus the fleet's view."""
+"""``fleet_benchmark``: one model on many devices at once, one row per device plus the fleet's view."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """``edgeopt sweep MODEL --devices SELECTION``: the host side once, then one measuring job per device.
 
-1. Host side, once (:mod:`.sweep_host`): the inputs are checked, the eval data and the model go into the bundle,
+1. Host side, once (:mod:`.host`): the inputs are checked, the eval data and the model go into the bundle,
    and every recipe is built for every distinct target of the selected devices: one host task per (target,
    recipe) on the executor (in this process, or an ordinary ``ray.remote(num_cpus=1)`` task under Ray).
-2. One :class:`~.sweep_job.SweepJob` per device on the same executor as ``fleet bench`` (:class:`FleetRunner`):
+2. One :class:`~.job.SweepJob` per device on the same executor as ``fleet bench`` (:class:`FleetRunner`):
    bounded concurrency, a deadline per device, a failure costs only its own row; under Ray each job holds its
    device's custom resource and the bundle travels by content hash.
 3. Per device ``<out>/devices/<name>/sweep.json`` (and ``pareto.svg``), the fleet's summary (per level the

@@ -1,6 +1,6 @@
 """One device's part of a fleet sweep: every level measured there through that device's own runner.
 
-The job reads the bundle the host built once (:mod:`.sweep_host`: the model, the eval data, every recipe's
+The job reads the bundle the host built once (:mod:`.host`: the model, the eval data, every recipe's
 artifacts for the device's target) and runs the sweep's device-side work on the device, under its device lock
 (the agent takes it per request), with its own deadline (the watchdog aborts its SSH session) and its own
 output directory. Whatever goes wrong comes back as its row, never as another device's.
