@@ -193,7 +193,7 @@ def main() -> int:
 
     env = {
         "machine": platform.machine(),
-        "cpu": edgeopt.bench.load_registry().get("local").description,
+        "cpu": edgeopt.targets.load_registry().get("local").description,
         "load_average": os.getloadavg(),
         "python": platform.python_version(),
         "onnxruntime": ort.__version__,

@@ -36,7 +36,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # for the test suite's sshd lab
 
-from edgeopt.fleet import fleet_benchmark  # noqa: E402
+from edgeopt.bench.fleet import fleet_benchmark  # noqa: E402
 from edgeopt.zoo import build  # noqa: E402
 from tests.integration.ssh.lab import Lab  # noqa: E402
 from tests.integration.ssh.sshd import unavailable_reason  # noqa: E402

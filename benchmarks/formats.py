@@ -38,8 +38,8 @@ from edgeopt.enums import Precision  # noqa: E402
 from edgeopt.errors import EdgeoptError  # noqa: E402
 from edgeopt.passes.base import Artifact, ArtifactFormat, NullReporter, PassContext  # noqa: E402
 from edgeopt.passes.registry import load_pass_registry  # noqa: E402
+from edgeopt.passes.validate import compare, run_artifact, run_onnx  # noqa: E402
 from edgeopt.targets import cpu_facts, load_registry  # noqa: E402
-from edgeopt.validate import compare, run_artifact, run_onnx  # noqa: E402
 from recipes import digits_cnn, photo_crops  # noqa: E402  (benchmarks/recipes.py: same models and data)
 from tests.real_models import fetch  # noqa: E402
 

@@ -98,7 +98,7 @@ def main() -> int:
 
     env = {
         "machine": platform.machine(),
-        "cpu": edgeopt.bench.load_registry().get("local").description,
+        "cpu": edgeopt.targets.load_registry().get("local").description,
         "python": platform.python_version(),
         "onnxruntime": ort.__version__,
         "numpy": np.__version__,

@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 import edgeopt  # noqa: E402
 from edgeopt.calib import DataSource  # noqa: E402
-from edgeopt.fidelity import agent_latency  # noqa: E402
+from edgeopt.optimize.fidelity import agent_latency  # noqa: E402
 from edgeopt.passes import ArtifactFormat  # noqa: E402
 from edgeopt.recipes import Recipe, RecipeStep  # noqa: E402
 from edgeopt.targets import cpu_facts  # noqa: E402

@@ -40,7 +40,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import edgeopt  # noqa: E402
-from edgeopt.fidelity import agent_latency  # noqa: E402
+from edgeopt.optimize.fidelity import agent_latency  # noqa: E402
 from edgeopt.passes import ArtifactFormat  # noqa: E402
 from edgeopt.recipes import Recipe, load_recipe  # noqa: E402
 from edgeopt.targets import cpu_facts  # noqa: E402

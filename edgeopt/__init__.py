@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["__version__", "benchmark", "inspect", "optimize", "profile", "qualify", "sweep"]
 
-# API name -> the module defining it. Four of them share their name with a subpackage or module
+# API name -> the module defining it. Four of them share their name with a subpackage
 # (edgeopt.optimize, .profile, .qualify, .sweep): the attribute is always the function.
 _API: dict[str, str] = {"benchmark": "bench", "inspect": "api", "optimize": "optimize", "profile": "profile",
                         "qualify": "api", "sweep": "sweep"}

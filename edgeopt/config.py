@@ -32,7 +32,7 @@ class Settings:
             ``XDG_CACHE_HOME`` defaulting to ``~/.cache``).
         plugin_path: directories holding plug-in distributions that are not installed (``EDGEOPT_PLUGIN_PATH``,
             ``os.pathsep``-separated): each directory is put on ``sys.path`` so the entry points of the
-            ``*.dist-info`` folders in it count like installed ones (:mod:`edgeopt.plugins`).
+            ``*.dist-info`` folders in it count like installed ones (:mod:`edgeopt.registry.plugins`).
         wheels_dir: wheels downloaded for devices by ``edgeopt devices setup --offline`` (``EDGEOPT_WHEELS_DIR``;
             else ``$XDG_CACHE_HOME/edgeopt/wheels``).
         ray_address: the Ray cluster ``--executor ray`` joins (``RAY_ADDRESS``, Ray's own variable; None: a local

@@ -1,5 +1,5 @@
 """``edgeopt bench`` with many runs: one model on every ``--devices`` device (edgeopt/fleet), or every artifact of
-an optimize manifest (edgeopt/bench_manifest.py). Kept apart so ``bench_cmd`` stays a thin command."""
+an optimize manifest (edgeopt/bench/manifest.py). Kept apart so ``bench_cmd`` stays a thin command."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def bench_manifest(manifest: Path, settings: MeasureSettings, *, target: str | N
     from rich.console import Console
     from rich.table import Table
 
-    from ..bench_manifest import benchmark_manifest, manifest_report, manifest_table
+    from ..bench.manifest import benchmark_manifest, manifest_report, manifest_table
 
     with StderrProgress() as progress:
         entries = benchmark_manifest(manifest, target=target, settings=settings, remote=remote, progress=progress,

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 
-from ..bench_tradeoff import TradeoffResult, benchmark_tradeoff
+from ..bench.tradeoff import TradeoffResult, benchmark_tradeoff
 from ..errors import ExitCode
 from ..fsutil import atomic_write_text
 from ..settings import MeasureSettings, RemoteSpec

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
+from ..devices.fleet_setup import SetupRow, setup_fleet
 from ..devices.setup import parse_runtimes
 from ..errors import ExitCode, InputError
 from ..fleet import FleetProgress
-from ..fleet.setup_job import SetupRow, setup_fleet
 from ..settings import RemoteSpec
 from .common import emit_json, json_option, targets_dir_option
 from .remote_options import remote_options

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
+from ..devices.fleet_check import CheckRow, fleet_check
 from ..errors import ExitCode
 from ..fleet import FleetProgress
-from ..fleet.check_job import CheckRow, fleet_check
 from ..settings import RemoteSpec
 from .common import emit_json, json_option, targets_dir_option
 from .fleet_options import FleetOptions, fleet_options

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import click
 
-from ..fleet import FleetProgress, fleet_benchmark
-from ..fleet.aggregate import DEFAULT_OUTLIER_PCT
+from ..bench.fleet import DEFAULT_OUTLIER_PCT, fleet_benchmark
+from ..fleet import FleetProgress
 from ..fsutil import atomic_write_text
 from ..settings import MeasureSettings, RemoteSpec
 from .common import emit_json, json_option, parse_runtime_options, parse_shapes, shape_options, targets_dir_option
@@ -45,7 +45,7 @@ def run_fleet_bench(model: Path, settings: MeasureSettings, *, fleet: FleetOptio
             r if r.result is None else r.model_copy(update={"result": r.result.model_copy(update={"samples_ms": None})})
             for r in result.rows]})
     if junit_path is not None:
-        from ..fleet.junit import render_fleet_junit
+        from ..bench.fleet.junit import render_fleet_junit
 
         atomic_write_text(junit_path, render_fleet_junit(result))
     if as_json:

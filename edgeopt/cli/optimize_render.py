@@ -11,8 +11,8 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.table import Table
 
-from ..fidelity import FidelityRow
 from ..optimize import OptimizeResult
+from ..optimize.fidelity import FidelityRow
 from .progress import ProgressView
 from .tables import Col, fit_table, human_bytes
 

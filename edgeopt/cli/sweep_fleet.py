@@ -11,9 +11,9 @@ from rich.table import Table
 from rich.text import Text
 
 from ..errors import InputError
-from ..fleet.sweep_result import FleetSweepResult
 from ..settings import MeasureSettings, RemoteSpec
 from ..sweep.api import SweepOptions
+from ..sweep.fleet.result import FleetSweepResult
 from .fleet_options import FleetOptions
 from .json_out import emit_json
 
@@ -26,7 +26,7 @@ def run_fleet_sweep(model: Path, options: SweepOptions, measure: MeasureSettings
         InputError: ``--mlflow`` (it logs one run), or bad input (the fleet's own checks).
     """
     from ..fleet import FleetProgress
-    from ..fleet.sweep_api import fleet_sweep
+    from ..sweep.fleet import fleet_sweep
 
     if mlflow:
         raise InputError("--mlflow logs one run; with --devices drop --mlflow (or sweep one device)")

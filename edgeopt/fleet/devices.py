@@ -14,6 +14,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..devices import load_inventory
 from ..devices.schema import SshAddress
@@ -101,6 +102,34 @@ def fleet_devices(selection: str | Sequence[str], remote: RemoteSpec | None = No
                     timeouts=spec.timeouts, cache_limit_bytes=int(spec.device_cache_mb * 1024 * 1024))
         for d in select_devices(inv, selection)
     ]
+
+
+def resolve_devices(devices: str | Sequence[str | FleetDevice], remote: RemoteSpec | None = None,
+                    **options: Any) -> list[FleetDevice]:
+    """Device objects as they are; a selection (string or terms) resolved against the inventory.
+
+    Args:
+        devices: ``FleetDevice`` objects, or selection terms.
+        remote: how every device is reached (:func:`fleet_devices`).
+        **options: RemoteSpec fields overriding ``remote`` (``inventory``, ``key``, ``known_hosts``, ...).
+
+    Raises:
+        InputError: a mix of both kinds, or a selection that matches nothing.
+    """
+    if isinstance(devices, str):
+        return fleet_devices(devices, remote, **options)
+    items = list(devices)
+    objects = [d for d in items if isinstance(d, FleetDevice)]
+    if objects and len(objects) != len(items):
+        raise InputError("devices: give either FleetDevice objects or selection strings, not both")
+    return objects or fleet_devices([str(d) for d in items], remote, **options)
+
+
+def fleet_selection(devices: str | Sequence[str | FleetDevice]) -> list[str]:
+    """The selection as a list of terms (device names for device objects)."""
+    if isinstance(devices, str):
+        return [w.strip() for w in devices.split(",") if w.strip()]
+    return [d.name if isinstance(d, FleetDevice) else str(d) for d in devices]
 
 
 class _TrackedSession(SshSession):

@@ -1,7 +1,7 @@
 """Shared base of the conversion passes (ONNX/PyTorch -> another runtime's format).
 
 A converted model may be several files (OpenVINO IR: .xml + .bin) or a directory (Core ML .mlpackage), so its
-hash and size cover every file (:func:`edgeopt.formats.model_digest`), not only the main one.
+hash and size cover every file (:func:`edgeopt.registry.lookup.model_digest`), not only the main one.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..enums import Precision
-from ..formats import model_digest
+from ..registry.lookup import model_digest
 from .base import Pass, PassOutput
 
 

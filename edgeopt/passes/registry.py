@@ -13,8 +13,8 @@ import importlib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .. import plugins
 from ..errors import InputError
+from ..registry import plugins
 from .base import Pass, PassUnavailableError
 
 ENTRY_POINT_GROUP = "edgeopt.passes"
@@ -30,7 +30,7 @@ BUILTIN_PASSES: dict[str, str] = {
     "export": "edgeopt.passes.export_torch:ExportPass",
     "prune_structured": "edgeopt.passes.prune_structured:PruneStructuredPass",
     "distill": "edgeopt.passes.distill:DistillPass",
-    # Conversion passes (ONNX/PyTorch -> a runtime's format; edgeopt/convert.py adds them per target).
+    # Conversion passes (ONNX/PyTorch -> a runtime's format; edgeopt/passes/convert.py adds them per target).
     "to_openvino": "edgeopt.passes.to_openvino:ToOpenVinoPass",
     "to_tflite": "edgeopt.passes.to_tflite:ToTflitePass",
     "to_coreml": "edgeopt.passes.to_coreml:ToCoremlPass",

@@ -15,7 +15,7 @@ from edgeopt_agent.profile import cannot_profile_message, unsupported_reason
 from edgeopt_agent.protocol import Request
 
 from ..errors import InputError
-from ..formats import ModelFormat, choose_runtime, detect_format, model_digest
+from ..registry.lookup import ModelFormat, choose_runtime, detect_format, model_digest
 from ..runners import ProgressSink, Runner
 from ..runners.select import use_runner
 from ..settings import RemoteSpec

@@ -23,7 +23,6 @@ import numpy as np
 from pydantic import ValidationError
 
 from .._version import __version__
-from ..costs import cost_per_million
 from ..errors import InputError
 from ..fleet.artifacts import ModelRef
 from ..fleet.executors import Executor, make_executor
@@ -37,6 +36,7 @@ from ..metrics.result import BenchResult
 from ..runners import ProgressSink
 from ..settings import EnergySettings, MeasureSettings
 from .artifacts import Models, prepare, qualified_for, sha_of
+from .costs import cost_per_million
 from .device_jobs import DEADLINE_MARGIN_S, QualifyJob, QualifyRow, device_events
 from .gates import GateContext, error_results, evaluate, target_check
 from .loader import LoadedSpec

@@ -9,10 +9,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..costs import CostEstimate
 from ..errors import ExitCode
 from ..history.compare import SampleComparison
 from ..metrics.result import BenchResult
+from .costs import CostEstimate
 
 SCHEMA_VERSION = "1.0"
 

@@ -22,7 +22,7 @@ from ..analysis.precision import model_precision
 from ..calib import DataSource
 from ..errors import InputError
 from ..evaluation import MetricSpec, parse_output, resolve_metric
-from ..fidelity import FidelityRow, measure_fidelity
+from ..optimize.fidelity import FidelityRow, measure_fidelity
 from ..passes.base import Artifact, ArtifactFormat
 from .result import RetentionResult
 
@@ -51,7 +51,7 @@ class RetentionEvaluator(Protocol):
 
 
 class HostOnnxEvaluator:
-    """Both models on the host with onnxruntime (CPU), through :func:`edgeopt.fidelity.measure_fidelity`."""
+    """Both models on the host with onnxruntime (CPU), through :func:`edgeopt.optimize.fidelity.measure_fidelity`."""
 
     name = "host-onnxruntime"
 

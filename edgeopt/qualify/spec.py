@@ -11,9 +11,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..costs import CostSettings
 from ..evaluation.spec import MetricSpec
 from ..metrics.latency import percentile_key
+from .costs import CostSettings
 
 SPEC_VERSION = 1
 

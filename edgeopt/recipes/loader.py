@@ -10,9 +10,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..convert import CONVERTERS
 from ..errors import InputError
 from ..passes.base import Pass, PassUnavailableError
+from ..passes.convert import CONVERTERS
 from ..passes.registry import PassRegistry, PassRegistryError
 from .schema import Recipe
 from .yaml_lines import Path_, line_of, read_yaml_with_lines

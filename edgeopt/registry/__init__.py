@@ -7,7 +7,7 @@ whether the host can run it. Everything that used to be a table or an ``if`` cha
 (detection, runtime choice, conversion planning, validation, ``devices check``, the SSH model bundle) asks here.
 
 Built-ins are listed below (lazy ``module:DESCRIPTOR`` paths); third-party packages add theirs through the
-``edgeopt.runtimes`` and ``edgeopt.formats`` entry-point groups (:mod:`edgeopt.plugins`). A name registered
+``edgeopt.runtimes`` and ``edgeopt.formats`` entry-point groups (:mod:`edgeopt.registry.plugins`). A name registered
 twice is an error; an unknown one lists the known ones ("did you mean").
 """
 
@@ -17,9 +17,9 @@ import functools
 from pathlib import Path
 
 from ..config import from_environment
-from ..plugins import entry_points
 from .format_spec import ConversionSource, FormatDescriptor, read_head
 from .lazy import LazyRegistry, RegistryError
+from .plugins import entry_points
 from .runtime_spec import ExtraPackage, InstallHint, ProviderRule, RuntimeDescriptor
 
 FORMATS_GROUP = "edgeopt.formats"

@@ -52,7 +52,7 @@ class FormatDescriptor(BaseModel):
     )
     deployable: bool = Field(default=True, description="False for a training format that no runtime loads (PyTorch).")
     converter: str | None = Field(
-        default=None, description="The pass that makes it from an optimize result (edgeopt.convert plans it)."
+        default=None, description="The pass that makes it from an optimize result (edgeopt.passes.convert plans it)."
     )
     conversion_source: ConversionSource = Field(
         default=ConversionSource.FINAL_ONNX, description="The artifact the converter starts from."

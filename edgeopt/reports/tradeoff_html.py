@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from html import escape
 
-from ..bench_tradeoff import TradeoffResult
+from ..bench.tradeoff import TradeoffResult
 from . import svg
 from .html_report import CSS
 

@@ -28,7 +28,7 @@ from .base import (
 )
 
 # Variables the agent may inherit; everything else is dropped so runs do not depend on the caller's shell.
-# EDGEOPT_PLUGIN_PATH: plug-in runtimes that are not installed (edgeopt.plugins) load in the agent too.
+# EDGEOPT_PLUGIN_PATH: plug-in runtimes that are not installed (edgeopt.registry.plugins) load in the agent too.
 _KEEP_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "VIRTUAL_ENV", "EDGEOPT_PLUGIN_PATH")
 # Seconds beyond the request's max_duration_s before the runner kills the agent (load and warm-up included).
 KILL_GRACE_S = 90.0

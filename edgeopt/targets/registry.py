@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterator, Sequence
 from importlib import metadata  # noqa: F401 - tests patch metadata.entry_points
 from pathlib import Path
 
-from .. import plugins
 from ..config import Settings, from_environment
 from ..errors import TargetError
+from ..registry import plugins
 from ..resources import REPO_ROOT, builtin_dir
 from .detect import detect_local
 from .loader import TARGET_SUFFIXES, load_target_file

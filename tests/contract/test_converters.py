@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edgeopt.convert import CONVERTERS
 from edgeopt.enums import Precision
 from edgeopt.passes.base import Artifact, ArtifactFormat, PassContext
+from edgeopt.passes.convert import CONVERTERS
 from edgeopt.passes.registry import load_pass_registry
+from edgeopt.passes.validate import validate_artifact
 from edgeopt.registry import runtime_loads
 from edgeopt.targets import load_registry
-from edgeopt.validate import validate_artifact
 
 from ..unit.passes.convert.helpers import tiny_cnn_onnx
 

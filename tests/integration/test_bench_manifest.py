@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 import edgeopt
-from edgeopt.bench_manifest import benchmark_manifest
+from edgeopt.bench.manifest import benchmark_manifest
 from edgeopt.errors import InputError
-from edgeopt.formats import runtime_installed_here
 from edgeopt.names import RuntimeName
+from edgeopt.registry.lookup import runtime_installed_here
 from tests.integration.test_cli_bench import edgeopt as cli
 
 QUICK = ("--min-duration", "0.1", "--iterations", "100", "--warmup", "2", "--no-energy")

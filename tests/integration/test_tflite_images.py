@@ -15,8 +15,8 @@ from edgeopt.calib import DataSource
 from edgeopt.enums import Precision
 from edgeopt.passes.base import Artifact, ArtifactFormat, PassContext
 from edgeopt.passes.registry import load_pass_registry
+from edgeopt.passes.validate import validate_artifact
 from edgeopt.targets import load_registry
-from edgeopt.validate import validate_artifact
 from tests.unit.passes.builders import save
 
 pytestmark = pytest.mark.slow

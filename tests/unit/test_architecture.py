@@ -24,9 +24,8 @@ from pathlib import Path
 PACKAGE = "edgeopt"
 ROOT = Path(__file__).resolve().parents[2] / PACKAGE
 AGENT_ROOT = Path(__file__).resolve().parents[2] / "device_agent" / "edgeopt_agent"
-# Cycles waiting for their fix in another branch of issue 20 (the layout step makes optimize a package and moves
-# the shared types out of optimize.py). Exactly this pair; remove the entry once that branch is merged.
-ALLOWED_CYCLES: frozenset[frozenset[str]] = frozenset({frozenset({"edgeopt.optimize", "edgeopt.optimize_fidelity"})})
+# No cycle is allowed (the last one, optimize <-> optimize_fidelity, went with the optimize package).
+ALLOWED_CYCLES: frozenset[frozenset[str]] = frozenset()
 MAX_FUNCTION_LINES = 80
 # Runner\b: isinstance(exc, RunnerError) checks an exception, not a runner.
 RUNNER_SNIFFING = re.compile(r"isinstance\(.*Runner\b|hasattr\(runner|inspect\.signature")

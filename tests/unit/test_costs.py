@@ -3,8 +3,8 @@
 import pytest
 from pydantic import ValidationError
 
-from edgeopt.costs import CostSettings, cost_per_million
 from edgeopt.errors import InputError
+from edgeopt.qualify.costs import CostSettings, cost_per_million
 
 
 def test_arithmetic():

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from edgeopt.errors import InputError, ModelLoadError
-from edgeopt.formats import (
+from edgeopt.names import RuntimeName
+from edgeopt.registry.lookup import (
     ModelFormat,
     choose_runtime,
     default_onnxruntime_providers,
@@ -17,7 +18,6 @@ from edgeopt.formats import (
     model_files,
     runtime_installed_here,
 )
-from edgeopt.names import RuntimeName
 from edgeopt.targets import load_registry
 from tests.tflite_models import write_fully_connected
 

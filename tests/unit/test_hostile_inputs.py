@@ -22,10 +22,10 @@ from edgeopt.calib.base import CalibrationError, InputSpec
 from edgeopt.cli.common import parse_runtime_options
 from edgeopt.devices.loader import InventoryError, load_inventory
 from edgeopt.errors import ModelLoadError, TargetError
+from edgeopt.passes.validate import run_onnx
 from edgeopt.qualify.loader import QualifySpecError, load_spec
 from edgeopt.recipes import RecipeError, load_recipe
 from edgeopt.targets.loader import load_target_file
-from edgeopt.validate import run_onnx
 from edgeopt.yamlio import MAX_YAML_BYTES, safe_load
 from tests.fuzz_kit import Tally, Workspace, judge, run_in_process
 from tests.fuzz_onnx import ModelCase, chain_model, hostile_models

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from edgeopt.bench.fleet import fleet_benchmark
 from edgeopt.cli.main import main
-from edgeopt.fleet import fleet_benchmark
 from edgeopt.history import open_store
 from edgeopt.runners.ssh_session import SshTimeouts
 from tests.integration.ssh.lab import Lab

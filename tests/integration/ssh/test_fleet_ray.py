@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from edgeopt import qualify
-from edgeopt.fleet import fleet_benchmark
+from edgeopt.bench.fleet import fleet_benchmark
 from edgeopt.fleet.executors.ray_exec import RayExecutor
 from edgeopt.history import open_store
 from tests.integration.ssh.lab import Lab
@@ -94,7 +94,7 @@ def test_sweep_under_ray_builds_on_cpu_tasks_and_matches_the_local_rows(ray_lab:
                                                                          tmp_path: Path):
     """The host side as Ray CPU tasks (files back through the object store), each device's job on its resource,
     the bundle by content hash; the same per-device schema as the local executor."""
-    from edgeopt.fleet.sweep_api import fleet_sweep
+    from edgeopt.sweep.fleet.api import fleet_sweep
     from tests.integration.ssh.test_fleet_sweep import MEASURE, options
 
     common = dict(inventory=ray_lab.inventory, known_hosts=ray_lab.known_hosts)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from edgeopt.fleet import fleet_benchmark
+from edgeopt.bench.fleet import fleet_benchmark
 from tests.integration.ssh.lab import Lab
 from tests.integration.ssh.sshd import free_port, unavailable_reason
 

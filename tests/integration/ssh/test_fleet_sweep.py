@@ -15,9 +15,9 @@ import onnx
 import pytest
 
 from edgeopt.cli.main import main
-from edgeopt.fleet.sweep_api import fleet_sweep
 from edgeopt.history import open_store
 from edgeopt.sweep.api import SweepOptions, level_settings
+from edgeopt.sweep.fleet.api import fleet_sweep
 from tests.integration.ssh.lab import Lab
 from tests.integration.ssh.sshd import unavailable_reason
 from tests.integration.ssh.test_fleet import _assert_devices_clean

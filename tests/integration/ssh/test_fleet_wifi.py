@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from edgeopt.fleet import fleet_benchmark
+from edgeopt.bench.fleet import fleet_benchmark
 from edgeopt.runners.ssh_session import SshTimeouts
 from tests.faults.helpers import wait_for
 from tests.integration.ssh.lab import DEVICE_PYTHON, Lab

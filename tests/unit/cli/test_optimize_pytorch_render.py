@@ -9,8 +9,8 @@ import io
 from rich.console import Console
 
 from edgeopt.cli.optimize_render import render_optimize
-from edgeopt.fidelity import FidelityRow
 from edgeopt.optimize import OptimizeResult
+from edgeopt.optimize.fidelity import FidelityRow
 from edgeopt.passes.base import Artifact
 
 

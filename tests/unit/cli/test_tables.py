@@ -11,9 +11,9 @@ from rich.console import Console
 from edgeopt.cli.history_render import render_runs
 from edgeopt.cli.optimize_render import render_optimize
 from edgeopt.cli.render import render_targets
-from edgeopt.fidelity import FidelityRow
 from edgeopt.history import HistoryStore
 from edgeopt.optimize import OptimizeResult
+from edgeopt.optimize.fidelity import FidelityRow
 from edgeopt.passes.base import Artifact
 from edgeopt.targets import load_registry
 from tests.synthetic_results import bench_result, samples

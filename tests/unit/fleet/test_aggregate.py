@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from edgeopt.fleet import FleetRow, aggregate, conditions, fleet_exit_code
-from edgeopt.fleet.junit import render_fleet_junit
+from edgeopt.bench.fleet import aggregate, conditions
+from edgeopt.bench.fleet.junit import render_fleet_junit
+from edgeopt.fleet import FleetRow, fleet_exit_code
 from edgeopt.fleet.result import FleetResult
 from tests.synthetic_results import bench_result, samples
 

@@ -36,7 +36,7 @@ def test_missing_model_and_escaping_paths_are_refused(tmp_path: Path):
 
 
 def test_the_fleet_takes_every_measurement_option_and_refuses_the_rest():
-    from edgeopt.fleet.api import measure_settings
+    from edgeopt.bench.fleet.api import measure_settings
     from edgeopt.settings import MEASURE_KEYWORDS, MeasureSettings
 
     assert measure_settings(None, {"iterations": 7, "energy": False}) == MeasureSettings.from_kwargs(

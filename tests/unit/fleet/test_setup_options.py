@@ -18,7 +18,7 @@ import yaml
 
 from edgeopt.cli.main import main
 from edgeopt.devices import load_inventory
-from edgeopt.fleet.setup_job import SetupJob
+from edgeopt.devices.fleet_setup import SetupJob
 from edgeopt.settings import RemoteSpec, SshTimeouts
 
 

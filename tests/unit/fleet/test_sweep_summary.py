@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from edgeopt.fleet.sweep_result import FleetSweepRow, fleet_sweep_exit_code, summarize
+from edgeopt.sweep.fleet.result import FleetSweepRow, fleet_sweep_exit_code, summarize
 from edgeopt.sweep.result import Level, SweepResult
 
 

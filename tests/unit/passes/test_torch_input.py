@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from edgeopt.errors import ModelLoadError
-from edgeopt.optimize import _input_artifact
+from edgeopt.optimize.api import _input_artifact
 from edgeopt.passes.base import ArtifactFormat
 from edgeopt.passes.torch_input import is_factory_spec, looks_like_torch_model, torch_artifact, torch_stem
 

@@ -11,7 +11,6 @@ import onnx
 import pytest
 
 from edgeopt.enums import AcceleratorKind
-from edgeopt.formats import default_onnxruntime_providers, model_digest, model_files
 from edgeopt.names import ModelFormat, RuntimeName
 from edgeopt.passes.base import ArtifactFormat
 from edgeopt.passes.int8_target import QuantTypeName, int8_defaults
@@ -25,6 +24,7 @@ from edgeopt.registry import (
     loaders,
     runtime_names,
 )
+from edgeopt.registry.lookup import default_onnxruntime_providers, model_digest, model_files
 from edgeopt.runners import ssh_cache
 from edgeopt.targets import Target, load_registry
 from edgeopt_agent import runtimes as agent

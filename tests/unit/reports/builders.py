@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from edgeopt.costs import cost_per_million
+from edgeopt.qualify.costs import cost_per_million
 from edgeopt.qualify.gates import GateContext, error_results, evaluate
 from edgeopt.qualify.result import DeviceResult, GateStatus, ModelInfo, QualifyResult, SweepPoint, exit_code_for
 from edgeopt.qualify.spec import Gates

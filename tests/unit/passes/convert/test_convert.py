@@ -10,14 +10,14 @@ import numpy as np
 import onnx
 import pytest
 
-from edgeopt.convert import default_formats
 from edgeopt.errors import InputError
 from edgeopt.optimize import optimize
 from edgeopt.passes.base import ArtifactFormat
+from edgeopt.passes.convert import default_formats
 from edgeopt.passes.tensorrt_prepare import check_tensorrt
 from edgeopt.passes.to_tflite import parse_edgetpu_log
+from edgeopt.passes.validate import compare, validate_artifact
 from edgeopt.targets import load_registry
-from edgeopt.validate import compare, validate_artifact
 
 from .helpers import tiny_cnn_onnx
 

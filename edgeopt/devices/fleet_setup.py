@@ -12,18 +12,18 @@ from pathlib import Path
 
 from pydantic import Field
 
-from ..devices import load_inventory
-from ..devices.schema import Device
-from ..devices.select import select_devices
-from ..devices.setup import SetupReport, setup_device
+from ..fleet.devices import FleetDevice
+from ..fleet.executors import DeviceEvents
+from ..fleet.jobs import CancelToken, EventSink, classify
+from ..fleet.result import DeviceOutcome, ErrorKind
+from ..fleet.runner import FleetRunner
 from ..names import RuntimeName
 from ..runners.ssh_session import SshTimeouts
 from ..settings import RemoteSpec
-from .devices import FleetDevice
-from .executors import DeviceEvents
-from .jobs import CancelToken, EventSink, classify
-from .result import DeviceOutcome, ErrorKind
-from .runner import FleetRunner
+from . import load_inventory
+from .schema import Device
+from .select import select_devices
+from .setup import SetupReport, setup_device
 
 
 class SetupRow(DeviceOutcome):

@@ -12,9 +12,9 @@ from typing import Any
 
 from pydantic import Field
 
-from ..errors import ExitCode
-from ..sweep.result import SweepResult
-from .result import DeviceOutcome, _Frozen
+from ...errors import ExitCode
+from ...fleet.result import DeviceOutcome, _Frozen
+from ..result import SweepResult
 
 FLEET_SWEEP_SCHEMA_VERSION = "1.0"
 

@@ -1,9 +1,9 @@
 """``edgeopt sweep MODEL --devices SELECTION``: the host side once, then one measuring job per device.
 
-1. Host side, once (:mod:`.sweep_host`): the inputs are checked, the eval data and the model go into the bundle,
+1. Host side, once (:mod:`.host`): the inputs are checked, the eval data and the model go into the bundle,
    and every recipe is built for every distinct target of the selected devices: one host task per (target,
    recipe) on the executor (in this process, or an ordinary ``ray.remote(num_cpus=1)`` task under Ray).
-2. One :class:`~.sweep_job.SweepJob` per device on the same executor as ``fleet bench`` (:class:`FleetRunner`):
+2. One :class:`~.job.SweepJob` per device on the same executor as ``fleet bench`` (:class:`FleetRunner`):
    bounded concurrency, a deadline per device, a failure costs only its own row; under Ray each job holds its
    device's custom resource and the bundle travels by content hash.
 3. Per device ``<out>/devices/<name>/sweep.json`` (and ``pareto.svg``), the fleet's summary (per level the
@@ -21,20 +21,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .._version import __version__
-from ..errors import InputError
-from ..fsutil import atomic_write_text
-from ..settings import MeasureSettings, RemoteSpec
-from ..sweep.api import DEFAULT_RECIPES, SweepOptions, check_inputs, record_levels
-from ..sweep.report import write_plot
-from .api import fleet_selection, resolve_devices
-from .artifacts import ModelRef
-from .devices import FleetDevice
-from .executors import DeviceEvents, Executor
-from .runner import FleetRunner
-from .sweep_host import EVAL_FILE, Bundle, build_all, stage_inputs
-from .sweep_job import SweepJob
-from .sweep_result import FleetSweepResult, FleetSweepRow, fleet_sweep_exit_code, summarize
+from ..._version import __version__
+from ...errors import InputError
+from ...fleet.artifacts import ModelRef
+from ...fleet.devices import FleetDevice, fleet_selection, resolve_devices
+from ...fleet.executors import DeviceEvents, Executor
+from ...fleet.runner import FleetRunner
+from ...fsutil import atomic_write_text
+from ...settings import MeasureSettings, RemoteSpec
+from ..api import DEFAULT_RECIPES, SweepOptions, check_inputs, record_levels
+from ..report import write_plot
+from .host import EVAL_FILE, Bundle, build_all, stage_inputs
+from .job import SweepJob
+from .result import FleetSweepResult, FleetSweepRow, fleet_sweep_exit_code, summarize
 
 # Beyond the levels' own time: connect, upload, the references, the ranking rounds.
 SWEEP_DEADLINE_S = 3600.0
@@ -137,7 +136,7 @@ def _finish(row: FleetSweepRow, out: Path, model: Path, options: SweepOptions, f
     atomic_write_text(dev_out / "sweep.json", res.model_dump_json(indent=2) + "\n")
     ids: list[int] = []
     if options.history_db is not None and row.level_runs:
-        from ..history import HistoryError
+        from ...history import HistoryError
 
         try:
             ids = record_levels(options.history_db, row.level_runs, res, device=row.device, group_id=fleet_id)

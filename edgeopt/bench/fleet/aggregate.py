@@ -12,7 +12,7 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from .result import FleetAggregate, FleetRow, Outlier, Spread
+from ...fleet.result import FleetAggregate, FleetRow, Outlier, Spread
 
 DEFAULT_OUTLIER_PCT = 15.0
 # Below this absolute difference from the median a device is never an outlier: timer and scheduler noise.

@@ -1,6 +1,6 @@
 """``edgeopt bench out/manifest.json``: benchmark every artifact an ``optimize`` run delivered.
 
-Each artifact's runtime comes from its format (:mod:`edgeopt.formats`) and the target; an artifact that cannot
+Each artifact's runtime comes from its format (:mod:`edgeopt.registry.lookup`) and the target; an artifact that cannot
 run where the agent runs is skipped with the reason (a TensorRT ONNX without TensorRT here, Core ML off macOS,
 a runtime that is not installed, a format the target has no runtime for). Every other artifact goes through
 :func:`edgeopt.benchmark` with the same measurement settings.
@@ -15,15 +15,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .bench import run_benchmark
-from .errors import InputError
-from .formats import ModelFormat, choose_runtime
-from .metrics.result import BenchResult
-from .passes.base import Artifact, ArtifactFormat
-from .registry import find_runtime, get_format, loaders
-from .runners import ProgressSink, Runner
-from .settings import MeasureSettings, RemoteSpec, split_options
-from .targets import Target, load_registry
+from ..errors import InputError
+from ..metrics.result import BenchResult
+from ..passes.base import Artifact, ArtifactFormat
+from ..registry import find_runtime, get_format, loaders
+from ..registry.lookup import ModelFormat, choose_runtime
+from ..runners import ProgressSink, Runner
+from ..settings import MeasureSettings, RemoteSpec, split_options
+from ..targets import Target, load_registry
+from .api import run_benchmark
 
 
 class ManifestBenchEntry(BaseModel):

@@ -1,5 +1,5 @@
 """Deliver every format a target runs: plan the conversion passes for a recipe on a target, run them on the
-recipe's result, and prove each converted artifact against the ONNX reference (:mod:`edgeopt.validate`).
+recipe's result, and prove each converted artifact against the ONNX reference (:mod:`edgeopt.passes.validate`).
 
 Formats come from the recipe's ``formats`` list, else from the target (:func:`default_formats`): ``intel-nuc``
 (and ``local`` when OpenVINO is installed) gets OpenVINO IR, Raspberry Pi and Coral get TFLite, Jetsons get
@@ -21,14 +21,14 @@ from typing import Any
 
 import numpy as np
 
-from .enums import Precision
-from .errors import InputError
-from .names import ModelFormat
-from .passes.base import Artifact, ArtifactFormat, Pass, PassContext, PassUnavailableError
-from .passes.convert_base import ConvertPass
-from .passes.registry import PassRegistry
-from .registry import ConversionSource, converters, get_format, get_runtime, loaders
-from .targets.schema import Target
+from ..enums import Precision
+from ..errors import InputError
+from ..names import ModelFormat
+from ..registry import ConversionSource, converters, get_format, get_runtime, loaders
+from ..targets.schema import Target
+from .base import Artifact, ArtifactFormat, Pass, PassContext, PassUnavailableError
+from .convert_base import ConvertPass
+from .registry import PassRegistry
 from .validate import validate_artifact
 
 VALIDATION_SAMPLES = 16

@@ -14,12 +14,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .bench import run_benchmark
-from .errors import InputError
-from .metrics.result import BenchResult
-from .runners import ProgressSink, Runner
-from .runners.select import use_runner
-from .settings import MeasureSettings, RemoteSpec
+from ..errors import InputError
+from ..metrics.result import BenchResult
+from ..runners import ProgressSink, Runner
+from ..runners.select import use_runner
+from ..settings import MeasureSettings, RemoteSpec
+from .api import run_benchmark
 
 MAX_POINTS = 32
 

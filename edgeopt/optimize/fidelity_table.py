@@ -4,15 +4,13 @@ with which task metric (``--metric``/``--output``, as in ``edgeopt.sweep``)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .calib import DataSource
-from .evaluation import MetricSpec, OutputSelection, parse_output, resolve_metric
+from ..calib import DataSource
+from ..evaluation import MetricSpec, OutputSelection, parse_output, resolve_metric
+from ..passes.base import Artifact, ArtifactFormat
 from .fidelity import FidelityRow, agent_latency, measure_fidelity
-from .passes.base import Artifact, ArtifactFormat
-
-if TYPE_CHECKING:
-    from .optimize import _Collect, _Data
+from .job import CollectReporter, OptimizeData
 
 FIDELITY_EVAL_SAMPLES = 1000
 FIDELITY_CALIB_SAMPLES = 32
@@ -21,8 +19,8 @@ FIDELITY_CALIB_SAMPLES = 32
 def fidelity_rows(
     source: Artifact,
     artifacts: list[Artifact],
-    sources: _Data,
-    reporter: _Collect,
+    sources: OptimizeData,
+    reporter: CollectReporter,
     bench: bool,
     seed: int,
     task: tuple[MetricSpec | None, OutputSelection | None] = (None, None),
@@ -54,7 +52,7 @@ def fidelity_rows(
 
 
 def fidelity_samples(
-    reference: Artifact, sources: _Data, reporter: _Collect, seed: int
+    reference: Artifact, sources: OptimizeData, reporter: CollectReporter, seed: int
 ) -> tuple[list[Any], str, Any]:
     """The fidelity samples, which data they came from (eval, calibration or random) and their labels."""
     calib_src, eval_src = sources.calib, sources.eval

@@ -1,6 +1,6 @@
 """One device's part of a fleet sweep: every level measured there through that device's own runner.
 
-The job reads the bundle the host built once (:mod:`.sweep_host`: the model, the eval data, every recipe's
+The job reads the bundle the host built once (:mod:`.host`: the model, the eval data, every recipe's
 artifacts for the device's target) and runs the sweep's device-side work on the device, under its device lock
 (the agent takes it per request), with its own deadline (the watchdog aborts its SSH session) and its own
 output directory. Whatever goes wrong comes back as its row, never as another device's.
@@ -15,15 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..settings import MeasureSettings
-from ..sweep.api import LevelRuns, SweepOptions
-from ..sweep.result import SweepResult
-from .artifacts import ModelRef
-from .devices import FleetDevice
-from .jobs import CancelToken, EventSink, Watchdog, _now, classify
-from .result import ErrorKind
-from .sweep_host import EVAL_FILE, Bundle
-from .sweep_result import FleetSweepRow
+from ...fleet.artifacts import ModelRef
+from ...fleet.devices import FleetDevice
+from ...fleet.jobs import CancelToken, EventSink, Watchdog, _now, classify
+from ...fleet.result import ErrorKind
+from ...settings import MeasureSettings
+from ..api import LevelRuns, SweepOptions
+from ..result import SweepResult
+from .host import EVAL_FILE, Bundle
+from .result import FleetSweepRow
 
 # Where a worker that does not share the host's paths keeps a device's sweep output: <tmp>/<this>/<key>/<device>
 WORKER_OUT_DIRNAME = "edgeopt-fleet-sweeps"
@@ -83,8 +83,8 @@ class SweepJob:
 
     def _sweep(self, root: Path, shared: bool, runner: Any,
                progress: EventSink | None) -> tuple[SweepResult, LevelRuns]:
-        from ..sweep.api import measure_sweep  # the heavy stack loads on the worker, once
-        from ..targets import load_registry
+        from ...targets import load_registry
+        from ..api import measure_sweep  # the heavy stack loads on the worker, once
 
         def emit(event: dict[str, Any]) -> None:
             shown = level_event(event)

@@ -22,13 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from ..calib import ImagePreprocessing
-from ..errors import InputError, first_line
-from ..evaluation import load_eval_data, resolve_metric
-from ..fsutil import atomic_write_bytes
-from ..optimize import OptimizeResult
-from .artifacts import ModelRef
-from .executors import Executor
+from ...calib import ImagePreprocessing
+from ...errors import InputError, first_line
+from ...evaluation import load_eval_data, resolve_metric
+from ...fleet.artifacts import ModelRef
+from ...fleet.executors import Executor
+from ...fsutil import atomic_write_bytes
+from ...optimize import OptimizeResult
 
 EVAL_FILE = "eval.npz"
 
@@ -97,7 +97,7 @@ def build_recipe(inputs: ModelRef, blobs: Mapping[str, bytes] | None, model: str
         preprocessing, targets_dirs: as for ``optimize``.
         out: where to write, a path this worker shares with the host; None: a temp dir, files returned as bytes.
     """
-    from ..optimize import optimize  # the heavy stack loads on the worker
+    from ...optimize import optimize  # the heavy stack loads on the worker
 
     root = inputs.locate(blobs)
     prefix = f"artifacts/{target}/{recipe}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from .result import FleetResult, FleetRow
+from ...fleet.result import FleetResult, FleetRow
 
 
 def _cases(row: FleetRow) -> list[tuple[str, str, str]]:

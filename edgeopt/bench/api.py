@@ -14,20 +14,20 @@ from typing import Any
 
 from edgeopt_agent.protocol import Request
 
-from ._version import __version__
-from .analysis import inspect_model
-from .analysis.report import InspectResult
-from .enums import Precision
-from .errors import InputError
-from .formats import ModelFormat, choose_runtime, detect_format, model_digest
-from .metrics.compute import MetricInputs, build_result
-from .metrics.energy import energy_request
-from .metrics.latency import percentile_key
-from .metrics.result import BenchResult, ModelInfo
-from .runners import ProgressSink, Runner, raise_for_error
-from .runners.select import use_runner
-from .settings import MeasureSettings, RemoteSpec, build
-from .targets import Target, load_registry
+from .._version import __version__
+from ..analysis import inspect_model
+from ..analysis.report import InspectResult
+from ..enums import Precision
+from ..errors import InputError
+from ..metrics.compute import MetricInputs, build_result
+from ..metrics.energy import energy_request
+from ..metrics.latency import percentile_key
+from ..metrics.result import BenchResult, ModelInfo
+from ..registry.lookup import ModelFormat, choose_runtime, detect_format, model_digest
+from ..runners import ProgressSink, Runner, raise_for_error
+from ..runners.select import use_runner
+from ..settings import MeasureSettings, RemoteSpec, build
+from ..targets import Target, load_registry
 
 
 def benchmark(

@@ -16,9 +16,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, ModelLoadError
-from .names import ModelFormat, RuntimeName
-from .registry import (
+from ..errors import InputError, ModelLoadError
+from ..names import ModelFormat, RuntimeName
+from ..targets.schema import Target
+from . import (
     FormatDescriptor,
     find_runtime,
     format_for_suffix,
@@ -29,11 +30,9 @@ from .registry import (
     read_head,
     runtime_loads,
 )
-from .registry.runtimes.onnxruntime import CPU_EP
-from .targets.schema import Target
 
 __all__ = [
-    "CPU_EP", "ModelFormat", "choose_runtime", "default_onnxruntime_providers", "default_runtime", "detect_format",
+    "ModelFormat", "choose_runtime", "default_onnxruntime_providers", "default_runtime", "detect_format",
     "model_digest", "model_files", "runtime_installed_here", "runtimes_for",
 ]
 

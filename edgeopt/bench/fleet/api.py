@@ -1,4 +1,4 @@
-"""``edgeopt.fleet_benchmark``: one model on many devices at once, one row per device plus the fleet's view."""
+"""``fleet_benchmark``: one model on many devices at once, one row per device plus the fleet's view."""
 
 from __future__ import annotations
 
@@ -9,17 +9,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .._version import __version__
-from ..errors import InputError
-from ..registry import find_runtime
-from ..settings import MEASURE_KEYWORDS, MeasureSettings, RemoteSpec
+from ..._version import __version__
+from ...errors import InputError
+from ...fleet.artifacts import ModelRef
+from ...fleet.devices import FleetDevice, fleet_selection, resolve_devices
+from ...fleet.executors import DeviceEvents, Executor
+from ...fleet.jobs import BenchJob
+from ...fleet.result import FleetResult, FleetRow, fleet_exit_code
+from ...fleet.runner import FleetRunner
+from ...registry import find_runtime
+from ...settings import MEASURE_KEYWORDS, MeasureSettings, RemoteSpec
 from .aggregate import DEFAULT_OUTLIER_PCT, aggregate
-from .artifacts import ModelRef
-from .devices import FleetDevice, fleet_devices
-from .executors import DeviceEvents, Executor
-from .jobs import BenchJob
-from .result import FleetResult, FleetRow, fleet_exit_code
-from .runner import FleetRunner
 
 # Beyond the timed phase's watchdog (max_duration_s): connect, upload, lock wait, load, warm-up, fetch.
 DEADLINE_MARGIN_S = 300.0
@@ -118,41 +118,13 @@ def fleet_benchmark(
     )
 
 
-def resolve_devices(devices: str | Sequence[str | FleetDevice], remote: RemoteSpec | None = None,
-                    **options: Any) -> list[FleetDevice]:
-    """Device objects as they are; a selection (string or terms) resolved against the inventory.
-
-    Args:
-        devices: ``FleetDevice`` objects, or selection terms.
-        remote: how every device is reached (:func:`edgeopt.fleet.devices.fleet_devices`).
-        **options: RemoteSpec fields overriding ``remote`` (``inventory``, ``key``, ``known_hosts``, ...).
-
-    Raises:
-        InputError: a mix of both kinds, or a selection that matches nothing.
-    """
-    if isinstance(devices, str):
-        return fleet_devices(devices, remote, **options)
-    items = list(devices)
-    objects = [d for d in items if isinstance(d, FleetDevice)]
-    if objects and len(objects) != len(items):
-        raise InputError("devices: give either FleetDevice objects or selection strings, not both")
-    return objects or fleet_devices([str(d) for d in items], remote, **options)
-
-
-def fleet_selection(devices: str | Sequence[str | FleetDevice]) -> list[str]:
-    """The selection as a list of terms (device names for device objects)."""
-    if isinstance(devices, str):
-        return [w.strip() for w in devices.split(",") if w.strip()]
-    return [d.name if isinstance(d, FleetDevice) else str(d) for d in devices]
-
-
 def record_rows(rows: list[FleetRow], history_db: str | Path | None, *, fleet_id: str, label: str,
                 warnings: list[str]) -> list[FleetRow]:
     """Store every device's run in the history with ``group_id=fleet_id``; rows get their run ids.
 
     A history that cannot be written is a warning, never a lost measurement.
     """
-    from ..history import HistoryError, open_store
+    from ...history import HistoryError, open_store
 
     try:
         store = open_store(history_db)

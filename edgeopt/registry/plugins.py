@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 
-from .config import from_environment
+from ..config import from_environment
 
 
 def activate(directories: Sequence[Path]) -> None:

@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from .enums import Precision
-from .errors import first_line
-from .passes.base import Artifact, ArtifactFormat, PassError
-from .registry import get_format, get_runtime
-from .registry.runtimes.tflite import from_tflite_output, to_tflite_input
+from ..enums import Precision
+from ..errors import first_line
+from ..registry import get_format, get_runtime
+from ..registry.runtimes.tflite import from_tflite_output, to_tflite_input
+from .base import Artifact, ArtifactFormat, PassError
 
 __all__ = ["MIN_COSINE", "MIN_TOP1", "Validation", "compare", "from_tflite_output", "run_artifact", "run_onnx",
            "runtime_for", "to_tflite_input", "validate_artifact"]

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from .errors import EdgeoptError, InputError
-from .evaluation import Metric, OutputSelection, parse_output, retention
-from .passes.base import Artifact, ArtifactFormat
+from ..errors import EdgeoptError, InputError
+from ..evaluation import Metric, OutputSelection, parse_output, retention
+from ..passes.base import Artifact, ArtifactFormat
 
 BENCH_ITERATIONS = 50
 BENCH_MIN_DURATION_S = 1.0
@@ -143,7 +143,7 @@ def measure_fidelity(
 
 def _speedup_interval(ref: np.ndarray | None, art: np.ndarray | None) -> list[float] | None:
     """95 % bootstrap interval of median(ref) / median(art) over per-block medians (issue 16, item 7)."""
-    from .history.stats import block_medians, bootstrap_median_ratio
+    from ..history.stats import block_medians, bootstrap_median_ratio
 
     if ref is None or art is None or ref.size < 2 or art.size < 2:
         return None
@@ -257,7 +257,7 @@ def agent_latency(
     The agent gets a copy of the model whose input dims are fixed to the feed's shapes: exports often reuse one
     symbolic name ('?') for several dims or write -1, which shape flags cannot express.
     """
-    from .bench import benchmark
+    from ..bench import benchmark
 
     with tempfile.TemporaryDirectory(prefix="edgeopt-fidelity-") as tmp:
         inputs = Path(tmp) / "inputs.npz"
@@ -279,8 +279,8 @@ def static_input_copy(path: Path, feed: dict[str, np.ndarray], tmp: Path) -> Pat
     """``path`` with graph input dims set to the feed's shapes (the original when it is too big to copy)."""
     import onnx
 
-    from .analysis.loader import load_model
-    from .passes.onnx_io import SINGLE_FILE_LIMIT_BYTES
+    from ..analysis.loader import load_model
+    from ..passes.onnx_io import SINGLE_FILE_LIMIT_BYTES
 
     model = load_model(path)
     if model.ByteSize() >= SINGLE_FILE_LIMIT_BYTES:

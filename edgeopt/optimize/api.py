@@ -11,28 +11,28 @@ from __future__ import annotations
 import datetime as _dt
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._version import __version__
-from .analysis.loader import load_model
-from .analysis.precision import model_precision
-from .calib import DataSource, ImagePreprocessing
-from .convert import VALIDATION_SAMPLES, ConversionPlan, plan_conversions, run_conversions
-from .errors import EdgeoptError, InputError
-from .evaluation import MetricSpec
+from .._version import __version__
+from ..analysis.loader import load_model
+from ..analysis.precision import model_precision
+from ..calib import DataSource, ImagePreprocessing
+from ..errors import EdgeoptError, InputError
+from ..evaluation import MetricSpec
+from ..fsutil import atomic_write_text, sha256_file
+from ..passes.base import Artifact, ArtifactFormat, NullReporter, Pass, PassContext, Reporter
+from ..passes.convert import VALIDATION_SAMPLES, plan_conversions, run_conversions
+from ..passes.pipeline import run_passes
+from ..passes.registry import PassRegistry, load_pass_registry
+from ..passes.torch_input import looks_like_torch_model, torch_artifact
+from ..recipes import LoadedRecipe, Recipe, build_recipe, load_recipe
+from ..targets import Target, load_registry
 from .fidelity import FidelityRow
-from .fsutil import atomic_write_text, sha256_file
-from .optimize_fidelity import fidelity_rows, task_metric
-from .passes.base import Artifact, ArtifactFormat, NullReporter, Pass, PassContext, Reporter
-from .passes.pipeline import run_passes
-from .passes.registry import PassRegistry, load_pass_registry
-from .passes.torch_input import looks_like_torch_model, torch_artifact, torch_stem
-from .recipes import LoadedRecipe, Recipe, build_recipe, load_recipe
-from .targets import Target, load_registry
+from .fidelity_table import fidelity_rows, task_metric
+from .job import CollectReporter, OptimizeData, OptimizeJob
 
 SCHEMA_VERSION = "1.0"
 MANIFEST = "manifest.json"
@@ -74,25 +74,6 @@ class OptimizeResult(BaseModel):
     def last_of(self, fmt: ArtifactFormat) -> Artifact | None:
         """The last artifact of format ``fmt`` (e.g. the recipe's ONNX result before any conversion)."""
         return next((a for a in reversed(self.artifacts) if a.format is fmt), None)
-
-
-class _Collect:
-    """Forwards to the caller's reporter and keeps every warning for the result."""
-
-    def __init__(self, inner: Reporter) -> None:
-        self.inner = inner
-        self.warnings: list[str] = []
-
-    def info(self, message: str) -> None:
-        self.inner.info(message)
-
-    def warn(self, message: str) -> None:
-        if message not in self.warnings:
-            self.warnings.append(message)
-        self.inner.warn(message)
-
-    def progress(self, task: str, done: int, total: int | None) -> None:
-        self.inner.progress(task, done, total)
 
 
 def optimize(
@@ -147,9 +128,9 @@ def optimize(
     """
     started = time.perf_counter()
     started_at = _dt.datetime.now(_dt.timezone.utc).isoformat()
-    reporter = _Collect(progress or NullReporter())
+    reporter = CollectReporter(progress or NullReporter())
     job = _plan_job(model, target, recipe, registry or load_pass_registry(), targets_dirs, reporter)
-    data = _Data.open(job, calib, eval_data, input_shapes, preprocessing, reporter, seed)
+    data = OptimizeData.open(job, calib, eval_data, input_shapes, preprocessing, reporter, seed)
     task = task_metric(metric, output)  # checked before any pass runs
     out = _output_dir(job, out_dir)
     artifacts = _run_job(job, data, out, reporter, seed)
@@ -175,31 +156,10 @@ def optimize(
     return result
 
 
-@dataclass(frozen=True)
-class _Job:
-    """What ``optimize`` will do, fully resolved and checked before any work."""
-
-    target: Target
-    loaded: LoadedRecipe
-    source: Artifact
-    passes: list[Pass[Any]]
-    conversions: ConversionPlan
-
-    @property
-    def needs_calib(self) -> bool:
-        return any(p.needs_calibration for p in [*self.passes, *self.conversions.passes.values()])
-
-    @property
-    def stem(self) -> str:
-        """What output files are named after (the input file's stem, or the PyTorch model's)."""
-        path = self.source.path
-        return Path(path).stem if self.source.format is ArtifactFormat.ONNX else torch_stem(path)
-
-
 def _plan_job(
     model: str | Path, target: str, recipe: str | Path | Recipe | LoadedRecipe, registry: PassRegistry,
     targets_dirs: Sequence[Path], reporter: Reporter,
-) -> _Job:
+) -> OptimizeJob:
     """Resolve the target, the recipe and the input; plan the passes and the conversions (step 1, no work yet)."""
     tgt = load_registry(extra_dirs=targets_dirs).get(target)
     loaded = _load_recipe(recipe, registry)
@@ -210,50 +170,17 @@ def _plan_job(
                                    loaded.converters)
     for note in conversions.warnings:
         reporter.warn(note)
-    return _Job(tgt, loaded, source, passes, conversions)
+    return OptimizeJob(tgt, loaded, source, passes, conversions)
 
 
-@dataclass(frozen=True)
-class _Data:
-    """The samples ``optimize`` reads: calibration (when a pass needs it or it was given) and evaluation."""
-
-    shapes: dict[str, list[int]]
-    calib: DataSource | None
-    eval: DataSource | None
-    paths: dict[str, str | Path | None]  # the file or folder given for each ("eval", "calibration")
-
-    @classmethod
-    def open(
-        cls, job: _Job, calib: str | Path | None, eval_data: str | Path | None,
-        input_shapes: Mapping[str, Sequence[int]] | None, preprocessing: ImagePreprocessing | None,
-        reporter: Reporter, seed: int,
-    ) -> _Data:
-        """Check the data paths (step 2); the recipe's preprocessing applies unless ``preprocessing`` is given."""
-        shapes = {k: [int(d) for d in v] for k, v in (input_shapes or {}).items()}
-        pp = preprocessing or job.loaded.recipe.preprocessing
-        calib_src = (
-            DataSource(Path(calib) if calib else None, preprocessing=pp, input_shapes=shapes, reporter=reporter,
-                       seed=seed)
-            if (job.needs_calib or calib)
-            else None
-        )
-        eval_src = (
-            DataSource(Path(eval_data), preprocessing=pp, input_shapes=shapes, reporter=reporter, seed=seed,
-                       purpose="evaluation")
-            if eval_data
-            else None
-        )
-        return cls(shapes, calib_src, eval_src, {"eval": eval_data, "calibration": calib})
-
-
-def _output_dir(job: _Job, out_dir: str | Path | None) -> Path:
+def _output_dir(job: OptimizeJob, out_dir: str | Path | None) -> Path:
     """``out_dir``, or ``out/<stem>.<recipe>``; never one whose files would overwrite the input."""
     out = Path(out_dir) if out_dir else Path("out") / f"{job.stem}.{job.loaded.recipe.name}"
     _refuse_overwriting_input(job.source, out, job.stem, job.loaded.recipe.name)
     return out
 
 
-def _run_job(job: _Job, data: _Data, out: Path, reporter: Reporter, seed: int) -> list[Artifact]:
+def _run_job(job: OptimizeJob, data: OptimizeData, out: Path, reporter: Reporter, seed: int) -> list[Artifact]:
     """Run the passes, then the conversions (each validated against the ONNX reference); check the input is intact."""
     ctx = PassContext(work_dir=out, output_path=out, target=job.target, calibration=data.calib, reporter=reporter,
                       input_shapes=data.shapes, seed=seed)

@@ -9,14 +9,14 @@ from pathlib import Path
 
 from pydantic import Field
 
-from ..devices.check import DeviceReport, check_device
+from ..fleet.devices import FleetDevice, resolve_devices
+from ..fleet.executors import DeviceEvents, Executor
+from ..fleet.jobs import CancelToken, EventSink, Watchdog, classify
+from ..fleet.result import DeviceOutcome, ErrorKind
+from ..fleet.runner import FleetRunner
 from ..settings import RemoteSpec
 from ..targets import load_registry
-from .devices import FleetDevice
-from .executors import DeviceEvents, Executor
-from .jobs import CancelToken, EventSink, Watchdog, classify
-from .result import DeviceOutcome, ErrorKind
-from .runner import FleetRunner
+from .check import DeviceReport, check_device
 
 
 class CheckRow(DeviceOutcome):
@@ -83,8 +83,6 @@ def fleet_check(
     Raises:
         InputError: bad inventory or a selection that matches nothing.
     """
-    from .api import resolve_devices
-
     selected = resolve_devices(devices, remote, **options)
     fleet = FleetRunner(selected, jobs=jobs, executor=executor, progress=progress)
     rows = fleet.map(lambda d: CheckJob(d, deadline_s, target, tuple(targets_dirs)))

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .errors import InputError
+from ..errors import InputError
 
 JOULES_PER_KWH = 3.6e6
 INFERENCES = 1_000_000
