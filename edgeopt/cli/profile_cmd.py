@@ -15,7 +15,8 @@ from ..profile.compare import compare_profiles
 from ..profile.render import render_comparison, render_profile
 from ..profile.schema import ProfileComparison, ProfileResult
 from ..settings import RemoteSpec
-from .common import emit_json, json_option, parse_runtime_options, parse_shapes, shape_options, targets_dir_option
+from .common import emit_json, json_option, targets_dir_option
+from .measure_options import measure_options
 from .progress import StderrProgress
 from .remote_options import remote_options
 
@@ -42,25 +43,24 @@ def _write_outputs(result: ProfileResult | ProfileComparison, *, trace: Path | N
     return written
 
 
+_PROVIDER = click.option("--provider", "providers", multiple=True, help="onnxruntime execution provider (repeatable).")
+_OV_DEVICE = click.option("--ov-device", default=None, metavar="DEVICE",
+                          help="OpenVINO device (implies --runtime openvino).")
+
+
 @click.command("profile")
 @click.argument("model", type=click.Path(path_type=Path))
 @click.option("--target", "-t", default=None,
               help="Target name (edgeopt targets) [default: the --device's target, else local].")
-@click.option("--runtime", default=None, help="onnxruntime, openvino or tensorrt (the runtimes with a per-layer "
-              "profiler) [default: the target's first runtime that loads the model's format].")
-@click.option("--provider", "providers", multiple=True, help="onnxruntime execution provider (repeatable).")
-@click.option("--ov-device", default=None, metavar="DEVICE", help="OpenVINO device (implies --runtime openvino).")
-@click.option("--runtime-option", "runtime_option", multiple=True, metavar="KEY=VALUE",
-              help="A runtime option (repeatable); docs/runtimes.md lists them.")
-@click.option("--warmup", type=click.IntRange(min=0), default=10, show_default=True,
-              help="Warm-up inferences before the unprofiled and before the profiled phase.")
-@click.option("--iterations", "-n", type=click.IntRange(min=1), default=100, show_default=True,
-              help="Inferences of each phase (per-layer median and p90 come from the profiled ones).")
-@click.option("--threads", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Runtime intra-op threads (0: runtime default).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated inputs.")
-@shape_options
-@click.option("--inputs", type=click.Path(path_type=Path), default=None, help=".npz of inputs keyed by name.")
+@measure_options(
+    "runtime", _PROVIDER, _OV_DEVICE, "runtime_options", "warmup", "iterations", "threads", "seed", "shapes", "batch",
+    "inputs",
+    runtime={"help": "onnxruntime, openvino or tensorrt (the runtimes with a per-layer profiler) [default: the "
+                     "target's first runtime that loads the model's format]."},
+    runtime_options={"help": "A runtime option (repeatable); docs/runtimes.md lists them."},
+    warmup={"help": "Warm-up inferences before the unprofiled and before the profiled phase."},
+    iterations={"default": 100,
+                "help": "Inferences of each phase (per-layer median and p90 come from the profiled ones)."})
 @click.option("--graph", type=click.Path(path_type=Path), default=None,
               help="ONNX model to join with when MODEL is not ONNX (e.g. the source of an OpenVINO IR).")
 @click.option("--vs", "other", type=click.Path(path_type=Path), default=None,
@@ -73,29 +73,26 @@ def _write_outputs(result: ProfileResult | ProfileComparison, *, trace: Path | N
               help="Write a self-contained HTML page of the profile.")
 @click.option("--report-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write profile.json, profile.html and trace.json into this directory.")
-@click.option("--max-duration", type=click.FloatRange(min=0.001), default=600.0, show_default=True,
-              help="Watchdog on each agent call, seconds.")
+@measure_options("max_duration_s", max_duration_s={"help": "Watchdog on each agent call, seconds."})
 @remote_options()
 @targets_dir_option
 @json_option
-def profile_cmd(model: Path, target: str | None, runtime: str | None, providers: tuple[str, ...],
-                ov_device: str | None, runtime_option: tuple[str, ...], warmup: int, iterations: int, threads: int,
-                seed: int, shapes: tuple[str, ...], batch: int, inputs: Path | None, graph: Path | None,
-                other: Path | None, vs_graph: Path | None, top: int, trace: Path | None, html: Path | None,
-                report_dir: Path | None, max_duration: float, remote: RemoteSpec,
+def profile_cmd(model: Path, target: str | None, measure: dict[str, Any], providers: tuple[str, ...],
+                ov_device: str | None, graph: Path | None, other: Path | None, vs_graph: Path | None, top: int,
+                trace: Path | None, html: Path | None, report_dir: Path | None, remote: RemoteSpec,
                 targets_dirs: tuple[Path, ...], as_json: bool) -> int:
     """Per-layer times of MODEL with the runtime's own profiler, joined with its ONNX graph.
 
     Exit 0 profiled, 2 bad input (a runtime without a per-layer profiler included), 3 device error.
     """
+    runtime = measure["runtime"]
     options: dict[str, Any] = dict(
-        target=target, runtime=runtime or ("openvino" if ov_device else "onnxruntime" if providers else None),
-        runtime_options={**parse_runtime_options(runtime_option),
+        measure, target=target,
+        runtime=runtime or ("openvino" if ov_device else "onnxruntime" if providers else None),
+        runtime_options={**measure["runtime_options"],
                          **({"providers": list(providers)} if providers else {}),
                          **({"device": ov_device} if ov_device else {})},
-        warmup=warmup, iterations=iterations, threads=threads, seed=seed, shapes=parse_shapes(shapes), batch=batch,
-        inputs=inputs, max_duration_s=max_duration, targets_dirs=targets_dirs, progress=StderrProgress(),
-        remote=remote,
+        targets_dirs=targets_dirs, progress=StderrProgress(), remote=remote,
     )
     first = profile(model, graph=graph, **options)
     result = first if other is None else compare_profiles(first, profile(other, graph=vs_graph, **options))
