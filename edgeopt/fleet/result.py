@@ -92,12 +92,13 @@ class FleetAggregate(_Frozen):
     outliers: list[Outlier] = Field(description="Devices far from the median, with their likely causes.")
 
 
-class FleetResult(_Frozen):
-    """Everything a fleet benchmark produced."""
+class FleetRunHeader(_Frozen):
+    """The run-level fields a fleet benchmark and a fleet sweep share, first in their JSON in this order
+    (``schema_version`` first; each result sets its own version as the default)."""
 
-    schema_version: str = FLEET_SCHEMA_VERSION
+    schema_version: str
     edgeopt_version: str
-    fleet_id: str = Field(description="Id of this fleet run (the history's group_id of its device runs).")
+    fleet_id: str = Field(description="Id of this fleet run (the history's group_id of what its devices recorded).")
     model: str = Field(description="Model path on the host.")
     model_sha256: str = Field(description="Content hash of the model and its companion files.")
     selection: list[str] = Field(description="The --devices terms.")
@@ -106,6 +107,12 @@ class FleetResult(_Frozen):
     deadline_s: float = Field(description="Per-device deadline, s.")
     started_at: str = Field(description="UTC ISO-8601 start time.")
     seconds: float = Field(description="Wall time of the whole fleet run, s.")
+
+
+class FleetResult(FleetRunHeader):
+    """Everything a fleet benchmark produced."""
+
+    schema_version: str = FLEET_SCHEMA_VERSION
     rows: list[FleetRow]
     aggregate: FleetAggregate
     warnings: list[str] = Field(default_factory=list, description="Host-side problems that did not stop the run.")

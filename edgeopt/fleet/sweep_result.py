@@ -14,7 +14,7 @@ from pydantic import Field
 
 from ..errors import ExitCode
 from ..sweep.result import SweepResult
-from .result import DeviceOutcome, _Frozen
+from .result import DeviceOutcome, FleetRunHeader, _Frozen
 
 FLEET_SWEEP_SCHEMA_VERSION = "1.0"
 
@@ -58,20 +58,10 @@ class FleetSweepSummary(_Frozen):
     recommendation: str | None = Field(description="That common recommendation; null when they disagree.")
 
 
-class FleetSweepResult(_Frozen):
+class FleetSweepResult(FleetRunHeader):
     """Everything a fleet sweep produced."""
 
     schema_version: str = FLEET_SWEEP_SCHEMA_VERSION
-    edgeopt_version: str
-    fleet_id: str = Field(description="Id of this fleet run (the history's group_id of its devices' levels).")
-    model: str = Field(description="Model path on the host.")
-    model_sha256: str = Field(description="Content hash of the model and its companion files.")
-    selection: list[str] = Field(description="The --devices terms.")
-    executor: str = Field(description="local, ray, or ray://ADDRESS.")
-    jobs: int = Field(description="Devices run at the same time at most.")
-    deadline_s: float = Field(description="Per-device deadline, s.")
-    started_at: str = Field(description="UTC ISO-8601 start time.")
-    seconds: float = Field(description="Wall time of the whole fleet sweep, s.")
     host_seconds: float = Field(description="Wall time of the host side (eval data, every recipe's artifacts), s.")
     targets: list[str] = Field(description="Targets the artifacts were built for (the devices' distinct targets).")
     out_dir: str = Field(description="Output directory: host/ (the shared inputs), devices/<name>/sweep.json.")
