@@ -78,12 +78,18 @@ class Outlier(_Frozen):
     likely_causes: list[str] = Field(description="Conditions the agent saw on this device and not on most others.")
 
 
-class FleetAggregate(_Frozen):
-    """The unit-to-unit view."""
+class FleetTally(_Frozen):
+    """How many devices were selected and ran, and which could not: first in a fleet benchmark's aggregate and a
+    fleet sweep's summary."""
 
     devices: int = Field(description="Devices selected.")
     ok: int = Field(description="Devices that returned a result.")
     failed: list[str] = Field(description="Devices that could not run (error rows), by name.")
+
+
+class FleetAggregate(FleetTally):
+    """The unit-to-unit view."""
+
     not_passed: list[str] = Field(description="Devices whose run was invalid or missed its FPS budget.")
     p50: Spread | None = Field(description="p50 latency across devices (null when none ran).")
     p99: Spread | None = Field(description="p99 latency across devices (null when none ran).")

@@ -14,7 +14,7 @@ from pydantic import Field
 
 from ..errors import ExitCode
 from ..sweep.result import SweepResult
-from .result import DeviceOutcome, FleetRunHeader, _Frozen
+from .result import DeviceOutcome, FleetRunHeader, FleetTally, _Frozen
 
 FLEET_SWEEP_SCHEMA_VERSION = "1.0"
 
@@ -45,12 +45,9 @@ class LevelSpread(_Frozen):
     passed_on: list[str] = Field(description="Devices where the level passed (retention and budget).")
 
 
-class FleetSweepSummary(_Frozen):
-    """The fleet's view."""
+class FleetSweepSummary(FleetTally):
+    """The fleet's view (``ok``: devices that returned a sweep)."""
 
-    devices: int = Field(description="Devices selected.")
-    ok: int = Field(description="Devices that returned a sweep.")
-    failed: list[str] = Field(description="Devices that could not run (error rows), by name.")
     levels: list[LevelSpread] = Field(description="Per level, in first-measured order.")
     recommendations: dict[str, str | None] = Field(
         description="Per device that ran: the recipe/runtime it would ship (null: none passes there).")
