@@ -91,7 +91,7 @@ def _flag(keyword: str, changes: dict[str, Any]) -> tuple[Callable[[F], F], Call
     return click.option(*decls, keyword, **spec), parse
 
 
-def measure_options(*items: str | Callable[[F], F], **changes: dict[str, Any]) -> Callable[[F], F]:
+def measure_options(*items: str | Callable[[Any], Any], **changes: dict[str, Any]) -> Callable[[F], F]:
     """Add the flags of these settings (keyword names of :data:`FLAGS`), in this order; the command receives
     them as ``measure: dict[str, Any]`` (merged with an outer ``measure_options``' when applied twice).
 
