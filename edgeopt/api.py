@@ -13,6 +13,7 @@ from .analysis.report import InspectResult
 from .fleet.executors import Executor
 from .qualify.engine import default_report_dir, run_qualification
 from .qualify.loader import load_spec
+from .qualify.options import QualifyOptions
 from .qualify.result import QualifyResult, SweepPoint
 from .qualify.retention import RetentionEvaluator
 from .qualify.spec import SinksSpec
@@ -84,9 +85,10 @@ def qualify(
     """
     loaded = load_spec(spec)
     out_dir = Path(report_dir) if report_dir is not None else default_report_dir(loaded.spec.name)
-    result = run_qualification(loaded, report_dir=out_dir, history_db=history_db, record=record,
-                               targets_dirs=targets_dirs, sweep=sweep, evaluator=evaluator, progress=progress, log=log,
-                               jobs=jobs, executor=executor, deadline_s=deadline_s)
+    options = QualifyOptions(report_dir=out_dir, history_db=history_db, record=record, targets_dirs=targets_dirs,
+                             sweep=sweep, evaluator=evaluator, progress=progress, log=log, jobs=jobs,
+                             executor=executor, deadline_s=deadline_s)
+    result = run_qualification(loaded, options)
     if write_reports:
         paths = reports.report_paths(out_dir)
         result = result.model_copy(update={"reports": {fmt: str(path) for fmt, path in paths.items()}})

@@ -6,7 +6,14 @@ in one place (see ``docs/exit-codes.md``). Messages say what failed, the offendi
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass
 from enum import IntEnum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 class ExitCode(IntEnum):
@@ -61,3 +68,39 @@ def first_line(exc: BaseException, *, limit: int | None = 300, fallback: str | N
     text = str(exc).strip()
     line = text.splitlines()[0] if text else (fallback or type(exc).__name__)
     return line if limit is None else line[:limit]
+
+
+@dataclass(frozen=True)
+class SchemaProblem:
+    """The one error of a pydantic ``ValidationError`` that a file loader reports, in the pieces of its one-line
+    message (targets, devices, qualify specs and recipes each word that line for their own file)."""
+
+    loc: tuple[Any, ...]
+    kind: str  # pydantic's error type: missing, extra_forbidden, ...
+    msg: str  # pydantic's message, on one line
+    got: str  # " (got <value>)" when the value's repr is short enough to quote, else ""
+    others: int  # how many more errors there are
+
+    @classmethod
+    def of(cls, exc: ValidationError, *, unknown_first: bool = False) -> SchemaProblem:
+        """The first error; with ``unknown_first`` a misspelled key first (it usually explains a 'missing' one)."""
+        errors = exc.errors()
+        err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0]) if unknown_first else errors[0]
+        got = repr(err.get("input"))
+        return cls(loc=tuple(err["loc"]), kind=err["type"], msg=" ".join(str(err["msg"]).split()),
+                   got=f" (got {got})" if len(got) <= 60 else "", others=len(errors) - 1)
+
+    @property
+    def key(self) -> str:
+        """The key path as written in YAML terms: ``devices[1].port``."""
+        return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in self.loc).lstrip(".")
+
+    @property
+    def more(self) -> str:
+        """`` (+N more)`` when there are other errors, else ""."""
+        return f" (+{self.others} more)" if self.others else ""
+
+    def did_you_mean(self, fields: Iterable[str]) -> str:
+        """`` (did you mean 'x'?)``: the field closest to the offending (last) key, or ""."""
+        close = difflib.get_close_matches(str(self.loc[-1]) if self.loc else "", list(fields), n=1, cutoff=0.6)
+        return f" (did you mean '{close[0]}'?)" if close else ""

@@ -81,6 +81,28 @@ def plan(declared: Sequence[TensorInfo], shapes: Dict[str, List[int]], batch: in
     return out, ""
 
 
+def decide(declared: Sequence[TensorInfo], on: bool, run_shapes: Optional[Tuple[Dict[str, List[int]], int]]
+           ) -> Tuple[Optional[Dict[str, List[int]]], Dict[str, Any]]:
+    """Whether a runtime compiles the model static: the shapes to compile for, or None with the
+    ``runtime.static_shapes`` report saying why not (the same decisions and words for every runtime).
+
+    Args:
+        declared: the model's inputs as the runtime reads them.
+        on: the ``static_shapes`` runtime option (:func:`enabled`).
+        run_shapes: the run's ``(shapes, batch)``, None when not given before loading.
+    """
+    if not dynamic(declared):
+        return None, report(False, None, "the model's inputs are static")
+    if not on:
+        return None, report(False, None, "runtime option static_shapes: false")
+    if run_shapes is None:
+        return None, report(False, None, "the run's input shapes were not given before loading")
+    shapes, why = plan(declared, *run_shapes)
+    if shapes is None:
+        return None, report(False, None, why)
+    return shapes, {}
+
+
 def dynamic(declared: Sequence[TensorInfo]) -> bool:
     """True when some input dim is not a fixed integer."""
     return any(not isinstance(d, int) or d < 0 for i in declared for d in i.shape)

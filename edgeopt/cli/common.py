@@ -27,21 +27,6 @@ def targets_dir_option(f: F) -> F:
     )(f)
 
 
-def energy_options(f: F) -> F:
-    """``--energy/--no-energy`` and how the agent reads power (bench)."""
-    from ..metrics.energy import SENSOR_CHOICES
-
-    f = click.option("--power-rate-hz", type=click.FloatRange(min=0.1, max=1000), default=20.0, show_default=True,
-                     help="Power readings per second during the timed phase.")(f)
-    f = click.option("--sysfs-root", default="/", show_default=True, metavar="DIR",
-                     help="Root of the sysfs tree the agent reads power from, on the device (for tests/emulation).")(f)
-    f = click.option("--power-sensor", type=click.Choice(SENSOR_CHOICES), default="auto", show_default=True,
-                     help="Power reader: auto (the target's, then whatever the device has), none (estimate only).")(f)
-    return click.option("--energy/--no-energy", default=True, show_default=True,
-                        help="Measure energy per inference (an ESTIMATE from the target's TDP where no sensor "
-                        "exists).")(f)
-
-
 def shape_options(f: F) -> F:
     f = click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True,
                      help="Batch size for a dynamic leading dimension.")(f)

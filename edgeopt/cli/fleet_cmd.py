@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -13,11 +14,12 @@ from ..bench.fleet import DEFAULT_OUTLIER_PCT, fleet_benchmark
 from ..fleet import FleetProgress
 from ..fsutil import atomic_write_text
 from ..settings import MeasureSettings, RemoteSpec
-from .common import emit_json, json_option, parse_runtime_options, parse_shapes, shape_options, targets_dir_option
+from .common import emit_json, json_option, targets_dir_option
 from .fleet_check_cmd import check_cmd
 from .fleet_options import FleetOptions, fleet_options
 from .fleet_render import render_fleet
 from .history_options import HistoryOptions, history_options
+from .measure_options import NO_BUDGET, SAMPLES, measure_options
 from .remote_options import remote_options
 
 
@@ -55,32 +57,21 @@ def run_fleet_bench(model: Path, settings: MeasureSettings, *, fleet: FleetOptio
     return result.exit_code
 
 
+
 @fleet.command("bench")
 @click.argument("model", type=click.Path(path_type=Path))
 @fleet_options(required=True)
 @remote_options(with_device=False)
 @click.option("--target", "-t", default=None, help="Target for every device [default: each device's own].")
-@click.option("--fps", type=float, default=None, help="Real-time budget in FPS [default: each target's].")
-@click.option("--no-budget", is_flag=True, help="Do not check any FPS budget.")
-@click.option("--percentile", default="p99", show_default=True, help="Percentile checked against the budget.")
-@click.option("--iterations", "-n", type=click.IntRange(min=1), default=200, show_default=True,
-              help="Minimum timed inferences per stream (frames with --pacing-fps).")
-@click.option("--min-duration", type=click.FloatRange(min=0), default=2.0, show_default=True,
-              help="Minimum seconds of timed inferences.")
-@click.option("--max-duration", type=click.FloatRange(min=0.001), default=600.0, show_default=True,
-              help="Watchdog of each device's timed phase (the run is then invalid).")
-@click.option("--warmup", type=click.IntRange(min=0), default=10, show_default=True, help="Warm-up inferences.")
-@click.option("--threads", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Runtime intra-op threads (0: runtime default).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated inputs.")
-@shape_options
-@click.option("--runtime", default=None, help="Agent runtime [default: each target's first that loads the model].")
-@click.option("--runtime-option", "runtime_option", multiple=True, metavar="KEY=VALUE",
-              help="A runtime option (repeatable), as for edgeopt bench.")
-@click.option("--pacing-fps", type=click.FloatRange(min=0.001, min_open=True), default=None,
-              help="Issue frames at this rate instead of back to back (deadline misses are counted).")
-@click.option("--energy/--no-energy", default=True, show_default=True, help="Measure (or estimate) energy.")
-@click.option("--samples", is_flag=True, help="Include every per-inference latency in the JSON.")
+@measure_options(
+    "fps", NO_BUDGET, "percentile", "iterations", "min_duration_s", "max_duration_s", "warmup", "threads", "seed",
+    "shapes", "batch", "runtime", "runtime_options", "pacing_fps", "energy", SAMPLES,
+    fps={"help": "Real-time budget in FPS [default: each target's]."},
+    iterations={"help": "Minimum timed inferences per stream (frames with --pacing-fps)."},
+    max_duration_s={"help": "Watchdog of each device's timed phase (the run is then invalid)."},
+    runtime={"help": "Agent runtime [default: each target's first that loads the model]."},
+    runtime_options={"help": "A runtime option (repeatable), as for edgeopt bench."},
+    energy={"help": "Measure (or estimate) energy."})
 @click.option("--outlier-pct", type=click.FloatRange(min=0), default=DEFAULT_OUTLIER_PCT, show_default=True,
               help="A device this far from the fleet's median p50/p99 is flagged as an outlier.")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -88,24 +79,16 @@ def run_fleet_bench(model: Path, settings: MeasureSettings, *, fleet: FleetOptio
 @history_options
 @targets_dir_option
 @json_option
-def bench_cmd(model: Path, fleet: FleetOptions, remote: RemoteSpec, target: str | None, fps: float | None,
-              no_budget: bool, percentile: str, iterations: int, min_duration: float, max_duration: float,
-              warmup: int, threads: int, seed: int, shapes: tuple[str, ...], batch: int, runtime: str | None,
-              runtime_option: tuple[str, ...], pacing_fps: float | None, energy: bool, samples: bool,
-              outlier_pct: float, junit_path: Path | None, history: HistoryOptions, targets_dirs: tuple[Path, ...],
-              as_json: bool) -> int:
+def bench_cmd(model: Path, fleet: FleetOptions, remote: RemoteSpec, target: str | None, measure: dict[str, Any],
+              no_budget: bool, samples: bool, outlier_pct: float, junit_path: Path | None, history: HistoryOptions,
+              targets_dirs: tuple[Path, ...], as_json: bool) -> int:
     """Benchmark MODEL on every selected device in parallel; one row per device plus median, spread, outliers.
 
     Exit 0 every device passed, 1 a device failed its budget or could not run, 2 bad input, 3 every device
     failed to run.
     """
-    settings = MeasureSettings.from_kwargs(
-        fps=None if no_budget else fps, use_target_fps=not no_budget, percentile=percentile, iterations=iterations,
-        min_duration_s=min_duration, max_duration_s=max_duration, warmup=warmup, threads=threads, seed=seed,
-        shapes=parse_shapes(shapes), batch=batch, runtime=runtime,
-        runtime_options=parse_runtime_options(runtime_option), pacing_fps=pacing_fps, energy=energy,
-        keep_samples=samples or history.enabled,
-    )
+    settings = MeasureSettings.from_kwargs(**{**measure, "fps": None if no_budget else measure["fps"]},
+                                           use_target_fps=not no_budget, keep_samples=samples or history.enabled)
     return run_fleet_bench(model, settings, fleet=fleet, remote=remote, target=target, targets_dirs=targets_dirs,
                            history=history, samples=samples, as_json=as_json, outlier_pct=outlier_pct,
                            junit_path=junit_path)

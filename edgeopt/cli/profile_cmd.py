@@ -15,7 +15,8 @@ from ..profile.compare import compare_profiles
 from ..profile.render import render_comparison, render_profile
 from ..profile.schema import ProfileComparison, ProfileResult
 from ..settings import RemoteSpec
-from .common import emit_json, json_option, parse_shapes, shape_options, targets_dir_option
+from .common import emit_json, json_option, targets_dir_option
+from .measure_options import measure_options
 from .progress import StderrProgress
 from .remote_options import remote_options
 from .runtime_flags import runtime_choice, runtime_flag_options
@@ -47,20 +48,15 @@ def _write_outputs(result: ProfileResult | ProfileComparison, *, trace: Path | N
 @click.argument("model", type=click.Path(path_type=Path))
 @click.option("--target", "-t", default=None,
               help="Target name (edgeopt targets) [default: the --device's target, else local].")
-@click.option("--runtime", default=None, help="onnxruntime, openvino or tensorrt (the runtimes with a per-layer "
-              "profiler) [default: the target's first runtime that loads the model's format].")
-@runtime_flag_options
-@click.option("--runtime-option", "runtime_option", multiple=True, metavar="KEY=VALUE",
-              help="A runtime option (repeatable); docs/runtimes.md lists them.")
-@click.option("--warmup", type=click.IntRange(min=0), default=10, show_default=True,
-              help="Warm-up inferences before the unprofiled and before the profiled phase.")
-@click.option("--iterations", "-n", type=click.IntRange(min=1), default=100, show_default=True,
-              help="Inferences of each phase (per-layer median and p90 come from the profiled ones).")
-@click.option("--threads", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Runtime intra-op threads (0: runtime default).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated inputs.")
-@shape_options
-@click.option("--inputs", type=click.Path(path_type=Path), default=None, help=".npz of inputs keyed by name.")
+@measure_options(
+    "runtime", runtime_flag_options, "runtime_options", "warmup", "iterations", "threads", "seed", "shapes", "batch",
+    "inputs",
+    runtime={"help": "onnxruntime, openvino or tensorrt (the runtimes with a per-layer profiler) [default: the "
+                     "target's first runtime that loads the model's format]."},
+    runtime_options={"help": "A runtime option (repeatable); docs/runtimes.md lists them."},
+    warmup={"help": "Warm-up inferences before the unprofiled and before the profiled phase."},
+    iterations={"default": 100,
+                "help": "Inferences of each phase (per-layer median and p90 come from the profiled ones)."})
 @click.option("--graph", type=click.Path(path_type=Path), default=None,
               help="ONNX model to join with when MODEL is not ONNX (e.g. the source of an OpenVINO IR).")
 @click.option("--vs", "other", type=click.Path(path_type=Path), default=None,
@@ -73,26 +69,22 @@ def _write_outputs(result: ProfileResult | ProfileComparison, *, trace: Path | N
               help="Write a self-contained HTML page of the profile.")
 @click.option("--report-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write profile.json, profile.html and trace.json into this directory.")
-@click.option("--max-duration", type=click.FloatRange(min=0.001), default=600.0, show_default=True,
-              help="Watchdog on each agent call, seconds.")
+@measure_options("max_duration_s", max_duration_s={"help": "Watchdog on each agent call, seconds."})
 @remote_options()
 @targets_dir_option
 @json_option
-def profile_cmd(model: Path, target: str | None, runtime: str | None, runtime_flags: dict[str, dict[str, Any]],
-                runtime_option: tuple[str, ...], warmup: int, iterations: int, threads: int,
-                seed: int, shapes: tuple[str, ...], batch: int, inputs: Path | None, graph: Path | None,
-                other: Path | None, vs_graph: Path | None, top: int, trace: Path | None, html: Path | None,
-                report_dir: Path | None, max_duration: float, remote: RemoteSpec,
+def profile_cmd(model: Path, target: str | None, measure: dict[str, Any],
+                runtime_flags: dict[str, dict[str, Any]], graph: Path | None, other: Path | None,
+                vs_graph: Path | None, top: int,
+                trace: Path | None, html: Path | None, report_dir: Path | None, remote: RemoteSpec,
                 targets_dirs: tuple[Path, ...], as_json: bool) -> int:
     """Per-layer times of MODEL with the runtime's own profiler, joined with its ONNX graph.
 
     Exit 0 profiled, 2 bad input (a runtime without a per-layer profiler included), 3 device error.
     """
     options: dict[str, Any] = dict(
-        target=target, **runtime_choice(runtime, runtime_flags, runtime_option), warmup=warmup,
-        iterations=iterations, threads=threads, seed=seed, shapes=parse_shapes(shapes), batch=batch,
-        inputs=inputs, max_duration_s=max_duration, targets_dirs=targets_dirs, progress=StderrProgress(),
-        remote=remote,
+        measure, target=target, **runtime_choice(measure["runtime"], runtime_flags, measure["runtime_options"]),
+        targets_dirs=targets_dirs, progress=StderrProgress(), remote=remote,
     )
     first = profile(model, graph=graph, **options)
     result = first if other is None else compare_profiles(first, profile(other, graph=vs_graph, **options))

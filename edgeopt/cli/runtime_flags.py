@@ -77,9 +77,9 @@ def runtime_flag_options(f: F) -> F:
 
 
 def runtime_choice(runtime: str | None, runtime_flags: dict[str, dict[str, Any]],
-                   runtime_option: tuple[str, ...]) -> dict[str, Any]:
+                   runtime_option: tuple[str, ...] | dict[str, Any]) -> dict[str, Any]:
     """``runtime`` and ``runtime_options`` from the flags: ``--runtime``, else the runtime whose own flags were
-    given; its flags win over ``--runtime-option`` pairs.
+    given; its flags win over ``--runtime-option`` pairs (``KEY=VALUE`` strings, or already parsed).
 
     Raises:
         InputError: flags of two runtimes and no ``--runtime``.
@@ -88,7 +88,7 @@ def runtime_choice(runtime: str | None, runtime_flags: dict[str, dict[str, Any]]
     if runtime is None and len(implied) > 1:
         raise InputError(f"flags of several runtimes given ({', '.join(implied)}): keep one runtime's flags, or "
                          "name the runtime with --runtime")
-    options = parse_runtime_options(runtime_option)
+    options = dict(runtime_option) if isinstance(runtime_option, dict) else parse_runtime_options(runtime_option)
     for opts in runtime_flags.values():
         options.update(opts)
     return {"runtime": runtime or (implied[0] if implied else None), "runtime_options": options}

@@ -16,6 +16,7 @@ from ..errors import ExitCode
 from ..settings import RemoteSpec
 from .fleet_options import FleetOptions, fleet_options
 from .json_out import emit_json
+from .measure_options import measure_options
 from .metric_options import MetricParams, metric_param_options
 from .progress import SweepProgress
 from .remote_options import remote_options
@@ -73,7 +74,7 @@ def _render(result: SweepResult) -> None:
               help="top1, top5, agreement, cosine, snr_db, max_abs_err, mask_iou, detection or pkg.mod:fn.")
 @click.option("--output", "output_sel", default=None, help="Output the metric reads: INDEX|NAME[,slice=[:,4:,:]].")
 @metric_param_options
-@click.option("--fps", default=None, type=float, help="Real-time budget (p99 <= 1000/fps).")
+@measure_options("fps", fps={"help": "Real-time budget (p99 <= 1000/fps)."})
 @click.option("--objective", default="latency", show_default=True, type=click.Choice(["latency", "size", "energy"]))
 @click.option("--runtimes", default=None, help="Comma-separated runtimes (default: all installed for the target).")
 @click.option("--calib", default=None, type=click.Path(path_type=Path), help="Calibration data (default: --eval).")
@@ -83,10 +84,12 @@ def _render(result: SweepResult) -> None:
 @click.option("--nncf-budget-s", default=0.0, show_default=True, type=click.FloatRange(min=0),
               help="With openvino: also try NNCF accuracy control in the INT8 search when this much time is left, "
                    "s (0: off).")
-@click.option("--iterations", default=100, show_default=True, type=int, help="Timed iterations per level (at least).")
-@click.option("--min-duration", "min_duration_s", default=1.0, show_default=True, type=float,
-              help="Minimum timed run per level, s.")
-@click.option("--threads", default=0, show_default=True, type=int, help="Runtime threads on the target (0: default).")
+@measure_options(
+    "iterations", "min_duration_s", "threads",
+    iterations={"decls": ("--iterations",), "type": int, "default": 100,
+                "help": "Timed iterations per level (at least)."},
+    min_duration_s={"type": float, "default": 1.0, "help": "Minimum timed run per level, s."},
+    threads={"type": int, "help": "Runtime threads on the target (0: default)."})
 @click.option("--eval-limit", default=None, type=int, help="Use at most this many eval samples.")
 @click.option("--no-int8-search", is_flag=True, help="Do not search when INT8 misses the threshold.")
 @click.option("--no-cache", is_flag=True, help="Ignore cached levels; re-run everything.")
@@ -97,10 +100,9 @@ def _render(result: SweepResult) -> None:
 @remote_options()
 @fleet_options(deadline_default="3600 s")
 def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | None, min_retention: float,
-              metric: str | None, output_sel: str | None, fps: float | None, objective: str, runtimes: str | None,
-              calib: Path | None, out_dir: Path | None, max_trials: int, max_search_s: float, nncf_budget_s: float,
-              iterations: int,
-              min_duration_s: float, threads: int, eval_limit: int | None, no_int8_search: bool, no_cache: bool,
+              metric: str | None, output_sel: str | None, measure: dict[str, Any], objective: str,
+              runtimes: str | None, calib: Path | None, out_dir: Path | None, max_trials: int, max_search_s: float,
+              nncf_budget_s: float, eval_limit: int | None, no_int8_search: bool, no_cache: bool,
               history_db: Path | None, as_json: bool, remote: RemoteSpec, metric_params: MetricParams,
               mlflow: MlflowTarget | None, fleet: FleetOptions) -> int:
     """Sweep compression levels of MODEL on a target and recommend the best (runtime, recipe); with --devices on
@@ -113,14 +115,14 @@ def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | N
                            out_dir=out_dir, eval_limit=eval_limit, no_cache=no_cache, int8_search=not no_int8_search,
                            max_trials=max_trials, max_search_s=max_search_s, history_db=history_db,
                            nncf_budget_s=nncf_budget_s)
-    measure = level_settings(iterations=iterations, min_duration_s=min_duration_s, threads=threads, fps=fps)
+    settings = level_settings(**measure)
     if fleet.enabled:
         from .sweep_fleet import run_fleet_sweep
 
-        return run_fleet_sweep(model, options, measure, fleet=fleet, remote=remote, target=target,
+        return run_fleet_sweep(model, options, settings, fleet=fleet, remote=remote, target=target,
                                mlflow=mlflow is not None, as_json=as_json)
     with SweepProgress(max_trials=max_trials if not no_int8_search else None) as progress:
-        result = run_sweep(model, options, measure, target=target, remote=remote, progress=progress)
+        result = run_sweep(model, options, settings, target=target, remote=remote, progress=progress)
     if mlflow is not None:
         mlflow.log("sweep", result)
     if as_json:

@@ -9,7 +9,7 @@ import yaml
 from pydantic import ValidationError
 
 from ..config import Settings, from_environment
-from ..errors import InputError
+from ..errors import InputError, SchemaProblem
 from ..yamlio import YamlLimitError, read_text, safe_load
 from .provisioned import apply_setup_state
 from .schema import Inventory
@@ -92,9 +92,8 @@ def _resolve_key(key: Path, base: Path) -> Path:
 
 def _first_error(exc: ValidationError, data: dict[str, Any]) -> str:
     """``key 'devices[1] (pi5).port': <msg> (got 70000)``, '(+N more)' when there are more."""
-    err = exc.errors()[0]
-    loc = list(err["loc"])
-    key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
+    p = SchemaProblem.of(exc)
+    key, loc = p.key, p.loc
     if len(loc) >= 2 and loc[0] == "devices" and isinstance(loc[1], int):
         try:
             name = data["devices"][loc[1]].get("name")
@@ -102,11 +101,9 @@ def _first_error(exc: ValidationError, data: dict[str, Any]) -> str:
             name = None
         if name:
             key = key.replace(f"devices[{loc[1]}]", f"devices[{loc[1]}] ({name})", 1)
-    got = repr(err.get("input"))
-    shown = f" (got {got})" if err["type"] != "missing" and len(got) <= 60 and loc else ""
-    more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    shown = p.got if p.kind != "missing" and loc else ""
     where = f"key '{key}'" if key else "inventory"
-    return f"invalid {where}: {_one_line(err['msg'])}{shown}{more}"
+    return f"invalid {where}: {p.msg}{shown}{p.more}"
 
 
 def _one_line(text: str) -> str:

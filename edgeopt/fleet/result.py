@@ -78,12 +78,18 @@ class Outlier(_Frozen):
     likely_causes: list[str] = Field(description="Conditions the agent saw on this device and not on most others.")
 
 
-class FleetAggregate(_Frozen):
-    """The unit-to-unit view."""
+class FleetTally(_Frozen):
+    """How many devices were selected and ran, and which could not: first in a fleet benchmark's aggregate and a
+    fleet sweep's summary."""
 
     devices: int = Field(description="Devices selected.")
     ok: int = Field(description="Devices that returned a result.")
     failed: list[str] = Field(description="Devices that could not run (error rows), by name.")
+
+
+class FleetAggregate(FleetTally):
+    """The unit-to-unit view."""
+
     not_passed: list[str] = Field(description="Devices whose run was invalid or missed its FPS budget.")
     p50: Spread | None = Field(description="p50 latency across devices (null when none ran).")
     p99: Spread | None = Field(description="p99 latency across devices (null when none ran).")
@@ -92,12 +98,13 @@ class FleetAggregate(_Frozen):
     outliers: list[Outlier] = Field(description="Devices far from the median, with their likely causes.")
 
 
-class FleetResult(_Frozen):
-    """Everything a fleet benchmark produced."""
+class FleetRunHeader(_Frozen):
+    """The run-level fields a fleet benchmark and a fleet sweep share, first in their JSON in this order
+    (``schema_version`` first; each result sets its own version as the default)."""
 
-    schema_version: str = FLEET_SCHEMA_VERSION
+    schema_version: str
     edgeopt_version: str
-    fleet_id: str = Field(description="Id of this fleet run (the history's group_id of its device runs).")
+    fleet_id: str = Field(description="Id of this fleet run (the history's group_id of what its devices recorded).")
     model: str = Field(description="Model path on the host.")
     model_sha256: str = Field(description="Content hash of the model and its companion files.")
     selection: list[str] = Field(description="The --devices terms.")
@@ -106,6 +113,12 @@ class FleetResult(_Frozen):
     deadline_s: float = Field(description="Per-device deadline, s.")
     started_at: str = Field(description="UTC ISO-8601 start time.")
     seconds: float = Field(description="Wall time of the whole fleet run, s.")
+
+
+class FleetResult(FleetRunHeader):
+    """Everything a fleet benchmark produced."""
+
+    schema_version: str = FLEET_SCHEMA_VERSION
     rows: list[FleetRow]
     aggregate: FleetAggregate
     warnings: list[str] = Field(default_factory=list, description="Host-side problems that did not stop the run.")

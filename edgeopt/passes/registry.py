@@ -8,13 +8,11 @@ an unknown name lists the known ones with the closest match.
 
 from __future__ import annotations
 
-import difflib
-import importlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from ..errors import InputError
 from ..registry import plugins
+from ..registry.lazy import LazyRegistry, RegistryError
 from .base import Pass, PassUnavailableError
 
 ENTRY_POINT_GROUP = "edgeopt.passes"
@@ -38,34 +36,23 @@ BUILTIN_PASSES: dict[str, str] = {
 }
 
 
-class PassRegistryError(InputError):
+class PassRegistryError(RegistryError):
     """A pass name is unknown or registered twice, or a registered path does not load."""
 
 
-class PassRegistry:
-    """Pass classes by name, imported on first use."""
+class PassRegistry(LazyRegistry[type[Pass[Any]]]):
+    """Pass classes by name, imported on first use: a :class:`~edgeopt.registry.lazy.LazyRegistry` of classes
+    whose :meth:`get` also checks that the pass can run here."""
+
+    error = PassRegistryError
 
     def __init__(self, paths: Mapping[str, str] | None = None) -> None:
         """Args: paths: name -> ``module:Class``; default: the built-in passes."""
-        self._paths: dict[str, str] = {}
-        self._loaded: dict[str, type[Pass[Any]]] = {}
-        for name, path in (BUILTIN_PASSES if paths is None else paths).items():
-            self.register(name, path)
-
-    def register(self, name: str, path: str, *, origin: str = "built-in") -> None:
-        """Add a pass. Raises PassRegistryError when ``name`` is taken (nothing silently shadows a pass)."""
-        if name in self._paths:
-            raise PassRegistryError(
-                f"pass '{name}' is registered twice: {self._paths[name]} and {path} ({origin}); "
-                "rename one of them or uninstall the package that provides it"
-            )
-        if ":" not in path:
-            raise PassRegistryError(f"pass '{name}' path {path!r} ({origin}) is not 'package.module:Class'")
-        self._paths[name] = path
+        super().__init__("pass", type, BUILTIN_PASSES if paths is None else paths)
 
     def names(self) -> list[str]:
         """Registered names, sorted."""
-        return sorted(self._paths)
+        return sorted(super().names())
 
     def path(self, name: str) -> str:
         """The ``module:Class`` path of ``name``."""
@@ -78,20 +65,7 @@ class PassRegistry:
         Raises:
             PassRegistryError: unknown name (with "did you mean"), or the path does not name a Pass subclass.
         """
-        self._check_known(name)
-        if name not in self._loaded:
-            module_name, _, attr = self._paths[name].partition(":")
-            try:
-                cls = getattr(importlib.import_module(module_name), attr)
-            except (ImportError, AttributeError) as exc:
-                raise PassRegistryError(
-                    f"pass '{name}' ({self._paths[name]}) could not be loaded: {type(exc).__name__}: {exc}; "
-                    "reinstall edgeopt or the package that registers it"
-                ) from exc
-            if not (isinstance(cls, type) and issubclass(cls, Pass)):
-                raise PassRegistryError(f"pass '{name}' ({self._paths[name]}) is not a subclass of edgeopt Pass")
-            self._loaded[name] = cls
-        return self._loaded[name]
+        return super().get(name)
 
     def get(self, name: str) -> type[Pass[Any]]:
         """The pass class ``name``, checked to be runnable here.
@@ -111,17 +85,9 @@ class PassRegistry:
         cls = self.get(name)
         return cls(cls.parse_config(config))
 
-    def _check_known(self, name: str) -> None:
-        if name not in self._paths:
-            close = difflib.get_close_matches(name, self._paths, n=1, cutoff=0.6)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise PassRegistryError(f"unknown pass '{name}'{hint}; known passes: {', '.join(self.names())}")
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._paths
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.names())
+    def _check(self, name: str, path: str, obj: Any) -> None:
+        if not (isinstance(obj, type) and issubclass(obj, Pass)):
+            raise PassRegistryError(f"pass '{name}' ({path}) is not a subclass of edgeopt Pass")
 
 
 def load_pass_registry(*, entry_points: bool = True) -> PassRegistry:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from .engine import run_qualification
 from .loader import LoadedSpec, QualifySpecError, load_spec, profile_names
+from .options import QualifyOptions
 from .result import DeviceResult, GateResult, GateStatus, QualifyResult, SweepPoint
 from .retention import HostOnnxEvaluator, RetentionEvaluator
 from .spec import QualifySpec
 
 __all__ = [
-    "DeviceResult", "GateResult", "GateStatus", "HostOnnxEvaluator", "LoadedSpec", "QualifyResult", "QualifySpec",
-    "QualifySpecError", "RetentionEvaluator", "SweepPoint", "load_spec", "profile_names", "run_qualification",
+    "DeviceResult", "GateResult", "GateStatus", "HostOnnxEvaluator", "LoadedSpec", "QualifyOptions", "QualifyResult",
+    "QualifySpec", "QualifySpecError", "RetentionEvaluator", "SweepPoint", "load_spec", "profile_names",
+    "run_qualification",
 ]

@@ -40,6 +40,7 @@ from .costs import cost_per_million
 from .device_jobs import DEADLINE_MARGIN_S, QualifyJob, QualifyRow, device_events
 from .gates import GateContext, error_results, evaluate, target_check
 from .loader import LoadedSpec
+from .options import QualifyOptions
 from .placement import Placement, place
 from .result import (
     DeviceResult,
@@ -62,48 +63,35 @@ def default_report_dir(name: str) -> Path:
     return Path("out") / "qualify" / name
 
 
-def run_qualification(
-    loaded: LoadedSpec,
-    *,
-    report_dir: str | Path | None = None,
-    history_db: str | Path | None = None,
-    record: bool = True,
-    targets_dirs: Sequence[Path] = (),
-    sweep: Sequence[SweepPoint | Mapping[str, Any]] | None = None,
-    evaluator: RetentionEvaluator | None = None,
-    progress: ProgressSink | None = None,
-    log: Callable[[str], None] | None = None,
-    jobs: int | None = None,
-    executor: str | Executor = "local",
-    deadline_s: float | None = None,
-) -> QualifyResult:
+def run_qualification(loaded: LoadedSpec, options: QualifyOptions | None = None) -> QualifyResult:
     """Measure the loaded spec's model on each of its devices, in parallel, and judge it against its gates.
 
     Reports and sinks are the caller's (``edgeopt.qualify`` in :mod:`edgeopt.api` writes them): the result's
-    ``reports`` is empty here. Arguments as :func:`edgeopt.qualify`.
+    ``reports`` is empty here. ``options``: as :func:`edgeopt.qualify`'s keywords (default: its defaults).
 
     Raises:
         QualifySpecError / InputError: invalid spec, model, data or history path (exit code 2), before any
             device work where it can be known then.
     """
+    o = options or QualifyOptions()
     started = time.perf_counter()
     started_at = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    say = log or (lambda message: None)
+    say = o.log or (lambda message: None)
     s = loaded.spec
-    placements = place(loaded, targets_dirs)
-    fleet = _fleet_plan(loaded.spec, len(placements), jobs, executor, deadline_s)
+    placements = place(loaded, o.targets_dirs)
+    fleet = _fleet_plan(loaded.spec, len(placements), o.jobs, o.executor, o.deadline_s)
     _check_sinks(loaded)
-    points = _sweep_points(sweep)
-    out_dir = Path(report_dir) if report_dir is not None else default_report_dir(s.name)
+    points = _sweep_points(o.sweep)
+    out_dir = Path(o.report_dir) if o.report_dir is not None else default_report_dir(s.name)
     work = out_dir / "work"
-    store = open_store(history_db) if (record or s.gates.regression) else None
+    store = open_store(o.history_db) if (o.record or s.gates.regression) else None
     models = prepare(loaded, work, say)
     group_id = uuid.uuid4().hex[:12]
     warnings: list[str] = [p.note for p in placements if p.note]
     # Everything that can fail on the host (recipes, eval data) happens before the first device run.
-    qualified, retention = _host_side(loaded, placements, models, work, evaluator or HostOnnxEvaluator(), say)
-    devices = _run_devices(loaded, placements, qualified, retention, store, group_id if record else None,
-                           targets_dirs, progress, say, warnings, fleet)
+    qualified, retention = _host_side(loaded, placements, models, work, o.evaluator or HostOnnxEvaluator(), say)
+    devices = _run_devices(loaded, placements, qualified, retention, store, group_id if o.record else None,
+                           o.targets_dirs, o.progress, say, warnings, fleet)
     failed = [d.label for d in devices if d.status == "error"]
     if failed and len(failed) < len(devices):
         warnings.append(f"could not run on {len(failed)} of {len(devices)} devices ({', '.join(failed)}): their "

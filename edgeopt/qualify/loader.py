@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import InputError
+from ..errors import InputError, SchemaProblem
 from ..recipes.yaml_lines import Path_, line_of, read_yaml_with_lines
 from ..zoo import names as zoo_names
 from .spec import GATE_KINDS, Gates, QualifySpec
@@ -94,18 +94,12 @@ def _profile_path(ref: str, spec: _Source, index: int) -> Path:
                            f"{', '.join(profile_names())}, or a path to a profile YAML file")
 
 
-def _describe(err: Mapping[str, Any], fields: Mapping[str, Any]) -> str:
-    loc = tuple(err["loc"])
-    if err["type"] == "extra_forbidden":
-        close = difflib.get_close_matches(str(loc[-1]), list(fields), n=1, cutoff=0.6)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
-        return f"unknown key{hint}; allowed here: {', '.join(fields)} ({_HINT})"
-    if err["type"] == "missing":
+def _describe(p: SchemaProblem, fields: Mapping[str, Any]) -> str:
+    if p.kind == "extra_forbidden":
+        return f"unknown key{p.did_you_mean(fields)}; allowed here: {', '.join(fields)} ({_HINT})"
+    if p.kind == "missing":
         return f"required key is missing; add it ({_HINT})"
-    got = repr(err.get("input"))
-    shown = f" (got {got})" if len(got) <= 60 else ""
-    msg = " ".join(str(err["msg"]).split()).removeprefix("Value error, ")
-    return f"{msg}{shown}; fix that value"
+    return f"{p.msg.removeprefix('Value error, ')}{p.got}; fix that value"
 
 
 def _fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> Mapping[str, Any]:
@@ -164,11 +158,10 @@ def _validate_gates(merged: dict[str, Any], origin: dict[str, dict[str, _Source]
         try:
             built[kind] = model.model_validate(value)
         except ValidationError as exc:
-            err = next((e for e in exc.errors() if e["type"] == "extra_forbidden"), exc.errors()[0])
-            loc = tuple(err["loc"])
-            key = str(loc[0]) if loc else ""
+            p = SchemaProblem.of(exc, unknown_first=True)
+            key = str(p.loc[0]) if p.loc else ""
             layer = origin[kind].get(key) or origin[kind][""]
-            raise QualifySpecError(f"{layer.where(('gates', kind, *loc))}: {_describe(err, model.model_fields)}") \
+            raise QualifySpecError(f"{layer.where(('gates', kind, *p.loc))}: {_describe(p, model.model_fields)}") \
                 from None
     return Gates(**built)
 
@@ -205,9 +198,8 @@ def load_spec(path: str | Path) -> LoadedSpec:
     try:
         spec = QualifySpec.model_validate(data)
     except ValidationError as exc:
-        err = next((e for e in exc.errors() if e["type"] == "extra_forbidden"), exc.errors()[0])
-        loc = tuple(err["loc"])
-        raise QualifySpecError(f"{src.where(loc)}: {_describe(err, _fields_at(QualifySpec, loc))}") from None
+        p = SchemaProblem.of(exc, unknown_first=True)
+        raise QualifySpecError(f"{src.where(p.loc)}: {_describe(p, _fields_at(QualifySpec, p.loc))}") from None
     loaded = LoadedSpec(spec=spec, path=spec_path, sha256=hashlib.sha256(spec_path.read_bytes()).hexdigest(),
                         profiles=[str(p.path) for p in profiles], lines=src.lines)
     _check(loaded)

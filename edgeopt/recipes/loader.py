@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import InputError
+from ..errors import InputError, SchemaProblem
 from ..passes.base import Pass, PassUnavailableError
 from ..passes.convert import CONVERTERS
 from ..passes.registry import PassRegistry, PassRegistryError
@@ -68,9 +67,8 @@ def build_recipe(
     try:
         recipe = data if isinstance(data, Recipe) else Recipe.model_validate(dict(data))
     except ValidationError as exc:
-        err = _first(exc)
-        loc = tuple(err["loc"])
-        raise RecipeError(f"{where(loc)}: {_describe(err, loc, 'recipe', Recipe.model_fields)}") from exc
+        p = SchemaProblem.of(exc, unknown_first=True)
+        raise RecipeError(f"{where(p.loc)}: {_describe(p, p.loc, 'recipe', Recipe.model_fields)}") from exc
     passes: list[Pass[Any]] = []
     for i, step in enumerate(recipe.passes):
         try:
@@ -82,11 +80,10 @@ def build_recipe(
         try:
             config = cls.parse_config(step.config)
         except ValidationError as exc:
-            err = _first(exc)
-            loc = ("passes", i, "config", *err["loc"])
-            fields = _fields_at(cls.config_class.model_fields, tuple(err["loc"])[:-1])
+            p = SchemaProblem.of(exc, unknown_first=True)
+            fields = _fields_at(cls.config_class.model_fields, p.loc[:-1])
             raise RecipeError(
-                f"{where(loc)}: {_describe(err, tuple(err['loc']), f'pass {step.pass_name!r}', fields)}"
+                f"{where(('passes', i, 'config', *p.loc))}: {_describe(p, p.loc, f'pass {step.pass_name!r}', fields)}"
             ) from exc
         passes.append(cls(config))
     converters: dict[str, Pass[Any]] = {}
@@ -100,18 +97,12 @@ def build_recipe(
         except PassRegistryError as exc:
             raise RecipeError(f"{where(('convert', name))}: {exc}") from exc
         except ValidationError as exc:
-            err = _first(exc)
-            fields = _fields_at(cls.config_class.model_fields, tuple(err["loc"])[:-1])
-            raise RecipeError(f"{where(('convert', name, *err['loc']))}: "
-                              f"{_describe(err, tuple(err['loc']), f'pass {name!r}', fields)}") from exc
+            p = SchemaProblem.of(exc, unknown_first=True)
+            fields = _fields_at(cls.config_class.model_fields, p.loc[:-1])
+            raise RecipeError(f"{where(('convert', name, *p.loc))}: "
+                              f"{_describe(p, p.loc, f'pass {name!r}', fields)}") from exc
         converters[name] = cls(config)
     return LoadedRecipe(recipe=recipe, passes=passes, source=source, converters=converters)
-
-
-def _first(exc: ValidationError) -> Any:
-    """The error to report: a misspelled key first (it usually explains a 'missing' one too)."""
-    errors = exc.errors()
-    return next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
 
 
 def _fields_at(fields: Mapping[str, Any], loc: tuple[Any, ...]) -> Mapping[str, Any]:
@@ -126,15 +117,11 @@ def _fields_at(fields: Mapping[str, Any], loc: tuple[Any, ...]) -> Mapping[str, 
     return fields
 
 
-def _describe(err: Any, loc: tuple[Any, ...], what: str, fields: Mapping[str, Any]) -> str:
-    key = ".".join(str(p) for p in loc)
-    if err["type"] == "extra_forbidden":
-        name = str(loc[-1])
-        close = difflib.get_close_matches(name, list(fields), n=1, cutoff=0.6)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
-        return f"unknown option '{key}' for {what}{hint}; known: {', '.join(fields)} ({_SCHEMA_HINT}, docs/passes.md)"
-    if err["type"] == "missing":
+def _describe(p: SchemaProblem, loc: tuple[Any, ...], what: str, fields: Mapping[str, Any]) -> str:
+    key = ".".join(str(part) for part in loc)
+    if p.kind == "extra_forbidden":
+        return (f"unknown option '{key}' for {what}{p.did_you_mean(fields)}; known: {', '.join(fields)} "
+                f"({_SCHEMA_HINT}, docs/passes.md)")
+    if p.kind == "missing":
         return f"{what} is missing '{key}'; add it ({_SCHEMA_HINT})"
-    got = repr(err.get("input"))
-    shown = f" (got {got})" if len(got) <= 60 else ""
-    return f"invalid '{key}' for {what}: {' '.join(str(err['msg']).split())}{shown}; fix that value"
+    return f"invalid '{key}' for {what}: {p.msg}{p.got}; fix that value"

@@ -27,7 +27,12 @@ class LazyRegistry(Generic[T]):
         kind: what the registry holds, for messages ("runtime", "format").
         base: the class every registered object must be an instance of.
         builtins: name -> ``module:attribute`` of the built-in objects.
+
+    A subclass may hold another kind of object (the pass registry holds classes): it overrides :meth:`_check` and
+    sets ``error`` to its own :class:`RegistryError` subclass.
     """
+
+    error: type[RegistryError] = RegistryError
 
     def __init__(self, kind: str, base: type[T], builtins: Mapping[str, str]) -> None:
         self.kind = kind
@@ -41,12 +46,12 @@ class LazyRegistry(Generic[T]):
     def register(self, name: str, path: str, *, origin: str = "built-in") -> None:
         """Add ``name``. Raises RegistryError when it is taken or ``path`` is not ``module:attribute``."""
         if name in self._paths:
-            raise RegistryError(
+            raise self.error(
                 f"{self.kind} '{name}' is registered twice: {self._paths[name]} ({self._origins[name]}) and {path} "
                 f"({origin}); rename one of them or uninstall the package that provides it"
             )
         if ":" not in path:
-            raise RegistryError(f"{self.kind} '{name}' path {path!r} ({origin}) is not 'package.module:attribute'")
+            raise self.error(f"{self.kind} '{name}' path {path!r} ({origin}) is not 'package.module:attribute'")
         self._paths[name] = path
         self._origins[name] = origin
 
@@ -82,22 +87,27 @@ class LazyRegistry(Generic[T]):
         try:
             obj: Any = getattr(importlib.import_module(module_name), attr)
         except (ImportError, AttributeError) as exc:
-            raise RegistryError(
+            raise self.error(
                 f"{self.kind} '{name}' ({path}, {self._origins[name]}) could not be loaded: {type(exc).__name__}: "
                 f"{exc}; reinstall edgeopt or the package that registers it"
             ) from exc
-        if not isinstance(obj, self._base):
-            raise RegistryError(f"{self.kind} '{name}' ({path}) is not a {self._base.__name__}: register an instance")
-        if getattr(obj, "name", name) != name:
-            raise RegistryError(f"{self.kind} '{name}' ({path}) is named '{getattr(obj, 'name', '')}': register it "
-                                "under its own name")
+        self._check(name, path, obj)
         return obj
+
+    def _check(self, name: str, path: str, obj: Any) -> None:
+        """Refuse a loaded object that is not a ``base`` instance named ``name``."""
+        if not isinstance(obj, self._base):
+            raise self.error(f"{self.kind} '{name}' ({path}) is not a {self._base.__name__}: register an instance")
+        if getattr(obj, "name", name) != name:
+            raise self.error(f"{self.kind} '{name}' ({path}) is named '{getattr(obj, 'name', '')}': register it "
+                             "under its own name")
 
     def _check_known(self, name: str) -> None:
         if name not in self._paths:
             close = difflib.get_close_matches(name, self._paths, n=1, cutoff=0.6)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise RegistryError(f"unknown {self.kind} '{name}'{hint}; known {self.kind}s: {', '.join(self.names())}")
+            kinds = f"{self.kind}es" if self.kind.endswith("s") else f"{self.kind}s"
+            raise self.error(f"unknown {self.kind} '{name}'{hint}; known {kinds}: {', '.join(self.names())}")
 
     def __contains__(self, name: object) -> bool:
         return str(getattr(name, "value", name)) in self._paths

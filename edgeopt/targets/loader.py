@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from ..errors import TargetError
+from ..errors import SchemaProblem, TargetError
 from ..yamlio import YamlLimitError, read_text, safe_load
 from .schema import Target
 
@@ -63,13 +63,10 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
 
 def _first_error(exc: ValidationError) -> str:
     """The first offending key path, pydantic's message, the bad value and the fix; '(+N more)' if more."""
-    err = exc.errors()[0]
-    key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]).lstrip(".")
-    where, fix = (f"key '{key}'", "fix that key") if key else ("target", "fix the file")
-    got = repr(err.get("input"))
-    shown = f" (got {got})" if key and err["type"] != "missing" and len(got) <= 60 else ""
-    more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"invalid {where}: {_one_line(err['msg'])}{shown}{more}; {fix}"
+    p = SchemaProblem.of(exc)
+    where, fix = (f"key '{p.key}'", "fix that key") if p.key else ("target", "fix the file")
+    shown = p.got if p.key and p.kind != "missing" else ""
+    return f"invalid {where}: {p.msg}{shown}{p.more}; {fix}"
 
 
 def _one_line(text: str) -> str:

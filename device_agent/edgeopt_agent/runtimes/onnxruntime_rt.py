@@ -147,15 +147,9 @@ class OnnxRuntime(Runtime):
                         for n, d in onnx_signature.graph_inputs(model_path)]
         except (OSError, onnx_signature.SignatureError) as exc:
             return static_shapes.report(False, None, "could not read the model's inputs (%s)" % exc)
-        if not static_shapes.dynamic(declared):
-            return static_shapes.report(False, None, "the model's inputs are static")
-        if not on:
-            return static_shapes.report(False, None, "runtime option static_shapes: false")
-        if self.run_shapes is None:
-            return static_shapes.report(False, None, "the run's input shapes were not given before loading")
-        shapes, why = static_shapes.plan(declared, *self.run_shapes)
+        shapes, skipped = static_shapes.decide(declared, on, self.run_shapes)
         if shapes is None:
-            return static_shapes.report(False, None, why)
+            return skipped
         values: Dict[str, int] = {}
         clashing: Set[str] = set()
         left: List[str] = []

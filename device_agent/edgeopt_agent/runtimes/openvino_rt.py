@@ -157,15 +157,9 @@ class OpenVinoRuntime(Runtime):
         """Reshape ``model`` to the run's input shapes when all are known (static_shapes.py); what was done."""
         declared = [TensorInfo(name=_name(p, i, "input"), shape=_shape(p), dtype="")
                     for i, p in enumerate(model.inputs)]
-        if not static_shapes.dynamic(declared):
-            return static_shapes.report(False, None, "the model's inputs are static")
-        if not on:
-            return static_shapes.report(False, None, "runtime option static_shapes: false")
-        if self.run_shapes is None:
-            return static_shapes.report(False, None, "the run's input shapes were not given before loading")
-        shapes, why = static_shapes.plan(declared, *self.run_shapes)
+        shapes, skipped = static_shapes.decide(declared, on, self.run_shapes)
         if shapes is None:
-            return static_shapes.report(False, None, why)
+            return skipped
         try:
             model.reshape({port: self._ov.PartialShape(shapes[info.name])
                            for port, info in zip(model.inputs, declared)})

@@ -57,6 +57,20 @@ def layer_precision(fmt: str) -> str:
     return "unknown"
 
 
+def inspector_layer_precision(layer: Dict[str, Any]) -> str:
+    """A layer's precision in the engine inspector's JSON: the first of its output, then input, tensors whose
+    format names one ("unknown" when none does)."""
+    for tensor in list(layer.get("Outputs") or []) + list(layer.get("Inputs") or []):
+        if not isinstance(tensor, dict):
+            continue
+        # "Format/Datatype" up to TensorRT 10; 11 splits it into "Format" and "DataType"
+        for key in ("Format/Datatype", "Format/DataType", "DataType", "Format"):
+            precision = layer_precision(str(tensor.get(key, "")))
+            if precision != "unknown":
+                return precision
+    return "unknown"
+
+
 def summarize_layers(info: Dict[str, Any]) -> Dict[str, Any]:
     """Per-layer precision from the inspector's JSON (needs an engine built with DETAILED profiling verbosity)."""
     layers = info.get("Layers") or []
@@ -67,18 +81,7 @@ def summarize_layers(info: Dict[str, Any]) -> Dict[str, Any]:
     counts: Dict[str, int] = {}
     rows: List[Dict[str, str]] = []
     for layer in layers:
-        tensors = list(layer.get("Outputs") or []) + list(layer.get("Inputs") or [])
-        precision = "unknown"
-        for tensor in tensors:
-            if not isinstance(tensor, dict):
-                continue
-            # "Format/Datatype" up to TensorRT 10; 11 splits it into "Format" and "DataType"
-            for key in ("Format/Datatype", "Format/DataType", "DataType", "Format"):
-                precision = layer_precision(str(tensor.get(key, "")))
-                if precision != "unknown":
-                    break
-            if precision != "unknown":
-                break
+        precision = inspector_layer_precision(layer)
         counts[precision] = counts.get(precision, 0) + 1
         rows.append({"name": str(layer.get("Name", "?")), "type": str(layer.get("LayerType", "?")),
                      "precision": precision})

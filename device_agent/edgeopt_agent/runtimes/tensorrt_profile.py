@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Tuple
 
 from .base import LayerProfiler
 from .layer_events import layer_event
-from .tensorrt_engine import layer_precision
+from .tensorrt_engine import inspector_layer_precision
 
 _WRAPPERS = re.compile(r"\b(?:PWN|ForeignNode)\(|[()\[\]{}]")
 
@@ -41,15 +41,7 @@ def inspector_facts(info: Dict[str, Any]) -> Dict[str, Dict[str, str]]:
     for layer in info.get("Layers") or []:
         if not isinstance(layer, dict):
             continue
-        precision = "unknown"
-        for tensor in list(layer.get("Outputs") or []) + list(layer.get("Inputs") or []):
-            if isinstance(tensor, dict):
-                for key in ("Format/Datatype", "Format/DataType", "DataType", "Format"):
-                    precision = layer_precision(str(tensor.get(key, "")))
-                    if precision != "unknown":
-                        break
-            if precision != "unknown":
-                break
+        precision = inspector_layer_precision(layer)
         tactic = layer.get("TacticName") or layer.get("TacticValue") or ""
         facts[str(layer.get("Name", ""))] = {"type": str(layer.get("LayerType", "")), "tactic": str(tactic),
                                              "precision": precision}

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import Field
 
 from ...errors import ExitCode
-from ...fleet.result import DeviceOutcome, _Frozen
+from ...fleet.result import DeviceOutcome, FleetRunHeader, FleetTally, _Frozen
 from ..result import SweepResult
 
 FLEET_SWEEP_SCHEMA_VERSION = "1.0"
@@ -45,12 +45,9 @@ class LevelSpread(_Frozen):
     passed_on: list[str] = Field(description="Devices where the level passed (retention and budget).")
 
 
-class FleetSweepSummary(_Frozen):
-    """The fleet's view."""
+class FleetSweepSummary(FleetTally):
+    """The fleet's view (``ok``: devices that returned a sweep)."""
 
-    devices: int = Field(description="Devices selected.")
-    ok: int = Field(description="Devices that returned a sweep.")
-    failed: list[str] = Field(description="Devices that could not run (error rows), by name.")
     levels: list[LevelSpread] = Field(description="Per level, in first-measured order.")
     recommendations: dict[str, str | None] = Field(
         description="Per device that ran: the recipe/runtime it would ship (null: none passes there).")
@@ -58,20 +55,10 @@ class FleetSweepSummary(_Frozen):
     recommendation: str | None = Field(description="That common recommendation; null when they disagree.")
 
 
-class FleetSweepResult(_Frozen):
+class FleetSweepResult(FleetRunHeader):
     """Everything a fleet sweep produced."""
 
     schema_version: str = FLEET_SWEEP_SCHEMA_VERSION
-    edgeopt_version: str
-    fleet_id: str = Field(description="Id of this fleet run (the history's group_id of its devices' levels).")
-    model: str = Field(description="Model path on the host.")
-    model_sha256: str = Field(description="Content hash of the model and its companion files.")
-    selection: list[str] = Field(description="The --devices terms.")
-    executor: str = Field(description="local, ray, or ray://ADDRESS.")
-    jobs: int = Field(description="Devices run at the same time at most.")
-    deadline_s: float = Field(description="Per-device deadline, s.")
-    started_at: str = Field(description="UTC ISO-8601 start time.")
-    seconds: float = Field(description="Wall time of the whole fleet sweep, s.")
     host_seconds: float = Field(description="Wall time of the host side (eval data, every recipe's artifacts), s.")
     targets: list[str] = Field(description="Targets the artifacts were built for (the devices' distinct targets).")
     out_dir: str = Field(description="Output directory: host/ (the shared inputs), devices/<name>/sweep.json.")
