@@ -30,6 +30,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     xdist_groups.write_groups(config, items)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[object]:
+    """Under xdist, the few latency-comparing tests run while the other worker waits (tests/xdist_groups.py)."""
+    with xdist_groups.turn(item):
+        return (yield)
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """``make test`` (``-n 2 --dist loadgroup``): tests sharing a fixture stay on one worker (tests/xdist_groups.py)."""

@@ -1,8 +1,8 @@
 """Expensive results several integration files assert on, computed once per test session (per xdist worker).
 
-``make test`` runs the suite on two pytest-xdist workers: every test that uses a fixture named in
-``tests/xdist_groups.py``'s ``SHARED_FIXTURES`` runs on the worker that computed it, so the result is computed once.
-Readers only read: no test may change what these return.
+``make test`` runs the suite on two pytest-xdist workers: every test that uses a session-scoped fixture runs on the
+worker that computed it (``tests/xdist_groups.py``), so the result is computed once. Readers only read: no test may
+change what these return.
 """
 
 from __future__ import annotations
