@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 DEMO_DIR := out/demo
 
-.PHONY: test-faults test-fuzz install sysdeps demo test test-slow test-arm64 test-all lint bench-overhead bench-soak clean
+.PHONY: test-faults test-fuzz test-netns install sysdeps demo test test-slow test-arm64 test-all lint bench-overhead bench-soak clean
 
 TEST_STAMP := $(VENV)/.installed-test-stamp
 # Extras the test suite exercises: every runtime and pass that installs from the registries here.
@@ -46,9 +46,12 @@ sysdeps:
 			|| echo "note: could not install chromium; the HTML report tests will skip"; \
 	else echo "note: chromium missing and not root (or no apt-get): the HTML report tests will skip"; fi
 
-# Fast suite (CI): everything but the groups marked slow and the fault campaign (make test-faults).
+# Fast suite (CI): everything but the groups below (slow, faults, netns; arm64 is slow too). ~1,080 tests on
+# TEST_WORKERS pytest-xdist workers, each with its own sshd ports and temp dirs; tests that share a module fixture
+# or a session result stay on one worker (tests/xdist_groups.py). Times: README, Tests.
+TEST_WORKERS ?= 2
 test: sysdeps $(TEST_STAMP)
-	$(PY) -m pytest -m "not slow and not faults" -q --durations=15
+	$(PY) -m pytest -m "not slow and not faults and not netns" -n $(TEST_WORKERS) --dist loadgroup -q --durations=15
 
 # The fault campaign (tests/faults, docs/reliability.md): ~10 min on 2 cores (the link faults ~6 of them); root
 # parts skip with a reason.
@@ -59,6 +62,13 @@ test-faults: sysdeps $(TEST_STAMP)
 test-fuzz: $(TEST_STAMP)
 	$(PY) -m pytest -m fuzz -q -s tests/faults
 
+# Network-namespace devices (root, ip netns, nftables): packet loss, a dead link, Wi-Fi-like devices behind a
+# latency proxy, and the link faults of tests/faults/test_link_faults.py (faults too). Fixed addresses: serial.
+test-netns: sysdeps $(TEST_STAMP)
+	$(PY) -m pytest -m netns -q -rs
+
+# Real packaged models from PyPI wheels, the TFLite converter tool environment, the arm64 board, the two-node Ray
+# cluster, the soak smoke: serial (several measure latency against each other).
 test-slow: sysdeps $(TEST_STAMP)
 	$(PY) -m pytest -m slow -q
 

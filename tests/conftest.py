@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -13,6 +14,33 @@ from onnx import TensorProto, helper, numpy_helper
 
 from edgeopt.config import ENV_HISTORY_DB
 from edgeopt.zoo import build
+from tests import xdist_groups
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    xdist_groups.name_groups_dir(config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    xdist_groups.remove_groups_dir(config)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    xdist_groups.write_groups(config, items)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[object]:
+    """Under xdist, the few latency-comparing tests run while the other worker waits (tests/xdist_groups.py)."""
+    with xdist_groups.turn(item):
+        return (yield)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``make test`` (``-n 2 --dist loadgroup``): tests sharing a fixture stay on one worker (tests/xdist_groups.py)."""
+    return xdist_groups.make_scheduler(config, log)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.integration.shared_runs import Int8Search, digits_int8_search
 from tests.schema_keys import key_types
 
 SNAPSHOT = Path(__file__).resolve().parents[1] / "data" / "result_schemas.json"
@@ -33,15 +34,16 @@ def bench_docs(work: Path) -> dict[str, Any]:
     return {"bench": timed.model_dump(mode="json"), "bench_paced": paced.model_dump(mode="json")}
 
 
-def sweep_doc(work: Path) -> dict[str, Any]:
-    """A sweep whose INT8 misses the threshold, so the accuracy-aware search runs; read back from sweep.json."""
-    import edgeopt
-    from tests.digits_model import build_digits
+def sweep_doc(work: Path, search: Int8Search | None = None) -> dict[str, Any]:
+    """A sweep whose INT8 misses the threshold, so the accuracy-aware search runs; read back from sweep.json.
 
-    model, data = build_digits(work)
-    edgeopt.sweep(model, eval=data, recipes=["int8"], metric="snr_db", min_retention=0.9999, max_trials=8,
-                  out_dir=work / "sweep", iterations=20, min_duration_s=0.1, runtimes=["onnxruntime"])
-    return {"sweep": json.loads((work / "sweep" / "sweep.json").read_text())}
+    The test passes the session's run (``digits_int8_search``, shared with ``test_sweep.py``); the snapshot
+    regeneration below runs it here."""
+    if search is None:
+        from tests.digits_model import build_digits
+
+        search = digits_int8_search(*build_digits(work), work / "sweep")
+    return {"sweep": json.loads((search.out_dir / "sweep.json").read_text())}
 
 
 def qualify_doc(work: Path) -> dict[str, Any]:
@@ -72,8 +74,8 @@ def qualify_doc(work: Path) -> dict[str, Any]:
     return {"qualify": json.loads((work / "report" / "result.json").read_text())}
 
 
-def shapes(work: Path) -> dict[str, dict[str, list[str]]]:
-    docs = {**bench_docs(work), **sweep_doc(work), **qualify_doc(work)}
+def shapes(work: Path, search: Int8Search | None = None) -> dict[str, dict[str, list[str]]]:
+    docs = {**bench_docs(work), **sweep_doc(work, search), **qualify_doc(work)}
     return {name: key_types(doc) for name, doc in docs.items()}
 
 
@@ -94,11 +96,11 @@ def _diff(before: dict[str, list[str]], now: dict[str, list[str]]) -> list[str]:
     return problems
 
 
-def test_bench_sweep_and_qualify_results_keep_their_keys(tmp_path: Path) -> None:
+def test_bench_sweep_and_qualify_results_keep_their_keys(tmp_path: Path, digits_int8_search: Int8Search) -> None:
     pytest.importorskip("sklearn", reason="the sweep's digits model needs scikit-learn")
     pinned = {name: {path: types.split("|") for path, types in paths.items()}
               for name, paths in json.loads(SNAPSHOT.read_text()).items()}
-    now = shapes(tmp_path)
+    now = shapes(tmp_path, digits_int8_search)
     assert set(now) == set(pinned)
     problems = {name: _diff(pinned[name], now[name]) for name in pinned}
     assert not any(problems.values()), problems

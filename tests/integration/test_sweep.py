@@ -12,18 +12,13 @@ pytest.importorskip("sklearn", reason="the digits model needs scikit-learn")
 
 from edgeopt.cli.main import main  # noqa: E402
 from edgeopt.sweep import sweep  # noqa: E402
-from tests.digits_model import build_digits  # noqa: E402
+from tests.integration.shared_runs import Int8Search  # noqa: E402
 
 FAST = {"iterations": 20, "min_duration_s": 0.1, "runtimes": ["onnxruntime"]}
 
 
 class Stop(Exception):
     pass
-
-
-@pytest.fixture(scope="module")
-def digits(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    return build_digits(tmp_path_factory.mktemp("digits"))
 
 
 def test_sweep_reports_top1_retention_and_resumes(digits: tuple[Path, Path], tmp_path: Path) -> None:
@@ -69,11 +64,9 @@ def test_cli_bad_eval_is_exit_2(digits: tuple[Path, Path], tmp_path: Path) -> No
     assert main(["sweep", str(model), "--eval", str(tmp_path / "missing.npz"), "--json"]) == 2
 
 
-def test_int8_search_finds_passing_mixed_precision(digits: tuple[Path, Path], tmp_path: Path) -> None:
-    model, data = digits
-    # snr_db retention of plain INT8 here is ~0.99976: a 0.9999 threshold forces the search to keep nodes in float
-    result = sweep(model, eval=data, recipes=["int8"], metric="snr_db", min_retention=0.9999, max_trials=8,
-                   out_dir=tmp_path, **FAST)
+def test_int8_search_finds_passing_mixed_precision(digits_int8_search: Int8Search) -> None:
+    # the sweep (snr_db, min_retention 0.9999, max_trials 8, onnxruntime) is shared with test_result_schemas.py
+    result, tmp_path = digits_int8_search.result, digits_int8_search.out_dir
     by = {lv.recipe: lv for lv in result.levels}
     assert not by["int8"].meets_retention
     search = result.int8_search

@@ -11,11 +11,10 @@ pytest.importorskip("openvino", reason="the candidate runs on OpenVINO")
 pytest.importorskip("nncf", reason="accuracy control is NNCF's")
 
 from edgeopt.sweep import sweep  # noqa: E402
-from tests.digits_model import build_digits  # noqa: E402
 
 
-def test_nncf_candidate_is_measured_on_openvino(tmp_path: Path) -> None:
-    model, data = build_digits(tmp_path)
+def test_nncf_candidate_is_measured_on_openvino(digits: tuple[Path, Path], tmp_path: Path) -> None:
+    model, data = digits  # the session's digits MLP (tests/integration/conftest.py)
     # a threshold plain INT8 misses, so the search runs and NNCF's candidate is tried
     result = sweep(model, eval=data, recipes=["int8"], metric="snr_db", min_retention=0.9999, max_trials=4,
                    runtimes=["openvino"], iterations=20, min_duration_s=0.1, out_dir=tmp_path / "sweep",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import shutil
 import signal
 import socket
@@ -33,7 +34,51 @@ def unavailable_reason() -> str | None:
     return None
 
 
+# Ports handed to test servers come from below the kernel's ephemeral range (so no client connection can take one
+# between the pick and the server's bind), and each pytest-xdist worker picks from a slice of its own (so two workers
+# never pick the same port; a restarted sshd gets its old port back).
+_PORT_FLOOR, _PORT_CEILING = 20000, 32768
+_picked: set[int] = set()
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def worker_ports() -> range:
+    """The ports this process may pick: its xdist worker's slice of [20000, the ephemeral range)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    index = int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
+    count = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1))
+    ceiling = min(_PORT_CEILING, _ephemeral_low())
+    width = (ceiling - _PORT_FLOOR) // count
+    if width < 50:  # an unusual ephemeral range: fall back to the kernel's pick
+        return range(0)
+    return range(_PORT_FLOOR + index * width, _PORT_FLOOR + (index + 1) * width)
+
+
+def _bindable(host: str, port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
 def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on now and that this process has not handed out before (see :func:`worker_ports`)."""
+    ports = worker_ports()
+    if ports:
+        start = random.randrange(len(ports))  # two test sessions at once (two checkouts) rarely start together
+        for i in range(len(ports)):
+            port = ports[(start + i) % len(ports)]
+            if port not in _picked and _bindable(host, port):
+                _picked.add(port)
+                return port
     with socket.socket() as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
