@@ -14,6 +14,7 @@ from html import escape
 from ..profile.render import header
 from ..profile.schema import LayerOrigin, LayerRecord, ProfileComparison, ProfileResult
 from .charts.scale import log_range, wants_log
+from .charts.text import shorten
 from .html_report import CSS
 
 SVG_NS = "http://www.w3.org/2000/svg"
@@ -25,7 +26,9 @@ _LABEL_MAX = 40
 
 
 def _short(text: str) -> str:
-    return text if len(text) <= _LABEL_MAX else text[: _LABEL_MAX - 1] + "\u2026"
+    """At most :data:`_LABEL_MAX` characters, and never wider than the label column (the bar's tooltip has it all)."""
+    text = text if len(text) <= _LABEL_MAX else text[: _LABEL_MAX - 1] + "\u2026"
+    return shorten(text, 11, _LABEL_W - 12)
 
 
 def _kind(layer: LayerRecord) -> str:
