@@ -317,9 +317,10 @@ def pareto_front(points: Sequence[tuple[str, float, float]]) -> list[int]:
 def pareto(points: Sequence[tuple[str, float, float]], *, title: str = "Pareto: latency vs retention") -> str:
     """Scatter of (label, latency_ms, retention) with the Pareto frontier drawn and its points highlighted
     (:func:`edgeopt.reports.charts.pareto.pareto_chart` with no threshold, budget or recommendation)."""
-    from .charts.pareto import ParetoPoint, pareto_chart  # it draws with this module's frame
+    from .charts.pareto import ParetoContext, ParetoPoint, pareto_chart  # it draws with this module's frame
 
-    return pareto_chart([ParetoPoint(label, x, y) for label, x, y in points], title=title)
+    return pareto_chart([ParetoPoint(label, x, y) for label, x, y in points], ctx=ParetoContext(verdicts=False),
+                        title=title)
 
 
 def labelled_scatter(frame: _Frame, points: Sequence[PointLabel], order: Sequence[int], below: float,

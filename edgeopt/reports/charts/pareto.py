@@ -52,6 +52,7 @@ class ParetoContext:
     budget_x: float | None = None
     budget_label: str = ""
     recommended: int | None = None
+    verdicts: bool = True  # False: the points carry no pass/fail (the qualify report's sweep points)
 
 
 def _ranges(points: Sequence[ParetoPoint], ctx: ParetoContext) -> tuple[tuple[float, float], tuple[float, float],
@@ -106,7 +107,8 @@ def _marks(frame: svg._Frame, points: Sequence[ParetoPoint], front: set[int], ct
     for i, p in enumerate(points):
         cls = STATUS_CLASS.get(p.status) or ("pt-front" if i in front else "pt")
         cx, cy = frame.x(p.x), frame.y(p.retention)
-        tip = (f"{p.label}: {svg.fmt(p.x)} {ctx.x_unit}, retention {p.retention:.4f}; {STATUS_TEXT[p.status]}"
+        verdict = f"; {STATUS_TEXT[p.status]}" if ctx.verdicts else ""
+        tip = (f"{p.label}: {svg.fmt(p.x)} {ctx.x_unit}, retention {p.retention:.4f}{verdict}"
                + ("; on the frontier" if i in front else "")
                + (f"; ranked 95 % interval {svg.fmt(p.low)}-{svg.fmt(p.high)} ms" if p.low is not None
                   and p.high is not None else "") + (f"; {p.note}" if p.note else ""))
@@ -118,7 +120,7 @@ def _marks(frame: svg._Frame, points: Sequence[ParetoPoint], front: set[int], ct
 
 def _legend(y: float, ctx: ParetoContext, points: Sequence[ParetoPoint]) -> tuple[list[str], float]:
     """A one- or two-row key of the marks actually drawn; the elements and the height taken."""
-    items = [("pt-front key", "on the frontier"), ("pt key", "passes")]
+    items = [("pt-front key", "on the frontier"), ("pt key", "passes" if ctx.verdicts else "off the frontier")]
     statuses = {p.status for p in points}
     items += [("pt-fail key", "fails threshold/budget")] if "fail" in statuses else []
     items += [("pt-same key", "no change (= fp32)")] if "no-change" in statuses else []
@@ -152,6 +154,9 @@ def pareto_chart(points: Sequence[ParetoPoint], *, ctx: ParetoContext | None = N
         body.append('<polyline class="front" points="' + " ".join(
             f"{frame.x(points[i].x):.1f},{frame.y(points[i].retention):.1f}" for i in front) + '"/>')
     placer = Placer(Box(frame.left, frame.top, frame.right, frame.bottom))
+    for p in points:  # labels keep clear of the whiskers
+        if p.low is not None and p.high is not None:
+            placer.reserve(Box(frame.x(p.low), frame.y(p.retention) - 4, frame.x(p.high), frame.y(p.retention) + 4))
     body += _lines(frame, ctx, placer)
     body += _marks(frame, points, set(front), ctx)
     legend, legend_h = _legend(frame.h + 14, ctx, points)
