@@ -36,6 +36,7 @@ tr.row-fail td { background: #ffebe9; } tr.row-error td { background: #fff8c5; }
 .charts { display: flex; flex-wrap: wrap; gap: 16px; }
 .note { color: var(--muted); font-size: 13px; } .warn { color: var(--err); }
 .estimate { color: var(--err); font-weight: 600; }
+h1, h2, h3, p, li { overflow-wrap: anywhere; }
 .scroll { overflow-x: auto; max-width: 100%; margin: 8px 0 16px; } .scroll > table { margin: 0; }
 code { background: var(--bg); padding: 1px 4px; border-radius: 4px; font-size: 12px; word-break: break-all; }
 footer { color: var(--muted); font-size: 12px; margin-top: 40px; }

@@ -162,12 +162,42 @@ def profile_compare_svg(n: int) -> str:
         a = 5.0 / (1 + i) ** 1.2
         b = a * (0.2 if i % 2 else 1.5)
         rows.append(LayerDelta.model_construct(
-            onnx_nodes=[f"/backbone/stage{i // 4}/block{i % 4}/conv_{i}/Conv"], op_type="Conv", a_kernels=["k"],
+            onnx_nodes=[f"/MODEL/WIDE_MW_BLOCK_{i}/CONV_MMMM" if i % 5 == 0
+                        else f"/backbone/stage{i // 4}/conv_{i}/Conv"],
+            op_type="Conv", a_kernels=["k"],
             b_kernels=["k"], a_ms=a, b_ms=b, delta_ms=b - a, ratio=b / a, a_precision="fp32", b_precision="int8",
             a_impl="jit_avx2", b_impl="jit_avx512_int8", precision_changed=True, b_quantized_in_onnx=True,
             b_float_kernel=False))
     c = ProfileComparison.model_construct(layers=rows, extra=[], explanation=[])
     return profile_html.comparison_chart(c, top=n)
+
+
+def profile_page(n: int) -> str:
+    """``profile --html``'s page of ``n`` layers, one of them with a 300-character name (no spaces to wrap at)."""
+    from edgeopt.profile.schema import ModelRef, ProfileSettings
+    from edgeopt.reports.profile_html import render_profile_html
+
+    layers = [_layer(i) for i in range(n)]
+    layers[0] = layers[0].model_copy(update={"onnx_nodes": ["/very/deep/" + "x" * 300]})
+    p = ProfileResult.model_construct(
+        layers=layers, per_op_type=[], notes=[], model=ModelRef.model_construct(path="/models/net.onnx"),
+        runtime={"name": "onnxruntime", "version": "1.20"}, target="local", runner="local",
+        settings=ProfileSettings.model_construct(profiled_iterations=20, warmup=5), profiled_ms=10.0, layers_ms=9.0,
+        unprofiled_p50_ms=8.0, overhead=1.25, schema_version="1")
+    return render_profile_html(p, top=n)
+
+
+def tradeoff_page(n: int) -> str:
+    """``bench --batch ... --html``'s page of ``n`` points."""
+    from edgeopt.bench_tradeoff import TradeoffPoint, TradeoffResult
+    from edgeopt.reports.tradeoff_html import render_tradeoff_html
+
+    pts = [TradeoffPoint(batch=2 ** (i % 8), threads=1 + i // 8, latency_ms_p50=1.0 + i, latency_ms_p99=1.5 + i,
+                         latency_ms_per_item=(1.0 + i) / 2 ** (i % 8), throughput_ips=1000.0 * 2 ** (i % 8) / (1 + i),
+                         valid=True, passed=True) for i in range(n)]
+    return render_tradeoff_html(TradeoffResult.model_construct(
+        model="/models/" + "m" * 200 + ".onnx", target="local", runner="local", points=pts, best_latency=0,
+        best_throughput=n - 1, summary="real time: batch 1; throughput: batch 128", results=[]))
 
 
 # kind -> (builder of an inline <svg> given the number of points, the largest number of points tested)

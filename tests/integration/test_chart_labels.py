@@ -19,7 +19,7 @@ import pytest
 
 from edgeopt.reports.svg import CHART_CSS
 from tests.integration import chromium
-from tests.integration.chart_cases import cases
+from tests.integration.chart_cases import DOCS_POINTS, cases, profile_page, tradeoff_page
 
 pytestmark = pytest.mark.skipif(chromium.unavailable_reason() is not None,
                                 reason=chromium.unavailable_reason() or "")
@@ -55,17 +55,17 @@ PROBE = """<script>
 </script>""".replace("TOLERANCE", str(TOLERANCE_PX))
 
 
-def _page(chart: str, kind: str) -> str:
-    chart = chart.replace("<svg ", f'<svg id="{kind}" ', 1)
+def _page(charts: list[str], kind: str) -> str:
+    body = "".join(c.replace("<svg ", f'<svg id="{kind}-{i}" style="display:block" ', 1) for i, c in enumerate(charts))
     return (f'<!DOCTYPE html><html><head><meta charset="utf-8"><style>body{{margin:0}}{CHART_CSS}</style></head>'
-            f"<body>{chart}{PROBE}</body></html>")
+            f"<body>{body}{PROBE}</body></html>")
 
 
-def _probe(page: Path, tmp_path: Path) -> dict:
+def _probe(page: Path, tmp_path: Path) -> list[dict]:
     dom = chromium.dump_dom(page.as_uri(), tmp_path / "profile-dom")
     found = re.search(r'<pre id="probe">(.*?)</pre>', dom, re.S)
     assert found, "the probe script did not run"
-    return json.loads(html.unescape(found.group(1)))[0]
+    return list(json.loads(html.unescape(found.group(1))))
 
 
 def _keep(shot: Path) -> None:
@@ -77,14 +77,36 @@ def _keep(shot: Path) -> None:
 
 @pytest.mark.parametrize("kind", list(cases(Path("."))))
 def test_no_label_overlaps_or_leaves_the_chart(kind, tmp_path):
-    build, points = cases(tmp_path)[kind]
-    chart = build(points)
+    """One point, the docs' typical size and the most points tested, stacked on one page (one browser start)."""
+    build, most = cases(tmp_path)[kind]
+    sizes = sorted({1, DOCS_POINTS[kind], most})
     page = tmp_path / f"{kind}.html"
-    page.write_text(_page(chart, kind))
+    page.write_text(_page([build(n) for n in sizes], kind))
     found = _probe(page, tmp_path)
-    size = f"{int(found['width']) + 2},{int(found['height']) + 2}"
-    _keep(chromium.screenshot(page.as_uri(), tmp_path / f"chart-{kind}.png", tmp_path / "profile-shot", size=size))
-    print(f"{kind}: {points} points, {found['labels']} labels, {len(found['overlaps'])} overlapping pairs, "
-          f"{len(found['outside'])} outside")
-    assert not found["overlaps"], f"{kind}: {len(found['overlaps'])} overlapping label pairs: {found['overlaps'][:8]}"
-    assert not found["outside"], f"{kind}: {len(found['outside'])} labels leave the chart: {found['outside'][:8]}"
+    width, height = max(int(f["width"]) for f in found) + 2, sum(int(f["height"]) for f in found) + 2
+    _keep(chromium.screenshot(page.as_uri(), tmp_path / f"chart-{kind}.png", tmp_path / "profile-shot",
+                              size=f"{width},{height}"))
+    for n, f in zip(sizes, found, strict=True):
+        print(f"{kind}: {n} points, {f['labels']} labels, {len(f['overlaps'])} overlapping pairs, "
+              f"{len(f['outside'])} outside")
+    for n, f in zip(sizes, found, strict=True):
+        assert not f["overlaps"], f"{kind}, {n} points: {len(f['overlaps'])} overlapping pairs: {f['overlaps'][:8]}"
+        assert not f["outside"], f"{kind}, {n} points: {len(f['outside'])} labels leave the chart: {f['outside'][:8]}"
+
+
+WIDTHS = """(() => { const d = document.documentElement;
+  return {page: d.scrollWidth, view: d.clientWidth,
+          scrolling: Array.from(document.querySelectorAll(".scroll")).filter(e => e.scrollWidth > e.clientWidth + 1)
+                       .length}; })()"""
+
+
+@pytest.mark.parametrize("kind", ["profile", "tradeoff"])
+def test_a_wide_table_scrolls_inside_its_box_not_the_page(kind, tmp_path):
+    page = tmp_path / f"{kind}.html"
+    page.write_text(profile_page(40) if kind == "profile" else tradeoff_page(32))
+    with chromium.DevTools(tmp_path / "profile-devtools") as browser:
+        session, _ = browser.load(page.as_uri())
+        found = browser.evaluate(WIDTHS, session)
+    assert found["page"] <= found["view"], found  # the page itself never scrolls sideways
+    if kind == "profile":
+        assert found["scrolling"] >= 1, found  # the 300-character node name scrolls inside its table's box

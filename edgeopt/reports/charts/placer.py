@@ -56,14 +56,14 @@ class Placer:
         return Placed(x, y, anchor, box)
 
     def place(self, px: float, py: float, text: str, size: float, radius: float = 0.0,
-              rings: tuple[float, ...] = RINGS) -> Placed | None:
+              rings: tuple[float, ...] = RINGS, bold: bool = False) -> Placed | None:
         """The first free position of ``text`` around the point ``(px, py)``, trying each ring of ``rings`` (extra
         distances) in turn; None when every candidate collides."""
         for ring in rings:
             d = radius + GAP + ring
             for dx, dy in DIRECTIONS:
                 x, y, anchor = _candidate(px, py, dx, dy, d, size)
-                box = text_box(x, y, text, size, anchor)
+                box = text_box(x, y, text, size, anchor, bold)
                 if self.free(box):
                     self.reserve(box)
                     leader = _leader(px, py, radius, box) if ring else None

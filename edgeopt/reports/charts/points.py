@@ -16,6 +16,7 @@ from .placer import FAR_RINGS, Placed, Placer
 from .text import Box, shorten, text_width
 
 SIZE = 11.0  # px, the font size of point labels and the key (the ``tick`` class)
+BOLD_CLASSES = ("rec-text", "num")  # drawn bold by CHART_CSS, so wider
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ def label_points(placer: Placer, points: Sequence[PointLabel], order: Sequence[i
     body, missed = [], []
     for i in order:
         p = points[i]
-        spot = placer.place(p.px, p.py, p.text, SIZE, p.radius)
+        spot = placer.place(p.px, p.py, p.text, SIZE, p.radius, bold=p.css in BOLD_CLASSES)
         if spot is None:
             missed.append(i)
         else:
@@ -58,7 +59,7 @@ def label_points(placer: Placer, points: Sequence[PointLabel], order: Sequence[i
     key = []
     for n, i in enumerate(missed, start=1):
         p = points[i]
-        spot = placer.place(p.px, p.py, str(n), SIZE, p.radius, FAR_RINGS)
+        spot = placer.place(p.px, p.py, str(n), SIZE, p.radius, FAR_RINGS, bold=True)
         if spot is not None:
             body.append(_text(spot, str(n), "num"))
         key.append(f"{n if spot is not None else '-'}  {p.key}")

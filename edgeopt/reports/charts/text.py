@@ -16,6 +16,7 @@ _GROUPS = {
 }
 _WIDTH = {ch: w / 1000 for w, chars in _GROUPS.items() for ch in chars}
 _OTHER = 0.9  # any other character (ellipsis, <=, a letter with an accent, CJK is wider but rare here)
+BOLD = 1.14  # bold glyphs are up to this much wider (DejaVu Sans Bold vs Book)
 ASCENT, DESCENT = 0.93, 0.24  # DejaVu Sans, in em: the box a browser reports runs from ascent to descent
 
 
@@ -40,15 +41,15 @@ class Box:
         return Box(self.x0 - pad, self.y0 - pad, self.x1 + pad, self.y1 + pad)
 
 
-def text_width(text: str, size: float) -> float:
+def text_width(text: str, size: float, bold: bool = False) -> float:
     """Estimated drawn width of ``text`` at font size ``size`` (px), never less than the real one in the fonts
     above."""
-    return sum(_WIDTH.get(ch, _OTHER) for ch in text) * size
+    return sum(_WIDTH.get(ch, _OTHER) for ch in text) * size * (BOLD if bold else 1.0)
 
 
-def text_box(x: float, y: float, text: str, size: float, anchor: str = "start") -> Box:
+def text_box(x: float, y: float, text: str, size: float, anchor: str = "start", bold: bool = False) -> Box:
     """The box of ``text`` drawn at baseline ``(x, y)`` with ``text-anchor`` ``anchor``."""
-    w = text_width(text, size)
+    w = text_width(text, size, bold)
     left = x if anchor == "start" else x - w if anchor == "end" else x - w / 2
     return Box(left, y - ASCENT * size, left + w, y + DESCENT * size)
 

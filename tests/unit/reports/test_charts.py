@@ -110,3 +110,42 @@ def test_report_marks_every_estimated_energy_figure():
 def test_text_box_anchors():
     a, b = text_box(100, 50, "abc", 11, "start"), text_box(100, 50, "abc", 11, "end")
     assert a.x0 == 100 and b.x1 == 100 and a.y0 < 50 < a.y1
+
+
+def _text_boxes(chart: str) -> list[tuple[str, Box]]:
+    """Every unrotated ``<text>`` of a chart with its estimated box (what the placer believed)."""
+    out = []
+    for m in re.finditer(r'<text class="([^"]+)" x="([^"]+)" y="([^"]+)"(?: text-anchor="([^"]+)")?>([^<]*)</text>',
+                         chart):
+        css, x, y, anchor, text = m.groups()
+        size = 12 if css == "label" else 11
+        out.append((text, text_box(float(x), float(y), text, size, anchor or "start", css in ("rec-text", "num"))))
+    return out
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 13, 21, 34, 55, 80])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_pareto_and_tradeoff_labels_never_collide_at_any_size(n, seed):
+    """Random clouds (ties, clusters, a wide span) of every size: the boxes the placer reserved never overlap and stay
+    on the canvas. (The Chromium test checks those estimates against the browser's real boxes.)"""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    xs = rng.choice([1.0, 2.0, 2.0, 5.0, 40.0], n) * rng.uniform(0.9, 1.1, n)
+    ys = np.round(rng.choice([1.0, 0.999, 0.99, 0.95], n) - rng.uniform(0, 0.01, n) * (seed > 0), 3)
+    names = [f"{'int8-search+float-head' if i % 4 == 0 else 'fp16'}/{['onnxruntime', 'openvino'][i % 2]}-{i}"
+             for i in range(n)]
+    pts = [ParetoPoint(names[i], float(xs[i]), float(ys[i]), status=["pass", "fail", "no-change"][i % 3],
+                       low=float(xs[i]) * 0.9 if i % 5 == 0 else None, high=float(xs[i]) * 1.1 if i % 5 == 0 else None)
+           for i in range(n)]
+    charts = [pareto_chart(pts, ctx=ParetoContext(min_retention=0.99, budget_x=10.0, budget_label="100 FPS budget",
+                                                  recommended=0)),
+              svg.tradeoff([(names[i], float(xs[i]), float(ys[i]) * 1000) for i in range(n)], best=[0])]
+    for chart in charts:
+        width, height = (float(v) for v in re.search(r'viewBox="0 0 ([\d.]+) ([\d.]+)"', chart).groups())
+        boxes = _text_boxes(chart)
+        canvas = Box(0, 0, width, height)
+        for i, (text, box) in enumerate(boxes):
+            assert box.inside(canvas), (text, box, width, height)
+            clash = [t for t, b in boxes[i + 1:] if box.intersects(b)]
+            assert not clash, (text, clash)
