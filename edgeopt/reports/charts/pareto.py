@@ -118,23 +118,28 @@ def _marks(frame: svg._Frame, points: Sequence[ParetoPoint], front: set[int], ct
     return out
 
 
-def _legend(y: float, ctx: ParetoContext, points: Sequence[ParetoPoint]) -> tuple[list[str], float]:
-    """A one- or two-row key of the marks actually drawn; the elements and the height taken."""
+def _legend(y: float, ctx: ParetoContext, points: Sequence[ParetoPoint], frame: svg._Frame) -> tuple[list[str],
+                                                                                                    float]:
+    """A one- or two-row key of the marks actually drawn (and of a budget too far out to draw); the elements and the
+    height taken."""
     items = [("pt-front key", "on the frontier"), ("pt key", "passes" if ctx.verdicts else "off the frontier")]
     statuses = {p.status for p in points}
     items += [("pt-fail key", "fails threshold/budget")] if "fail" in statuses else []
     items += [("pt-same key", "no change (= fp32)")] if "no-change" in statuses else []
     if ctx.recommended is not None:  # named here too, so the name is on the chart even when its label is numbered
         items.append(("rec key", f"recommended: {points[ctx.recommended].label}"))
-    whiskers = any(p.low is not None for p in points)
+    if any(p.low is not None for p in points):
+        items.append(("whisker", "95 % interval of the ranking rounds"))
+    if ctx.budget_x is not None and not frame.x0 <= ctx.budget_x <= frame.x1:
+        items.append(("limit", f"{ctx.budget_label} (beyond the axis)"))
     out, x, row = [], 20.0, 0
-    for css, text in [*items, *([("whisker", "95 % interval of the ranking rounds")] if whiskers else [])]:
+    for css, text in items:
         width = 16 + text_width(text, 11) + 14
         if x + width > svg.WIDTH - 10:
             x, row = 20.0, row + 1
         yy = y + 16 * row
-        mark = (f'<line class="whisker" x1="{x:.1f}" x2="{x + 10:.1f}" y1="{yy - 4:.1f}" y2="{yy - 4:.1f}"/>'
-                if css == "whisker" else f'<circle class="{css}" cx="{x + 5:.1f}" cy="{yy - 4:.1f}" r="4"/>')
+        mark = (f'<line class="{css}" x1="{x:.1f}" x2="{x + 10:.1f}" y1="{yy - 4:.1f}" y2="{yy - 4:.1f}"/>'
+                if css in ("whisker", "limit") else f'<circle class="{css}" cx="{x + 5:.1f}" cy="{yy - 4:.1f}" r="4"/>')
         out.append(mark + f'<text class="tick" x="{x + 14:.1f}" y="{yy:.1f}">{escape(text)}</text>')
         x += width
     return out, 16.0 * (row + 1)
@@ -159,7 +164,7 @@ def pareto_chart(points: Sequence[ParetoPoint], *, ctx: ParetoContext | None = N
             placer.reserve(Box(frame.x(p.low), frame.y(p.retention) - 4, frame.x(p.high), frame.y(p.retention) + 4))
     body += _lines(frame, ctx, placer)
     body += _marks(frame, points, set(front), ctx)
-    legend, legend_h = _legend(frame.h + 14, ctx, points)
+    legend, legend_h = _legend(frame.h + 14, ctx, points, frame)
     labels = [PointLabel(frame.x(p.x), frame.y(p.retention), p.label,
                          f"{p.label}: {svg.fmt(p.x)} {ctx.x_unit}, retention {p.retention:.4f}",
                          radius=9.0 if i == ctx.recommended else 5.0,

@@ -149,3 +149,9 @@ def test_pareto_and_tradeoff_labels_never_collide_at_any_size(n, seed):
             assert box.inside(canvas), (text, box, width, height)
             clash = [t for t, b in boxes[i + 1:] if box.intersects(b)]
             assert not clash, (text, clash)
+
+
+def test_a_budget_far_beyond_the_points_is_stated_in_the_legend():
+    pts = [ParetoPoint("a", 1.0, 1.0), ParetoPoint("b", 2.0, 0.9)]
+    out = pareto_chart(pts, ctx=ParetoContext(budget_x=50.0, budget_label="20 FPS budget: p99 <= 50 ms"))
+    assert "20 FPS budget: p99 &lt;= 50 ms (beyond the axis)" in out
