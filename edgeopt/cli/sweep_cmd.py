@@ -38,6 +38,16 @@ def _interval(lv: Any) -> str:
             f"over {lv.latency_rounds} rounds")
 
 
+ESTIMATE_MARK = "~"
+
+
+def _energy(lv: Any) -> str:
+    """The mJ cell: 7 characters, an estimate (target TDP, no sensor) marked with :data:`ESTIMATE_MARK`."""
+    if lv.energy_mj is None:
+        return "      -"
+    return f"{lv.energy_mj:6.2f}{ESTIMATE_MARK}" if lv.energy_source == "estimate" else f"{lv.energy_mj:7.2f}"
+
+
 def _params(params: dict[str, Any]) -> str:
     return "(" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")" if params else ""
 
@@ -53,9 +63,11 @@ def _render(result: SweepResult) -> None:
         verdict = "pass" if lv.passed else ("low-accuracy" if not lv.meets_retention else "over-budget")
         verdict = "no change (= fp32)" if lv.no_change else verdict
         mem = f"{lv.memory_mb_peak:7.1f}" if lv.memory_mb_peak is not None else "      -"
-        mj = f"{lv.energy_mj:7.2f}" if lv.energy_mj is not None else "      -"
+        mj = _energy(lv)
         click.echo(f"{lv.recipe:<14} {lv.runtime:<12} {lv.size_bytes / 1e6:8.2f} {lv.latency_ms:8.3f} "
                    f"{lv.latency_ms_p99:8.3f} {mem} {mj} {lv.retention:9.4f} {verdict}{_interval(lv)}")
+    if any(lv.energy_source == "estimate" and lv.energy_mj is not None for lv in result.levels):
+        click.echo(f"{ESTIMATE_MARK} mJ: ESTIMATE from the target's TDP (no power sensor read), not a measurement")
     click.echo("pareto: " + ", ".join(f"{p.recipe}/{p.runtime}" for p in result.pareto))
     rec = result.recommendation
     click.echo(f"recommendation: {rec.recipe} on {rec.runtime} (retention {rec.retention:.4f}, "

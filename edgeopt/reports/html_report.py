@@ -36,6 +36,8 @@ tr.row-fail td { background: #ffebe9; } tr.row-error td { background: #fff8c5; }
 .charts { display: flex; flex-wrap: wrap; gap: 16px; }
 .note { color: var(--muted); font-size: 13px; } .warn { color: var(--err); }
 .estimate { color: var(--err); font-weight: 600; }
+h1, h2, h3, p, li { overflow-wrap: anywhere; }
+.scroll { overflow-x: auto; max-width: 100%; margin: 8px 0 16px; } .scroll > table { margin: 0; }
 code { background: var(--bg); padding: 1px 4px; border-radius: 4px; font-size: 12px; word-break: break-all; }
 footer { color: var(--muted); font-size: 12px; margin-top: 40px; }
 """
@@ -56,7 +58,7 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], row_classes: S
     for i, row in enumerate(rows):
         cls = f' class="{row_classes[i]}"' if i < len(row_classes) and row_classes[i] else ""
         body.append(f"<tr{cls}>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
 def _human(value: Any) -> str:
@@ -85,7 +87,7 @@ def _kv(pairs: Iterable[tuple[str, Any]]) -> str:
     for k, v in pairs:
         text = v if isinstance(v, str) else _human(v)
         rows.append(f"<tr><td>{escape(k)}</td><td><code>{escape(text)}</code></td></tr>")
-    return f'<table class="kv"><tbody>{"".join(rows)}</tbody></table>'
+    return f'<div class="scroll"><table class="kv"><tbody>{"".join(rows)}</tbody></table></div>'
 
 
 def _gate_rows(gates: Sequence[GateResult]) -> str:
@@ -159,14 +161,16 @@ def _energy_section(d: DeviceResult) -> str:
             ("above idle", f"{_num(e.energy_per_inference_above_idle_mj)} mJ"),
             ("active power", f"{_num(e.active_power_w)} W"), ("idle power", f"{_num(e.idle_power_w)} W"),
             ("inferences per joule", _num(e.inferences_per_joule)), ("TOPS/W", _num(e.tops_per_watt))]
+    est = ' <span class="estimate">ESTIMATE</span>' if e.source == "estimate" else ""  # on every derived number
     html = "<h3>Energy</h3><p>" + note + "</p>" + _table(["figure", "value"], [
-        [escape(k), escape(v)] for k, v in rows])
+        [escape(k), escape(v) + ("" if v.startswith("n/a") else est)] for k, v in rows])
     if d.costs is not None:
         c = d.costs
+        est = ' <span class="estimate">ESTIMATE</span>' if c.source == "estimate" else ""
         html += _table(["per million inferences", "value"], [
-            ["energy", f"{c.kwh_per_million:.4g} kWh"],
-            ["cost", f"{c.cost_per_million:.4g} {escape(c.currency)}"],
-            ["CO2", f"{c.co2_g_per_million:.4g} g"],
+            ["energy", f"{c.kwh_per_million:.4g} kWh{est}"],
+            ["cost", f"{c.cost_per_million:.4g} {escape(c.currency)}{est}"],
+            ["CO2", f"{c.co2_g_per_million:.4g} g{est}"],
         ]) + f'<p class="note">{escape(c.note)}</p>'
     return html
 

@@ -7,11 +7,14 @@ layer ran in, so float layers inside an INT8 model stand out.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from html import escape
 
 from ..profile.render import header
 from ..profile.schema import LayerOrigin, LayerRecord, ProfileComparison, ProfileResult
+from .charts.scale import log_range, wants_log
+from .charts.text import shorten
 from .html_report import CSS
 
 SVG_NS = "http://www.w3.org/2000/svg"
@@ -23,7 +26,9 @@ _LABEL_MAX = 40
 
 
 def _short(text: str) -> str:
-    return text if len(text) <= _LABEL_MAX else text[: _LABEL_MAX - 1] + "\u2026"
+    """At most :data:`_LABEL_MAX` characters, and never wider than the label column (the bar's tooltip has it all)."""
+    text = text if len(text) <= _LABEL_MAX else text[: _LABEL_MAX - 1] + "\u2026"
+    return shorten(text, 11, _LABEL_W - 12)
 
 
 def _kind(layer: LayerRecord) -> str:
@@ -40,8 +45,17 @@ def _svg(body: list[str], title: str, height: int) -> str:
             + "".join(body) + "</svg>")
 
 
-def _bar(y: float, value: float, top: float, kind: str, tip: str) -> str:
-    width = max(1.0, value / top * (WIDTH - _LABEL_W - _VALUE_W)) if top > 0 else 1.0
+def _floor(values: Sequence[float]) -> float | None:
+    """The left end of a log axis when the bars span more than 10x (None: linear from 0)."""
+    return log_range(min(values), max(values), 2.0)[0] if wants_log(values) else None
+
+
+def _bar(y: float, value: float, top: float, kind: str, tip: str, floor: float | None = None) -> str:
+    span = WIDTH - _LABEL_W - _VALUE_W
+    if floor is not None and value > 0:
+        width = max(1.0, math.log10(value / floor) / math.log10(top / floor) * span)
+    else:
+        width = max(1.0, value / top * span) if top > 0 else 1.0
     return (f'<rect class="pbar pbar-{kind}" x="{_LABEL_W}" y="{y:.1f}" width="{width:.1f}" height="{_BAR_H}" '
             f'fill="{_FILLS[kind]}"><title>{escape(tip)}</title></rect>'
             f'<text class="tick" x="{_LABEL_W + width + 4:.1f}" y="{y + _BAR_H - 3:.1f}" font-size="11">'
@@ -51,6 +65,12 @@ def _bar(y: float, value: float, top: float, kind: str, tip: str) -> str:
 def _label(y: float, text: str) -> str:
     return (f'<text class="tick" x="{_LABEL_W - 6}" y="{y + _BAR_H - 3:.1f}" text-anchor="end" font-size="11">'
             f"{escape(_short(text))}</text>")
+
+
+def _caption(y: float, floor: float | None) -> str:
+    """What the bars measure and in which unit (their axis has no ticks: each bar says its value)."""
+    return (f'<text class="label" x="{_LABEL_W}" y="{y:.1f}" font-size="12">median time per inference (ms)'
+            f'{", log scale" if floor is not None else ""}</text>')
 
 
 def _legend(y: float, items: Sequence[tuple[str, str]]) -> list[str]:
@@ -65,15 +85,16 @@ def _legend(y: float, items: Sequence[tuple[str, str]]) -> list[str]:
 def layer_chart(p: ProfileResult, top: int = 15) -> str:
     """Horizontal bars of the ``top`` layers by median time, coloured by precision."""
     layers = p.top(top)
-    height = 34 + _ROW_H * max(len(layers), 1)
+    height = 52 + _ROW_H * max(len(layers), 1)
     peak = max((layer.median_ms for layer in layers), default=0.0)
-    body = []
+    floor = _floor([layer.median_ms for layer in layers if layer.median_ms > 0])
+    body = [_caption(height - 26, floor)]
     for i, layer in enumerate(layers):
         y = 8 + _ROW_H * i
         nodes = ", ".join(layer.onnx_nodes) or layer.origin.value
         tip = (f"{layer.kernel}: {layer.median_ms:.4g} ms ({layer.share:.1%}), {layer.precision.value} "
                f"{layer.impl}; ONNX: {nodes}")
-        body += [_label(y, layer.kernel), _bar(y, layer.median_ms, peak, _kind(layer), tip)]
+        body += [_label(y, layer.kernel), _bar(y, layer.median_ms, peak, _kind(layer), tip, floor)]
     body += _legend(height - 18, [("float", "float kernel"), ("int", "integer kernel"),
                                   ("inserted", "inserted by the runtime")])
     return _svg(body, f"Top {len(layers)} layers by median time", height)
@@ -82,15 +103,16 @@ def layer_chart(p: ProfileResult, top: int = 15) -> str:
 def comparison_chart(c: ProfileComparison, top: int = 15) -> str:
     """Paired bars (A grey, B blue) of the ``top`` matched layers with the largest change."""
     rows = c.layers[:top]
-    height = 34 + 2 * _ROW_H * max(len(rows), 1)
+    height = 52 + 2 * _ROW_H * max(len(rows), 1)
     peak = max([max(r.a_ms, r.b_ms) for r in rows] or [0.0])
-    body = []
+    floor = _floor([v for r in rows for v in (r.a_ms, r.b_ms) if v > 0])
+    body = [_caption(height - 26, floor)]
     for i, r in enumerate(rows):
         y = 8 + 2 * _ROW_H * i
         name = r.onnx_nodes[0] if r.onnx_nodes else "?"
         body += [_label(y + _ROW_H / 2, f"{name} ({r.op_type})"),
-                 _bar(y, r.a_ms, peak, "a", f"A {r.a_precision} {r.a_impl}: {r.a_ms:.4g} ms"),
-                 _bar(y + _BAR_H + 1, r.b_ms, peak, "b", f"B {r.b_precision} {r.b_impl}: {r.b_ms:.4g} ms")]
+                 _bar(y, r.a_ms, peak, "a", f"A {r.a_precision} {r.a_impl}: {r.a_ms:.4g} ms", floor),
+                 _bar(y + _BAR_H + 1, r.b_ms, peak, "b", f"B {r.b_precision} {r.b_impl}: {r.b_ms:.4g} ms", floor)]
     body += _legend(height - 18, [("a", "A"), ("b", "B")])
     return _svg(body, f"A vs B: {len(rows)} layers with the largest change", height)
 
@@ -98,7 +120,7 @@ def comparison_chart(c: ProfileComparison, top: int = 15) -> str:
 def _table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def _opt(value: float | None, fmt: str) -> str:

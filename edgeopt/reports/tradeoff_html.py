@@ -32,5 +32,5 @@ def render_tradeoff_html(result: TradeoffResult) -> str:
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
             f"<style>{CSS}{svg.CHART_CSS}</style></head><body><main><h1>{escape(title)}</h1>"
             f'<p class="sub">runner <code>{escape(result.runner)}</code></p><p>{escape(result.summary)}</p>'
-            f'<div class="charts">{chart}</div><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
-            "</tbody></table></main></body></html>\n")
+            f'<div class="charts">{chart}</div><div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>'
+            f'{"".join(rows)}</tbody></table></div></main></body></html>\n')

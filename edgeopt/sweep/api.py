@@ -414,7 +414,8 @@ class _SweepRun:
             rec = ranked or rec
         points = [(objective_value(lv, opts.objective), lv.retention) for lv in levels]
         front = [levels[i] for i in pareto_indices(points)]
-        plot = write_plot(levels, opts.objective, self.out / "pareto.svg")
+        plot = write_plot(levels, opts.objective, self.out / "pareto.svg", min_retention=opts.min_retention, fps=fps,
+                          recommendation=rec)
         return SweepResult(
             model=str(self.source), model_sha256=self.table.key_parts["model"], target=self.tgt.name,
             runner=self.ctx.runner.name, metric=self.ctx.metric.name, output=self.ctx.selection.spec,

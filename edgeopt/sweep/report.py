@@ -7,9 +7,9 @@ from pathlib import Path
 
 from ..fsutil import atomic_write_text
 from ..reports import svg
+from ..reports.charts.pareto import pareto_chart
+from .plot_inputs import pareto_inputs
 from .result import Level, Recommendation
-
-_LABELS = {"latency": "latency p50 (ms)", "size": "size (MB)", "energy": "energy per inference (mJ)"}
 
 
 def objective_value(level: Level, objective: str) -> float:
@@ -47,10 +47,11 @@ def recommend(levels: Sequence[Level], objective: str, min_retention: float,
                   f"one ({quickest.recipe}/{quickest.runtime}) takes {quickest.latency_ms_p99:.2f} ms p99")
 
 
-def write_plot(levels: Sequence[Level], objective: str, path: Path) -> Path:
-    """Scatter of objective vs retention with the frontier (reuses the report's SVG helper)."""
-    points = [(f"{lv.recipe}/{lv.runtime}", objective_value(lv, objective), lv.retention) for lv in levels]
-    text = svg.standalone(svg.pareto(points, title=f"Pareto: {objective} vs retention").replace(
-        "latency (ms)", _LABELS[objective]))
+def write_plot(levels: Sequence[Level], objective: str, path: Path, *, min_retention: float | None = None,
+               fps: float | None = None, recommendation: Recommendation | None = None) -> Path:
+    """Scatter of objective vs retention with the frontier, the threshold, the FPS budget (on a latency chart: the
+    budget bounds p99, the axis is p50), the recommendation and the ranking intervals (docs/charts.md)."""
+    points, ctx = pareto_inputs(levels, objective, min_retention=min_retention, fps=fps, recommendation=recommendation)
+    text = svg.standalone(pareto_chart(points, ctx=ctx, title=f"Pareto: {objective} vs retention"))
     atomic_write_text(path, text)
     return path

@@ -132,7 +132,9 @@ def _finish(row: FleetSweepRow, out: Path, model: Path, options: SweepOptions, f
     res = row.result.model_copy(update={"model": str(model), "out_dir": str(dev_out)})
     dev_out.mkdir(parents=True, exist_ok=True)
     if Path(row.result.out_dir) != dev_out:  # a worker that did not share our paths: the plot is redrawn here
-        res = res.model_copy(update={"plot": str(write_plot(res.levels, res.objective, dev_out / "pareto.svg"))})
+        plot = write_plot(res.levels, res.objective, dev_out / "pareto.svg", min_retention=res.min_retention,
+                          fps=res.fps, recommendation=res.recommendation)
+        res = res.model_copy(update={"plot": str(plot)})
     atomic_write_text(dev_out / "sweep.json", res.model_dump_json(indent=2) + "\n")
     ids: list[int] = []
     if options.history_db is not None and row.level_runs:
