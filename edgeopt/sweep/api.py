@@ -202,7 +202,7 @@ def measure_sweep(model: Path, options: SweepOptions, measure: MeasureSettings, 
     also every freshly measured level's benchmark. Writes the artifacts, cache and plot, not ``sweep.json``.
 
     Args:
-        prebuilt: recipes already optimized (a fleet sweep builds them once on the host, ``edgeopt.fleet.sweep``);
+        prebuilt: recipes already optimized (a fleet sweep builds them once on the host, ``edgeopt.sweep.fleet``);
             a recipe not in it is optimized here on first use.
         gains_dir: the INT8 search's sensitivity/gains cache (None: its own, under the output directory).
     """

@@ -189,7 +189,7 @@ def profile_page(n: int) -> str:
 
 def tradeoff_page(n: int) -> str:
     """``bench --batch ... --html``'s page of ``n`` points."""
-    from edgeopt.bench_tradeoff import TradeoffPoint, TradeoffResult
+    from edgeopt.bench.tradeoff import TradeoffPoint, TradeoffResult
     from edgeopt.reports.tradeoff_html import render_tradeoff_html
 
     pts = [TradeoffPoint(batch=2 ** (i % 8), threads=1 + i // 8, latency_ms_p50=1.0 + i, latency_ms_p99=1.5 + i,
