@@ -320,8 +320,8 @@ def pareto(points: Sequence[tuple[str, float, float]], *, title: str = "Pareto: 
     retention threshold when given (:func:`edgeopt.reports.charts.pareto.pareto_chart` without verdicts)."""
     from .charts.pareto import ParetoContext, ParetoPoint, pareto_chart  # it draws with this module's frame
 
-    return pareto_chart([ParetoPoint(label, x, y) for label, x, y in points], ctx=ParetoContext(verdicts=False, min_retention=min_retention),
-                        title=title)
+    ctx = ParetoContext(verdicts=False, min_retention=min_retention)
+    return pareto_chart([ParetoPoint(label, x, y) for label, x, y in points], ctx=ctx, title=title)
 
 
 def labelled_scatter(frame: _Frame, points: Sequence[PointLabel], order: Sequence[int], below: float,
