@@ -101,7 +101,8 @@ class _Frame:
             self.x1 = self.x0 + 1.0
         if self.y1 <= self.y0:
             self.y1 = self.y0 + 1.0
-        self.left, self.right = _M_LEFT, width - _M_RIGHT
+        self.left: float = _M_LEFT
+        self.right: float = width - _M_RIGHT
         self.top, self.bottom = _M_TOP, height - _M_BOTTOM
 
     @staticmethod
