@@ -234,7 +234,9 @@ def _pareto_section(result: QualifyResult) -> str:
     front = set(svg.pareto_front(points))
     rows = [[escape(p.label), f"{p.latency_ms:.4g}", f"{p.retention:.4f}", "yes" if i in front else ""]
             for i, p in enumerate(result.sweep)]
-    return ("<h2>Sweep: Pareto front</h2>" + '<div class="charts">' + svg.pareto(points) + "</div>"
+    gate = result.spec.get("gates", {}).get("retention") or {}
+    chart = svg.pareto(points, min_retention=gate.get("min_ratio"))
+    return ("<h2>Sweep: Pareto front</h2>" + '<div class="charts">' + chart + "</div>"
             + _table(["point", "latency (ms)", "retention", "on the front"], rows))
 
 

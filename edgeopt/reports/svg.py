@@ -101,7 +101,8 @@ class _Frame:
             self.x1 = self.x0 + 1.0
         if self.y1 <= self.y0:
             self.y1 = self.y0 + 1.0
-        self.left, self.right = _M_LEFT, width - _M_RIGHT
+        self.left: float = _M_LEFT
+        self.right: float = width - _M_RIGHT
         self.top, self.bottom = _M_TOP, height - _M_BOTTOM
 
     @staticmethod
@@ -314,13 +315,14 @@ def pareto_front(points: Sequence[tuple[str, float, float]]) -> list[int]:
     return sorted(front, key=lambda i: points[i][1])
 
 
-def pareto(points: Sequence[tuple[str, float, float]], *, title: str = "Pareto: latency vs retention") -> str:
-    """Scatter of (label, latency_ms, retention) with the Pareto frontier drawn and its points highlighted
-    (:func:`edgeopt.reports.charts.pareto.pareto_chart` with no threshold, budget or recommendation)."""
+def pareto(points: Sequence[tuple[str, float, float]], *, title: str = "Pareto: latency vs retention",
+           min_retention: float | None = None) -> str:
+    """Scatter of (label, latency_ms, retention) with the Pareto frontier drawn and its points highlighted, and the
+    retention threshold when given (:func:`edgeopt.reports.charts.pareto.pareto_chart` without verdicts)."""
     from .charts.pareto import ParetoContext, ParetoPoint, pareto_chart  # it draws with this module's frame
 
-    return pareto_chart([ParetoPoint(label, x, y) for label, x, y in points], ctx=ParetoContext(verdicts=False),
-                        title=title)
+    ctx = ParetoContext(verdicts=False, min_retention=min_retention)
+    return pareto_chart([ParetoPoint(label, x, y) for label, x, y in points], ctx=ctx, title=title)
 
 
 def labelled_scatter(frame: _Frame, points: Sequence[PointLabel], order: Sequence[int], below: float,

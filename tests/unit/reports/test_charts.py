@@ -155,3 +155,13 @@ def test_a_budget_far_beyond_the_points_is_stated_in_the_legend():
     pts = [ParetoPoint("a", 1.0, 1.0), ParetoPoint("b", 2.0, 0.9)]
     out = pareto_chart(pts, ctx=ParetoContext(budget_x=50.0, budget_label="20 FPS budget: p99 <= 50 ms"))
     assert "20 FPS budget: p99 &lt;= 50 ms (beyond the axis)" in out
+
+
+def test_qualify_pareto_draws_the_retention_gate():
+    from edgeopt.qualify.result import SweepPoint
+    from tests.unit.reports.builders import GATES
+
+    sweep = [SweepPoint(label="fp32", latency_ms=2.0, retention=1.0), SweepPoint(label="int8", latency_ms=0.8,
+                                                                                  retention=0.985)]
+    html = render_html(qualify_result([device("b")], sweep=sweep, gates={**GATES, "retention": {"min_ratio": 0.99}}))
+    assert "min retention 0.99" in html and 'class="threshold"' in html
