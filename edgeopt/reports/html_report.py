@@ -14,6 +14,7 @@ from typing import Any
 from ..metrics.result import BenchResult
 from ..qualify.result import DeviceResult, GateResult, GateStatus, QualifyResult
 from . import svg
+from .charts.pareto import pareto as pareto_plain
 
 CSS = """
 :root { --ok: #1a7f37; --bad: #cf222e; --err: #9a6700; --ink: #1f2328; --muted: #59636e; --line: #d1d9e0;
@@ -235,7 +236,7 @@ def _pareto_section(result: QualifyResult) -> str:
     rows = [[escape(p.label), f"{p.latency_ms:.4g}", f"{p.retention:.4f}", "yes" if i in front else ""]
             for i, p in enumerate(result.sweep)]
     gate = result.spec.get("gates", {}).get("retention") or {}
-    chart = svg.pareto(points, min_retention=gate.get("min_ratio"))
+    chart = pareto_plain(points, min_retention=gate.get("min_ratio"))
     return ("<h2>Sweep: Pareto front</h2>" + '<div class="charts">' + chart + "</div>"
             + _table(["point", "latency (ms)", "retention", "on the front"], rows))
 

@@ -315,16 +315,6 @@ def pareto_front(points: Sequence[tuple[str, float, float]]) -> list[int]:
     return sorted(front, key=lambda i: points[i][1])
 
 
-def pareto(points: Sequence[tuple[str, float, float]], *, title: str = "Pareto: latency vs retention",
-           min_retention: float | None = None) -> str:
-    """Scatter of (label, latency_ms, retention) with the Pareto frontier drawn and its points highlighted, and the
-    retention threshold when given (:func:`edgeopt.reports.charts.pareto.pareto_chart` without verdicts)."""
-    from .charts.pareto import ParetoContext, ParetoPoint, pareto_chart  # it draws with this module's frame
-
-    ctx = ParetoContext(verdicts=False, min_retention=min_retention)
-    return pareto_chart([ParetoPoint(label, x, y) for label, x, y in points], ctx=ctx, title=title)
-
-
 def labelled_scatter(frame: _Frame, points: Sequence[PointLabel], order: Sequence[int], below: float,
                      reserved: Sequence[Box] = ()) -> tuple[list[str], float]:
     """The labels of ``points`` placed without collisions inside the plot, numbered when they do not fit, with the

@@ -23,6 +23,7 @@ from edgeopt.profile.schema import (
     ProfileResult,
 )
 from edgeopt.reports import profile_html, svg
+from edgeopt.reports.charts.pareto import pareto as pareto_plain
 from edgeopt.sweep.report import write_plot
 from edgeopt.sweep.result import Level, Recommendation
 
@@ -87,7 +88,7 @@ def pareto_svg(n: int, tmp: Path) -> str:
 
 def qualify_pareto_svg(n: int) -> str:
     """The qualify report's sweep chart (labels and points only)."""
-    return svg.pareto([(f"{lv.recipe}/{lv.runtime}", lv.latency_ms, lv.retention) for lv in levels(n)])
+    return pareto_plain([(f"{lv.recipe}/{lv.runtime}", lv.latency_ms, lv.retention) for lv in levels(n)])
 
 
 def latency_samples(n: int = 5000) -> list[float]:

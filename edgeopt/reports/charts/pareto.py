@@ -173,3 +173,11 @@ def pareto_chart(points: Sequence[ParetoPoint], *, ctx: ParetoContext | None = N
     text, key_h = svg.labelled_scatter(frame, labels, sorted(rank, key=rank.__getitem__), frame.h + 14 + legend_h,
                                        reserved=placer.taken)
     return svg._svg(body + legend + text, title, height=int(frame.h + 20 + legend_h + key_h))
+
+
+def pareto(points: Sequence[tuple[str, float, float]], *, title: str = "Pareto: latency vs retention",
+           min_retention: float | None = None) -> str:
+    """Scatter of (label, latency_ms, retention) with the Pareto frontier drawn and its points highlighted, and the
+    retention threshold when given (:func:`pareto_chart` without verdicts)."""
+    ctx = ParetoContext(verdicts=False, min_retention=min_retention)
+    return pareto_chart([ParetoPoint(label, x, y) for label, x, y in points], ctx=ctx, title=title)
