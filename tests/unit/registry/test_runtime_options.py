@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from edgeopt.bench.fleet.api import fleet_benchmark
 from edgeopt.cli.main import main
 from edgeopt.errors import InputError
-from edgeopt.fleet.api import fleet_benchmark
 from edgeopt.registry import get_runtime, runtime_names
 from edgeopt.runners.local import LocalRunner
 from edgeopt_agent import runtimes as agent
