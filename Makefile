@@ -64,16 +64,19 @@ test-fuzz: $(TEST_STAMP)
 
 # Network-namespace devices (root, ip netns, nftables): packet loss, a dead link, Wi-Fi-like devices behind a
 # latency proxy, and the link faults of tests/faults/test_link_faults.py (faults too). Fixed addresses: serial.
+# 12 tests, ~3.5 min (mostly waiting for link deadlines).
 test-netns: sysdeps $(TEST_STAMP)
 	$(PY) -m pytest -m netns -q -rs
 
 # Real packaged models from PyPI wheels, the TFLite converter tool environment, the arm64 board, the two-node Ray
-# cluster, the soak smoke: serial (several measure latency against each other).
+# cluster, the soak smoke: serial (several measure latency against each other). Not timed as a whole: its parts
+# add up to roughly 20 min with warm caches (README, Tests).
 test-slow: sysdeps $(TEST_STAMP)
 	$(PY) -m pytest -m slow -q
 
 # The emulated arm64 board (qemu-user + a Debian 12 rootfs cached in /var/cache/edgeopt-test; docs/devices.md).
-# Cold cache: ~9 min on 2 cores to build the rootfs; warm: ~30 s. Skips when not root / no binfmt_misc / offline.
+# ~8 min on 2 cores with the rootfs cached, ~23 min cold (docs/devices.md). Skips when not root / no binfmt_misc /
+# offline.
 test-arm64: sysdeps $(TEST_STAMP)
 	@if command -v debootstrap >/dev/null 2>&1 && [ -x /usr/bin/qemu-aarch64-static ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
