@@ -1,0 +1,98 @@
+"""The deployment record (``deployment.json``): files, runtime, settings, machine facts and what was measured."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+# CPU features that change a runtime's kernels, and so both its speed and its accuracy: OpenVINO runs FP32 in
+# bf16 by default on AVX512_BF16/AMX; onnxruntime and OpenVINO use VNNI INT8 kernels (and reduce_range without);
+# fp16 arithmetic where the CPU has it. A deployment records which of these the measuring machine had.
+DECISION_CPU_FLAGS: tuple[str, ...] = (
+    "avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_bf16", "amx_int8", "amx_tile",
+    "avx512_fp16", "f16c", "asimd", "asimddp", "fphp", "asimdhp", "bf16", "i8mm",
+)
+
+
+def decision_cpu_flags(flags: Iterable[str]) -> list[str]:
+    """The flags among ``flags`` that a runtime's precision and speed depend on (sorted, lower case)."""
+    wanted = set(DECISION_CPU_FLAGS)
+    return sorted({f.lower() for f in flags} & wanted)
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DeployedFile(_Frozen):
+    """One file of the deployment, relative to the folder holding ``deployment.json``."""
+
+    path: str = Field(description="Relative path (POSIX separators) inside the deployment folder.")
+    sha256: str = Field(description="SHA-256 of the file's bytes.")
+    size_bytes: int = Field(ge=0, description="File size, bytes.")
+    role: Literal["model", "companion"] = Field(
+        description="'model': the file a runtime loads; 'companion': a file it reads beside it (IR .bin, external "
+                    "data).")
+
+
+class DeploymentMeasured(_Frozen):
+    """What the sweep (or qualify) measured with exactly these files and settings."""
+
+    target: str = Field(description="Target the numbers were measured on (edgeopt targets).")
+    device: str | None = Field(default=None, description="Inventory device name, when measured over SSH.")
+    cpu: str = Field(default="", description="CPU model string the agent reported.")
+    metric: str = Field(description="Accuracy metric of the retention (docs/sweep.md).")
+    min_retention: float = Field(description="Retention threshold the level was chosen against.")
+    retention: float = Field(description="Retention measured in the sweep.")
+    latency_ms: float = Field(description="p50 latency, ms (median of round medians when ranked).")
+    latency_ms_low: float | None = Field(default=None, description="Lower bound of its 95 % interval, ms.")
+    latency_ms_high: float | None = Field(default=None, description="Upper bound of its 95 % interval, ms.")
+    latency_rounds: int = Field(default=0, ge=0, description="Interleaved rounds behind latency_ms (0: one run).")
+    size_bytes: int = Field(ge=0, description="Model file(s) size, bytes.")
+    eval_samples: int = Field(default=0, ge=0, description="Evaluation samples behind the retention.")
+
+
+class ShippedCheck(_Frozen):
+    """The retention re-computed from the shipped files alone, and with the runtime's plain defaults."""
+
+    retention_as_shipped: float | None = Field(
+        description="Retention from a fresh agent that read only the files and deployment.json.")
+    retention_with_defaults: float | None = Field(
+        description="Retention with the runtime's defaults (no runtime options): what a plain load gives.")
+    defaults_pass: bool | None = Field(description="Whether the defaults still meet the threshold.")
+    note: str | None = Field(default=None, description="One line, e.g. 'needs inference_precision=f32: with "
+                                                       "OpenVINO's defaults 0.970 < 0.99'.")
+
+
+class Deployment(_Frozen):
+    """Everything needed to run what was measured, and the numbers it was measured at (``deployment.json``)."""
+
+    schema_version: int = Field(default=SCHEMA_VERSION, description="Format version of deployment.json.")
+    kind: Literal["edgeopt-deployment"] = "edgeopt-deployment"
+    name: str = Field(description="Level name, e.g. 'int8-search/openvino'.")
+    recipe: str = Field(description="Recipe that made the artifact ('fp32': the original model).")
+    model: str = Field(description="Relative path of the file the runtime loads (one of ``files``).")
+    format: str = Field(description="Model format (edgeopt's format names: onnx, openvino_ir, ...).")
+    files: tuple[DeployedFile, ...] = Field(description="Every file shipped, with its hash.")
+    runtime: str = Field(description="Agent runtime name.")
+    runtime_version: str = Field(description="Runtime version it was measured with.")
+    runtime_options: dict[str, Any] = Field(
+        default_factory=dict, description="Every runtime option in effect (precision hint, providers, graph "
+                                          "optimisation level...): applied as is when the deployment is loaded.")
+    threads: int = Field(default=0, ge=0, description="Intra-op threads (0: the runtime's default).")
+    streams: int = Field(default=1, ge=1, description="Concurrent inference streams.")
+    batch: int = Field(default=1, ge=1, description="Batch size of a dynamic leading dimension.")
+    static_shapes: dict[str, list[int]] = Field(
+        default_factory=dict, description="Input name -> the static shape it was compiled for (empty: as in the "
+                                          "model).")
+    cpu_flags: tuple[str, ...] = Field(
+        default=(), description="CPU features of the measuring machine that change kernels (DECISION_CPU_FLAGS).")
+    source_model_sha256: str = Field(default="", description="SHA-256 of the model the sweep started from.")
+    measured: DeploymentMeasured
+    shipped_check: ShippedCheck | None = Field(default=None, description="Retention as shipped / with defaults.")
+    edgeopt_version: str = Field(default="", description="edgeopt version that wrote it.")
+    created: str = Field(default="", description="UTC time it was written (ISO 8601).")
