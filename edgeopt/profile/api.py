@@ -7,18 +7,19 @@ index the ONNX graph (MACs, sizes) -> the agent's ``profile`` command through th
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from edgeopt_agent.profile import cannot_profile_message, unsupported_reason
 from edgeopt_agent.protocol import Request
 
+from ..deploy.use import DeploymentUse, deployed_settings, deployment_mismatch, mismatch_text, open_deployment
 from ..errors import InputError
 from ..registry.lookup import ModelFormat, choose_runtime, detect_format, model_digest
 from ..runners import ProgressSink, Runner
 from ..runners.select import use_runner
-from ..settings import RemoteSpec
+from ..settings import MeasureSettings, RemoteSpec
 from ..targets import load_registry
 from ..targets.schema import Target
 from .build import ProfileContext, build_profile
@@ -85,6 +86,8 @@ def profile(
     known_hosts: str | Path | None = None,
     accept_new_host_key: bool = False,
     remote: RemoteSpec | None = None,
+    override_deployment: bool = False,
+    given: Collection[str] | None = None,
 ) -> ProfileResult:
     """Profile ``model`` layer by layer on ``target`` with the runtime's own profiler.
 
@@ -94,7 +97,9 @@ def profile(
     the target's roofline.
 
     Args:
-        model: the artifact (``.onnx``, OpenVINO ``.xml``, TensorRT engine...).
+        model: the artifact (``.onnx``, OpenVINO ``.xml``, TensorRT engine...), or a deployment (a folder with
+            ``deployment.json``, or that file): its model runs with its runtime, options, threads, batch and
+            shapes (docs/profile.md, "Deployments").
         target: target name; None: the ``device``'s target, else ``local``.
         runtime: ``onnxruntime``, ``openvino`` or ``tensorrt``; None: the target's first runtime for the format.
         runtime_options: runtime options as for ``benchmark`` (``providers``, ``device``...).
@@ -107,6 +112,8 @@ def profile(
         progress: callback receiving the agent's progress events.
         host, device, key, python, inventory, known_hosts, accept_new_host_key: remote device options, as
             ``benchmark`` (docs/devices.md); or all of them as one ``remote`` (it then wins).
+        override_deployment, given: as :func:`edgeopt.bench.run_benchmark`'s: with a deployment, settings given
+            (``given``: their names; None: those differing from the defaults) must agree with it unless overridden.
 
     Returns:
         The per-layer profile, layers most time first (``result.layers``, ``result.top(n)``).
@@ -115,6 +122,13 @@ def profile(
         ProfileUnsupportedError: the runtime has no per-layer profiler (exit 2; the message lists those that have).
         InputError: bad model, shapes, inputs or options (exit 2). RunnerError: the agent or device failed (exit 3).
     """
+    use = open_deployment(model)
+    if use is not None:  # the deployment's model with its settings (one stream: a profile is one stream)
+        d = deployed_settings(use, MeasureSettings(runtime=runtime, runtime_options=runtime_options, threads=threads,
+                                                   batch=batch, shapes=shapes), given=given,
+                              override=override_deployment)
+        model, runtime, runtime_options, threads, batch, shapes = (use.model_path, d.runtime, d.runtime_options,
+                                                                   d.threads, d.batch, d.shapes)
     model_path = Path(model)
     remote = remote or RemoteSpec(
         host=host, device=device, key=Path(key) if key is not None else None, python=python,
@@ -138,7 +152,18 @@ def profile(
         raw = run_profile(runner, request, model_path, progress)
         ref = ModelRef(path=str(model_path), sha256=digest, size_bytes=size_bytes, format=fmt.value)
         ctx = ProfileContext(model=ref, graph=index, target=tgt, runner=str(runner.name), started_at=started)
-        return build_profile(raw, ctx)
+        result = build_profile(raw, ctx)
+    return _mark(use, result) if use is not None else result
+
+
+def _mark(use: DeploymentUse, result: ProfileResult) -> ProfileResult:
+    """The deployment profiled, and in the notes what differs from the machine that measured it."""
+    problems = deployment_mismatch(use.deployment, str(result.runtime.get("version", "")),
+                                   result.environment.get("cpu_flags") or [])
+    notes = [*result.notes, mismatch_text(use, problems)] if problems else list(result.notes)
+    if use.deployment.streams > 1:
+        notes.append(f"the deployment runs {use.deployment.streams} streams; a profile runs one")
+    return result.model_copy(update={"deployment": use.ref(), "notes": notes})
 
 
 def profile_vs(model: str | Path, other: str | Path, **options: Any) -> ProfileComparison:

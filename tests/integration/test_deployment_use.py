@@ -113,3 +113,19 @@ def test_another_runtime_version_and_cpu_is_a_warning(ort_deployment):
     table = edgeopt_cli("bench", str(ort_deployment), *FAST)
     assert table.returncode == 0 and "!= 0.0.1 measured" in table.stdout + table.stderr
     assert "deployment" in table.stdout and "test/onnxruntime" in table.stdout
+
+
+def test_profile_of_a_deployment_applies_its_options(ir_deployment, onnx_model):
+    result = edgeopt.profile(ir_deployment, graph=onnx_model, iterations=5, warmup=1)
+    assert result.runtime["name"] == "openvino" and result.runtime["inference_precision"] == "f32"
+    assert result.settings.threads == 1 and result.settings.runtime_options == {"inference_precision": "f32"}
+    assert result.deployment is not None and result.deployment.name == "test/openvino"
+    assert not [n for n in result.notes if "measured elsewhere" in n]
+
+
+def test_cli_profile_refuses_a_contradicting_flag(ir_deployment):
+    proc = edgeopt_cli("profile", str(ir_deployment), "--iterations", "5", "--runtime-option",
+                       "inference_precision=bf16")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "--runtime-option inference_precision=bf16 contradicts" in proc.stderr
+    assert "(runtime_options inference_precision=f32)" in proc.stderr
