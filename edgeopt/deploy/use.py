@@ -10,7 +10,7 @@ qualify as its ``deployment_match`` gate.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,7 +83,8 @@ def explicit_settings(settings: MeasureSettings) -> set[str]:
 
 
 def deployed_settings(use: DeploymentUse, settings: MeasureSettings, *, given: Collection[str] | None = None,
-                      override: bool = False) -> MeasureSettings:
+                      override: bool = False, names: Mapping[str, str] | None = None,
+                      override_hint: str = f"{OVERRIDE_FLAG} (override_deployment=True)") -> MeasureSettings:
     """``settings`` with the deployment's runtime, options, threads, streams, batch and shapes.
 
     Args:
@@ -91,6 +92,7 @@ def deployed_settings(use: DeploymentUse, settings: MeasureSettings, *, given: C
         settings: what the caller asked for.
         given: the settings the caller set explicitly (None: those that differ from the defaults).
         override: let the given settings win over the deployment's (it then measures something else).
+        names, override_hint: how the error names a setting (default: its flag) and the way to override.
 
     Raises:
         DeploymentConflictError: a given setting that contradicts the deployment, without ``override``.
@@ -103,10 +105,11 @@ def deployed_settings(use: DeploymentUse, settings: MeasureSettings, *, given: C
         if _same(key, value, deployed[key]):
             continue
         if not override:
+            label = {**DEPLOYED_SETTINGS, **(names or {})}[key]
             raise DeploymentConflictError(
-                f"{DEPLOYED_SETTINGS[key]} {_text(key, value)} contradicts deployment {use.record} "
-                f"({key} {_text(key, deployed[key])}): drop the flag to run what was measured, or pass "
-                f"{OVERRIDE_FLAG} (override_deployment=True) to measure something else")
+                f"{label} {_text(key, value)} contradicts deployment "
+                f"{use.record} ({key} {_text(key, deployed[key])}): drop it to run what was measured, or "
+                f"use {override_hint} to measure something else")
         changes[key] = {**deployed[key], **value} if key == "runtime_options" else value
     return settings.replace(**changes)
 

@@ -4,6 +4,7 @@ file changed since it was measured, is exit 2; another runtime version or CPU is
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 import edgeopt
 from edgeopt.deploy.use import DeploymentConflictError
 from edgeopt.fsutil import sha256_file
+from edgeopt.qualify.result import QualifyResult
 from tests.conftest import make_matmul_model
 from tests.deployments import edit_deployment, make_deployment, to_ir
 
@@ -129,3 +131,57 @@ def test_cli_profile_refuses_a_contradicting_flag(ir_deployment):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "--runtime-option inference_precision=bf16 contradicts" in proc.stderr
     assert "(runtime_options inference_precision=f32)" in proc.stderr
+
+
+def _qualify_spec(tmp_path: Path, optimized: Path, reference: Path, extra: str = "") -> Path:
+    path = tmp_path / "q.yaml"
+    path.write_text(f"name: dep\nmodel: {{path: {reference}}}\noptimized: {optimized}\n"
+                    "measure: {iterations: 20, min_duration_s: 0.1, warmup: 2, energy: false}\n"
+                    f"gates: {{latency: {{max_ms: 1000, percentile: p50}}}}\n{extra}")
+    return path
+
+
+def _run_qualify(tmp_path: Path, spec: Path) -> QualifyResult:
+    return edgeopt.qualify(spec, report_dir=tmp_path / "report", record=False)
+
+
+def test_qualify_runs_the_deployment_and_gates_a_mismatch(tmp_path, ir_deployment, onnx_model):
+    """As measured: deployment_match passes with its settings applied; another runtime version or CPU fails it,
+    unless allow_deployment_mismatch."""
+    folder = tmp_path / "recommended"
+    shutil.copytree(ir_deployment, folder)
+    spec = _qualify_spec(tmp_path, folder / "deployment.json", onnx_model)
+    result = _run_qualify(tmp_path, spec)
+    device = result.devices[0]
+    gates = {g.gate: g for g in device.gates}
+    assert result.passed and gates["deployment_match"].status.value == "pass", gates["deployment_match"].detail
+    assert device.bench.settings.threads == 1 and device.bench.runtime.model_dump()["inference_precision"] == "f32"
+    assert device.bench.deployment is not None and device.bench.deployment.name == "test/openvino"
+
+    edit_deployment(folder, runtime_version="2025.1", cpu_flags=("avx2", "not_a_flag_here"))
+    failed = _run_qualify(tmp_path, spec)
+    gate = {g.gate: g for g in failed.devices[0].gates}["deployment_match"]
+    assert not failed.passed and failed.exit_code == 1 and gate.status.value == "fail"
+    assert "openvino" in gate.detail and "!= 2025.1 measured" in gate.detail and "cpu lacks" in gate.detail
+    assert "not_a_flag_here" in gate.detail
+    assert "deployment_match" in (tmp_path / "report" / "junit.xml").read_text()
+    assert "DEPLOYMENT MISMATCH" in (tmp_path / "report" / "summary.md").read_text()
+
+    allowed = _run_qualify(tmp_path, _qualify_spec(tmp_path, folder, onnx_model, "allow_deployment_mismatch: true\n"))
+    gate = {g.gate: g for g in allowed.devices[0].gates}["deployment_match"]
+    assert allowed.passed and gate.status.value == "pass" and "allowed by allow_deployment_mismatch" in gate.detail
+
+
+def test_qualify_refuses_a_measure_key_that_contradicts_the_deployment(tmp_path, ir_deployment, onnx_model):
+    spec = _qualify_spec(tmp_path, ir_deployment, onnx_model)
+    spec.write_text(spec.read_text().replace("energy: false}", "energy: false, threads: 3}"))
+    proc = edgeopt_cli("qualify", str(spec), "--report-dir", str(tmp_path / "r"), "--no-history")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "measure.threads 3 contradicts deployment" in proc.stderr and "override_deployment: true" in proc.stderr
+
+
+def test_qualify_refuses_a_changed_deployment_file(tmp_path, ort_deployment, onnx_model):
+    (ort_deployment / "mm.onnx").write_bytes(b"changed")
+    spec = _qualify_spec(tmp_path, ort_deployment, onnx_model)
+    proc = edgeopt_cli("qualify", str(spec), "--report-dir", str(tmp_path / "r"), "--no-history")
+    assert proc.returncode == 2 and "optimized" in proc.stderr and "changed since it was measured" in proc.stderr
