@@ -61,33 +61,14 @@ def _graph_path(model: Path, fmt: ModelFormat, graph: str | Path | None) -> Path
 
 
 def profile(
-    model: str | Path,
-    *,
-    target: str | None = None,
-    runtime: str | None = None,
-    runtime_options: Mapping[str, Any] | None = None,
-    warmup: int = 10,
-    iterations: int = 100,
-    threads: int = 0,
-    batch: int = 1,
-    seed: int = 0,
-    shapes: Mapping[str, Sequence[int]] | None = None,
-    inputs: str | Path | None = None,
-    graph: str | Path | None = None,
-    max_duration_s: float = 600.0,
-    targets_dirs: Sequence[Path] = (),
-    runner: Runner | None = None,
-    progress: ProgressSink | None = None,
-    host: str | None = None,
-    device: str | None = None,
-    key: str | Path | None = None,
-    python: str | None = None,
-    inventory: str | Path | None = None,
-    known_hosts: str | Path | None = None,
-    accept_new_host_key: bool = False,
-    remote: RemoteSpec | None = None,
-    override_deployment: bool = False,
-    given: Collection[str] | None = None,
+    model: str | Path, *, target: str | None = None, runtime: str | None = None,
+    runtime_options: Mapping[str, Any] | None = None, warmup: int = 10, iterations: int = 100, threads: int = 0,
+    batch: int = 1, seed: int = 0, shapes: Mapping[str, Sequence[int]] | None = None,
+    inputs: str | Path | None = None, graph: str | Path | None = None, max_duration_s: float = 600.0,
+    targets_dirs: Sequence[Path] = (), runner: Runner | None = None, progress: ProgressSink | None = None,
+    host: str | None = None, device: str | None = None, key: str | Path | None = None, python: str | None = None,
+    inventory: str | Path | None = None, known_hosts: str | Path | None = None, accept_new_host_key: bool = False,
+    remote: RemoteSpec | None = None, override_deployment: bool = False, given: Collection[str] | None = None,
 ) -> ProfileResult:
     """Profile ``model`` layer by layer on ``target`` with the runtime's own profiler.
 
@@ -97,9 +78,8 @@ def profile(
     the target's roofline.
 
     Args:
-        model: the artifact (``.onnx``, OpenVINO ``.xml``, TensorRT engine...), or a deployment (a folder with
-            ``deployment.json``, or that file): its model runs with its runtime, options, threads, batch and
-            shapes (docs/profile.md, "Deployments").
+        model: the artifact (``.onnx``, OpenVINO ``.xml``, TensorRT engine...), or a deployment (folder or its
+            ``deployment.json``): its model, with its runtime, options, threads, batch, shapes (docs/profile.md).
         target: target name; None: the ``device``'s target, else ``local``.
         runtime: ``onnxruntime``, ``openvino`` or ``tensorrt``; None: the target's first runtime for the format.
         runtime_options: runtime options as for ``benchmark`` (``providers``, ``device``...).
@@ -112,8 +92,7 @@ def profile(
         progress: callback receiving the agent's progress events.
         host, device, key, python, inventory, known_hosts, accept_new_host_key: remote device options, as
             ``benchmark`` (docs/devices.md); or all of them as one ``remote`` (it then wins).
-        override_deployment, given: as :func:`edgeopt.bench.run_benchmark`'s: with a deployment, settings given
-            (``given``: their names; None: those differing from the defaults) must agree with it unless overridden.
+        override_deployment, given: as :func:`edgeopt.bench.run_benchmark`'s (settings given must agree).
 
     Returns:
         The per-layer profile, layers most time first (``result.layers``, ``result.top(n)``).
@@ -125,10 +104,8 @@ def profile(
     use = open_deployment(model)
     if use is not None:  # the deployment's model with its settings (one stream: a profile is one stream)
         d = deployed_settings(use, MeasureSettings(runtime=runtime, runtime_options=runtime_options, threads=threads,
-                                                   batch=batch, shapes=shapes), given=given,
-                              override=override_deployment)
-        model, runtime, runtime_options, threads, batch, shapes = (use.model_path, d.runtime, d.runtime_options,
-                                                                   d.threads, d.batch, d.shapes)
+                              batch=batch, shapes=shapes), given=given, override=override_deployment)
+        model, runtime, runtime_options, threads, batch, shapes = use.model_path, *_deployed_values(d)
     model_path = Path(model)
     remote = remote or RemoteSpec(
         host=host, device=device, key=Path(key) if key is not None else None, python=python,
@@ -137,23 +114,31 @@ def profile(
     with use_runner(runner, remote, target) as placed:
         runner, target = placed.runner, placed.target
         tgt, fmt, name, options = _resolve(model_path, target, targets_dirs, runtime, runtime_options, runner)
-        if inputs is not None and not Path(inputs).is_file():
-            raise InputError(f"inputs file {inputs} not found: pass an .npz with arrays keyed by input name")
-        shape_map = {k: [int(d) for d in v] for k, v in (shapes or {}).items()}
+        shape_map = _checked(inputs, shapes)
         graph_path = _graph_path(model_path, fmt, graph)
         index = load_graph(graph_path, shapes=shape_map, batch=batch) if graph_path is not None else None
         digest, size_bytes = model_digest(model_path, fmt)
         request = Request(model_path=str(model_path.resolve()), runtime=name, runtime_options=dict(options),
-                          warmup=warmup, iterations=iterations, min_duration_s=0.0, max_duration_s=max_duration_s,
-                          batch=batch, threads=threads, seed=seed, shapes=shape_map,
-                          inputs_npz=str(Path(inputs).resolve()) if inputs is not None else None,
-                          progress_interval_s=1.0 if progress is not None else 0.0, energy={"enabled": False})
+            warmup=warmup, iterations=iterations, min_duration_s=0.0, max_duration_s=max_duration_s, batch=batch,
+            threads=threads, seed=seed, shapes=shape_map, inputs_npz=str(Path(inputs).resolve()) if inputs else None,
+            progress_interval_s=1.0 if progress is not None else 0.0, energy={"enabled": False})
         started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         raw = run_profile(runner, request, model_path, progress)
         ref = ModelRef(path=str(model_path), sha256=digest, size_bytes=size_bytes, format=fmt.value)
         ctx = ProfileContext(model=ref, graph=index, target=tgt, runner=str(runner.name), started_at=started)
         result = build_profile(raw, ctx)
     return _mark(use, result) if use is not None else result
+
+
+def _deployed_values(d: MeasureSettings) -> tuple[str | None, dict[str, Any], int, int, dict[str, list[int]]]:
+    return d.runtime, d.runtime_options, d.threads, d.batch, d.shapes
+
+
+def _checked(inputs: str | Path | None, shapes: Mapping[str, Sequence[int]] | None) -> dict[str, list[int]]:
+    """The shapes as lists, after checking the inputs file exists."""
+    if inputs is not None and not Path(inputs).is_file():
+        raise InputError(f"inputs file {inputs} not found: pass an .npz with arrays keyed by input name")
+    return {k: [int(d) for d in v] for k, v in (shapes or {}).items()}
 
 
 def _mark(use: DeploymentUse, result: ProfileResult) -> ProfileResult:
