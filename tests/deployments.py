@@ -7,6 +7,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from edgeopt.deploy import DeployedFile, Deployment, DeploymentMeasured, decision_cpu_flags, save_deployment
 from edgeopt.fsutil import sha256_file
 from edgeopt_agent.environment import cpu_flags
@@ -25,8 +27,7 @@ def runtime_version(runtime: str) -> str:
 
 def to_ir(onnx_model: Path, out_dir: Path) -> Path:
     """``onnx_model`` converted to an OpenVINO IR (``model.xml`` + ``model.bin``) in ``out_dir``."""
-    import openvino as ov
-
+    ov = pytest.importorskip("openvino")
     out_dir.mkdir(parents=True, exist_ok=True)
     xml = out_dir / "model.xml"
     ov.save_model(ov.convert_model(str(onnx_model)), str(xml), compress_to_fp16=False)
