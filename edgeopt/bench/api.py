@@ -8,7 +8,7 @@ agent request -> raw run -> metrics (statistics, validity, FPS budget, roofline 
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from edgeopt_agent.protocol import Request
 from .._version import __version__
 from ..analysis import inspect_model
 from ..analysis.report import InspectResult
+from ..deploy.use import deployed_settings, mark_result, open_deployment
 from ..enums import Precision
 from ..errors import InputError
 from ..metrics.compute import MetricInputs, build_result
@@ -41,6 +42,7 @@ def benchmark(
     vcgencmd: str = "vcgencmd", host: str | None = None, device: str | None = None, key: str | Path | None = None,
     python: str | None = None, inventory: str | Path | None = None, known_hosts: str | Path | None = None,
     accept_new_host_key: bool = False, pacing_fps: float | None = None, device_cache_mb: float = 2048.0,
+    override_deployment: bool = False,
 ) -> BenchResult:
     """Benchmark ``model`` on ``target`` and check it against an FPS budget.
 
@@ -49,7 +51,8 @@ def benchmark(
     :class:`~edgeopt.settings.RemoteSpec`.
 
     Args:
-        model: path of a model file (ONNX, OpenVINO IR, TFLite, ...).
+        model: path of a model file (ONNX, OpenVINO IR, TFLite, ...), or a deployment (a folder with
+            ``deployment.json``, or that file): its files run with exactly its settings (docs/bench.md).
         target: target name (``edgeopt targets`` lists them); None: the ``device``'s target, else ``local``.
         fps, use_target_fps, percentile: the real-time budget and the latency percentile checked against it.
         iterations, min_duration_s, max_duration_s, warmup, warmup_s: how long to warm up and to time.
@@ -66,12 +69,16 @@ def benchmark(
             (docs/devices.md).
         pacing_fps: issue frames at this rate instead of back to back (``iterations`` is then the minimum
             number of frames); ``result.deadline`` counts frames that missed their 1/fps deadline.
+        override_deployment: with a deployment, let the runtime, runtime options, threads, streams, batch or
+            shapes given here (those that differ from the defaults) win over its settings; without it they must
+            agree with the deployment.
 
     Returns:
         The typed result; ``result.passed`` says whether the run is valid and met its budget.
 
     Raises:
-        InputError: bad model, shapes, inputs or settings (exit code 2).
+        InputError: bad model, shapes, inputs or settings; a deployment with a changed file, or a setting that
+            contradicts it (exit code 2).
         RunnerError: the agent or device failed (exit code 3).
     """
     settings = MeasureSettings.from_kwargs(
@@ -85,7 +92,7 @@ def benchmark(
                                 "known_hosts": known_hosts, "accept_new_host_key": accept_new_host_key,
                                 "device_cache_mb": device_cache_mb})
     return run_benchmark(model, settings, target=target, runner=runner, remote=remote, progress=progress,
-                         targets_dirs=targets_dirs)
+                         targets_dirs=targets_dirs, override_deployment=override_deployment)
 
 
 def run_benchmark(
@@ -97,6 +104,8 @@ def run_benchmark(
     remote: RemoteSpec | None = None,
     progress: ProgressSink | None = None,
     targets_dirs: Sequence[Path] = (),
+    given: Collection[str] | None = None,
+    override_deployment: bool = False,
 ) -> BenchResult:
     """:func:`benchmark` with typed settings (what the CLI, ``sweep``, ``qualify`` and manifests call).
 
@@ -108,14 +117,23 @@ def run_benchmark(
         remote: the device to run on when no ``runner`` is given (None: this machine).
         progress: callback receiving the agent's progress events.
         targets_dirs: extra directories of target YAML files.
+        given: with a deployment, the settings the caller set explicitly (None: those differing from the
+            defaults); each must agree with the deployment unless ``override_deployment``.
+        override_deployment: let the given settings win over the deployment's.
 
     Raises:
-        InputError: bad model, shapes, inputs or settings (exit code 2).
+        InputError: bad model, shapes, inputs or settings; a deployment with a changed file, or a given setting
+            that contradicts it (exit code 2).
         RunnerError: the agent or device failed (exit code 3).
     """
+    use = open_deployment(model)  # a deployment: its model file, exactly its settings (docs/bench.md)
+    if use is not None:
+        settings = deployed_settings(use, settings, given=given, override=override_deployment)
+        model = use.model_path
     with use_runner(runner, remote, target) as placed:  # --host / --device build an SSH runner (docs/devices.md)
         tgt = load_registry(extra_dirs=targets_dirs).get(placed.target or "local")
-        return _measure(Path(model), settings, tgt, placed.runner, progress)
+        result = _measure(Path(model), settings, tgt, placed.runner, progress)
+    return mark_result(use, result) if use is not None else result
 
 
 def _measure(model_path: Path, settings: MeasureSettings, tgt: Target, runner: Runner,

@@ -8,12 +8,15 @@ from typing import Any
 import click
 
 from ..bench import run_benchmark
-from ..errors import ExitCode
+from ..deploy import is_deployment
+from ..deploy.use import DeploymentConflictError
+from ..errors import ExitCode, InputError
 from ..metrics.result import BenchResult
 from ..settings import MeasureSettings, RemoteSpec
 from .bench_many import bench_many, check_combination
 from .bench_tradeoff_cmd import is_tradeoff, list_options, run_tradeoff
 from .common import emit_json, json_option, targets_dir_option
+from .deployment_flags import OVERRIDE_DEPLOYMENT, given_settings
 from .fleet_options import FleetOptions, fleet_options
 from .history_options import HistoryOptions, history_options, record_bench
 from .measure_options import NO_BUDGET, SAMPLES, measure_options
@@ -35,6 +38,7 @@ from .sink_options import MlflowTarget, mlflow_options
     shapes={"help": "Concrete shape of an input with dynamic dims, e.g. input=1x3x224x224 (one per input)."},
     runtime={"help": f"Agent runtime: {runtime_names_text()} [default: auto: the target's first runtime that loads "
                      "the model's format]."})
+@OVERRIDE_DEPLOYMENT
 @remote_options()
 @fleet_options()
 @history_options
@@ -45,10 +49,11 @@ def bench(
     model: Path, target: str | None, measure: dict[str, Any], no_budget: bool, threads: list[int],
     batches: list[int], html: Path | None, runtime_flags: dict[str, dict[str, Any]], samples: bool,
     targets_dirs: tuple[Path, ...], as_json: bool, remote: RemoteSpec, history: HistoryOptions,
-    fleet: FleetOptions, mlflow: MlflowTarget | None,
+    fleet: FleetOptions, mlflow: MlflowTarget | None, override_deployment: bool,
 ) -> int:
     """Benchmark MODEL (or every artifact of an optimize manifest.json) on a target, or on many devices at once
-    with --devices (docs/fleet.md).
+    with --devices (docs/fleet.md). MODEL may be a deployment (a folder with deployment.json, e.g. a sweep's
+    <out>/recommended): its files run with exactly its settings (docs/bench.md, "Deployments").
 
     Exit 0 pass, 1 budget failed or run invalid, 2 bad input, 3 device error (with --devices: every device).
     """
@@ -58,6 +63,13 @@ def bench(
         use_target_fps=not no_budget, threads=threads[0] if threads else 0, batch=batches[0] if batches else 1,
         keep_samples=samples or history.enabled,  # the history keeps raw samples for compare
     )
+    if is_deployment(model):  # its files, exactly its settings (docs/bench.md, "Deployments")
+        _check_deployment_run(model, fleet=fleet.enabled, tradeoff=is_tradeoff(batches, threads))
+        given = given_settings(runtime_flags, {"threads": "threads", "batch": "batches"})
+        with StderrProgress() as progress:
+            result = run_benchmark(model, settings, target=target, remote=remote, progress=progress,
+                                   targets_dirs=targets_dirs, given=given, override_deployment=override_deployment)
+        return _emit(result, history, remote, mlflow, samples=samples, as_json=as_json)
     check_combination(model, fleet=fleet, tradeoff=is_tradeoff(batches, threads), mlflow=mlflow is not None)
     if is_tradeoff(batches, threads):  # --batch 1,2,4,8 / --threads 1,2: one run per value, the trade-off
         return run_tradeoff(model, settings, batches=batches, threads=threads, target=target, remote=remote,
@@ -71,6 +83,16 @@ def bench(
     if remote.host and target is None:
         click.echo("edgeopt: note: no --target for --host: used 'local' numbers (pass --target, e.g. rpi5)", err=True)
     return _emit(result, history, remote, mlflow, samples=samples, as_json=as_json)
+
+
+def _check_deployment_run(model: Path, *, fleet: bool, tradeoff: bool) -> None:
+    """A deployment is benched as one run on one device: --devices and --threads/--batch lists are refused."""
+    if fleet:
+        raise InputError(f"{model}: a deployment runs on one device here (--host/--device); bench its model file "
+                         "with --devices, or qualify the deployment on many devices (docs/qualify.md)")
+    if tradeoff:
+        raise DeploymentConflictError(f"--threads/--batch lists contradict deployment {model}: it runs its own "
+                                      "threads and batch; bench its model file to sweep them")
 
 
 def _emit(result: BenchResult, history: HistoryOptions, remote: RemoteSpec, mlflow: MlflowTarget | None, *,

@@ -16,6 +16,7 @@ from ..profile.render import render_comparison, render_profile
 from ..profile.schema import ProfileComparison, ProfileResult
 from ..settings import RemoteSpec
 from .common import emit_json, json_option, targets_dir_option
+from .deployment_flags import OVERRIDE_DEPLOYMENT, given_settings
 from .measure_options import measure_options
 from .progress import StderrProgress
 from .remote_options import remote_options
@@ -70,6 +71,7 @@ def _write_outputs(result: ProfileResult | ProfileComparison, *, trace: Path | N
 @click.option("--report-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write profile.json, profile.html and trace.json into this directory.")
 @measure_options("max_duration_s", max_duration_s={"help": "Watchdog on each agent call, seconds."})
+@OVERRIDE_DEPLOYMENT
 @remote_options()
 @targets_dir_option
 @json_option
@@ -77,14 +79,16 @@ def profile_cmd(model: Path, target: str | None, measure: dict[str, Any],
                 runtime_flags: dict[str, dict[str, Any]], graph: Path | None, other: Path | None,
                 vs_graph: Path | None, top: int,
                 trace: Path | None, html: Path | None, report_dir: Path | None, remote: RemoteSpec,
-                targets_dirs: tuple[Path, ...], as_json: bool) -> int:
-    """Per-layer times of MODEL with the runtime's own profiler, joined with its ONNX graph.
+                targets_dirs: tuple[Path, ...], as_json: bool, override_deployment: bool) -> int:
+    """Per-layer times of MODEL with the runtime's own profiler, joined with its ONNX graph. MODEL may be a
+    deployment (a folder with deployment.json): it runs with its settings (docs/profile.md, "Deployments").
 
     Exit 0 profiled, 2 bad input (a runtime without a per-layer profiler included), 3 device error.
     """
     options: dict[str, Any] = dict(
         measure, target=target, **runtime_choice(measure["runtime"], runtime_flags, measure["runtime_options"]),
         targets_dirs=targets_dirs, progress=StderrProgress(), remote=remote,
+        override_deployment=override_deployment, given=given_settings(runtime_flags),
     )
     first = profile(model, graph=graph, **options)
     result = first if other is None else compare_profiles(first, profile(other, graph=vs_graph, **options))

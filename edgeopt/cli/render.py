@@ -149,6 +149,9 @@ def render_bench(r: BenchResult) -> None:
               show_header=False)
     t.add_column("metric")
     t.add_column("value")
+    if r.deployment is not None:
+        t.add_row("deployment", f"{r.deployment.name} ({r.deployment.path}, deployment.json "
+                                f"{r.deployment.sha256[:12]})")
     lat = r.latency_ms
     for key in ("p50", "p90", "p95", "p99", "p999"):
         mark = "" if r.percentiles_supported[key].supported else "  (too few samples: indicative)"

@@ -101,6 +101,14 @@ class RunInfo(_Frozen):
     started_at: str = Field(description="UTC ISO-8601 time the run started.")
 
 
+class DeploymentRef(_Frozen):
+    """The deployment a run measured (``edgeopt bench DEPLOYMENT``; docs/bench.md, "Deployments")."""
+
+    path: str = Field(description="The deployment folder.")
+    name: str = Field(description="The deployment's name (its sweep level).")
+    sha256: str = Field(description="SHA-256 of its deployment.json (the files' hashes are in it).")
+
+
 class BenchResult(_Frozen):
     """Everything one benchmark run produced, with the settings and machine that produced it."""
 
@@ -131,6 +139,8 @@ class BenchResult(_Frozen):
         "vendor, core count, accelerator); empty when it matches. A mismatched run is judged on the wrong numbers.")
     samples_ms: list[float] | None = Field(None, description="Raw per-inference latencies; only when requested.")
     deadline: DeadlineStats | None = Field(None, description="Frame-paced runs only: deadline misses at the FPS.")
+    deployment: DeploymentRef | None = Field(
+        None, description="The deployment run (its settings applied); null when a plain model file was given.")
 
     @property
     def passed(self) -> bool:

@@ -7,18 +7,19 @@ index the ONNX graph (MACs, sizes) -> the agent's ``profile`` command through th
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from edgeopt_agent.profile import cannot_profile_message, unsupported_reason
 from edgeopt_agent.protocol import Request
 
+from ..deploy.use import DeploymentUse, deployed_settings, deployment_mismatch, mismatch_text, open_deployment
 from ..errors import InputError
 from ..registry.lookup import ModelFormat, choose_runtime, detect_format, model_digest
 from ..runners import ProgressSink, Runner
 from ..runners.select import use_runner
-from ..settings import RemoteSpec
+from ..settings import MeasureSettings, RemoteSpec
 from ..targets import load_registry
 from ..targets.schema import Target
 from .build import ProfileContext, build_profile
@@ -60,31 +61,14 @@ def _graph_path(model: Path, fmt: ModelFormat, graph: str | Path | None) -> Path
 
 
 def profile(
-    model: str | Path,
-    *,
-    target: str | None = None,
-    runtime: str | None = None,
-    runtime_options: Mapping[str, Any] | None = None,
-    warmup: int = 10,
-    iterations: int = 100,
-    threads: int = 0,
-    batch: int = 1,
-    seed: int = 0,
-    shapes: Mapping[str, Sequence[int]] | None = None,
-    inputs: str | Path | None = None,
-    graph: str | Path | None = None,
-    max_duration_s: float = 600.0,
-    targets_dirs: Sequence[Path] = (),
-    runner: Runner | None = None,
-    progress: ProgressSink | None = None,
-    host: str | None = None,
-    device: str | None = None,
-    key: str | Path | None = None,
-    python: str | None = None,
-    inventory: str | Path | None = None,
-    known_hosts: str | Path | None = None,
-    accept_new_host_key: bool = False,
-    remote: RemoteSpec | None = None,
+    model: str | Path, *, target: str | None = None, runtime: str | None = None,
+    runtime_options: Mapping[str, Any] | None = None, warmup: int = 10, iterations: int = 100, threads: int = 0,
+    batch: int = 1, seed: int = 0, shapes: Mapping[str, Sequence[int]] | None = None,
+    inputs: str | Path | None = None, graph: str | Path | None = None, max_duration_s: float = 600.0,
+    targets_dirs: Sequence[Path] = (), runner: Runner | None = None, progress: ProgressSink | None = None,
+    host: str | None = None, device: str | None = None, key: str | Path | None = None, python: str | None = None,
+    inventory: str | Path | None = None, known_hosts: str | Path | None = None, accept_new_host_key: bool = False,
+    remote: RemoteSpec | None = None, override_deployment: bool = False, given: Collection[str] | None = None,
 ) -> ProfileResult:
     """Profile ``model`` layer by layer on ``target`` with the runtime's own profiler.
 
@@ -94,7 +78,8 @@ def profile(
     the target's roofline.
 
     Args:
-        model: the artifact (``.onnx``, OpenVINO ``.xml``, TensorRT engine...).
+        model: the artifact (``.onnx``, OpenVINO ``.xml``, TensorRT engine...), or a deployment (folder or its
+            ``deployment.json``): its model, with its runtime, options, threads, batch, shapes (docs/profile.md).
         target: target name; None: the ``device``'s target, else ``local``.
         runtime: ``onnxruntime``, ``openvino`` or ``tensorrt``; None: the target's first runtime for the format.
         runtime_options: runtime options as for ``benchmark`` (``providers``, ``device``...).
@@ -107,6 +92,7 @@ def profile(
         progress: callback receiving the agent's progress events.
         host, device, key, python, inventory, known_hosts, accept_new_host_key: remote device options, as
             ``benchmark`` (docs/devices.md); or all of them as one ``remote`` (it then wins).
+        override_deployment, given: as :func:`edgeopt.bench.run_benchmark`'s (settings given must agree).
 
     Returns:
         The per-layer profile, layers most time first (``result.layers``, ``result.top(n)``).
@@ -115,6 +101,11 @@ def profile(
         ProfileUnsupportedError: the runtime has no per-layer profiler (exit 2; the message lists those that have).
         InputError: bad model, shapes, inputs or options (exit 2). RunnerError: the agent or device failed (exit 3).
     """
+    use = open_deployment(model)
+    if use is not None:  # the deployment's model with its settings (one stream: a profile is one stream)
+        d = deployed_settings(use, MeasureSettings(runtime=runtime, runtime_options=runtime_options, threads=threads,
+                              batch=batch, shapes=shapes), given=given, override=override_deployment)
+        model, runtime, runtime_options, threads, batch, shapes = use.model_path, *_deployed_values(d)
     model_path = Path(model)
     remote = remote or RemoteSpec(
         host=host, device=device, key=Path(key) if key is not None else None, python=python,
@@ -123,22 +114,41 @@ def profile(
     with use_runner(runner, remote, target) as placed:
         runner, target = placed.runner, placed.target
         tgt, fmt, name, options = _resolve(model_path, target, targets_dirs, runtime, runtime_options, runner)
-        if inputs is not None and not Path(inputs).is_file():
-            raise InputError(f"inputs file {inputs} not found: pass an .npz with arrays keyed by input name")
-        shape_map = {k: [int(d) for d in v] for k, v in (shapes or {}).items()}
+        shape_map = _checked(inputs, shapes)
         graph_path = _graph_path(model_path, fmt, graph)
         index = load_graph(graph_path, shapes=shape_map, batch=batch) if graph_path is not None else None
         digest, size_bytes = model_digest(model_path, fmt)
         request = Request(model_path=str(model_path.resolve()), runtime=name, runtime_options=dict(options),
-                          warmup=warmup, iterations=iterations, min_duration_s=0.0, max_duration_s=max_duration_s,
-                          batch=batch, threads=threads, seed=seed, shapes=shape_map,
-                          inputs_npz=str(Path(inputs).resolve()) if inputs is not None else None,
-                          progress_interval_s=1.0 if progress is not None else 0.0, energy={"enabled": False})
+            warmup=warmup, iterations=iterations, min_duration_s=0.0, max_duration_s=max_duration_s, batch=batch,
+            threads=threads, seed=seed, shapes=shape_map, inputs_npz=str(Path(inputs).resolve()) if inputs else None,
+            progress_interval_s=1.0 if progress is not None else 0.0, energy={"enabled": False})
         started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         raw = run_profile(runner, request, model_path, progress)
         ref = ModelRef(path=str(model_path), sha256=digest, size_bytes=size_bytes, format=fmt.value)
         ctx = ProfileContext(model=ref, graph=index, target=tgt, runner=str(runner.name), started_at=started)
-        return build_profile(raw, ctx)
+        result = build_profile(raw, ctx)
+    return _mark(use, result) if use is not None else result
+
+
+def _deployed_values(d: MeasureSettings) -> tuple[str | None, dict[str, Any], int, int, dict[str, list[int]]]:
+    return d.runtime, d.runtime_options, d.threads, d.batch, d.shapes
+
+
+def _checked(inputs: str | Path | None, shapes: Mapping[str, Sequence[int]] | None) -> dict[str, list[int]]:
+    """The shapes as lists, after checking the inputs file exists."""
+    if inputs is not None and not Path(inputs).is_file():
+        raise InputError(f"inputs file {inputs} not found: pass an .npz with arrays keyed by input name")
+    return {k: [int(d) for d in v] for k, v in (shapes or {}).items()}
+
+
+def _mark(use: DeploymentUse, result: ProfileResult) -> ProfileResult:
+    """The deployment profiled, and in the notes what differs from the machine that measured it."""
+    problems = deployment_mismatch(use.deployment, str(result.runtime.get("version", "")),
+                                   result.environment.get("cpu_flags") or [])
+    notes = [*result.notes, mismatch_text(use, problems)] if problems else list(result.notes)
+    if use.deployment.streams > 1:
+        notes.append(f"the deployment runs {use.deployment.streams} streams; a profile runs one")
+    return result.model_copy(update={"deployment": use.ref(), "notes": notes})
 
 
 def profile_vs(model: str | Path, other: str | Path, **options: Any) -> ProfileComparison:

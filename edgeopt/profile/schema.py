@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..analysis.roofline import Roofline
 from ..enums import Bound
+from ..metrics.result import DeploymentRef
 
 SCHEMA_VERSION = "1.0"
 
@@ -165,6 +166,8 @@ class ProfileResult(_Frozen):
     agent_version: str
     edgeopt_version: str
     started_at: str
+    deployment: DeploymentRef | None = Field(
+        default=None, description="The deployment profiled (its settings applied); null for a plain model file.")
 
     def top(self, n: int) -> list[LayerRecord]:
         """The ``n`` executed layers with the most time."""

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from ..deploy.use import DeploymentUse, open_deployment
 from ..fsutil import sha256_file
 from ..passes.base import ArtifactFormat
 from ..zoo import build as build_zoo
@@ -25,6 +26,7 @@ class Models:
     recipe: str | None
     fixed: Path | None = None  # the qualified file when it does not depend on the target
     per_target: dict[str, Path] = field(default_factory=dict)
+    deployment: DeploymentUse | None = None  # the qualified file is a deployment's: its settings apply
 
 
 def reference_model(loaded: LoadedSpec, work_dir: Path, log: Log) -> Path:
@@ -37,17 +39,21 @@ def reference_model(loaded: LoadedSpec, work_dir: Path, log: Log) -> Path:
             build_zoo(spec.model.zoo, out)
         return out
     assert spec.model.path is not None
-    return loaded.resolve(spec.model.path)
+    use = open_deployment(loaded.resolve(spec.model.path))
+    return use.model_path if use is not None else loaded.resolve(spec.model.path)
 
 
 def prepare(loaded: LoadedSpec, work_dir: Path, log: Log) -> Models:
     spec = loaded.spec
     ref = reference_model(loaded, work_dir, log)
     if spec.optimized:
-        return Models(reference=ref, source="optimized", recipe=None, fixed=loaded.resolve(spec.optimized))
+        use = open_deployment(loaded.resolve(spec.optimized))
+        fixed = use.model_path if use is not None else loaded.resolve(spec.optimized)
+        return Models(reference=ref, source="optimized", recipe=None, fixed=fixed, deployment=use)
     if spec.recipe:
         return Models(reference=ref, source="recipe", recipe=spec.recipe)
-    return Models(reference=ref, source="model", recipe=None, fixed=ref)
+    use = open_deployment(loaded.resolve(spec.model.path)) if spec.model.path else None
+    return Models(reference=ref, source="model", recipe=None, fixed=ref, deployment=use)
 
 
 def qualified_for(models: Models, loaded: LoadedSpec, target: str, work_dir: Path, log: Log) -> Path:

@@ -23,6 +23,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from .._version import __version__
+from ..deploy.use import DeploymentConflictError, DeploymentUse, deployed_settings, mark_result, mismatch_of
 from ..errors import InputError
 from ..fleet.artifacts import ModelRef
 from ..fleet.executors import Executor, make_executor
@@ -38,7 +39,7 @@ from ..settings import EnergySettings, MeasureSettings
 from .artifacts import Models, prepare, qualified_for, sha_of
 from .costs import cost_per_million
 from .device_jobs import DEADLINE_MARGIN_S, QualifyJob, QualifyRow, device_events
-from .gates import GateContext, error_results, evaluate, target_check
+from .gates import GateContext, deployment_check, error_results, evaluate, target_check
 from .loader import LoadedSpec
 from .options import QualifyOptions
 from .placement import Placement, place
@@ -91,7 +92,7 @@ def run_qualification(loaded: LoadedSpec, options: QualifyOptions | None = None)
     # Everything that can fail on the host (recipes, eval data) happens before the first device run.
     qualified, retention = _host_side(loaded, placements, models, work, o.evaluator or HostOnnxEvaluator(), say)
     devices = _run_devices(loaded, placements, qualified, retention, store, group_id if o.record else None,
-                           o.targets_dirs, o.progress, say, warnings, fleet)
+                           o.targets_dirs, o.progress, say, warnings, fleet, models.deployment)
     failed = [d.label for d in devices if d.status == "error"]
     if failed and len(failed) < len(devices):
         warnings.append(f"could not run on {len(failed)} of {len(devices)} devices ({', '.join(failed)}): their "
@@ -165,16 +166,44 @@ def _fleet_plan(s: QualifySpec, count: int, jobs: int | None, executor: str | Ex
 def _run_devices(loaded: LoadedSpec, placements: list[Placement], qualified: dict[int, Path],
                  retention: dict[str, RetentionResult], store: HistoryStore | None, group_id: str | None,
                  targets_dirs: Sequence[Path], progress: ProgressSink | None, say: Callable[[str], None],
-                 warnings: list[str], fleet: _FleetPlan) -> list[DeviceResult]:
+                 warnings: list[str], fleet: _FleetPlan, deployment: DeploymentUse | None) -> list[DeviceResult]:
     """Every placement's runs as a fleet job each, in parallel on the plan's executor; then, here on the driver,
     each device's gates, baseline comparison and history record, in spec order."""
     timed, paced = _measure_settings(loaded.spec)
+    if deployment is not None:  # exactly the deployment's settings (docs/qualify.md, "Deployments")
+        timed, paced = _deployed(loaded, deployment, timed, paced)
     refs = {path: ModelRef.of(path) for path in dict.fromkeys(qualified.values())}
     jobs = [QualifyJob(p, refs[qualified[p.index]], timed, paced, fleet.deadline_s, str(qualified[p.index]),
                        tuple(targets_dirs)) for p in placements]
     rows = run_jobs(jobs, parallel=fleet.parallel, executor=fleet.executor, progress=device_events(progress, say))
-    return [_judge(loaded, p, row, retention.get(p.target), store, group_id, say, warnings)
+    return [_judge(loaded, p, row, retention.get(p.target), store, group_id, say, warnings, deployment)
             for p, row in zip(placements, rows, strict=True)]
+
+
+# Spec keys of the settings a deployment fixes (how a conflict names them).
+_SPEC_KEYS = {"runtime": "measure.runtime", "threads": "measure.threads", "streams": "measure.streams",
+              "batch": "measure.batch", "shapes": "model.shapes"}
+
+
+def _deployed(loaded: LoadedSpec, use: DeploymentUse, timed: MeasureSettings, paced: MeasureSettings | None,
+              ) -> tuple[MeasureSettings, MeasureSettings | None]:
+    """The runs' settings with the deployment's; a spec key set explicitly must agree unless override_deployment.
+
+    Raises:
+        QualifySpecError: a measure key (or model.shapes) that contradicts the deployment (exit 2).
+    """
+    s = loaded.spec
+    given = {k for k in ("runtime", "threads", "streams", "batch") if k in s.measure.model_fields_set}
+    given |= {"shapes"} if s.model.shapes else set()
+    kw: dict[str, Any] = {"given": given, "override": s.override_deployment, "names": _SPEC_KEYS,
+                          "override_hint": "override_deployment: true"}
+    try:
+        timed = deployed_settings(use, timed, **kw)
+        paced = deployed_settings(use, paced, **kw).replace(streams=1) if paced is not None else None
+    except DeploymentConflictError as exc:
+        key = next((k for k in given if _SPEC_KEYS[k] in str(exc)), "runtime")
+        raise loaded.error(tuple(_SPEC_KEYS[key].split(".")), str(exc)) from None
+    return timed, paced
 
 
 def _sweep_points(sweep: Sequence[SweepPoint | Mapping[str, Any]] | None) -> list[SweepPoint] | None:
@@ -215,7 +244,7 @@ def _measure_settings(s: QualifySpec) -> tuple[MeasureSettings, MeasureSettings 
 
 def _judge(loaded: LoadedSpec, p: Placement, row: DeviceOutcome, retention: RetentionResult | None,
            store: HistoryStore | None, group_id: str | None, say: Callable[[str], None],
-           warnings: list[str]) -> DeviceResult:
+           warnings: list[str], deployment: DeploymentUse | None = None) -> DeviceResult:
     """A device's measured runs judged against the gates (baseline comparison, costs, history record); a row that
     could not run (unreachable, past its deadline) has every gate errored."""
     s = loaded.spec
@@ -225,6 +254,8 @@ def _judge(loaded: LoadedSpec, p: Placement, row: DeviceOutcome, retention: Rete
         return DeviceResult(label=p.label, target=p.target, runner=p.runner_name, status="error", error=error,
                             passed=False, gates=error_results(s.gates, p.label, error))
     paced = row.paced if isinstance(row, QualifyRow) else None
+    if deployment is not None:
+        bench = mark_result(deployment, bench)
     regression = _regression(s.gates, p.label, bench, store, warnings)
     ctx = GateContext(device=p.label, bench=bench, paced=paced, retention=retention, regression=regression)
     gates = evaluate(s.gates, ctx)
@@ -232,6 +263,9 @@ def _judge(loaded: LoadedSpec, p: Placement, row: DeviceOutcome, retention: Rete
     if mismatch is not None:
         say(f"{p.label}: {mismatch.detail}")
         gates.append(mismatch)
+    if deployment is not None:
+        gates.append(deployment_check(ctx, deployment.deployment.name, mismatch_of(deployment, bench),
+                                      allowed=s.allow_deployment_mismatch))
     passed = all(g.status is GateStatus.PASS for g in gates)
     costs = None
     if bench.energy is not None and bench.energy.energy_per_inference_mj is not None:

@@ -234,6 +234,22 @@ def target_check(ctx: GateContext, *, allowed: bool) -> GateResult | None:
                    unit="mismatches", metric="target hardware", detail=detail)
 
 
+def deployment_check(ctx: GateContext, deployment: str, problems: list[str], *, allowed: bool) -> GateResult:
+    """The ``deployment_match`` row of a deployment run: whether this device's runtime version and kernel-relevant
+    CPU flags are the measuring machine's; a difference fails unless ``allow_deployment_mismatch: true``."""
+    why = "; ".join(problems)
+    if not problems:
+        detail = f"deployment {deployment!r}: runtime version and CPU flags as measured"
+    elif allowed:
+        detail = f"DEPLOYMENT MISMATCH allowed by allow_deployment_mismatch: {why}"
+    else:
+        detail = (f"DEPLOYMENT MISMATCH: {why}; run where {deployment!r} was measured, re-run the sweep on this "
+                  "device, or set allow_deployment_mismatch: true")
+    return _result("deployment_match", ctx, ok=allowed or not problems, measured=float(len(problems)),
+                   threshold=0.0, comparison="<=", unit="differences", metric="deployment runtime and CPU",
+                   detail=detail)
+
+
 def error_results(gates: Gates, device: str, message: str) -> list[GateResult]:
     """Gate rows for a device whose run failed: each gate is an error (JUnit <error>), none passes."""
     rows = []

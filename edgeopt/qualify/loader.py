@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from ..deploy.io import DeploymentError
+from ..deploy.use import open_deployment
 from ..errors import InputError, SchemaProblem
 from ..recipes.yaml_lines import Path_, line_of, read_yaml_with_lines
 from ..zoo import names as zoo_names
@@ -233,6 +235,7 @@ def _check(loaded: LoadedSpec) -> None:
         if value is not None and not loaded.resolve(value).exists():
             raise loaded.error(key, f"{loaded.resolve(value)} not found (relative paths are taken from the spec "
                                     "file's directory); fix the path")
+    _check_deployments(loaded)
     if spec.recipe and (Path(spec.recipe).suffix in _YAML_SUFFIXES or "/" in spec.recipe) \
             and not loaded.resolve(spec.recipe).is_file():
         raise loaded.error(("recipe",), f"recipe file {loaded.resolve(spec.recipe)} not found; use a built-in "
@@ -241,3 +244,15 @@ def _check(loaded: LoadedSpec) -> None:
     for i, label in enumerate(labels):
         if labels.index(label) != i:
             raise loaded.error(("targets", i), f"two targets are labelled '{label}': give one a distinct 'name'")
+
+
+def _check_deployments(loaded: LoadedSpec) -> None:
+    """A deployment given as ``model.path`` or ``optimized``: its record and every file's hash, before any run."""
+    spec = loaded.spec
+    for key, value in ((("model", "path"), spec.model.path), (("optimized",), spec.optimized)):
+        if value is None:
+            continue
+        try:
+            open_deployment(loaded.resolve(value))
+        except DeploymentError as exc:
+            raise loaded.error(key, str(exc)) from None

@@ -139,7 +139,8 @@ class ModelSpec(_Strict):
     """The model: a file, or a zoo model built into the work dir. With a recipe or ``optimized``, it is the
     reference for retention."""
 
-    path: str | None = Field(default=None, description="ONNX model file (relative paths: to the spec file).")
+    path: str | None = Field(default=None, description="ONNX model file (relative paths: to the spec file), or a "
+                             "deployment (folder with deployment.json, or that file): its model with its settings.")
     zoo: str | None = Field(default=None, description="Zoo model name (edgeopt zoo list), built locally.")
     shapes: dict[str, list[int]] = Field(default_factory=dict, description="Concrete shapes of dynamic inputs.")
 
@@ -269,7 +270,8 @@ class QualifySpec(_Strict):
         description="Optimize the model with this recipe first (name or YAML path).")
     calib: str | None = Field(default=None, description="Calibration data for the recipe (.npz, .npy, image folder).")
     optimized: str | None = Field(default=None,
-        description="An already optimized model file to qualify instead of `model`.")
+        description="An already optimized model file to qualify instead of `model`, or a deployment (a folder "
+                    "with deployment.json, or that file): its model runs with exactly its settings.")
     inventory: str | None = Field(default=None,
         description="Devices file for `device:` entries (default: EDGEOPT_INVENTORY or ./devices.yaml).")
     targets: list[TargetSpec] = Field(default_factory=lambda: [TargetSpec(target="local")], min_length=1,
@@ -280,6 +282,12 @@ class QualifySpec(_Strict):
     allow_target_mismatch: bool = Field(
         default=False, description="Let a device whose hardware is not its target's (an x86 host measured as "
         "rpi5: a dry run) pass; otherwise such a device fails the `target` check.")
+    allow_deployment_mismatch: bool = Field(
+        default=False, description="Let a deployment run on a device whose runtime version or kernel-relevant CPU "
+        "flags differ from the measuring machine's pass its `deployment_match` gate (docs/qualify.md).")
+    override_deployment: bool = Field(
+        default=False, description="Let measure.runtime/threads/streams/batch and model.shapes win over a "
+        "deployment's settings; without it they must agree with the deployment.")
     costs: CostSettings = Field(default_factory=CostSettings)
     sinks: SinksSpec = Field(default_factory=SinksSpec)
 
