@@ -92,6 +92,7 @@ class Context:
             metric=self.metric.name, metric_value=value, retention=ret, meets_retention=meets_ret,
             meets_budget=meets_budget, passed=meets_ret and meets_budget, valid=bench.valid, cached=False,
             no_change=bool((details or {}).get("no_change")),
+            runtime_options=self.options(runtime, options), threads=self.measure.threads,
             details={"artifact_sha256": sha256_file(artifact), **(details or {}),
                      **({"runtime_options": options} if options else {}),
                      "effective_runtime_options": self.options(runtime, options),
