@@ -18,6 +18,7 @@ from ..errors import EdgeoptError, first_line
 from ..evaluation import device_outputs, retention
 from ..registry import find_runtime
 from .measure import Context
+from .report import write_plot
 from .result import SweepResult
 from .ship import SweepFacts, discard, publish, recommended_level, stage
 
@@ -107,4 +108,7 @@ def ship(result: SweepResult, ctx: Context, reference: Path, facts: SweepFacts) 
     folder = publish(tmp, out)
     rec = rec.model_copy(update={"runtime_options": dict(deployment.runtime_options), "deployment": str(folder),
                                  "shipped_check": check})
+    if result.plot and check is not None:  # the plot's recommended point shows the check too
+        write_plot(result.levels, result.objective, Path(result.plot), min_retention=result.min_retention,
+                   fps=result.fps, recommendation=rec)
     return result.model_copy(update={"recommendation": rec, "warnings": warnings})
