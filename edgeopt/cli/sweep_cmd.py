@@ -87,8 +87,8 @@ def _render_shipped(result: SweepResult) -> None:
     if check is None or check.retention_as_shipped is None:
         click.echo("shipped check: not run (see warnings)")
         return
-    click.echo(f"shipped check: retention as shipped {check.retention_as_shipped:.4f}, with the runtime's defaults "
-               f"{check.retention_with_defaults:.4f}" + (f"; {check.note}" if check.note else ""))
+    click.echo(f"shipped check: retention as shipped {check.retention_as_shipped:.6g}, with the runtime's defaults "
+               f"{check.retention_with_defaults:.6g}" + (f"; {check.note}" if check.note else ""))
 
 
 @click.command("sweep")

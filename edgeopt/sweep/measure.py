@@ -96,7 +96,7 @@ class Context:
             details={"artifact_sha256": sha256_file(artifact), **(details or {}),
                      **({"runtime_options": options} if options else {}),
                      "effective_runtime_options": self.options(runtime, options),
-                     **_static_shapes(bench), **_precision(bench)},
+                     **_static_shapes(bench), **_precision(bench), **_reported(bench)},
         )
         self.bench_results.append((lvl, bench))
         return lvl
@@ -112,3 +112,10 @@ def _static_shapes(bench: BenchResult) -> dict[str, Any]:
     """What the runtime did about dynamic input dims (``runtime.static_shapes``; agents before it say nothing)."""
     info = (bench.runtime.model_extra or {}).get("static_shapes")
     return {"static_shapes": info} if info else {}
+
+
+def _reported(bench: BenchResult) -> dict[str, Any]:
+    """What the agent reported the runtime ran with (providers used, precision, performance hint, streams...): the
+    deployment's ``runtime_reported``."""
+    info = {k: v for k, v in (bench.runtime.model_extra or {}).items() if k != "static_shapes" and v is not None}
+    return {"runtime_reported": info} if info else {}

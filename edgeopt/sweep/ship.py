@@ -99,6 +99,7 @@ def build_deployment(level: Level, files: Sequence[DeployedFile], facts: SweepFa
         name=f"{level.recipe}/{level.runtime}", recipe=level.recipe, model=files[0].path,
         format=fmt.name if fmt is not None else Path(files[0].path).suffix.lstrip("."), files=tuple(files),
         runtime=level.runtime, runtime_version=level.runtime_version, runtime_options=level_options(level),
+        runtime_reported=dict(level.details.get("runtime_reported") or {}),
         threads=level.threads if level.threads is not None else facts.threads, streams=facts.streams,
         batch=facts.batch, static_shapes={k: [int(d) for d in v] for k, v in facts.shapes.items()},
         cpu_flags=tuple(decision_cpu_flags(env.get("cpu_flags") or ())), source_model_sha256=facts.model_sha256,
