@@ -112,8 +112,12 @@ def stage(out: Path, level: Level, facts: SweepFacts) -> tuple[Path, Deployment]
     tmp = out / f".{RECOMMENDED_DIR}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    deployment = build_deployment(level, copy_files(Path(level.artifact), tmp), facts)
-    save_deployment(tmp, deployment)
+    try:
+        deployment = build_deployment(level, copy_files(Path(level.artifact), tmp), facts)
+        save_deployment(tmp, deployment)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     return tmp, deployment
 
 

@@ -20,7 +20,7 @@ from ..registry import find_runtime
 from .measure import Context
 from .report import write_plot
 from .result import SweepResult
-from .ship import SweepFacts, discard, publish, recommended_level, stage
+from .ship import RECOMMENDED_DIR, SweepFacts, discard, publish, recommended_level, stage
 
 # How far the shipped retention may sit from the measured one before the summary says so (eval outputs are
 # deterministic on one machine; this covers thread-count reduction order).
@@ -93,8 +93,14 @@ def ship(result: SweepResult, ctx: Context, reference: Path, facts: SweepFacts) 
     if rec is None or level is None:
         discard(out)
         return result
-    tmp, deployment = stage(out, level, facts)
     warnings = list(result.warnings)
+    try:
+        tmp, deployment = stage(out, level, facts)
+    except (OSError, EdgeoptError) as exc:  # e.g. a cached level whose artifact was deleted since
+        discard(out)
+        warnings.append(f"{RECOMMENDED_DIR}/ not written for {rec.recipe}/{rec.runtime}: {first_line(exc)}; re-run "
+                        "with --no-cache to rebuild its artifact")
+        return result.model_copy(update={"warnings": warnings})
     try:
         check = check_shipped(ctx, tmp, deployment, reference)
     except EdgeoptError as exc:

@@ -121,3 +121,22 @@ def test_shipped_check_applies_the_recorded_option_and_compares_with_the_default
         "needs graph_optimization_level=disable: with ONNX Runtime's defaults 0.")
     save_deployment(tmp, deployment.model_copy(update={"shipped_check": check}))
     assert load_deployment(tmp)[0].shipped_check == check
+
+
+def test_a_missing_artifact_leaves_no_folder_and_says_why(tmp_path: Path) -> None:
+    from edgeopt.sweep.result import Recommendation, SweepResult
+    from edgeopt.sweep.shipped import ship
+
+    out = tmp_path / "out"
+    (out / "recommended").mkdir(parents=True)  # an earlier run's answer
+    gone = _level(tmp_path / "deleted.onnx", {})
+    rec = Recommendation(recipe="fp32", runtime="onnxruntime", artifact=gone.artifact, retention=1.0, latency_ms=1.0,
+                         size_bytes=1)
+    result = SweepResult(model="m", model_sha256="ab", target="local", runner="local", metric="snr_db", output="0",
+                         eval_samples=4, min_retention=0.99, fps=None, objective="latency", runtimes=["onnxruntime"],
+                         levels=[gone], pareto=[gone], recommendation=rec, reason=None, int8_search=None, plot=None,
+                         out_dir=str(out), seconds=0.0, warnings=[])
+    shipped = ship(result, None, tmp_path / "m.onnx", _facts())  # type: ignore[arg-type]  # no check runs
+    assert shipped.recommendation is not None and shipped.recommendation.deployment is None
+    assert not (out / "recommended").exists() and not list(out.iterdir())
+    assert "recommended/ not written for fp32/onnxruntime" in shipped.warnings[-1]
