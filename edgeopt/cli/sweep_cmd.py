@@ -72,7 +72,23 @@ def _render(result: SweepResult) -> None:
     rec = result.recommendation
     click.echo(f"recommendation: {rec.recipe} on {rec.runtime} (retention {rec.retention:.4f}, "
                f"p50 {rec.latency_ms:.3f} ms)" if rec else f"no recommendation: {result.reason}")
+    _render_shipped(result)
     click.echo(f"plot: {result.plot}")
+
+
+def _render_shipped(result: SweepResult) -> None:
+    """Where the recommendation ships and whether the shipped files alone give its retention."""
+    rec = result.recommendation
+    if rec is None or rec.deployment is None:
+        return
+    opts = ", ".join(f"{k}={v}" for k, v in sorted((rec.runtime_options or {}).items())) or "none"
+    click.echo(f"deployment: {rec.deployment} (runtime options: {opts})")
+    check = rec.shipped_check
+    if check is None or check.retention_as_shipped is None:
+        click.echo("shipped check: not run (see warnings)")
+        return
+    click.echo(f"shipped check: retention as shipped {check.retention_as_shipped:.6g}, with the runtime's defaults "
+               f"{check.retention_with_defaults:.6g}" + (f"; {check.note}" if check.note else ""))
 
 
 @click.command("sweep")

@@ -83,6 +83,10 @@ class Deployment(_Frozen):
     runtime_options: dict[str, Any] = Field(
         default_factory=dict, description="Every runtime option in effect (precision hint, providers, graph "
                                           "optimisation level...): applied as is when the deployment is loaded.")
+    runtime_reported: dict[str, Any] = Field(
+        default_factory=dict, description="What the agent reported the runtime ran with when it was measured "
+                                          "(providers used, inference precision, performance hint...): facts, "
+                                          "not settings; empty when not reported.")
     threads: int = Field(default=0, ge=0, description="Intra-op threads (0: the runtime's default).")
     streams: int = Field(default=1, ge=1, description="Concurrent inference streams.")
     batch: int = Field(default=1, ge=1, description="Batch size of a dynamic leading dimension.")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,8 @@ from .pareto import pareto_indices
 from .rank_levels import rank
 from .report import objective_value, recommend, write_plot
 from .result import Int8SearchResult, Level, SweepResult
+from .ship import SweepFacts
+from .shipped import ship
 from .snapshot import snapshot_model
 
 DEFAULT_RECIPES = ("fp16", "int8", "int4", "prune30-int8")
@@ -211,6 +213,7 @@ def measure_sweep(model: Path, options: SweepOptions, measure: MeasureSettings, 
     run.measure_recipes(prebuilt or {})
     search = run.int8_search(gains_dir)
     result = run.result(search, started)  # the ranking rounds run on the runner
+    result = ship(result, run.ctx, run.model, run.facts(result))  # <out>/recommended, checked as shipped
     return result, list(run.ctx.bench_results)
 
 
@@ -336,6 +339,7 @@ class _SweepRun:
     table: LevelTable
     emit: Progress
     targets_dirs: tuple[Path, ...]
+    environment: dict[str, Any] = field(default_factory=dict)  # the agent's probe: cpu, cpu_flags
 
     @classmethod
     def start(cls, source: Path, options: SweepOptions, measure: MeasureSettings, tgt: Target, runner: Runner,
@@ -371,7 +375,16 @@ class _SweepRun:
         cpu_flags = (probe.get("environment") or {}).get("cpu_flags")
         for rt in rts:  # a runtime's default lower precision (OpenVINO's BF16) as a level of its own
             low_precision_level(table, model, rt, cpu_flags)
-        return cls(model, source, options, tgt, out, eval_npz, data.count, rts, ctx, table, emit, targets_dirs)
+        return cls(model, source, options, tgt, out, eval_npz, data.count, rts, ctx, table, emit, targets_dirs,
+                   environment=dict(probe.get("environment") or {}))
+
+    def facts(self, result: SweepResult) -> SweepFacts:
+        """What every level of this sweep shares, for its deployment record."""
+        m = self.ctx.measure
+        return SweepFacts(target=self.tgt.name, metric=result.metric, min_retention=self.options.min_retention,
+                          eval_samples=self.eval_samples, threads=m.threads, streams=m.streams, batch=m.batch,
+                          shapes=dict(m.shapes or {}), environment=self.environment,
+                          model_sha256=result.model_sha256)
 
     def measure_recipes(self, prebuilt: Prebuilt) -> None:
         """Each recipe once (shared by the runtimes, or ``prebuilt``), measured on every runtime; a default recipe

@@ -92,10 +92,11 @@ class Context:
             metric=self.metric.name, metric_value=value, retention=ret, meets_retention=meets_ret,
             meets_budget=meets_budget, passed=meets_ret and meets_budget, valid=bench.valid, cached=False,
             no_change=bool((details or {}).get("no_change")),
+            runtime_options=self.options(runtime, options), threads=self.measure.threads,
             details={"artifact_sha256": sha256_file(artifact), **(details or {}),
                      **({"runtime_options": options} if options else {}),
                      "effective_runtime_options": self.options(runtime, options),
-                     **_static_shapes(bench), **_precision(bench)},
+                     **_static_shapes(bench), **_precision(bench), **_reported(bench)},
         )
         self.bench_results.append((lvl, bench))
         return lvl
@@ -111,3 +112,10 @@ def _static_shapes(bench: BenchResult) -> dict[str, Any]:
     """What the runtime did about dynamic input dims (``runtime.static_shapes``; agents before it say nothing)."""
     info = (bench.runtime.model_extra or {}).get("static_shapes")
     return {"static_shapes": info} if info else {}
+
+
+def _reported(bench: BenchResult) -> dict[str, Any]:
+    """What the agent reported the runtime ran with (providers used, precision, performance hint, streams...): the
+    deployment's ``runtime_reported``."""
+    info = {k: v for k, v in (bench.runtime.model_extra or {}).items() if k != "static_shapes" and v is not None}
+    return {"runtime_reported": info} if info else {}

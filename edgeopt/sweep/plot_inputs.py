@@ -4,6 +4,7 @@ its energy is an ESTIMATE (target TDP, no power sensor)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ..reports.charts.pareto import ParetoContext, ParetoPoint
 from .result import Level, Recommendation
@@ -27,6 +28,16 @@ def _note(level: Level) -> str:
     return f"energy {level.energy_mj:.4g} mJ{estimate}"
 
 
+def _shipped_note(rec: Recommendation | None) -> str:
+    """The recommendation's shipped check in one phrase (empty when it did not run)."""
+    check = rec.shipped_check if rec is not None else None
+    if check is None or check.retention_as_shipped is None:
+        return ""
+    text = (f"shipped: retention {check.retention_as_shipped:.4f} as shipped, {check.retention_with_defaults:.4f} "
+            "with the runtime's defaults")
+    return f"{text} ({check.note})" if check.note else text
+
+
 def pareto_inputs(levels: Sequence[Level], objective: str, *, min_retention: float | None = None,
                   fps: float | None = None, recommendation: Recommendation | None = None,
                   ) -> tuple[list[ParetoPoint], ParetoContext]:
@@ -37,6 +48,11 @@ def pareto_inputs(levels: Sequence[Level], objective: str, *, min_retention: flo
         status="no-change" if lv.no_change else "pass" if lv.passed else "fail",
         low=lv.latency_ms_low if ranked else None, high=lv.latency_ms_high if ranked else None, note=_note(lv))
         for lv in levels]
+    shipped = _shipped_note(recommendation)
+    if shipped:  # the recommended point's tooltip says how it ships (docs/sweep.md, "Deploying the recommendation")
+        points = [p if (p.label != f"{recommendation.recipe}/{recommendation.runtime}"  # type: ignore[union-attr]
+                        or p.status == "no-change") else replace(p, note="; ".join(filter(None, [p.note, shipped])))
+                  for p in points]
     x_label, unit = AXIS[objective]
     if objective == "energy" and any(lv.energy_source == "estimate" for lv in levels):
         x_label = "energy per inference (mJ, ESTIMATE from TDP)"

@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..deploy import ShippedCheck
+
 
 class Level(BaseModel):
     """One (recipe, runtime) configuration measured on the target."""
@@ -39,6 +41,13 @@ class Level(BaseModel):
     latency_ms_high: float | None = Field(default=None, description="Upper bound of that interval, ms.")
     latency_rounds: int = Field(default=0, description="Interleaved ranking rounds measured (0: not ranked).")
     details: dict[str, Any] = Field(default_factory=dict, description="Extra facts (e.g. INT8 search choices).")
+    # What a deployment of this level needs (issue 21: what is measured is what ships).
+    runtime_options: dict[str, Any] | None = Field(
+        default=None, description="Every runtime option in effect when it was measured (the sweep's for the "
+        "runtime with the level's own on top, e.g. OpenVINO inference_precision); None: a level cached before "
+        "it was recorded (details.effective_runtime_options then).")
+    threads: int | None = Field(default=None, description="Intra-op threads it was measured with; None: cached "
+                                "before it was recorded (the sweep's threads).")
 
 
 class Recommendation(BaseModel):
@@ -50,6 +59,14 @@ class Recommendation(BaseModel):
     retention: float
     latency_ms: float
     size_bytes: int
+    runtime_options: dict[str, Any] | None = Field(
+        default=None, description="Every runtime option the recommended level ran with (its deployment's).")
+    deployment: str | None = Field(
+        default=None, description="The folder holding its model file(s) and deployment.json (<out>/recommended); "
+        "None when it could not be written.")
+    shipped_check: ShippedCheck | None = Field(
+        default=None, description="Retention re-computed from the shipped files alone, and with the runtime's "
+        "defaults (docs/sweep.md, 'Deploying the recommendation').")
 
 
 class Int8Trial(BaseModel):
