@@ -34,6 +34,7 @@ from ..settings import MeasureSettings, RemoteSpec, build
 from ..targets import Target, load_registry
 from .cache import LevelCache
 from .honest import GraphChange, pipeline_change, steps_of
+from .int8_precision import LowBranch, low_branches
 from .int8_search import SearchPlan, search_int8
 from .levels import LevelTable, Progress
 from .measure import Context
@@ -336,6 +337,7 @@ class _SweepRun:
     table: LevelTable
     emit: Progress
     targets_dirs: tuple[Path, ...]
+    cpu_flags: tuple[str, ...] | None = None  # the probe's (None: unknown): which low-precision branches apply
 
     @classmethod
     def start(cls, source: Path, options: SweepOptions, measure: MeasureSettings, tgt: Target, runner: Runner,
@@ -371,7 +373,8 @@ class _SweepRun:
         cpu_flags = (probe.get("environment") or {}).get("cpu_flags")
         for rt in rts:  # a runtime's default lower precision (OpenVINO's BF16) as a level of its own
             low_precision_level(table, model, rt, cpu_flags)
-        return cls(model, source, options, tgt, out, eval_npz, data.count, rts, ctx, table, emit, targets_dirs)
+        return cls(model, source, options, tgt, out, eval_npz, data.count, rts, ctx, table, emit, targets_dirs,
+                   tuple(cpu_flags) if cpu_flags is not None else None)
 
     def measure_recipes(self, prebuilt: Prebuilt) -> None:
         """Each recipe once (shared by the runtimes, or ``prebuilt``), measured on every runtime; a default recipe
@@ -400,8 +403,17 @@ class _SweepRun:
         plan = SearchPlan(runtime=int8_fails[0].runtime, rts=tuple(self.rts), out=self.out / "int8-search",
                           calib=opts.calib or self.eval_npz, max_trials=opts.max_trials,
                           max_seconds=opts.max_search_s, targets_dirs=self.targets_dirs,
-                          nncf_budget_s=opts.nncf_budget_s, gains_dir=gains_dir)
+                          nncf_budget_s=opts.nncf_budget_s, gains_dir=gains_dir,
+                          low_precision=self.low_precision_branches())
         return search_int8(self.model, ctx=self.ctx, plan=plan, run_level=self.table, emit=self.emit)
+
+    def low_precision_branches(self) -> dict[str, LowBranch]:
+        """The INT8 search's low-precision branches (:mod:`.int8_precision`: bf16 float parts on OpenVINO where this
+        CPU runs BF16); why a runtime with a low-precision default gets none, as info events."""
+        branches, notes = low_branches(self.rts, self.cpu_flags, self.table.levels)
+        for note in notes:
+            self.emit({"event": "info", "message": note})
+        return dict(branches)
 
     def result(self, search: Int8SearchResult | None, started: float) -> SweepResult:
         """The table, the latency ranking of the candidates (:mod:`.rank_levels`), the Pareto frontier, the
