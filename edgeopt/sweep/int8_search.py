@@ -164,12 +164,11 @@ class Int8Search:
             self.float_sets[rt] = {"strategy": choice.strategy, "evaluations": choice.evaluations,
                                    "float_nodes": len(choice.float_nodes), "quantized_nodes": len(nodes),
                                    "profiled": bool(gain)}
-            if choice.strategy == "none" or not self.budget_left():
-                continue
-            lvl = self.float_trial(f"latency-aware on {rt}: {len(choice.float_nodes)} float nodes", q_cfg, qdq,
-                                   choice.float_nodes, runtime=rt)
-            if lvl.passed:
-                self.chosen_by_rt[rt] = self.state.trials[-1]
+            if choice.strategy != "none" and self.budget_left():
+                lvl = self.float_trial(f"latency-aware on {rt}: {len(choice.float_nodes)} float nodes", q_cfg, qdq,
+                                       choice.float_nodes, runtime=rt)
+                if lvl.passed:
+                    self.chosen_by_rt[rt] = self.state.trials[-1]
             if rt in self.plan.low_precision:
                 self.low_search(self.plan.low_precision[rt], full, qdq, nodes, q_cfg)
 
@@ -199,7 +198,7 @@ class Int8Search:
                        q_cfg, qdq, choice.float_nodes)
 
     def low_trial(self, branch: LowBranch, label: str, q_cfg: dict[str, Any], qdq: onnx.ModelProto | None,
-                  float_nodes: list[str], artifact: Path | None = None) -> None:
+                  float_nodes: list[str], artifact: Path | None = None) -> tuple[Int8Trial, Level]:
         """One device trial of a mix with ``branch``'s float precision (``artifact``: an existing one, e.g. the
         f32 branch's choice); the runtime's choice there when it passes and the runtime ran it low."""
         cfg = {**q_cfg, "nodes_to_exclude": sorted(float_nodes)}
@@ -211,11 +210,12 @@ class Int8Search:
             return path
 
         lvl = self.run_level({"int8-search": cfg, "base": self.base.name}, branch.level, branch.runtime, make,
-                             {"search": label, "config": cfg, "float_nodes": sorted(float_nodes)}, keep=False,
-                             options=branch.options)
+                             {"search": label, "config": cfg, "float_nodes": sorted(float_nodes),
+                              "float_precision": branch.precision}, keep=False, options=branch.options)
         self._record(label, cfg, lvl, branch.precision)
         if lvl.passed and branch.ran_low(lvl.details):
             self.chosen_low_by_rt[branch.runtime] = self.state.trials[-1]
+        return self.state.trials[-1], lvl
 
     def nncf_trial(self) -> None:
         """NNCF's accuracy-controlled quantization (:mod:`.int8_nncf`) as one device trial on each runtime that
@@ -362,16 +362,20 @@ class Int8Search:
                 self.adopt_low(self.plan.low_precision[rt], chosen, info)
 
     def adopt_low(self, branch: LowBranch, chosen: Int8Trial, info: dict[str, Any]) -> None:
-        """The runtime's mix with low-precision float parts as level ``int8-search+bf16``: the low branch's choice,
-        else the f32 branch's chosen mix measured at low precision (one trial beyond ``max_trials``: the level
-        the ranking must compare)."""
+        """The runtime's mix with low-precision float parts as level ``int8-search+bf16``: the low branch's passing
+        choice, else the f32 branch's chosen mix measured at low precision (one trial beyond ``max_trials``), kept
+        even when it misses the threshold (the table then shows what the runtime's default precision costs)."""
         rt = branch.runtime
-        if rt not in self.chosen_low_by_rt:
-            self.low_trial(branch, f"{chosen.label} ({branch.precision} float parts)", chosen.config, None,
-                           list(chosen.config.get("nodes_to_exclude", [])), artifact=Path(chosen.artifact))
         low = self.chosen_low_by_rt.get(rt)
         if low is None:
-            return
+            low, lvl = self.low_trial(branch, f"{chosen.label} ({branch.precision} float parts)", chosen.config,
+                                      None, list(chosen.config.get("nodes_to_exclude", [])),
+                                      artifact=Path(chosen.artifact))
+            if not branch.ran_low(lvl.details):
+                self.emit({"event": "info", "message": f"int8 search on {rt}: the mix did not run in "
+                                                       f"{branch.precision} with the runtime's defaults; no "
+                                                       f"{branch.level} level"})
+                return
         cfg = low.config
         self.run_level({"int8-search": cfg, "base": self.base.name}, branch.level, rt,
                        functools.partial(Path, low.artifact),
