@@ -14,8 +14,8 @@ Every device trial counts toward ``max_trials``; the whole search stops at ``max
 trial ``best.onnx`` holds the fastest passing model so far (or, while none passes, the most accurate one).
 
 On a runtime with a low-precision branch (:mod:`.int8_precision`: OpenVINO on a CPU with BF16) the latency-aware
-search runs a second time with the float parts at that precision, and the chosen mix (or, when that branch found
-none, the f32 branch's mix) is measured at it and kept as level ``int8-search+bf16`` when it passes.
+search runs a second time with the float parts at that precision; its passing mix (or, when that branch found none,
+the f32 branch's mix measured at that precision, pass or fail) is kept as level ``int8-search+bf16``.
 """
 
 from __future__ import annotations
@@ -351,23 +351,25 @@ class Int8Search:
         """The chosen config as a level on every runtime (cached on the search runtime)."""
         for rt in self.plan.rts:  # each runtime its own latency-aware set, else the fastest passing trial
             chosen = self.chosen_by_rt.get(rt) or self._fastest_passing(rt)
-            if chosen is None:
-                continue
-            cfg, art = chosen.config, Path(chosen.artifact)
-            info = {"search": chosen.label, "config": cfg, "float_nodes": cfg.get("nodes_to_exclude", []),
-                    "latency_cost_ms_vs_naive_int8": self._cost_ms(), "searched_on": chosen.runtime}
-            self.run_level({"int8-search": cfg, "base": self.base.name}, "int8-search", rt,
-                           functools.partial(Path, art), info)
+            info: dict[str, Any] = {"latency_cost_ms_vs_naive_int8": self._cost_ms()}
+            if chosen is not None:
+                cfg, art = chosen.config, Path(chosen.artifact)
+                info.update({"search": chosen.label, "config": cfg, "float_nodes": cfg.get("nodes_to_exclude", []),
+                             "searched_on": chosen.runtime})
+                self.run_level({"int8-search": cfg, "base": self.base.name}, "int8-search", rt,
+                               functools.partial(Path, art), info)
             if rt in self.plan.low_precision:
                 self.adopt_low(self.plan.low_precision[rt], chosen, info)
 
-    def adopt_low(self, branch: LowBranch, chosen: Int8Trial, info: dict[str, Any]) -> None:
+    def adopt_low(self, branch: LowBranch, chosen: Int8Trial | None, info: dict[str, Any]) -> None:
         """The runtime's mix with low-precision float parts as level ``int8-search+bf16``: the low branch's passing
         choice, else the f32 branch's chosen mix measured at low precision (one trial beyond ``max_trials``), kept
         even when it misses the threshold (the table then shows what the runtime's default precision costs)."""
         rt = branch.runtime
         low = self.chosen_low_by_rt.get(rt)
         if low is None:
+            if chosen is None:
+                return
             low, lvl = self.low_trial(branch, f"{chosen.label} ({branch.precision} float parts)", chosen.config,
                                       None, list(chosen.config.get("nodes_to_exclude", [])),
                                       artifact=Path(chosen.artifact))
