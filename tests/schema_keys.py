@@ -12,7 +12,7 @@ from typing import Any
 
 # Dicts whose keys are data (quantizer options, extra facts, level names), not part of the schema.
 FREE_FORM = ("config", "details", "runtime_options", "shapes", "temperature_c", "environment.runtimes",
-             "sensor_facts", "extra", "beaten_by")
+             "sensor_facts", "extra", "beaten_by", "dominated_by")
 
 
 def json_type(value: Any) -> str:

@@ -34,6 +34,7 @@ from ..settings import MeasureSettings, RemoteSpec, build
 from ..targets import Target, load_registry
 from .cache import LevelCache
 from .honest import GraphChange, pipeline_change, steps_of
+from .int8_precision import LowBranch, low_branches
 from .int8_search import SearchPlan, search_int8
 from .levels import LevelTable, Progress
 from .measure import Context
@@ -340,6 +341,7 @@ class _SweepRun:
     emit: Progress
     targets_dirs: tuple[Path, ...]
     environment: dict[str, Any] = field(default_factory=dict)  # the agent's probe: cpu, cpu_flags
+    cpu_flags: tuple[str, ...] | None = None  # the probe's (None: unknown): which low-precision branches apply
 
     @classmethod
     def start(cls, source: Path, options: SweepOptions, measure: MeasureSettings, tgt: Target, runner: Runner,
@@ -376,7 +378,8 @@ class _SweepRun:
         for rt in rts:  # a runtime's default lower precision (OpenVINO's BF16) as a level of its own
             low_precision_level(table, model, rt, cpu_flags)
         return cls(model, source, options, tgt, out, eval_npz, data.count, rts, ctx, table, emit, targets_dirs,
-                   environment=dict(probe.get("environment") or {}))
+                   environment=dict(probe.get("environment") or {}),
+                   cpu_flags=tuple(cpu_flags) if cpu_flags is not None else None)
 
     def facts(self, result: SweepResult) -> SweepFacts:
         """What every level of this sweep shares, for its deployment record."""
@@ -413,8 +416,17 @@ class _SweepRun:
         plan = SearchPlan(runtime=int8_fails[0].runtime, rts=tuple(self.rts), out=self.out / "int8-search",
                           calib=opts.calib or self.eval_npz, max_trials=opts.max_trials,
                           max_seconds=opts.max_search_s, targets_dirs=self.targets_dirs,
-                          nncf_budget_s=opts.nncf_budget_s, gains_dir=gains_dir)
+                          nncf_budget_s=opts.nncf_budget_s, gains_dir=gains_dir,
+                          low_precision=self.low_precision_branches())
         return search_int8(self.model, ctx=self.ctx, plan=plan, run_level=self.table, emit=self.emit)
+
+    def low_precision_branches(self) -> dict[str, LowBranch]:
+        """The INT8 search's low-precision branches (:mod:`.int8_precision`: bf16 float parts on OpenVINO where this
+        CPU runs BF16); why a runtime with a low-precision default gets none, as info events."""
+        branches, notes = low_branches(self.rts, self.cpu_flags, self.table.levels)
+        for note in notes:
+            self.emit({"event": "info", "message": note})
+        return dict(branches)
 
     def result(self, search: Int8SearchResult | None, started: float) -> SweepResult:
         """The table, the latency ranking of the candidates (:mod:`.rank_levels`), the Pareto frontier, the

@@ -40,23 +40,28 @@ def int8_runtimes(rts: Sequence[str], backend: Int8Backend = Int8Backend.QDQ) ->
     return [rt for rt in rts if backend in get_runtime(rt).int8_backends]
 
 
-def _node_ms(ctx: Context, model: Path, runtime: str) -> dict[str, float]:
-    res = profile(model, target=ctx.target, runtime=runtime, runtime_options=ctx.options(runtime),
+def _node_ms(ctx: Context, model: Path, runtime: str, options: dict[str, Any] | None = None) -> dict[str, float]:
+    res = profile(model, target=ctx.target, runtime=runtime, runtime_options=ctx.options(runtime, options),
                   iterations=PROFILE_ITERATIONS, warmup=5, threads=ctx.measure.threads, shapes=ctx.measure.shapes,
                   runner=ctx.runner, targets_dirs=ctx.targets_dirs)
     return res.node_times_ms()
 
 
 def gains(ctx: Context, cache: SensitivityCache, base: Path, qdq: Path, nodes: Sequence[str], runtime: str,
-          quantizer: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -> dict[str, float]:
-    """Per node: FP32 time minus INT8 time on ``runtime`` (ms); cached. Empty when the runtime cannot profile."""
+          quantizer: dict[str, Any], emit: Callable[[dict[str, Any]], None], options: dict[str, Any] | None = None,
+          precision: str | None = None) -> dict[str, float]:
+    """Per node: float time minus INT8 time on ``runtime`` (ms); cached. Empty when the runtime cannot profile.
+
+    ``options``/``precision``: a low-precision branch's runtime options and its precision's name (part of the key).
+    """
+    qkey = {**quantizer, "float_precision": precision} if precision else quantizer
     key = LatencyKey(model_sha256=sha256_file(base), runtime=runtime, runtime_version=ctx.versions.get(runtime, ""),
-                     quantizer=quantizer, device=f"{ctx.target}@{ctx.runner.name}", threads=ctx.measure.threads)
+                     quantizer=qkey, device=f"{ctx.target}@{ctx.runner.name}", threads=ctx.measure.threads)
     hit = cache.gains(key)
     if hit is not None:
         return dict(hit.gain_ms)
     try:
-        fl, il = _node_ms(ctx, base, runtime), _node_ms(ctx, qdq, runtime)
+        fl, il = _node_ms(ctx, base, runtime, options), _node_ms(ctx, qdq, runtime, options)
     except EdgeoptError as exc:
         emit({"event": "info", "message": f"int8 search: no per-layer profile on {runtime} ({exc}); every node "
                                           "counts as costing the same"})
@@ -68,8 +73,10 @@ def gains(ctx: Context, cache: SensitivityCache, base: Path, qdq: Path, nodes: S
 
 def float_set(ctx: Context, reference: Path, qdq: onnx.ModelProto, base: onnx.ModelProto, nodes: Sequence[str],
               gain_ms: dict[str, float], runtime: str, work: Path, op_types: Sequence[str],
-              budget: Callable[[], bool]) -> FloatSetChoice:
-    """The cheapest float set meeting the threshold on ``runtime``, judged by device evaluations there."""
+              budget: Callable[[], bool], options: dict[str, Any] | None = None,
+              max_evaluations: int = MAX_EVALUATIONS) -> FloatSetChoice:
+    """The cheapest float set meeting the threshold on ``runtime``, judged by device evaluations there
+    (``options``: runtime options over the sweep's, e.g. a low-precision branch's)."""
     work.mkdir(parents=True, exist_ok=True)
     count = [0]
 
@@ -77,8 +84,8 @@ def float_set(ctx: Context, reference: Path, qdq: onnx.ModelProto, base: onnx.Mo
         path = work / f"eval-{count[0]}.onnx"
         count[0] += 1
         path.write_bytes(keep_float(qdq, base, float_nodes, list(op_types)).SerializeToString())
-        _, ret = ctx.accuracy(path, runtime, reference)
+        _, ret = ctx.accuracy(path, runtime, reference, options)
         return ret >= ctx.min_retention
 
     cost = gain_ms or {n: 1.0 for n in nodes}
-    return choose_float_set(list(nodes), cost, passes, max_evaluations=MAX_EVALUATIONS, budget=budget)
+    return choose_float_set(list(nodes), cost, passes, max_evaluations=max_evaluations, budget=budget)

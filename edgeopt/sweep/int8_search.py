@@ -12,6 +12,10 @@
    the float set grows. Among passing trials the fastest p50 wins (not the first found).
 Every device trial counts toward ``max_trials``; the whole search stops at ``max_seconds``. After every device
 trial ``best.onnx`` holds the fastest passing model so far (or, while none passes, the most accurate one).
+
+On a runtime with a low-precision branch (:mod:`.int8_precision`: OpenVINO on a CPU with BF16) the latency-aware
+search runs a second time with the float parts at that precision; its passing mix (or, when that branch found none,
+the f32 branch's mix measured at that precision, pass or fail) is kept as level ``int8-search+bf16``.
 """
 
 from __future__ import annotations
@@ -34,7 +38,9 @@ from ..registry.runtime_sweep import Int8Backend
 from ..targets import load_registry
 from .host_eval import HostEval
 from .int8_latency import float_set, gains, int8_runtimes
+from .int8_precision import LowBranch
 from .int8_steps import QUANT_OPS, float_base, narrow, node_sensitivity, search_recipe, variants
+from .latency_rank import FREE_MS
 from .levels import LevelRunner
 from .measure import Context
 from .qdq_surgery import keep_float, quantized_nodes
@@ -52,11 +58,15 @@ class SearchState:
     sensitivity: list[SensitivityRow] = field(default_factory=list)
     host_checks: list[HostCheck] = field(default_factory=list)
 
-    def record(self, label: str, cfg: dict[str, Any], lvl: Level) -> Int8Trial:
-        """Add a trial; update the fastest passing and the most accurate."""
+    def record(self, label: str, cfg: dict[str, Any], lvl: Level, precision: str | None = None) -> Int8Trial:
+        """Add a trial; update the fastest passing and the most accurate (f32 float parts only: a low-precision
+        trial is its branch's)."""
         row = Int8Trial(trial=len(self.trials), label=label, config=cfg, retention=lvl.retention,
-                        latency_ms=lvl.latency_ms, passed=lvl.passed, artifact=lvl.artifact, runtime=lvl.runtime)
+                        latency_ms=lvl.latency_ms, passed=lvl.passed, artifact=lvl.artifact, runtime=lvl.runtime,
+                        precision=precision)
         self.trials.append(row)
+        if precision is not None:
+            return row
         if lvl.passed and (self.best is None or lvl.latency_ms < self.best.latency_ms):
             self.best = row
         if self.closest is None or lvl.retention > self.closest.retention:
@@ -81,7 +91,8 @@ class SearchPlan:
         is tried as a candidate on each runtime of the sweep that offers the NNCF INT8 backend (OpenVINO) if at
         least this much search time is left (0: off). gains_dir: where per-node sensitivities and latency gains are
         cached (None: ``out/gains``); a fleet sweep shares one between its devices, so the host's sensitivity
-        scoring is reused across them.
+        scoring is reused across them. low_precision: runtime -> its low-precision branch
+        (:func:`.int8_precision.low_branches`; empty: f32 float parts only).
     """
 
     runtime: str
@@ -93,6 +104,7 @@ class SearchPlan:
     targets_dirs: tuple[Path, ...] = ()
     nncf_budget_s: float = 0.0
     gains_dir: Path | None = None
+    low_precision: dict[str, LowBranch] = field(default_factory=dict)
 
 
 class Int8Search:
@@ -111,6 +123,8 @@ class Int8Search:
         self.cache = SensitivityCache(plan.gains_dir or plan.out / "gains")
         self.chosen_by_rt: dict[str, Int8Trial] = {}
         self.float_sets: dict[str, dict[str, Any]] = {}
+        self.chosen_low_by_rt: dict[str, Int8Trial] = {}
+        self.low_float_sets: dict[str, dict[str, Any]] = {}
 
     def budget_left(self, device: bool = True) -> bool:
         """Time left, and (for a device trial) trials left."""
@@ -150,12 +164,58 @@ class Int8Search:
             self.float_sets[rt] = {"strategy": choice.strategy, "evaluations": choice.evaluations,
                                    "float_nodes": len(choice.float_nodes), "quantized_nodes": len(nodes),
                                    "profiled": bool(gain)}
-            if choice.strategy == "none" or not self.budget_left():
-                continue
-            lvl = self.float_trial(f"latency-aware on {rt}: {len(choice.float_nodes)} float nodes", q_cfg, qdq,
-                                   choice.float_nodes, runtime=rt)
-            if lvl.passed:
-                self.chosen_by_rt[rt] = self.state.trials[-1]
+            if choice.strategy != "none" and self.budget_left():
+                lvl = self.float_trial(f"latency-aware on {rt}: {len(choice.float_nodes)} float nodes", q_cfg, qdq,
+                                       choice.float_nodes, runtime=rt)
+                if lvl.passed:
+                    self.chosen_by_rt[rt] = self.state.trials[-1]
+            if rt in self.plan.low_precision:
+                self.low_search(self.plan.low_precision[rt], full, qdq, nodes, q_cfg)
+
+    def low_search(self, branch: LowBranch, full: Level, qdq: onnx.ModelProto, nodes: list[str],
+                   q_cfg: dict[str, Any]) -> None:
+        """The latency-aware search again with the float parts at ``branch``'s precision: its own gains (float
+        parts at low precision vs INT8), float set and device trial there."""
+        rt = branch.runtime
+        if not self.budget_left():
+            return
+        gain = gains(self.ctx, self.cache, self.base, Path(full.artifact), nodes, rt, q_cfg, self.emit,
+                     options=branch.options, precision=branch.precision)
+        info: dict[str, Any] = {"quantized_nodes": len(nodes), "profiled": bool(gain), "precision": branch.precision}
+        self.low_float_sets[rt] = info
+        if gain and max(gain.values()) < FREE_MS:
+            info.update(strategy="none", evaluations=0, float_nodes=len(nodes))
+            self.emit({"event": "info", "message": f"int8 search on {rt}: no INT8 kernel is faster than "
+                                                   f"{branch.precision}; the plain {branch.low.level} level stands"})
+            return
+        choice = float_set(self.ctx, self.model, qdq, self.base_m, nodes, gain, rt,
+                           self.plan.out / f"float-set-{rt}-{branch.precision}", QUANT_OPS,
+                           lambda: self.budget_left(device=False), options=branch.options)
+        info.update(strategy=choice.strategy, evaluations=choice.evaluations, float_nodes=len(choice.float_nodes))
+        if choice.strategy == "none" or not self.budget_left():
+            return
+        self.low_trial(branch, f"latency-aware on {rt} ({branch.precision}): {len(choice.float_nodes)} float nodes",
+                       q_cfg, qdq, choice.float_nodes)
+
+    def low_trial(self, branch: LowBranch, label: str, q_cfg: dict[str, Any], qdq: onnx.ModelProto | None,
+                  float_nodes: list[str], artifact: Path | None = None) -> tuple[Int8Trial, Level]:
+        """One device trial of a mix with ``branch``'s float precision (``artifact``: an existing one, e.g. the
+        f32 branch's choice); the runtime's choice there when it passes and the runtime ran it low."""
+        cfg = {**q_cfg, "nodes_to_exclude": sorted(float_nodes)}
+        path = artifact or self.plan.out / f"trial-{len(self.state.trials)}" / "mixed.onnx"
+
+        def make() -> Path:
+            if artifact is None and qdq is not None:
+                atomic_write_bytes(path, keep_float(qdq, self.base_m, float_nodes, QUANT_OPS).SerializeToString())
+            return path
+
+        lvl = self.run_level({"int8-search": cfg, "base": self.base.name}, branch.level, branch.runtime, make,
+                             {"search": label, "config": cfg, "float_nodes": sorted(float_nodes),
+                              "float_precision": branch.precision}, keep=False, options=branch.options)
+        self._record(label, cfg, lvl, branch.precision)
+        if lvl.passed and branch.ran_low(lvl.details):
+            self.chosen_low_by_rt[branch.runtime] = self.state.trials[-1]
+        return self.state.trials[-1], lvl
 
     def nncf_trial(self) -> None:
         """NNCF's accuracy-controlled quantization (:mod:`.int8_nncf`) as one device trial on each runtime that
@@ -208,8 +268,8 @@ class Int8Search:
             return None
         return top
 
-    def _record(self, label: str, cfg: dict[str, Any], lvl: Level) -> None:
-        row = self.state.record(label, cfg, lvl)
+    def _record(self, label: str, cfg: dict[str, Any], lvl: Level, precision: str | None = None) -> None:
+        row = self.state.record(label, cfg, lvl, precision)
         self.emit({"event": "int8_trial", **row.model_dump(mode="json", exclude={"config"})})
         out = self.plan.out
         keep = lvl.artifact.endswith(".onnx") and Path(lvl.artifact).is_file()  # best.onnx: ONNX trials only
@@ -279,7 +339,7 @@ class Int8Search:
     def _fastest_passing(self, rt: str) -> Int8Trial | None:
         """The fastest passing trial whose artifact loads on ``rt`` (an OpenVINO IR only where the registry says
         so); an artifact of no known suffix counts as loading."""
-        ok = [t for t in self.state.trials if t.passed and _loads_on(t.artifact, rt)]
+        ok = [t for t in self.state.trials if t.passed and t.precision is None and _loads_on(t.artifact, rt)]
         return min(ok, key=lambda t: t.latency_ms, default=None)
 
     def _cost_ms(self) -> float | None:
@@ -291,13 +351,38 @@ class Int8Search:
         """The chosen config as a level on every runtime (cached on the search runtime)."""
         for rt in self.plan.rts:  # each runtime its own latency-aware set, else the fastest passing trial
             chosen = self.chosen_by_rt.get(rt) or self._fastest_passing(rt)
+            info: dict[str, Any] = {"latency_cost_ms_vs_naive_int8": self._cost_ms()}
+            if chosen is not None:
+                cfg, art = chosen.config, Path(chosen.artifact)
+                info.update({"search": chosen.label, "config": cfg, "float_nodes": cfg.get("nodes_to_exclude", []),
+                             "searched_on": chosen.runtime})
+                self.run_level({"int8-search": cfg, "base": self.base.name}, "int8-search", rt,
+                               functools.partial(Path, art), info)
+            if rt in self.plan.low_precision:
+                self.adopt_low(self.plan.low_precision[rt], chosen, info)
+
+    def adopt_low(self, branch: LowBranch, chosen: Int8Trial | None, info: dict[str, Any]) -> None:
+        """The runtime's mix with low-precision float parts as level ``int8-search+bf16``: the low branch's passing
+        choice, else the f32 branch's chosen mix measured at low precision (one trial beyond ``max_trials``), kept
+        even when it misses the threshold (the table then shows what the runtime's default precision costs)."""
+        rt = branch.runtime
+        low = self.chosen_low_by_rt.get(rt)
+        if low is None:
             if chosen is None:
-                continue
-            cfg, art = chosen.config, Path(chosen.artifact)
-            info = {"search": chosen.label, "config": cfg, "float_nodes": cfg.get("nodes_to_exclude", []),
-                    "latency_cost_ms_vs_naive_int8": self._cost_ms(), "searched_on": chosen.runtime}
-            self.run_level({"int8-search": cfg, "base": self.base.name}, "int8-search", rt,
-                           functools.partial(Path, art), info)
+                return
+            low, lvl = self.low_trial(branch, f"{chosen.label} ({branch.precision} float parts)", chosen.config,
+                                      None, list(chosen.config.get("nodes_to_exclude", [])),
+                                      artifact=Path(chosen.artifact))
+            if not branch.ran_low(lvl.details):
+                self.emit({"event": "info", "message": f"int8 search on {rt}: the mix did not run in "
+                                                       f"{branch.precision} with the runtime's defaults; no "
+                                                       f"{branch.level} level"})
+                return
+        cfg = low.config
+        self.run_level({"int8-search": cfg, "base": self.base.name}, branch.level, rt,
+                       functools.partial(Path, low.artifact),
+                       {**info, "search": low.label, "config": cfg, "float_nodes": cfg.get("nodes_to_exclude", []),
+                        "float_precision": branch.precision, "searched_on": low.runtime}, options=branch.options)
 
     def result(self) -> Int8SearchResult:
         """What was tried, the sensitivity ranking (top 20), host-side checks, the chosen trial and its cost."""
@@ -312,6 +397,8 @@ class Int8Search:
             best_model_passed=chosen is not None,
             seconds=round(time.perf_counter() - self.started, 2), runtimes=list(self.float_sets),
             chosen_by_runtime=dict(self.chosen_by_rt), float_sets=dict(self.float_sets),
+            chosen_low_precision_by_runtime=dict(self.chosen_low_by_rt),
+            low_precision_float_sets=dict(self.low_float_sets),
         )
 
 

@@ -3,11 +3,15 @@
 After every level is measured, the passing levels that could win (the :data:`MAX_CANDIDATES` fastest by their
 single benchmark, within :data:`WITHIN` of the fastest) are measured again round-robin (:class:`.ranking.RoundRobin`:
 :data:`ROUNDS` rounds, each level one short benchmark of :data:`RUN_S` per round, the order rotated every round),
-on every runtime together so one slow phase of the machine hits them all. :func:`.ranking.decide` picks: a level
-wins on speed only when it is faster beyond the bootstrap interval of the paired per-round ratio (and by more than
-the tolerance); otherwise the smaller artifact, then the simpler one (fp32 < a runtime's default low precision such
-as bf16 < a recipe < the INT8 search's mixed precision), wins. Each ranked level keeps its median of round medians
-and its interval.
+on every runtime together so one slow phase of the machine hits them all. Each runtime's default level (the FP32
+model at the runtime's defaults: its low-precision level such as OpenVINO's bf16, else its fp32) is a candidate too
+when it passes within :data:`DEFAULT_WITHIN` of the fastest, so the answer is never slower and less accurate than
+doing nothing. :func:`.ranking.decide` picks: a level wins on speed only when it is faster beyond the bootstrap
+interval of the paired per-round ratio (and by more than the tolerance); a level slower (median of rounds) and less
+accurate than another is out (dominated); among the rest (a tie within noise) the higher retention wins, then the
+smaller artifact, then the simpler one (fp32 < a runtime's default low precision such as bf16 < a recipe < the INT8
+search's mix < that mix with low-precision float parts). Each ranked level keeps its median of round medians and
+its interval; the recommendation's ``reason`` names the rule that decided.
 """
 
 from __future__ import annotations
@@ -17,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from ..registry import find_runtime
+from .int8_precision import is_low_precision_mix
 from .measure import Context
-from .ranking import DEFAULT_TOLERANCE, Candidate, RoundRobin, decide
+from .ranking import DEFAULT_TOLERANCE, RETENTION_TIE, Candidate, RoundRobin, decide
 from .result import Level, Recommendation
 
 ROUNDS = 5
@@ -26,17 +31,22 @@ RUN_S = 0.3
 RUN_ITERATIONS = 10
 MAX_CANDIDATES = 4
 WITHIN = 1.5
+# a runtime's default level is ranked when its single run is within this of the fastest (first runs can be 2x off)
+DEFAULT_WITHIN = 2.5
 _COMPLEXITY = {"fp32": 0, "int8-search": 3}
 # a runtime's default low precision (its descriptor's ``low_precision_default``: OpenVINO's bf16)
 _LOW_PRECISION = 1
 _RECIPE = 2
+_INT8_LOW = 4  # the INT8 search's mix with low-precision float parts (int8-search+bf16)
 
 
 def complexity(lv: Level) -> int:
     """How simple the level is, for ties: fp32 0, its runtime's default low precision 1, a recipe 2, the INT8
-    search 3."""
+    search 3, the INT8 search's mix with low-precision float parts 4."""
     if lv.recipe in _COMPLEXITY:
         return _COMPLEXITY[lv.recipe]
+    if is_low_precision_mix(lv.recipe):
+        return _INT8_LOW
     desc = find_runtime(lv.runtime)
     low = desc.low_precision_default if desc is not None else None
     return _LOW_PRECISION if low is not None and low.level == lv.recipe else _RECIPE
@@ -47,14 +57,31 @@ def level_name(lv: Level) -> str:
     return f"{lv.recipe}@{lv.runtime}"
 
 
+def runtime_defaults(levels: Sequence[Level]) -> list[Level]:
+    """Per runtime, the FP32 model at the runtime's default settings: its low-precision level (OpenVINO's bf16 on
+    CPUs with BF16) when the table has one, else its fp32 level."""
+    out = []
+    for rt in dict.fromkeys(lv.runtime for lv in levels):
+        desc = find_runtime(rt)
+        low = desc.low_precision_default if desc is not None else None
+        mine = {lv.recipe: lv for lv in levels if lv.runtime == rt}
+        pick = mine.get(low.level) if low is not None else None
+        pick = pick or mine.get("fp32")
+        if pick is not None:
+            out.append(pick)
+    return out
+
+
 def candidates(levels: Sequence[Level]) -> list[Level]:
     """Passing levels that changed something (or are fp32 or a default low precision) and might win: the fastest few
-    by their p50."""
+    by their p50, plus each runtime's default level (:func:`runtime_defaults`) within :data:`DEFAULT_WITHIN`."""
     passing = sorted((lv for lv in levels if lv.passed and not lv.no_change), key=lambda lv: lv.latency_ms)
     if not passing:
         return []
     fastest = passing[0].latency_ms
-    return [lv for lv in passing if lv.latency_ms <= fastest * WITHIN][:MAX_CANDIDATES]
+    picked = [lv for lv in passing if lv.latency_ms <= fastest * WITHIN][:MAX_CANDIDATES]
+    extra = [lv for lv in runtime_defaults(passing) if lv not in picked and lv.latency_ms <= fastest * DEFAULT_WITHIN]
+    return sorted(picked + extra, key=lambda lv: lv.latency_ms)
 
 
 def rank(ctx: Context, levels: list[Level]) -> tuple[list[Level], Recommendation | None, dict[str, Any] | None]:
@@ -76,8 +103,8 @@ def rank(ctx: Context, levels: list[Level]) -> tuple[list[Level], Recommendation
         return list(bench.samples_ms or [bench.latency_ms.p50])
 
     samples = RoundRobin(rounds=ROUNDS, samples_per_round=RUN_ITERATIONS).run(list(by_name), measure)
-    decision = decide(samples, [Candidate(name=n, size_bytes=lv.size_bytes,
-                                          complexity=complexity(lv)) for n, lv in by_name.items()])
+    decision = decide(samples, [Candidate(name=n, size_bytes=lv.size_bytes, complexity=complexity(lv),
+                                          retention=lv.retention) for n, lv in by_name.items()])
     out = []
     for lv in levels:
         st = decision.stats.get(level_name(lv)) if lv in cands else None
@@ -86,8 +113,9 @@ def rank(ctx: Context, levels: list[Level]) -> tuple[list[Level], Recommendation
             "latency_ms_high": round(st.high_ms, 6), "latency_rounds": st.rounds}))
     win = by_name[decision.winner]
     rec = Recommendation(recipe=win.recipe, runtime=win.runtime, artifact=win.artifact, retention=win.retention,
-                         latency_ms=win.latency_ms, size_bytes=win.size_bytes)
+                         latency_ms=win.latency_ms, size_bytes=win.size_bytes, reason=decision.reason)
     facts = {"rounds": ROUNDS, "run_s": RUN_S, "iterations_per_run": RUN_ITERATIONS, "tolerance": DEFAULT_TOLERANCE,
-             "confidence": 0.95, "candidates": list(by_name), "unbeaten": list(decision.unbeaten),
-             "beaten_by": dict(decision.beaten_by), "reason": decision.reason}
+             "retention_tie": RETENTION_TIE, "confidence": 0.95, "candidates": list(by_name),
+             "unbeaten": list(decision.unbeaten), "beaten_by": dict(decision.beaten_by),
+             "dominated_by": dict(decision.dominated_by), "rule": decision.rule, "reason": decision.reason}
     return out, rec, facts

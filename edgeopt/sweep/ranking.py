@@ -11,11 +11,18 @@ A round's **median** is the unit of evidence (samples inside a round are autocor
   bootstrap interval; with fewer than :data:`MIN_PAIRED_ROUNDS` rounds the pooled samples' unpaired ratio
   (:func:`edgeopt.history.stats.bootstrap_median_ratio`).
 
-The decision (:func:`decide`): a level is **beaten** when another is faster beyond the interval, i.e. the upper
-bound of ``faster / slower`` is below ``1 - tolerance``. Among the levels nobody beats, the smaller artifact wins,
-then the simpler one (fewer passes, fewer float nodes: what the caller ranks), then the name. So two levels whose
-latencies are equal give the smaller one every time, and a truly faster level still wins. Everything is
-deterministic given the seed (round order and bootstrap).
+The decision (:func:`decide`), in order (issue 21: a slower, less accurate level was once recommended):
+
+1. a level is **beaten** when another is faster beyond the interval, i.e. the upper bound of ``faster / slower`` is
+   below ``1 - tolerance``;
+2. a level is **dominated** when another passing level has a lower median of round medians *and* a higher
+   retention (by more than :data:`RETENTION_TIE`): slower and less accurate is never the answer, noise or not;
+3. among the levels left (a **tie within noise**) the higher retention wins, then the smaller artifact, then the
+   simpler one (what the caller ranks), then the name.
+
+So two levels whose latencies and retentions are equal give the smaller one every time, a truly faster level still
+wins, and a level tied on speed but less accurate never does. The decision's ``reason`` names the rule that decided
+(``rule``). Everything is deterministic given the seed (round order and bootstrap).
 
 This module takes plain inputs (names, a ``measure`` callable, sample lists): no runner, no sweep context.
 """
@@ -32,6 +39,8 @@ from ..history.stats import bootstrap_median, bootstrap_median_ratio
 
 MIN_PAIRED_ROUNDS = 3  # below this, per-round medians are too few for a paired interval
 DEFAULT_TOLERANCE = 0.03  # a speed-up under 3 % never outweighs a smaller or simpler artifact
+# retentions closer than this count as equal (metric noise of a finite eval set), in dominance and in ties
+RETENTION_TIE = 1e-4
 
 # samples[level] = one list of latencies (ms) per round, rounds in the order they ran
 RoundSamples = Mapping[str, Sequence[Sequence[float]]]
@@ -102,29 +111,36 @@ class PairRatio:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A level the decision may pick: smaller ``size_bytes``, then lower ``complexity``, win ties on speed."""
+    """A level the decision may pick: higher ``retention``, then smaller ``size_bytes``, then lower ``complexity``
+    win ties on speed; a higher ``retention`` with a lower median also rules a level out (dominance)."""
 
     name: str
     size_bytes: int
     complexity: int = 0
+    retention: float = 1.0
 
 
 @dataclass(frozen=True)
 class Decision:
-    """The chosen level, the levels nobody beat, and for each beaten level one level that beat it."""
+    """The chosen level, the levels nobody beat or dominated, and why each other level lost.
+
+    Attributes:
+        unbeaten: the levels left after rules 1 and 2 (a tie within noise), in tie-break order (winner first).
+        beaten_by: level -> a level faster than it beyond noise (rule 1).
+        dominated_by: level -> a level with a lower median and a higher retention (rule 2; beaten ones not listed).
+        rule: the rule that decided: ``faster beyond noise``, ``dominated``, ``tie: higher retention``,
+            ``tie: smaller artifact``, ``tie: simpler``, ``tie: name`` or ``only candidate``.
+        reason: one line naming the winner and the rule(s), e.g. ``bf16@openvino: int8-search@openvino is slower
+            and less accurate (dominated)``.
+    """
 
     winner: str
     unbeaten: tuple[str, ...]
     beaten_by: dict[str, str] = field(default_factory=dict)
     stats: dict[str, LevelStats] = field(default_factory=dict)
-
-    @property
-    def reason(self) -> str:
-        """One line for reports: why the winner won."""
-        if len(self.unbeaten) == 1:
-            return f"{self.winner} is faster than every other level beyond the interval"
-        others = ", ".join(n for n in self.unbeaten if n != self.winner)
-        return f"{self.winner} ties {others} within the interval and is the smaller/simpler artifact"
+    dominated_by: dict[str, str] = field(default_factory=dict)
+    rule: str = ""
+    reason: str = ""
 
 
 def _round_medians(rounds: Sequence[Sequence[float]]) -> np.ndarray:
@@ -171,14 +187,17 @@ def pair_ratio(samples: RoundSamples, a: str, b: str, *, confidence: float = 0.9
 
 
 def decide(samples: RoundSamples, candidates: Sequence[Candidate], *, tolerance: float = DEFAULT_TOLERANCE,
-           confidence: float = 0.95, resamples: int = 2000, seed: int = 0) -> Decision:
-    """The level to recommend: unbeaten on speed (beyond the interval and ``tolerance``), then smallest, simplest.
+           retention_tie: float = RETENTION_TIE, confidence: float = 0.95, resamples: int = 2000,
+           seed: int = 0) -> Decision:
+    """The level to recommend (module docstring): not beaten on speed, not dominated, then the tie-break.
 
     Args:
         samples: per-level round samples (:meth:`RoundRobin.run`, or rounds the agent measured).
-        candidates: the levels eligible (e.g. those meeting the retention threshold), with size and complexity.
+        candidates: the levels eligible (e.g. those meeting the retention threshold), with retention, size and
+            complexity.
         tolerance: a level beats another only if ``faster / slower`` is below ``1 - tolerance`` at the interval's
             upper bound.
+        retention_tie: retentions closer than this are equal (dominance and tie-break).
         confidence, resamples, seed: the bootstrap's.
 
     Raises:
@@ -193,19 +212,68 @@ def decide(samples: RoundSamples, candidates: Sequence[Candidate], *, tolerance:
     if missing:
         raise InputError(f"levels {', '.join(missing)} have no latency samples; measure them before deciding")
     stats = level_stats({n: samples[n] for n in names}, confidence=confidence, resamples=resamples, seed=seed)
+    by_speed = sorted(names, key=lambda n: (stats[n].median_ms, n))
     beaten: dict[str, str] = {}
     for slow in names:
-        for fast in sorted(names, key=lambda n: stats[n].median_ms):
+        for fast in by_speed:
             if fast == slow or stats[fast].median_ms >= stats[slow].median_ms:
                 continue
             pr = pair_ratio(samples, slow, fast, confidence=confidence, resamples=resamples, seed=seed)
             if pr.high < 1 - tolerance:
                 beaten[slow] = fast
                 break
-    order = {c.name: (c.size_bytes, c.complexity, c.name) for c in candidates}
-    # only a level with a lower median can beat another, so the fastest median is always unbeaten
-    unbeaten = tuple(sorted((n for n in names if n not in beaten), key=lambda n: order[n]))
-    return Decision(winner=unbeaten[0], unbeaten=unbeaten, beaten_by=beaten, stats=stats)
+    ret = {c.name: c.retention for c in candidates}
+    dominated: dict[str, str] = {}
+    for slow in (n for n in names if n not in beaten):
+        for fast in by_speed:  # the fastest level that is also more accurate
+            if stats[fast].median_ms < stats[slow].median_ms and ret[fast] > ret[slow] + retention_tie:
+                dominated[slow] = fast
+                break
+    # only a level with a lower median can beat or dominate another, so the fastest median is always left
+    left = [n for n in names if n not in beaten and n not in dominated]
+    top = max(ret[n] for n in left)
+    size = {c.name: c.size_bytes for c in candidates}
+    simple = {c.name: c.complexity for c in candidates}
+    unbeaten = tuple(sorted(left, key=lambda n: (ret[n] < top - retention_tie, size[n], simple[n], n)))
+    winner = unbeaten[0]
+    rule, reason = _explain(winner, unbeaten[1:], beaten, dominated,
+                            lambda o: _tie_rule(winner, o, ret, size, simple, retention_tie))
+    return Decision(winner=winner, unbeaten=unbeaten, beaten_by=beaten, stats=stats, dominated_by=dominated,
+                    rule=rule, reason=reason)
+
+
+_TIE_RULES = ("tie: higher retention", "tie: smaller artifact", "tie: simpler", "tie: name")
+
+
+def _tie_rule(winner: str, other: str, ret: Mapping[str, float], size: Mapping[str, int],
+              simple: Mapping[str, int], retention_tie: float) -> str:
+    """Which tie-break put ``winner`` before ``other``."""
+    if ret[winner] > ret[other] + retention_tie:
+        return _TIE_RULES[0]
+    if size[winner] != size[other]:
+        return _TIE_RULES[1]
+    return _TIE_RULES[2] if simple[winner] != simple[other] else _TIE_RULES[3]
+
+
+def _explain(winner: str, tied: Sequence[str], beaten: Mapping[str, str], dominated: Mapping[str, str],
+             tie_rule: Callable[[str], str]) -> tuple[str, str]:
+    """(the deciding rule, one line naming it and every other level's fate)."""
+    parts: list[str] = []
+    rule = "only candidate"
+    if tied:  # the closest contest decided: the weakest tie-break used against any tied level
+        rule = max((tie_rule(o) for o in tied), key=_TIE_RULES.index)
+        parts.append(f"tie within noise with {', '.join(tied)}: {rule.removeprefix('tie: ')}")
+    if dominated:
+        rule = rule if tied else "dominated"
+        parts.append(f"{', '.join(dominated)} {'is' if len(dominated) == 1 else 'are'} slower and less accurate "
+                     "(dominated)")
+    if beaten:
+        rule = rule if (tied or dominated) else "faster beyond noise"
+        mine = [s for s, f in beaten.items() if f == winner]
+        if mine:
+            parts.append(f"faster than {', '.join(mine)} beyond noise")
+        parts.extend(f"{s} slower than {f} beyond noise" for s, f in beaten.items() if f != winner)
+    return rule, f"{winner}: " + ("; ".join(parts) if parts else "the only candidate")
 
 
 def compare_to(samples: RoundSamples, baseline: str, *, confidence: float = 0.95, resamples: int = 2000,

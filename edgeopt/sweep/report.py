@@ -29,7 +29,9 @@ def recommend(levels: Sequence[Level], objective: str, min_retention: float,
     if passing:
         best = min(passing, key=lambda lv: (objective_value(lv, objective), -lv.retention))
         return Recommendation(recipe=best.recipe, runtime=best.runtime, artifact=best.artifact,
-                              retention=best.retention, latency_ms=best.latency_ms, size_bytes=best.size_bytes), None
+                              retention=best.retention, latency_ms=best.latency_ms, size_bytes=best.size_bytes,
+                              reason=f"{best.recipe}@{best.runtime}: lowest {objective} of the passing levels "
+                                     f"(one run each)"), None
     if not levels:
         return None, "no configuration was measured"
     accurate = [lv for lv in levels if lv.meets_retention]

@@ -67,6 +67,8 @@ class Recommendation(BaseModel):
     shipped_check: ShippedCheck | None = Field(
         default=None, description="Retention re-computed from the shipped files alone, and with the runtime's "
         "defaults (docs/sweep.md, 'Deploying the recommendation').")
+    reason: str | None = Field(default=None, description="The rule that decided, e.g. 'bf16@openvino: "
+                               "int8-search@openvino is slower and less accurate (dominated)' (docs/sweep.md).")
 
 
 class Int8Trial(BaseModel):
@@ -82,6 +84,8 @@ class Int8Trial(BaseModel):
     passed: bool = Field(description="Meets the retention threshold and the budget.")
     artifact: str = Field(description="Model file measured.")
     runtime: str = Field(default="", description="Runtime the trial ran on.")
+    precision: str | None = Field(default=None, description="The float parts' precision when the runtime's low "
+                                  "precision (e.g. 'bf16': its default options), not the f32 reference's; None: f32.")
 
 
 class SensitivityRow(BaseModel):
@@ -127,6 +131,11 @@ class Int8SearchResult(BaseModel):
     float_sets: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="Per runtime: strategy (narrow/grow/none), device evaluations, float "
         "nodes, and whether per-layer gains were profiled.")
+    chosen_low_precision_by_runtime: dict[str, Int8Trial] = Field(
+        default_factory=dict, description="Per runtime with a low-precision branch: the passing INT8 mix run with "
+        "low-precision float parts (level 'int8-search+bf16'), docs/sweep.md.")
+    low_precision_float_sets: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="Per runtime: the low-precision branch's float set search, as float_sets.")
 
 
 class SweepResult(BaseModel):

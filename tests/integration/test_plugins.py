@@ -133,8 +133,11 @@ def test_plugin_runtime_flag_joins_bench_and_profile(plugins, tiny_cnn):
 
 def test_sweep_gives_the_plugin_runtime_its_low_precision_level_and_int8_search(active, tmp_path):
     """ortplug's descriptor alone puts it in the sweep's reference options, its low-precision level and the INT8
-    search's latency-aware float sets (``qdq`` backend). Kept short: one runtime, one recipe, 2 device trials, the
-    size objective (no latency-ranking rounds)."""
+    search's latency-aware float sets (``qdq`` backend). Kept short: one runtime, one recipe, 8 device trials, the
+    size objective (no latency-ranking rounds). Its low-precision default applies on any CPU (no CPU flags
+    declared), so the INT8 search gets an f16 branch on any machine (issue 21; the flags' rule:
+    tests/unit/sweep/test_decision_rules.py): the chosen mix measured with f16 float parts, as level
+    ``int8-search+f16``."""
     pytest.importorskip("sklearn", reason="the digits model needs scikit-learn")
     from edgeopt.sweep import sweep
     from tests.digits_model import build_digits
@@ -142,7 +145,7 @@ def test_sweep_gives_the_plugin_runtime_its_low_precision_level_and_int8_search(
     model, data = build_digits(tmp_path)
     # snr_db retention of plain INT8 here is ~0.99976 (tests/integration/test_sweep.py): 0.9999 starts the search
     result = sweep(model, eval=data, target="plugbox", runtimes=["ortplug"], recipes=["int8"], metric="snr_db",
-                   min_retention=0.9999, max_trials=2, max_search_s=120, objective="size", iterations=20,
+                   min_retention=0.9999, max_trials=8, max_search_s=120, objective="size", iterations=20,
                    min_duration_s=0.1, out_dir=tmp_path / "sweep")
     by = {(lv.recipe, lv.runtime): lv for lv in result.levels}
     fp32, low = by[("fp32", "ortplug")], by[("f16", "ortplug")]
@@ -154,3 +157,11 @@ def test_sweep_gives_the_plugin_runtime_its_low_precision_level_and_int8_search(
     search = result.int8_search
     assert search is not None and search.runtime == "ortplug"
     assert search.runtimes == ["ortplug"] and search.float_sets["ortplug"]["profiled"] is True
+    assert ("int8-search", "ortplug") in by, search.trials
+    f32_mix, low_mix = by[("int8-search", "ortplug")], by[("int8-search+f16", "ortplug")]
+    assert f32_mix.details["effective_runtime_options"] == {"precision": "f32"}
+    assert low_mix.details["effective_runtime_options"] == {} and low_mix.details["inference_precision"] == "f16"
+    assert low_mix.artifact == f32_mix.artifact and low_mix.details["float_precision"] == "f16"
+    low_trials = [t for t in search.trials if t.precision == "f16"]
+    assert low_trials and search.chosen_low_precision_by_runtime["ortplug"] in low_trials
+    assert search.chosen is not None and search.chosen.precision is None  # the f32 branch's choice stays chosen

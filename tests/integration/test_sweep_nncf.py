@@ -29,6 +29,7 @@ def test_nncf_candidate_is_measured_on_openvino(digits: tuple[Path, Path], tmp_p
     assert trial.runtime == "openvino" and trial.artifact.endswith(".xml") and Path(trial.artifact).is_file()
     assert 0 < trial.retention <= 1.0 + 1e-6 and trial.latency_ms > 0
     assert trial.passed == (trial.retention >= 0.9999)
-    passing = [t for t in search.trials if t.passed]
-    if passing:  # the fastest passing trial wins, NNCF's included
+    # low-precision trials (OpenVINO's bf16 branch on a CPU with BF16, issue 21) are their branch's, not `chosen`
+    passing = [t for t in search.trials if t.passed and t.precision is None]
+    if passing:  # the fastest passing f32 trial wins, NNCF's included
         assert search.chosen is not None and search.chosen.latency_ms == min(t.latency_ms for t in passing)

@@ -36,5 +36,10 @@ def test_equal_latency_levels_the_smaller_wins_twice(tmp_path: Path) -> None:
         ranked, rec, facts = rank(ctx, levels)
         assert rec is not None and facts is not None
         assert rec.recipe == "small", facts
+        # equal retention (1.0 both): the tie goes to the smaller artifact, and the reason says so (issue 21)
+        assert facts["dominated_by"] == {} and rec.reason == facts["reason"], facts
+        if not facts["beaten_by"]:  # a loaded machine may still separate them, in small's favour
+            assert facts["rule"] == "tie: smaller artifact", facts
+            assert rec.reason == "small@onnxruntime: tie within noise with big@onnxruntime: smaller artifact"
         assert all(lv.latency_rounds == 5 and lv.latency_ms_low <= lv.latency_ms_round_median <= lv.latency_ms_high
                    for lv in ranked if lv.latency_ms_low is not None)
