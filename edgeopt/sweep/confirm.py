@@ -6,9 +6,11 @@ which then fills the table, the Pareto chart and the recommendation (issue 21: 6
 next, for the same level). Here every kept level is measured again after all of them are built, in
 :data:`ROUNDS` round-robin rounds (:class:`.ranking.RoundRobin`: each round runs every level once, the order
 rotated every round, so a slow phase hits every level, not one), each run a short benchmark of :data:`RUN_S`.
-``latency_ms`` becomes the median of the level's round medians with a bootstrap interval
-(:func:`.ranking.level_stats`); the first run's p50 stays in ``latency_ms_first_pass``. Each run's other-process
-CPU use (the agent's ``cpu_during_timed``) is kept; a level whose median share reaches
+The first run counts as one more round (its p50 as that round's median: each run is a fresh agent process, which
+costs more than its timed phase, so a third interleaved round would cost a third more): ``latency_ms`` becomes
+the median of the level's round medians, so one disturbed run of three (the first pass or a round) cannot move it,
+with a bootstrap interval (:func:`.ranking.level_stats`); the first run's p50 stays in ``latency_ms_first_pass``.
+Each run's other-process CPU use (the agent's ``cpu_during_timed``) is kept; a level whose median share reaches
 :data:`.measure.INTERFERENCE_PCT` is flagged ``interference``.
 
 No host-side work overlaps these runs: the artifacts are built, hashed and evaluated before the first round.
@@ -25,7 +27,7 @@ from .measure import Context, interfered, others_cpu_pct
 from .ranking import RoundRobin, level_stats
 from .result import Level
 
-ROUNDS = 3  # three round medians: the median is robust to one disturbed round
+ROUNDS = 2  # interleaved rounds; with the first pass, three round medians: robust to one disturbed run
 RUN_S = 0.25  # minimum timed duration of each round's run, s
 RUN_ITERATIONS = 5  # minimum timed inferences of each round's run
 RUN_WARMUP = 2  # warm-up inferences of each round's run (the model is loaded afresh in each run)
@@ -49,6 +51,9 @@ def confirm_levels(ctx: Context, levels: Sequence[Level], *, rounds: int | None 
     if not todo or rounds < 1:
         return list(levels)
     busy: dict[str, list[float]] = {n: [] for n in todo}
+    for name, i in todo.items():  # the first pass's share counts with its round
+        if levels[i].host_cpu_busy_pct is not None:
+            busy[name].append(float(levels[i].host_cpu_busy_pct))
 
     def measure(name: str, n: int) -> list[float]:
         lv = levels[todo[name]]
@@ -60,6 +65,9 @@ def confirm_levels(ctx: Context, levels: Sequence[Level], *, rounds: int | None 
         return list(bench.samples_ms or [bench.latency_ms.p50])
 
     samples = RoundRobin(rounds=rounds, samples_per_round=RUN_ITERATIONS).run(list(todo), measure)
+    for name, i in todo.items():  # the first pass is one more round (its p50: that round's median)
+        first = levels[i].latency_ms_first_pass
+        samples[name].insert(0, [first if first is not None else levels[i].latency_ms])
     stats = level_stats(samples)
     out = list(levels)
     for name, i in todo.items():

@@ -48,7 +48,7 @@ def test_confirmation_replaces_a_wrong_first_pass(tmp_path: Path) -> None:
     levels = [_level("slow-first", model, 1000.0), _level("fine", model, 1.0)]
     out = confirm_levels(ctx, levels)
     for lv in out:
-        assert lv.latency_confirm_rounds == ROUNDS and not lv.single_run
+        assert lv.latency_confirm_rounds == ROUNDS + 1 and not lv.single_run  # + the first pass
         assert lv.latency_ms_low is not None and lv.latency_ms_high is not None
         assert lv.latency_ms_low <= lv.latency_ms <= lv.latency_ms_high
         assert lv.host_cpu_busy_pct is None or 0 <= lv.host_cpu_busy_pct <= 100
