@@ -88,7 +88,9 @@ class LevelTable:
         """Every kept level's latency confirmed in interleaved rounds (:mod:`.confirm`; once all artifacts are built,
         so no host work overlaps a measurement), written back to the cache; a warning per level measured under
         interference or left single-run."""
-        self.emit({"event": "info", "message": "confirming latencies in interleaved rounds"})
+        todo = sum(lv.latency_confirm_rounds == 0 for lv in self.levels)
+        if todo:
+            self.emit({"event": "info", "message": f"confirming the latencies of {todo} levels in interleaved rounds"})
         before = list(self.levels)
         self.levels = confirm_levels(self.ctx, self.levels)
         for old, lvl in zip(before, self.levels, strict=True):
