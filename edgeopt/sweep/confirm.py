@@ -52,8 +52,9 @@ def confirm_levels(ctx: Context, levels: Sequence[Level], *, rounds: int | None 
         return list(levels)
     busy: dict[str, list[float]] = {n: [] for n in todo}
     for name, i in todo.items():  # the first pass's share counts with its round
-        if levels[i].host_cpu_busy_pct is not None:
-            busy[name].append(float(levels[i].host_cpu_busy_pct))
+        first_share = levels[i].host_cpu_busy_pct
+        if first_share is not None:
+            busy[name].append(float(first_share))
 
     def measure(name: str, n: int) -> list[float]:
         lv = levels[todo[name]]
