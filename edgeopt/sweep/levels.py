@@ -101,7 +101,7 @@ class LevelTable:
             if lvl.interference:
                 self.warn(f"{name}: measured while other processes used {lvl.host_cpu_busy_pct:.0f} % of the CPUs "
                           f"(>= {INTERFERENCE_PCT:.0f} %); its latency may be inflated: stop other work and re-run "
-                          "with --no-cache")
+                          "with --no-cache (on a shared machine: --threads 1)")
             if lvl.single_run:
                 self.warn(f"{name}: latency is one short run (not confirmed in rounds), marked '1' in the table")
 
