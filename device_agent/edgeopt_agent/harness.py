@@ -1,8 +1,9 @@
 """The measurement loop. The harness owns timing; runtimes only load and infer.
 
 Order of a run: read baseline memory -> load (timed) -> first inference (timed) -> warm-up (by count and
-time) -> timed phase (until both a minimum count and a minimum duration are met, or the watchdog) -> peak
-memory. Per-inference samples are kept raw; statistics are computed on the host.
+time) -> timed phase (until both a minimum count and a minimum duration are met, or the watchdog; the machine's
+CPU use by other processes sampled around it: ``environment["cpu_during_timed"]``, cpu_share.py) -> peak memory.
+Per-inference samples are kept raw; statistics are computed on the host.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
-from . import __version__, environment, inputs, memory, paced, power, runtimes, static_shapes
+from . import __version__, cpu_share, environment, inputs, memory, paced, power, runtimes, static_shapes
 from .protocol import (
     ERROR_INPUT,
     ERROR_RUNTIME,
@@ -267,6 +268,7 @@ def _warm_up_and_time(
             w_done += 1
         w_ns = time.perf_counter_ns() - w_start
         emit({"event": "phase", "phase": "timed"})
+        share = cpu_share.CpuShare()  # who else used the CPUs during the timed phase (cpu_share.py)
         meter.start()
         frames = {}  # type: Dict[str, Any]
         if request.pacing_fps is not None:  # frame-paced load (paced.py); the timed loop is not used then
@@ -275,6 +277,7 @@ def _warm_up_and_time(
             samples, wall_ns, truncated = _measure_streams(request, lambda: rt.bind(feeds), time.perf_counter_ns(),
                                                            emit)
         meter.stop()
+        env["cpu_during_timed"] = share.stop()
         # The last progress event carries the run's true totals, so the last progress line agrees with the result.
         emit({"event": "progress", "phase": "timed", "final": True, "done": len(samples),
               "target": request.iterations * request.streams, "elapsed_s": round(wall_ns / _NS, 3)})

@@ -32,13 +32,20 @@ def _csv(value: str | None) -> list[str] | None:
 
 def _interval(lv: Any) -> str:
     """The ranking's median of round medians and its 95 % interval, when the level was ranked."""
-    if lv.latency_ms_low is None:
+    if lv.latency_ms_round_median is None or lv.latency_ms_low is None:
         return ""
     return (f"  ranked {lv.latency_ms_round_median:.3f} ms [{lv.latency_ms_low:.3f}, {lv.latency_ms_high:.3f}] "
             f"over {lv.latency_rounds} rounds")
 
 
 ESTIMATE_MARK = "~"
+SINGLE_RUN_MARK = "1"  # p50 of one short run, not confirmed in interleaved rounds
+INTERFERENCE_MARK = "!"  # measured while other processes used the CPUs
+
+
+def _latency_mark(lv: Any) -> str:
+    """One character after the p50 cell: :data:`INTERFERENCE_MARK`, :data:`SINGLE_RUN_MARK` or a space."""
+    return INTERFERENCE_MARK if lv.interference else (SINGLE_RUN_MARK if lv.single_run else " ")
 
 
 def _energy(lv: Any) -> str:
@@ -64,10 +71,15 @@ def _render(result: SweepResult) -> None:
         verdict = "no change (= fp32)" if lv.no_change else verdict
         mem = f"{lv.memory_mb_peak:7.1f}" if lv.memory_mb_peak is not None else "      -"
         mj = _energy(lv)
-        click.echo(f"{lv.recipe:<14} {lv.runtime:<12} {lv.size_bytes / 1e6:8.2f} {lv.latency_ms:8.3f} "
-                   f"{lv.latency_ms_p99:8.3f} {mem} {mj} {lv.retention:9.4f} {verdict}{_interval(lv)}")
+        click.echo(f"{lv.recipe:<14} {lv.runtime:<12} {lv.size_bytes / 1e6:8.2f} "
+                   f"{lv.latency_ms:8.3f}{_latency_mark(lv)}{lv.latency_ms_p99:8.3f} {mem} {mj} {lv.retention:9.4f} "
+                   f"{verdict}{_interval(lv)}")
     if any(lv.energy_source == "estimate" and lv.energy_mj is not None for lv in result.levels):
         click.echo(f"{ESTIMATE_MARK} mJ: ESTIMATE from the target's TDP (no power sensor read), not a measurement")
+    if any(lv.single_run for lv in result.levels):
+        click.echo(f"{SINGLE_RUN_MARK} p50: one short run, not confirmed in interleaved rounds (docs/sweep.md)")
+    if any(lv.interference for lv in result.levels):
+        click.echo(f"{INTERFERENCE_MARK} p50: measured while other processes used the CPUs; may be inflated")
     click.echo("pareto: " + ", ".join(f"{p.recipe}/{p.runtime}" for p in result.pareto))
     rec = result.recommendation
     click.echo(f"recommendation: {rec.recipe} on {rec.runtime} (retention {rec.retention:.4f}, "

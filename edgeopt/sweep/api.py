@@ -213,6 +213,7 @@ def measure_sweep(model: Path, options: SweepOptions, measure: MeasureSettings, 
     run = _SweepRun.start(model, options, measure, tgt, runner, progress, targets_dirs)
     run.measure_recipes(prebuilt or {})
     search = run.int8_search(gains_dir)
+    run.table.confirm()  # every kept latency re-measured in interleaved rounds, or marked single-run (.confirm)
     result = run.result(search, started)  # the ranking rounds run on the runner
     result = ship(result, run.ctx, run.model, run.facts(result))  # <out>/recommended, checked as shipped
     return result, list(run.ctx.bench_results)

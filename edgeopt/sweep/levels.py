@@ -1,4 +1,5 @@
-"""The sweep's level table: each (config, runtime) measured once, read back from the cache when it was before."""
+"""The sweep's level table: each (config, runtime) measured once, read back from the cache when it was before; at
+the end every kept level's latency confirmed in interleaved rounds (:mod:`.confirm`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .cache import LevelCache, cache_key
-from .measure import Context
+from .confirm import confirm_levels
+from .measure import INTERFERENCE_PCT, Context
 from .result import Level
 
 Progress = Callable[[dict[str, Any]], None]
@@ -56,6 +58,7 @@ class LevelTable:
     emit: Progress
     levels: list[Level] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    keys: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (recipe, runtime, artifact) -> cache key
 
     def __call__(self, recipe_cfg: Any, name: str, runtime: str, make: Callable[[], Path],
                  details: Details = None, keep: bool = True, options: dict[str, Any] | None = None) -> Level:
@@ -72,6 +75,7 @@ class LevelTable:
             facts = details() if callable(details) else details
             lvl = self.ctx.level(artifact, runtime, name, self.reference, facts, options)
             self.cache.put(k, lvl.model_dump(mode="json"))
+        self.keys[(lvl.recipe, lvl.runtime, lvl.artifact)] = k
         if keep:
             self.levels.append(lvl)
         self.emit({"event": "level", "recipe": lvl.recipe, "runtime": runtime, "cached": lvl.cached,
@@ -79,6 +83,27 @@ class LevelTable:
         if keep:
             self._warn(lvl)
         return lvl
+
+    def confirm(self) -> None:
+        """Every kept level's latency confirmed in interleaved rounds (:mod:`.confirm`; once all artifacts are built,
+        so no host work overlaps a measurement), written back to the cache; a warning per level measured under
+        interference or left single-run."""
+        todo = sum(lv.latency_confirm_rounds == 0 for lv in self.levels)
+        if todo:
+            self.emit({"event": "info", "message": f"confirming the latencies of {todo} levels in interleaved rounds"})
+        before = list(self.levels)
+        self.levels = confirm_levels(self.ctx, self.levels)
+        for old, lvl in zip(before, self.levels, strict=True):
+            k = self.keys.get((lvl.recipe, lvl.runtime, lvl.artifact))
+            if lvl is not old and k is not None:
+                self.cache.put(k, lvl.model_dump(mode="json") | {"cached": False})
+            name = f"{lvl.recipe} on {lvl.runtime}"
+            if lvl.interference:
+                self.warn(f"{name}: measured while other processes used {lvl.host_cpu_busy_pct:.0f} % of the CPUs "
+                          f"(>= {INTERFERENCE_PCT:.0f} %); its latency may be inflated: stop other work and re-run "
+                          "with --no-cache (on a shared machine: --threads 1)")
+            if lvl.single_run:
+                self.warn(f"{name}: latency is one short run (not confirmed in rounds), marked '1' in the table")
 
     def warn(self, message: str) -> None:
         """Record a warning once and show it in the progress output."""

@@ -17,6 +17,11 @@ from ..runners import Runner
 from ..settings import MeasureSettings
 from .result import Level
 
+# Other processes' CPU use during a timed phase (% of the machine's cores) from which a level is flagged as measured
+# under interference: on 2 cores, half a core busy elsewhere; a runtime given every core slows down ~2x when one
+# other process keeps one core busy (docs/sweep.md "How latencies are measured").
+INTERFERENCE_PCT = 25.0
+
 
 @dataclass
 class Context:
@@ -93,6 +98,8 @@ class Context:
             meets_budget=meets_budget, passed=meets_ret and meets_budget, valid=bench.valid, cached=False,
             no_change=bool((details or {}).get("no_change")),
             runtime_options=self.options(runtime, options), threads=self.measure.threads,
+            latency_ms_first_pass=bench.latency_ms.p50, single_run=True, host_cpu_busy_pct=others_cpu_pct(bench),
+            interference=interfered(others_cpu_pct(bench)),
             details={"artifact_sha256": sha256_file(artifact), **(details or {}),
                      **({"runtime_options": options} if options else {}),
                      "effective_runtime_options": self.options(runtime, options),
@@ -100,6 +107,18 @@ class Context:
         )
         self.bench_results.append((lvl, bench))
         return lvl
+
+
+def others_cpu_pct(bench: BenchResult) -> float | None:
+    """Other processes' CPU use during ``bench``'s timed phase, % of the machine's cores (the agent's
+    ``environment.cpu_during_timed``); None where the agent could not read it (no /proc/stat, an older agent)."""
+    value = (bench.environment.get("cpu_during_timed") or {}).get("others_cpu_pct")
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def interfered(busy_pct: float | None) -> bool:
+    """Whether other processes' CPU use reached :data:`INTERFERENCE_PCT` (unknown use is not flagged)."""
+    return busy_pct is not None and busy_pct >= INTERFERENCE_PCT
 
 
 def _precision(bench: BenchResult) -> dict[str, Any]:

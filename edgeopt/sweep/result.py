@@ -19,7 +19,8 @@ class Level(BaseModel):
     runtime_version: str
     artifact: str = Field(description="Model file measured.")
     size_bytes: int
-    latency_ms: float = Field(description="p50 latency on the target, ms.")
+    latency_ms: float = Field(description="Latency on the target, ms: the median of the per-round medians of "
+                              "latency_confirm_rounds short interleaved rounds, or (single_run) one run's p50.")
     latency_ms_p99: float
     memory_mb_peak: float | None
     energy_mj: float | None = Field(description="Energy per inference, mJ (measured or estimate).")
@@ -40,6 +41,21 @@ class Level(BaseModel):
     latency_ms_low: float | None = Field(default=None, description="Lower bound of its 95 % bootstrap interval, ms.")
     latency_ms_high: float | None = Field(default=None, description="Upper bound of that interval, ms.")
     latency_rounds: int = Field(default=0, description="Interleaved ranking rounds measured (0: not ranked).")
+    # -- how latency_ms was measured and under what load (docs/sweep.md "How latencies are measured") --
+    latency_ms_first_pass: float | None = Field(
+        default=None, description="p50 of the level's single first benchmark, ms (kept beside latency_ms once the "
+        "confirmation rounds replaced it).")
+    latency_confirm_rounds: int = Field(
+        default=0, description="Short interleaved rounds behind latency_ms (0: not confirmed, see single_run).")
+    single_run: bool = Field(
+        default=False, description="latency_ms is one short run, not confirmed in interleaved rounds: shown marked "
+        "and used for no decision.")
+    host_cpu_busy_pct: float | None = Field(
+        default=None, description="Most CPU time other processes took while this level was timed (its runs' "
+        "maximum), % of the machine's cores; None where the agent cannot read /proc/stat.")
+    interference: bool = Field(
+        default=False, description="host_cpu_busy_pct reached the interference threshold: the latency may be "
+        "inflated by other work on the machine.")
     details: dict[str, Any] = Field(default_factory=dict, description="Extra facts (e.g. INT8 search choices).")
     # What a deployment of this level needs (issue 21: what is measured is what ships).
     runtime_options: dict[str, Any] | None = Field(
