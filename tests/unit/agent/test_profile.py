@@ -26,8 +26,9 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_profile_returns_layers_and_the_unprofiled_p50(big, runtime):
     pytest.importorskip(runtime)
     seen: list[dict] = []
-    raw = profile(Request(model_path=str(big), runtime=runtime, iterations=8, warmup=2, progress_interval_s=1),
-                  seen.append)
+    options = {"inference_precision": "f32"} if runtime == "openvino" else {}  # bf16 on AMX shrinks the conv's share
+    raw = profile(Request(model_path=str(big), runtime=runtime, iterations=8, warmup=2, progress_interval_s=1,
+                          runtime_options=options), seen.append)
     assert raw.ok, raw.error
     p = raw.profile
     assert len(raw.samples_ns) == 8 and len(p["inference_ns"]) == 8 and p["iterations"] == 8 and p["warmup"] == 2
