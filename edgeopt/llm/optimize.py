@@ -1,8 +1,8 @@
 """``edgeopt optimize LLM_DIR --target T --recipe int4``: Hugging Face decoder folder in, runtime folders out.
 
 Each runtime block of the LLM recipe (:mod:`edgeopt.llm.recipe`) becomes one folder under the output directory
-(``onnxruntime_genai/`` today), and ``manifest.json`` lists them as artifacts in the same shape as an ONNX
-``optimize`` manifest (``edgeopt bench out/manifest.json`` reads its ``artifacts`` and ``target``).
+(``onnxruntime_genai/``, ``openvino_genai/``), and ``manifest.json`` lists them as artifacts in the same shape as an
+ONNX ``optimize`` manifest (``edgeopt bench out/manifest.json`` reads its ``artifacts`` and ``target``).
 """
 
 from __future__ import annotations
@@ -28,10 +28,12 @@ from ..registry.lookup import detect_format, model_digest
 from ..targets import load_registry
 from .folders import check_hf_folder
 from .ort_genai_export import export_ort_genai, op_counts
+from .ov_genai_export import export_ov_genai
 from .recipe import LlmRecipe, load_llm_recipe
 
 MANIFEST = "manifest.json"
-VERSIONED = ("onnxruntime-genai", "onnxruntime", "transformers", "torch", "tokenizers", "safetensors")
+VERSIONED = ("onnxruntime-genai", "onnxruntime", "openvino", "openvino-genai", "openvino-tokenizers", "nncf",
+             "transformers", "torch", "tokenizers", "safetensors")
 
 
 class LlmOptimizeResult(BaseModel):
@@ -77,6 +79,33 @@ def _output_dir(model: Path, recipe: LlmRecipe, out_dir: str | Path | None) -> P
     return out
 
 
+def _build(src: Path, out: Path, recipe: LlmRecipe, source: Artifact) -> list[Artifact]:
+    """One runtime folder per recipe block (replaced when it exists), as manifest artifacts."""
+    artifacts = []
+    lineage: dict[str, Any] = {"parent_sha256": source.sha256, "parent_name": "input"}
+    if recipe.onnxruntime_genai is not None:
+        settings = recipe.onnxruntime_genai
+        folder = out / "onnxruntime_genai"
+        shutil.rmtree(folder, ignore_errors=True)
+        seconds = export_ort_genai(src, folder, settings)
+        artifacts.append(_folder_artifact(
+            folder, "onnxruntime_genai", name=f"{len(artifacts) + 1}-onnxruntime_genai",
+            precision=settings.weight_precision, pass_name="onnxruntime_genai_builder",
+            pass_config={**settings.model_dump(), "execution_provider": "cpu"}, seconds=round(seconds, 3),
+            report={"op_counts": op_counts(folder)}, **lineage))
+    if recipe.openvino_genai is not None:
+        ov_settings = recipe.openvino_genai
+        folder = out / "openvino_genai"
+        shutil.rmtree(folder, ignore_errors=True)
+        seconds, facts = export_ov_genai(src, folder, ov_settings)
+        artifacts.append(_folder_artifact(
+            folder, "openvino_genai", name=f"{len(artifacts) + 1}-openvino_genai",
+            precision=ov_settings.weight_precision, pass_name="openvino_genai_convert",
+            pass_config=ov_settings.model_dump(), seconds=round(seconds, 3),
+            report={k: facts[k] for k in ("op_counts", "weight_types")}, **lineage))
+    return artifacts
+
+
 def optimize_llm(model: str | Path, *, target: str, recipe: str | Path, out_dir: str | Path | None = None,
                  targets_dirs: Sequence[Path] = ()) -> LlmOptimizeResult:
     """Export the decoder folder ``model`` to the runtime folders ``recipe`` names.
@@ -102,17 +131,7 @@ def optimize_llm(model: str | Path, *, target: str, recipe: str | Path, out_dir:
     loaded, recipe_path = load_llm_recipe(recipe)
     out = _output_dir(src, loaded, out_dir)
     source = _folder_artifact(src, "hf_llm", name="input", precision=Precision.FP32)
-    artifacts = []
-    if loaded.onnxruntime_genai is not None:
-        settings = loaded.onnxruntime_genai
-        folder = out / "onnxruntime_genai"
-        shutil.rmtree(folder, ignore_errors=True)
-        seconds = export_ort_genai(src, folder, settings)
-        artifacts.append(_folder_artifact(
-            folder, "onnxruntime_genai", name="1-onnxruntime_genai", precision=settings.weight_precision,
-            parent_sha256=source.sha256, parent_name="input", pass_name="onnxruntime_genai_builder",
-            pass_config={**settings.model_dump(), "execution_provider": "cpu"}, seconds=round(seconds, 3),
-            report={"op_counts": op_counts(folder)}))
+    artifacts = _build(src, out, loaded, source)
     result = LlmOptimizeResult(
         edgeopt_version=__version__, started_at=started, seconds=round(time.monotonic() - start, 3), model=source,
         model_type=str(config.get("model_type")), target=target_obj.name, recipe=loaded.name,

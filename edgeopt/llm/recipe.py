@@ -59,6 +59,28 @@ class OrtGenaiSettings(BaseModel):
         return options
 
 
+class OvGenaiSettings(BaseModel):
+    """How the OpenVINO GenAI folder's weights are stored (NNCF ``compress_weights`` for the int modes)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    weights: Literal["int4_sym", "int4_asym", "int8_sym", "int8_asym", "fp16", "fp32"] = Field(
+        description="NNCF CompressWeightsMode for int4/int8 (int8 is per channel); fp16/fp32: saved as such.")
+    group_size: int = Field(default=128, description="int4 weights per scale group; -1: per output channel.")
+    ratio: float = Field(default=1.0, gt=0, le=1, description="Share of the int4-eligible layers put in int4 "
+                         "(the rest, and embeddings/lm_head, stay in int8).")
+
+    @model_validator(mode="after")
+    def _group_size_for_int4(self) -> OvGenaiSettings:
+        if self.group_size != -1 and (self.group_size < 16 or self.group_size & (self.group_size - 1)):
+            raise ValueError(f"group_size {self.group_size} must be -1 or a power of two >= 16")
+        return self
+
+    @property
+    def weight_precision(self) -> Precision:
+        return Precision(self.weights.split("_")[0])
+
+
 class LlmRecipe(BaseModel):
     """A named LLM recipe: the runtime folders to build and how."""
 
@@ -67,11 +89,12 @@ class LlmRecipe(BaseModel):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", description="Recipe id; a built-in's equals its file stem.")
     description: str = Field(min_length=3)
     onnxruntime_genai: OrtGenaiSettings | None = Field(default=None, description="Build an onnxruntime-genai folder.")
+    openvino_genai: OvGenaiSettings | None = Field(default=None, description="Build an OpenVINO GenAI folder.")
 
     @model_validator(mode="after")
     def _builds_something(self) -> LlmRecipe:
-        if self.onnxruntime_genai is None:
-            raise ValueError("an LLM recipe needs an onnxruntime_genai block")
+        if self.onnxruntime_genai is None and self.openvino_genai is None:
+            raise ValueError("an LLM recipe needs an onnxruntime_genai or openvino_genai block")
         return self
 
 

@@ -82,10 +82,25 @@ def test_optimize_int4_builds_an_onnxruntime_genai_folder_that_generates(int4_re
     assert len(generator.get_sequence(0)) == len(prompt) + 8
 
 
+def test_optimize_int4_builds_an_openvino_genai_folder_that_generates(int4_result):
+    ov_genai = pytest.importorskip("openvino_genai", reason="needs openvino-genai (pip install 'edgeopt[llm]')")
+    art = int4_result.artifacts[1]
+    assert detect_format(art.path) == "openvino_genai" and art.precision.value == "int4"
+    assert art.pass_config == {"weights": "int4_sym", "group_size": 64, "ratio": 1.0}
+    # 4 layers x 7 projections in int4; embeddings and lm_head in int8 (NNCF's backup mode)
+    assert art.report["weight_types"]["i4"] == 28 and art.report["op_counts"]["ReadValue"] == 8
+    pipe = ov_genai.LLMPipeline(art.path, "CPU")
+    config = ov_genai.GenerationConfig()
+    config.max_new_tokens = config.min_new_tokens = 8
+    config.ignore_eos, config.do_sample = True, False
+    result = pipe.generate(["def main():"], config)
+    assert result.perf_metrics.get_num_generated_tokens() == 8 and result.texts[0]
+
+
 def test_the_manifest_is_one_bench_reads(int4_result):
     target, artifacts = load_manifest_artifacts(int4_result.manifest_path)
     data = json.loads(Path(int4_result.manifest_path).read_text())
-    assert target == "local" and [a.format for a in artifacts] == ["onnxruntime_genai"]
+    assert target == "local" and [a.format for a in artifacts] == ["onnxruntime_genai", "openvino_genai"]
     assert data["kind"] == "llm" and data["versions"]["onnxruntime-genai"] and data["recipe"] == "int4"
 
 
@@ -96,3 +111,28 @@ def test_cli_optimize_of_a_bad_folder_is_exit_2_with_one_line(tmp_path):
                            "--recipe", "int4"], capture_output=True, text=True, timeout=120)
     errors = [line for line in proc.stderr.splitlines() if "error" in line]
     assert proc.returncode == 2 and len(errors) == 1 and "lacks weights (*.safetensors)" in errors[0]
+
+
+@pytest.mark.slow
+def test_the_fp32_openvino_folder_generates_what_transformers_generates(tiny_llama, tmp_path):
+    """The direct conversion (traced flat cache, beam_idx, states) is exact: greedy text equals transformers'.
+
+    Both f32 properties are needed: OpenVINO's CPU plugin keeps the KV cache in u8 and may compute in bf16 by
+    default, and a random model's top-2 logits are often <0.001 apart."""
+    ov_genai = pytest.importorskip("openvino_genai", reason="needs openvino-genai (pip install 'edgeopt[llm]')")
+    import openvino as ov
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    recipe = tmp_path / "ov-fp32.yaml"
+    recipe.write_text("name: ov-fp32\ndescription: OpenVINO FP32 only\nopenvino_genai: {weights: fp32}\n")
+    folder = optimize_llm(tiny_llama, target="local", recipe=recipe, out_dir=tmp_path / "o").artifacts[0].path
+    config = ov_genai.GenerationConfig()
+    config.max_new_tokens = config.min_new_tokens = 16
+    config.ignore_eos, config.do_sample = True, False
+    pipe = ov_genai.LLMPipeline(folder, "CPU", INFERENCE_PRECISION_HINT=ov.Type.f32, KV_CACHE_PRECISION=ov.Type.f32)
+    ov_text = pipe.generate("def main():", config)
+    tok = AutoTokenizer.from_pretrained(tiny_llama)
+    ids = tok("def main():", return_tensors="pt").input_ids
+    out = AutoModelForCausalLM.from_pretrained(tiny_llama).generate(ids, max_new_tokens=16, min_new_tokens=16,
+                                                                     do_sample=False)
+    assert ov_text == tok.decode(out[0, ids.shape[1]:])

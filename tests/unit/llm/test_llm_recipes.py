@@ -31,6 +31,12 @@ def test_unknown_names_and_bad_values_are_one_line(tmp_path):
     bad.write_text("name: r\ndescription: bad block\nonnxruntime_genai: {precision: int4, block_size: 48}\n")
     with pytest.raises(RecipeError, match=r"onnxruntime_genai.block_size"):
         load_llm_recipe(bad)
+    bad.write_text("name: r\ndescription: bad group\nopenvino_genai: {weights: int4_sym, group_size: 48}\n")
+    with pytest.raises(RecipeError, match=r"group_size 48 must be -1 or a power of two"):
+        load_llm_recipe(bad)
+    bad.write_text("name: r\ndescription: nothing\n")
+    with pytest.raises(RecipeError, match=r"needs an onnxruntime_genai or openvino_genai block"):
+        load_llm_recipe(bad)
     bad.write_text("name: r\ndescription: k-quant on fp32\nonnxruntime_genai: {precision: fp32, algo: k_quant}\n")
     with pytest.raises(RecipeError, match="apply to int4/int8"):
         load_llm_recipe(bad)
