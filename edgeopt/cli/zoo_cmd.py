@@ -36,7 +36,7 @@ def list_cmd(as_json: bool) -> None:
 @json_option
 def build_cmd(name: str, out: Path, train_steps: int | None, as_json: bool) -> None:
     """Build zoo model NAME into OUT: an ONNX file, or a folder for the LLMs (tiny-llama*)."""
-    path = build(name, out, train_steps=train_steps)
+    path = build(name, out, train_steps=train_steps, progress=lambda line: click.echo(line, err=True))
     if as_json:
         emit_json({"model": name, "path": str(path)})
     else:

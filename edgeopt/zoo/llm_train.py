@@ -15,6 +15,7 @@ import math
 import os
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -76,8 +77,14 @@ def _loss(model: Any, batch: Any) -> Any:
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch[:, 1:].reshape(-1))
 
 
-def train_model(cfg: TinyLlamaConfig, train: TrainSettings, out: Path) -> dict[str, Any]:
-    """Train from scratch and write the folder into ``out`` (a fresh directory); return its facts."""
+Progress = Callable[[str], None]
+
+
+def train_model(cfg: TinyLlamaConfig, train: TrainSettings, out: Path,
+                progress: Progress | None = None) -> dict[str, Any]:
+    """Train from scratch and write the folder into ``out`` (a fresh directory); return its facts.
+
+    ``progress`` gets a line every 5 % of the steps (step, mean loss of the last ones, seconds so far)."""
     import torch
 
     torch.set_num_threads(train.threads)
@@ -99,6 +106,10 @@ def train_model(cfg: TinyLlamaConfig, train: TrainSettings, out: Path) -> dict[s
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         losses.append(float(loss.detach()))
+        if progress is not None and (step + 1) % max(1, train.steps // 20) == 0:
+            recent = losses[-max(1, train.steps // 20):]
+            progress(f"step {step + 1}/{train.steps}: loss {sum(recent) / len(recent):.3f}, "
+                     f"{time.monotonic() - start:.0f} s")
     model.eval()
     with torch.no_grad():
         chunks = [held[i:i + train.seq_len + 1] for i in range(0, held.numel() - train.seq_len - 1, train.seq_len)]
@@ -111,7 +122,8 @@ def train_model(cfg: TinyLlamaConfig, train: TrainSettings, out: Path) -> dict[s
         "corpus_files": list(CORPUS_FILES)})
 
 
-def build_trained(out: Path, train: TrainSettings | None = None, cfg: TinyLlamaConfig = TRAINED) -> dict[str, Any]:
+def build_trained(out: Path, train: TrainSettings | None = None, cfg: TinyLlamaConfig = TRAINED,
+                  progress: Progress | None = None) -> dict[str, Any]:
     """Write the trained zoo decoder to ``out``, training it first unless the cache holds it.
 
     Raises:
@@ -127,7 +139,9 @@ def build_trained(out: Path, train: TrainSettings | None = None, cfg: TinyLlamaC
         partial = cached.with_name(cached.name + f".partial-{os.getpid()}")
         shutil.rmtree(partial, ignore_errors=True)
         partial.mkdir(parents=True)
-        train_model(cfg, train, partial)
+        if progress is not None:
+            progress(f"training tiny-llama-trained ({train.steps} steps) into the cache {cached}")
+        train_model(cfg, train, partial, progress)
         shutil.rmtree(cached, ignore_errors=True)
         partial.rename(cached)
     out.mkdir(parents=True, exist_ok=True)

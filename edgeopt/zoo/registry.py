@@ -50,7 +50,8 @@ def is_llm(name: str) -> bool:
     return name in LLM_MODELS
 
 
-def build(name: str, out: Path, *, train_steps: int | None = None) -> Path:
+def build(name: str, out: Path, *, train_steps: int | None = None,
+          progress: Callable[[str], None] | None = None) -> Path:
     """Write zoo model ``name`` to ``out`` (an ONNX file written atomically, or an LLM folder) and return the path.
 
     Raises:
@@ -67,7 +68,8 @@ def build(name: str, out: Path, *, train_steps: int | None = None) -> Path:
     elif name == "tiny-llama-trained":
         from .llm_train import TrainSettings, build_trained
 
-        build_trained(Path(out), TrainSettings() if train_steps is None else TrainSettings(steps=train_steps))
+        build_trained(Path(out), TrainSettings() if train_steps is None else TrainSettings(steps=train_steps),
+                      progress=progress)
     else:
         atomic_write_bytes(Path(out), _MODELS[name].factory().SerializeToString())
     return Path(out)
