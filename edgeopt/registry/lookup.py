@@ -138,6 +138,11 @@ def default_runtime(
         candidates = runtimes_for(fmt_name)
     if not candidates:
         loaders_text = ", ".join(r.value for r in runtimes_for(fmt_name))
+        if not loaders_text:
+            desc = get_format(fmt_name)
+            fix = ("it is a source format: run edgeopt optimize on it for the target first" if not desc.deployable
+                   else "install the runtime that loads it (edgeopt devices check lists the runtimes)")
+            raise InputError(f"no registered runtime loads {fmt_name} models ({desc.summary}): {fix}")
         raise InputError(
             f"target {target.name} runs {', '.join(r.value for r in target.runtimes)}, none of which loads "
             f"{fmt_name} models: convert the model for this target, or pass --runtime ({loaders_text})"

@@ -91,3 +91,12 @@ def test_the_folder_digest_covers_every_file(tmp_path):
     (folder / "tokenizer.json").write_text('{"x": 1}')
     assert model_digest(folder, "hf_llm")[0] != before and size > 0
     assert not get_format("hf_llm").deployable and get_format("onnxruntime_genai").deployable
+
+
+def test_a_runtime_for_a_source_folder_says_to_optimize_it_first():
+    from edgeopt.errors import InputError
+    from edgeopt.registry.lookup import default_runtime
+    from edgeopt.targets import load_registry
+
+    with pytest.raises(InputError, match="hf_llm.*source format: run edgeopt optimize"):
+        default_runtime("hf_llm", load_registry().get("local"))
