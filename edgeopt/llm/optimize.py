@@ -81,7 +81,7 @@ def _output_dir(model: Path, recipe: LlmRecipe, out_dir: str | Path | None) -> P
 
 def _build(src: Path, out: Path, recipe: LlmRecipe, source: Artifact) -> list[Artifact]:
     """One runtime folder per recipe block (replaced when it exists), as manifest artifacts."""
-    artifacts = []
+    artifacts: list[Artifact] = []
     lineage: dict[str, Any] = {"parent_sha256": source.sha256, "parent_name": "input"}
     if recipe.onnxruntime_genai is not None:
         settings = recipe.onnxruntime_genai

@@ -43,6 +43,7 @@ def _wrapper(model: Any, layers: int) -> Any:
 
         def forward(self, input_ids: Any, attention_mask: Any, position_ids: Any, *past: Any) -> Any:
             cache = DynamicCache(config=model.config)
+            layer: Any
             for i, layer in enumerate(cache.layers):
                 # set the layer's tensors directly: its lazy init concatenates onto an empty rank-1 tensor,
                 # which does not trace
