@@ -29,7 +29,8 @@ CACHE_VERSION = 1
 
 @dataclass(frozen=True)
 class TrainSettings:
-    """The training run: the step count is the knob (~0.5 s a step on 2 idle Xeon cores; docs/llm.md)."""
+    """The training run: the step count is the knob (~1.3 CPU-seconds a step on this Xeon: a few minutes on 2
+    idle cores; 21 min wall on 2 cores shared with other jobs; docs/llm.md)."""
 
     steps: int = 400
     seq_len: int = 128
