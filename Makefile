@@ -5,12 +5,13 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 DEMO_DIR := out/demo
 
-.PHONY: test-faults test-fuzz test-netns install sysdeps demo test test-slow test-arm64 test-all lint bench-overhead bench-soak clean
+.PHONY: zoo-llm test-faults test-fuzz test-netns install sysdeps demo test test-slow test-arm64 test-all lint bench-overhead bench-soak clean
 
 TEST_STAMP := $(VENV)/.installed-test-stamp
 # Extras the test suite exercises: every runtime and pass that installs from the registries here.
 # ray: ~80 MB wheel, ~250 MB installed, ~10 s to install here; its tests skip with the reason when absent.
-TEST_EXTRAS := dev,openvino,nncf,litert,torch,images,coreml,ray
+# llm: onnxruntime-genai, openvino-genai, transformers, tokenizers (~150 MB installed); docs/llm.md.
+TEST_EXTRAS := dev,openvino,nncf,litert,torch,images,coreml,ray,llm
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
@@ -29,6 +30,11 @@ demo: $(STAMP)
 	$(VENV)/bin/edgeopt zoo build mobilenet-small $(DEMO_DIR)/mobilenet-small.onnx
 	$(VENV)/bin/edgeopt inspect $(DEMO_DIR)/mobilenet-small.onnx --target local
 	$(VENV)/bin/edgeopt bench $(DEMO_DIR)/mobilenet-small.onnx --target local --fps 30
+
+# The trained zoo LLM (docs/llm.md): ~3 min of training on 2 cores the first time, then from the cache
+# ($$EDGEOPT_ZOO_CACHE, else ~/.cache/edgeopt/zoo).
+zoo-llm: $(TEST_STAMP)
+	$(VENV)/bin/edgeopt zoo build tiny-llama-trained out/zoo/tiny-llama-trained
 
 # System tools the tests use: a real sshd on loopback and nftables (SSH tests), headless chromium (HTML reports).
 # Installs them only when run as root and missing; otherwise prints a note (those tests then skip).

@@ -142,6 +142,9 @@ class ModelFormat(RegisteredName):
     TENSORRT_ONNX = _Builtin("tensorrt_onnx")
     # a serialized engine: specific to one GPU and TensorRT version
     TENSORRT_ENGINE = _Builtin("tensorrt_engine")
+    HF_LLM = _Builtin("hf_llm")  # Hugging Face decoder LLM folder (docs/llm.md)
+    ONNXRUNTIME_GENAI = _Builtin("onnxruntime_genai")  # onnxruntime-genai folder (genai_config.json)
+    OPENVINO_GENAI = _Builtin("openvino_genai")  # OpenVINO GenAI IR folder (openvino_model.xml)
 
     @classmethod
     def registry(cls) -> LazyRegistry[Any]:

@@ -38,7 +38,14 @@ def optimize_cmd(model: str, target: str, recipe: str, calib: Path | None, eval_
                  out_dir: Path | None, shapes: tuple[str, ...], no_fidelity: bool, no_bench: bool, seed: int,
                  targets_dirs: tuple[Path, ...], as_json: bool, metric: str | None, output_sel: str | None,
                  metric_params: MetricParams) -> int:
-    """Optimize MODEL for a target with a recipe. Exit 0 done, 2 bad input/recipe or a pass failed, 3 device error."""
+    """Optimize MODEL for a target with a recipe. Exit 0 done, 2 bad input/recipe or a pass failed, 3 device error.
+
+    MODEL may be a Hugging Face decoder LLM folder: the recipe is then an LLM recipe (recipes/llm/: int4, int8,
+    fp16, fp32...) and the result is runtime folders (docs/llm.md)."""
+    if Path(model).is_dir():
+        from .optimize_llm import optimize_llm_cmd
+
+        return optimize_llm_cmd(model, target, recipe, out_dir, targets_dirs, as_json)
     reporter = StderrReporter()
     try:
         result = optimize(model, target=target, recipe=recipe, calib=calib, out_dir=out_dir, eval_data=eval_data,

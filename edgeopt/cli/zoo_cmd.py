@@ -30,11 +30,13 @@ def list_cmd(as_json: bool) -> None:
 
 @zoo.command("build")
 @click.argument("name")
-@click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("out", type=click.Path(path_type=Path))
+@click.option("--train-steps", type=click.IntRange(min=10), default=None,
+              help="Training steps of tiny-llama-trained [default: 400, a few minutes on 2 cores]; cached per count.")
 @json_option
-def build_cmd(name: str, out: Path, as_json: bool) -> None:
-    """Build zoo model NAME into the ONNX file OUT."""
-    path = build(name, out)
+def build_cmd(name: str, out: Path, train_steps: int | None, as_json: bool) -> None:
+    """Build zoo model NAME into OUT: an ONNX file, or a folder for the LLMs (tiny-llama*)."""
+    path = build(name, out, train_steps=train_steps, progress=lambda line: click.echo(line, err=True))
     if as_json:
         emit_json({"model": name, "path": str(path)})
     else:

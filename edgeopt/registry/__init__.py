@@ -35,6 +35,11 @@ BUILTIN_FORMATS: dict[str, str] = {
     "coreml": "edgeopt.registry.formats.coreml:DESCRIPTOR",
     "tensorrt_onnx": "edgeopt.registry.formats.tensorrt_onnx:DESCRIPTOR",
     "tensorrt_engine": "edgeopt.registry.formats.tensorrt_engine:DESCRIPTOR",
+    # LLM folders, told by their key file (an OpenVINO GenAI or onnxruntime-genai export also holds config.json,
+    # so they come before the Hugging Face folder); docs/llm.md.
+    "openvino_genai": "edgeopt.registry.formats.openvino_genai:DESCRIPTOR",
+    "onnxruntime_genai": "edgeopt.registry.formats.onnxruntime_genai:DESCRIPTOR",
+    "hf_llm": "edgeopt.registry.formats.hf_llm:DESCRIPTOR",
 }
 # Order is the fallback preference: a detected target (``local``) with no runtime of its own for a format takes
 # the first runtime here that loads it.

@@ -80,6 +80,12 @@ class FormatDescriptor(BaseModel):
         """Raise :class:`ModelLoadError` when the content of ``path`` contradicts this format (default: none)."""
         return None
 
+    def claims_directory(self, path: Path) -> bool:
+        """Whether the directory ``path`` (whatever its name) is meant as a model of this format: it holds the
+        format's key file (an LLM folder's ``config.json``/``genai_config.json``); :meth:`check_directory` then
+        says what else is missing. Default: never (directories are told by suffix)."""
+        return False
+
     def check_directory(self, path: Path) -> None:
         """Raise :class:`ModelLoadError` when ``path`` is not a well-formed model of a ``directory`` format."""
         return None

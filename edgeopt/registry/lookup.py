@@ -44,6 +44,19 @@ def _detected_by_content(head: bytes) -> FormatDescriptor:
     return found or next(f for f in formats if f.fallback)
 
 
+def _detect_directory(path: Path) -> ModelFormat:
+    """A directory with no format suffix: the first directory format that claims it (an LLM folder), checked."""
+    desc = next((f for f in format_registry().all() if f.directory and f.claims_directory(path)), None)
+    if desc is None:
+        suffixes = sorted(s for f in format_registry().all() for s in f.suffixes)
+        raise ModelLoadError(
+            f"{path} is a directory but no model folder: pass a model file ({', '.join(suffixes)}) or an LLM folder "
+            "(Hugging Face config.json + safetensors + tokenizer, onnxruntime-genai genai_config.json, or "
+            "OpenVINO GenAI openvino_model.xml); docs/llm.md")
+    desc.check_directory(path)
+    return ModelFormat(desc.name)
+
+
 def detect_format(path: str | Path) -> ModelFormat:
     """The format of the model at ``path``, from its suffix, checked against its content where it has a marker.
 
@@ -61,8 +74,7 @@ def detect_format(path: str | Path) -> ModelFormat:
         desc.check_directory(path)
         return ModelFormat(desc.name)
     if path.is_dir():
-        suffixes = sorted(s for f in format_registry().all() for s in f.suffixes)
-        raise ModelLoadError(f"{path} is a directory, not a model file: pass the model file ({', '.join(suffixes)})")
+        return _detect_directory(path)
     head = read_head(path)
     desc = desc or _detected_by_content(head)
     desc.check_file(path, head)
@@ -126,6 +138,11 @@ def default_runtime(
         candidates = runtimes_for(fmt_name)
     if not candidates:
         loaders_text = ", ".join(r.value for r in runtimes_for(fmt_name))
+        if not loaders_text:
+            desc = get_format(fmt_name)
+            fix = ("it is a source format: run edgeopt optimize on it for the target first" if not desc.deployable
+                   else "install the runtime that loads it (edgeopt devices check lists the runtimes)")
+            raise InputError(f"no registered runtime loads {fmt_name} models ({desc.summary}): {fix}")
         raise InputError(
             f"target {target.name} runs {', '.join(r.value for r in target.runtimes)}, none of which loads "
             f"{fmt_name} models: convert the model for this target, or pass --runtime ({loaders_text})"

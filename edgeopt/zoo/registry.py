@@ -33,17 +33,47 @@ _MODELS = {
 }
 
 
+# Decoder LLMs: Hugging Face folders, not ONNX files (edgeopt.zoo.tiny_llama, edgeopt.zoo.llm_train; docs/llm.md).
+LLM_MODELS: dict[str, str] = {
+    "tiny-llama": "Llama decoder folder (HF format), ~1.3 M params, random weights, stdlib-trained BPE "
+                  "tokenizer: seconds, for tests",
+    "tiny-llama-trained": "Llama decoder folder, ~2.4 M params, trained a few minutes on 2 cores on stdlib "
+                          "text (cached; --train-steps)",
+}
+
+
 def names() -> list[str]:
-    return sorted(_MODELS)
+    return sorted([*_MODELS, *LLM_MODELS])
 
 
-def build(name: str, out: Path) -> Path:
-    """Write zoo model ``name`` to ``out`` atomically and return the path."""
-    if name not in _MODELS:
+def is_llm(name: str) -> bool:
+    return name in LLM_MODELS
+
+
+def build(name: str, out: Path, *, train_steps: int | None = None,
+          progress: Callable[[str], None] | None = None) -> Path:
+    """Write zoo model ``name`` to ``out`` (an ONNX file written atomically, or an LLM folder) and return the path.
+
+    Raises:
+        InputError: unknown name; ``train_steps`` for a model that is not trained; the ``llm`` extra missing.
+    """
+    if name not in _MODELS and name not in LLM_MODELS:
         raise InputError(f"unknown zoo model {name!r}: use one of {', '.join(names())}")
-    atomic_write_bytes(Path(out), _MODELS[name].factory().SerializeToString())
+    if train_steps is not None and name != "tiny-llama-trained":
+        raise InputError(f"--train-steps applies to tiny-llama-trained only, not {name}")
+    if name == "tiny-llama":
+        from .tiny_llama import build_tiny_llama
+
+        build_tiny_llama(Path(out))
+    elif name == "tiny-llama-trained":
+        from .llm_train import TrainSettings, build_trained
+
+        build_trained(Path(out), TrainSettings() if train_steps is None else TrainSettings(steps=train_steps),
+                      progress=progress)
+    else:
+        atomic_write_bytes(Path(out), _MODELS[name].factory().SerializeToString())
     return Path(out)
 
 
 def describe() -> dict[str, str]:
-    return {n: _MODELS[n].description for n in names()}
+    return {n: _MODELS[n].description if n in _MODELS else LLM_MODELS[n] for n in names()}

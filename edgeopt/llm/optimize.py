@@ -1,0 +1,141 @@
+"""``edgeopt optimize LLM_DIR --target T --recipe int4``: Hugging Face decoder folder in, runtime folders out.
+
+Each runtime block of the LLM recipe (:mod:`edgeopt.llm.recipe`) becomes one folder under the output directory
+(``onnxruntime_genai/``, ``openvino_genai/``), and ``manifest.json`` lists them as artifacts in the same shape as an
+ONNX ``optimize`` manifest (``edgeopt bench out/manifest.json`` reads its ``artifacts`` and ``target``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib.metadata
+import json
+import shutil
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .._version import __version__
+from ..enums import Precision
+from ..errors import InputError
+from ..fsutil import atomic_write_text
+from ..names import ModelFormat
+from ..passes.base import Artifact
+from ..registry.lookup import detect_format, model_digest
+from ..targets import load_registry
+from .folders import check_hf_folder
+from .ort_genai_export import export_ort_genai, op_counts
+from .ov_genai_export import export_ov_genai
+from .recipe import LlmRecipe, load_llm_recipe
+
+MANIFEST = "manifest.json"
+VERSIONED = ("onnxruntime-genai", "onnxruntime", "openvino", "openvino-genai", "openvino-tokenizers", "nncf",
+             "transformers", "torch", "tokenizers", "safetensors")
+
+
+class LlmOptimizeResult(BaseModel):
+    """What an LLM ``optimize`` made; also ``<out_dir>/manifest.json``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["llm"] = "llm"
+    edgeopt_version: str
+    started_at: str = Field(description="UTC ISO-8601 start time.")
+    seconds: float = Field(description="Wall time of the whole call.")
+    model: Artifact = Field(description="The input folder (sha256 over its files).")
+    model_type: str = Field(description="config.json model_type (llama, qwen2, ...).")
+    target: str
+    recipe: str
+    recipe_source: str
+    out_dir: str
+    manifest_path: str
+    artifacts: list[Artifact] = Field(description="One runtime folder per recipe block.")
+    versions: dict[str, str | None] = Field(description="Versions of the exporters and libraries used.")
+    warnings: list[str]
+
+
+def _folder_artifact(path: Path, fmt: str, **fields: Any) -> Artifact:
+    digest, size = model_digest(path, fmt)
+    return Artifact(path=str(path), format=ModelFormat(fmt), sha256=digest, size_bytes=size, **fields)
+
+
+def _versions() -> dict[str, str | None]:
+    found: dict[str, str | None] = {}
+    for dist in VERSIONED:
+        try:
+            found[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            found[dist] = None
+    return found
+
+
+def _output_dir(model: Path, recipe: LlmRecipe, out_dir: str | Path | None) -> Path:
+    out = Path(out_dir) if out_dir is not None else Path("out") / f"{model.name}.{recipe.name}"
+    if out.resolve() == model.resolve() or model.resolve() in out.resolve().parents:
+        raise InputError(f"output directory {out} is inside the input folder {model}: pass --out elsewhere")
+    return out
+
+
+def _build(src: Path, out: Path, recipe: LlmRecipe, source: Artifact) -> list[Artifact]:
+    """One runtime folder per recipe block (replaced when it exists), as manifest artifacts."""
+    artifacts: list[Artifact] = []
+    lineage: dict[str, Any] = {"parent_sha256": source.sha256, "parent_name": "input"}
+    if recipe.onnxruntime_genai is not None:
+        settings = recipe.onnxruntime_genai
+        folder = out / "onnxruntime_genai"
+        shutil.rmtree(folder, ignore_errors=True)
+        seconds = export_ort_genai(src, folder, settings)
+        artifacts.append(_folder_artifact(
+            folder, "onnxruntime_genai", name=f"{len(artifacts) + 1}-onnxruntime_genai",
+            precision=settings.weight_precision, pass_name="onnxruntime_genai_builder",
+            pass_config={**settings.model_dump(), "execution_provider": "cpu"}, seconds=round(seconds, 3),
+            report={"op_counts": op_counts(folder)}, **lineage))
+    if recipe.openvino_genai is not None:
+        ov_settings = recipe.openvino_genai
+        folder = out / "openvino_genai"
+        shutil.rmtree(folder, ignore_errors=True)
+        seconds, facts = export_ov_genai(src, folder, ov_settings)
+        artifacts.append(_folder_artifact(
+            folder, "openvino_genai", name=f"{len(artifacts) + 1}-openvino_genai",
+            precision=ov_settings.weight_precision, pass_name="openvino_genai_convert",
+            pass_config=ov_settings.model_dump(), seconds=round(seconds, 3),
+            report={k: facts[k] for k in ("op_counts", "weight_types")}, **lineage))
+    return artifacts
+
+
+def optimize_llm(model: str | Path, *, target: str, recipe: str | Path, out_dir: str | Path | None = None,
+                 targets_dirs: Sequence[Path] = ()) -> LlmOptimizeResult:
+    """Export the decoder folder ``model`` to the runtime folders ``recipe`` names.
+
+    Args:
+        model: a Hugging Face decoder folder (:func:`edgeopt.llm.folders.check_hf_folder`).
+        target: target name; recorded, and it must exist. Exports run for the CPU execution provider.
+        recipe: an LLM recipe name (``recipes/llm/``) or a YAML path.
+        out_dir: output directory (default ``out/<folder name>.<recipe>``); its runtime folders are replaced.
+        targets_dirs: extra target directories.
+
+    Raises:
+        InputError: not a decoder folder, unknown target or recipe, an exporter failure (LlmExportError).
+    """
+    started, start = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), time.monotonic()
+    src = Path(model)
+    fmt = detect_format(src)
+    if fmt != "hf_llm":
+        raise InputError(f"{src} is an already exported {fmt} folder: optimize takes the Hugging Face folder it "
+                         "was made from")
+    config = check_hf_folder(src)
+    target_obj = load_registry(targets_dirs).get(target)
+    loaded, recipe_path = load_llm_recipe(recipe)
+    out = _output_dir(src, loaded, out_dir)
+    source = _folder_artifact(src, "hf_llm", name="input", precision=Precision.FP32)
+    artifacts = _build(src, out, loaded, source)
+    result = LlmOptimizeResult(
+        edgeopt_version=__version__, started_at=started, seconds=round(time.monotonic() - start, 3), model=source,
+        model_type=str(config.get("model_type")), target=target_obj.name, recipe=loaded.name,
+        recipe_source=str(recipe_path), out_dir=str(out), manifest_path=str(out / MANIFEST), artifacts=artifacts,
+        versions=_versions(), warnings=[])
+    atomic_write_text(out / MANIFEST, json.dumps(result.model_dump(mode="json"), indent=2) + "\n")
+    return result

@@ -1,0 +1,53 @@
+"""Build an OpenVINO GenAI folder (:mod:`edgeopt.llm.ov_convert`) in a child process, offline.
+
+A child process because the conversion holds torch, transformers and the model in memory, and NNCF prints its
+own tables; ``HF_HUB_OFFLINE=1`` is set for it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .folders import check_ov_genai_folder
+from .ort_genai_export import LlmExportError
+from .recipe import OvGenaiSettings
+
+NEEDED = ("openvino", "openvino_tokenizers", "nncf", "torch", "transformers")
+
+
+def export_ov_genai(src: Path, out: Path, settings: OvGenaiSettings, *,
+                    timeout_s: float = 3600) -> tuple[float, dict[str, Any]]:
+    """Build the folder ``out`` from the Hugging Face folder ``src``; return (seconds, the converter's facts).
+
+    Raises:
+        LlmExportError: a package is missing, the conversion failed or timed out, or its folder is incomplete.
+    """
+    missing = [m for m in NEEDED if importlib.util.find_spec(m) is None]
+    if missing:
+        raise LlmExportError(f"the OpenVINO GenAI export needs {', '.join(missing)}: pip install "
+                             "'edgeopt[llm,torch]'")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TQDM_DISABLE": "1"}
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="edgeopt-ov-") as tmp:
+        report = Path(tmp) / "report.json"
+        cmd = [sys.executable, "-m", "edgeopt.llm.ov_convert", str(src), str(out), "--weights", settings.weights,
+               "--group-size", str(settings.group_size), "--ratio", str(settings.ratio), "--report", str(report)]
+        try:
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
+        except subprocess.TimeoutExpired:
+            raise LlmExportError(f"the OpenVINO GenAI conversion ran over {timeout_s:.0f} s on {src}") from None
+        if proc.returncode != 0:
+            lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.strip()]
+            raise LlmExportError(f"the OpenVINO GenAI conversion failed on {src} (exit {proc.returncode}): "
+                                 f"{lines[-1] if lines else 'no output'}")
+        facts = json.loads(report.read_text(encoding="utf-8"))
+    check_ov_genai_folder(out)
+    return time.monotonic() - start, facts
