@@ -1,0 +1,93 @@
+"""Tiny random-weight Llama models for the LLM tests: a Hugging Face folder and its onnxruntime-genai export.
+
+Built offline (``HF_HUB_OFFLINE=1``) with transformers and a byte-level BPE trained with ``tokenizers`` on a few KB
+of text from the standard library's docstrings; 2 layers, hidden 64, 4 heads (2 KV heads), vocab 512: seconds to
+build, milliseconds per token. Random weights: fine for plumbing and timing tests, meaningless for retention.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+VOCAB = 512
+LAYERS = 2
+HIDDEN = 64
+HEADS = 4
+KV_HEADS = 2
+MAX_POSITIONS = 1024
+
+
+def _corpus() -> list[str]:
+    import collections
+    import json as json_mod
+    import pathlib
+
+    text = "\n".join(filter(None, (m.__doc__ for m in (collections, json_mod, pathlib, os))))
+    return [line for line in text.splitlines() if line.strip()]
+
+
+def build_tokenizer(folder: Path) -> None:
+    """A byte-level BPE of vocab ``VOCAB`` saved as tokenizer.json + tokenizer_config.json (Llama-style)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE(unk_token=None))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=VOCAB, special_tokens=["<s>", "</s>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(_corpus(), trainer=trainer)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>")
+    fast.save_pretrained(str(folder))
+
+
+def build_hf_llama(folder: Path, seed: int = 0) -> Path:
+    """A random-weight ``LlamaForCausalLM`` with its tokenizer, saved as an HF folder."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    folder.mkdir(parents=True, exist_ok=True)
+    build_tokenizer(folder)
+    torch.manual_seed(seed)
+    config = LlamaConfig(vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=128, num_hidden_layers=LAYERS,
+                         num_attention_heads=HEADS, num_key_value_heads=KV_HEADS,
+                         max_position_embeddings=MAX_POSITIONS, bos_token_id=0, eos_token_id=1,
+                         tie_word_embeddings=False)
+    LlamaForCausalLM(config).eval().save_pretrained(str(folder))
+    return folder
+
+
+def build_ortgenai(hf_folder: Path, out: Path, precision: str = "int4") -> Path:
+    """Export ``hf_folder`` with onnxruntime-genai's model builder (CPU, ``precision``) into ``out``."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import subprocess
+    import sys
+
+    out.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "onnxruntime_genai.models.builder", "-i", str(hf_folder), "-o", str(out),
+           "-p", precision, "-e", "cpu", "-c", str(out.parent / (out.name + ".cache"))]
+    done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    if done.returncode != 0:
+        raise RuntimeError(f"onnxruntime-genai builder failed: {done.stderr[-2000:]}")
+    return out
+
+
+def config_facts(out: Path) -> dict:
+    """The genai_config.json decoder facts (layers, KV heads, head size) the KV-bytes formula uses."""
+    dec = json.loads((out / "genai_config.json").read_text())["model"]["decoder"]
+    return {"layers": dec["num_hidden_layers"], "kv_heads": dec["num_key_value_heads"], "head_size": dec["head_size"]}
+
+
+if __name__ == "__main__":
+    import sys
+    import time
+
+    root = Path(sys.argv[1])
+    t = time.time()
+    build_hf_llama(root / "hf")
+    print("hf", time.time() - t)
+    build_ortgenai(root / "hf", root / "ortgenai")
+    print("ort", time.time() - t)
