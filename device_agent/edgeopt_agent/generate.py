@@ -9,7 +9,7 @@ twice (no prefix cache can help). Output length is fixed (EOS ignored). Only raw
 computes the statistics and the validity of each percentile (edgeopt.bench.llm).
 
 ``RawRun.generate`` keys: ``model`` (the runtime's decoder facts), ``loads`` (one per threads value: threads,
-load_ms, rss_before_kb, rss_after_kb), ``cells`` (each: prompt_tokens, gen_tokens, context_depth, batch,
+load_ms, rss_before_kb, rss_after_kb around the load), ``cells`` (each: prompt_tokens, gen_tokens, context_depth, batch,
 threads, warmup, unsupported (a reason or None), reps: the runtime's ``generate_once`` dict plus rss_before_kb,
 rss_after_kb, peak_rss_kb), ``peak_reset`` (whether VmHWM was reset per repetition, so peak_rss_kb is the
 repetition's own peak), ``truncated`` (the watchdog stopped repetitions early).
@@ -97,13 +97,13 @@ def _unsupported(rt: Any, cell: Dict[str, Any], facts: Dict[str, Any]) -> Option
     return None
 
 
-def _run_load(rt: Any, request: Request, spec: Dict[str, Any], threads: int, deadline: float,
-              emit: Progress) -> Dict[str, Any]:
+def _run_load(rt: Any, request: Request, spec: Dict[str, Any], threads: int, deadline: float) -> Dict[str, Any]:
     """Load for one thread count, warm up each cell, then interleave repetitions; returns the load's record."""
     before = memory.vm_rss_kb()
     t0 = time.perf_counter_ns()
     rt.load(request.model_path, dict(request.runtime_options), threads)
     load_ms = (time.perf_counter_ns() - t0) / 1e6
+    after = memory.vm_rss_kb()
     facts = rt.model_facts()
     vocab = int(facts.get("vocab_size") or 0) or 1000
     cells = _cells(spec, threads)
@@ -120,8 +120,7 @@ def _run_load(rt: Any, request: Request, spec: Dict[str, Any], threads: int, dea
                 truncated = True
                 break
             cell["reps"].append(_once(rt, cell, spec["seed"], index, rep, vocab))
-            emit({"event": "progress", "phase": "generate", "threads": threads, "cell": index, "rep": rep})
-    return {"threads": threads, "load_ms": load_ms, "rss_before_kb": before, "rss_after_kb": memory.vm_rss_kb(),
+    return {"threads": threads, "load_ms": load_ms, "rss_before_kb": before, "rss_after_kb": after,
             "model": facts, "cells": cells, "truncated": truncated}
 
 
@@ -143,7 +142,7 @@ def generate(request: Request, emit: Progress) -> RawRun:
     emit({"event": "phase", "phase": "generate"})
     try:
         for threads in spec["threads"]:
-            loads.append(_run_load(rt, request, spec, threads, deadline, emit))
+            loads.append(_run_load(rt, request, spec, threads, deadline))
     except (RuntimeError, ValueError, OSError) as exc:
         text = str(exc).strip().splitlines()
         return _error(request, ERROR_RUNTIME, "%s: %s" % (rt.name, text[0] if text else type(exc).__name__), env)

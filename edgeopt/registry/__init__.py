@@ -35,6 +35,8 @@ BUILTIN_FORMATS: dict[str, str] = {
     "coreml": "edgeopt.registry.formats.coreml:DESCRIPTOR",
     "tensorrt_onnx": "edgeopt.registry.formats.tensorrt_onnx:DESCRIPTOR",
     "tensorrt_engine": "edgeopt.registry.formats.tensorrt_engine:DESCRIPTOR",
+    "ortgenai_folder": "edgeopt.registry.formats.ortgenai_folder:DESCRIPTOR",
+    "ovgenai_folder": "edgeopt.registry.formats.ovgenai_folder:DESCRIPTOR",
 }
 # Order is the fallback preference: a detected target (``local``) with no runtime of its own for a format takes
 # the first runtime here that loads it.
@@ -45,6 +47,8 @@ BUILTIN_RUNTIMES: dict[str, str] = {
     "tensorrt": "edgeopt.registry.runtimes.tensorrt:DESCRIPTOR",
     "coreml": "edgeopt.registry.runtimes.coreml:DESCRIPTOR",
     "null": "edgeopt.registry.runtimes.null:DESCRIPTOR",
+    "onnxruntime_genai": "edgeopt.registry.runtimes.onnxruntime_genai:DESCRIPTOR",
+    "openvino_genai": "edgeopt.registry.runtimes.openvino_genai:DESCRIPTOR",
 }
 
 

@@ -118,4 +118,4 @@ class OrtGenaiRuntime(GenerativeRuntime):
         self._generator = None
 
     def details(self) -> Dict[str, Any]:
-        return {"folder": self._folder, "threads": self._threads or "default"}
+        return {"folder": self._folder}

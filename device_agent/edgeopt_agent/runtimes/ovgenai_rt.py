@@ -125,7 +125,7 @@ class OvGenaiRuntime(GenerativeRuntime):
                 "tokens_out": len(tokens[0]), "kv": {}, "runtime_metrics": own}
 
     def details(self) -> Dict[str, Any]:
-        return {"folder": self._folder, "device": self._device, "threads": self._threads or "default"}
+        return {"folder": self._folder, "device": self._device}
 
 
 def _facts_from_ir(xml_path: str) -> Dict[str, Any]:
