@@ -91,3 +91,11 @@ if __name__ == "__main__":
     print("hf", time.time() - t)
     build_ortgenai(root / "hf", root / "ortgenai")
     print("ort", time.time() - t)
+
+
+def cached_ortgenai(root: Path) -> Path:
+    """The tiny int4 onnxruntime-genai folder under ``root`` (built once; a finished build has genai_config.json)."""
+    out = root / "ortgenai-int4"
+    if not (out / "genai_config.json").is_file():
+        build_ortgenai(build_hf_llama(root / "hf"), out, "int4")
+    return out
