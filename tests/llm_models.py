@@ -99,3 +99,44 @@ def cached_ortgenai(root: Path) -> Path:
     if not (out / "genai_config.json").is_file():
         build_ortgenai(build_hf_llama(root / "hf"), out, "int4")
     return out
+
+
+def shared_ortgenai(scratch: Path) -> Path:
+    """The tiny int4 folder from the user's cache (``~/.cache/edgeopt-tests``, keyed by this file and the package
+    versions), built in ``scratch`` and moved there atomically the first time (parallel workers may race: the
+    first rename wins, the others use it)."""
+    import hashlib
+    import shutil
+    from importlib.metadata import version
+
+    key = hashlib.sha256(Path(__file__).read_bytes())
+    for dist in ("onnxruntime-genai", "transformers", "tokenizers", "torch"):
+        key.update(version(dist).encode())
+    root = Path(os.environ.get("EDGEOPT_TEST_CACHE", Path.home() / ".cache" / "edgeopt-tests"))
+    final = root / f"tiny-llm-{key.hexdigest()[:16]}"
+    if not (final / "genai_config.json").is_file():
+        built = cached_ortgenai(scratch)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.replace(built, final)
+        except OSError:  # another worker's build is already there
+            shutil.rmtree(built, ignore_errors=True)
+    return final
+
+
+def _fixture():
+    import pytest
+
+    @pytest.fixture(scope="session")
+    def tiny_ortgenai(tmp_path_factory: pytest.TempPathFactory) -> Path:
+        """A tiny random-weight Llama as an int4 onnxruntime-genai folder (~20 s once per session)."""
+        pytest.importorskip("onnxruntime_genai", reason="pip install onnxruntime-genai to run the LLM bench tests")
+        pytest.importorskip("transformers", reason="transformers builds the tiny Llama (pip install transformers)")
+        pytest.importorskip("tokenizers", reason="tokenizers trains the tiny tokenizer (pip install tokenizers)")
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        return shared_ortgenai(tmp_path_factory.mktemp("tiny-llm"))
+
+    return tiny_ortgenai
+
+
+tiny_ortgenai = _fixture()

@@ -23,8 +23,9 @@ def test_two_cells_give_ttft_tpot_decode_rate_fixed_length_and_kv_bytes(tiny_ort
         assert 0 < cell.ttft_ms_p50 <= cell.ttft_ms_p90 and cell.prefill_tokens_per_s > 0
         assert 0 < cell.tpot_ms_p50 <= cell.tpot_ms_p90 <= cell.tpot_ms_p99
         assert len(cell.tpot_trace_ms) == 11  # one per token after the first
-        # decode rate is tokens over their own time: consistent with the mean TPOT (medians of reps vs pooled mean)
-        assert 0.5 < cell.decode_tokens_per_s * cell.tpot_ms_mean / 1000.0 < 2.0
+        # decode rate = tokens over their own time (median over repetitions): about 1 / TPOT; a preempted token
+        # (2 shared cores) lengthens a repetition's time, so the product sits at or below 1
+        assert 0.2 < cell.decode_tokens_per_s * cell.tpot_ms_p50 / 1000.0 < 1.5
         context = cell.prompt_tokens + cell.gen_tokens
         head = HIDDEN // HEADS
         assert cell.kv_cache_bytes == LAYERS * 2 * KV_HEADS * head * context * 4  # fp32 cache on the CPU
