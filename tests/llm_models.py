@@ -75,6 +75,86 @@ def build_ortgenai(hf_folder: Path, out: Path, precision: str = "int4") -> Path:
     return out
 
 
+def _ov_llama():  # noqa: ANN202 - a torch module class, built lazily (torch is optional)
+    """A Llama-shaped decoder in plain torch with its KV cache as explicit inputs/outputs (what optimum-intel's
+    export produces before it makes the cache stateful), so an OpenVINO GenAI folder can be made offline."""
+    import torch
+    from torch import nn
+
+    head = HIDDEN // HEADS
+
+    class Layer(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.q, self.o = nn.Linear(HIDDEN, HIDDEN, bias=False), nn.Linear(HIDDEN, HIDDEN, bias=False)
+            self.k = nn.Linear(HIDDEN, KV_HEADS * head, bias=False)
+            self.v = nn.Linear(HIDDEN, KV_HEADS * head, bias=False)
+            self.up, self.down = nn.Linear(HIDDEN, 128), nn.Linear(128, HIDDEN)
+
+        def forward(self, x, pk, pv, mask):  # noqa: ANN001, ANN202
+            b, t, _ = x.shape
+            q = self.q(x).view(b, t, HEADS, head).transpose(1, 2)
+            k = torch.cat([pk, self.k(x).view(b, t, KV_HEADS, head).transpose(1, 2)], 2)
+            v = torch.cat([pv, self.v(x).view(b, t, KV_HEADS, head).transpose(1, 2)], 2)
+            rep = HEADS // KV_HEADS
+            a = nn.functional.scaled_dot_product_attention(q, k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1),
+                                                           attn_mask=mask)
+            x = x + self.o(a.transpose(1, 2).reshape(b, t, HIDDEN))
+            return x + self.down(torch.relu(self.up(x))), k, v
+
+    class Decoder(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb, self.head = nn.Embedding(VOCAB, HIDDEN), nn.Linear(HIDDEN, VOCAB, bias=False)
+            self.layers = nn.ModuleList([Layer() for _ in range(LAYERS)])
+
+        def forward(self, input_ids, attention_mask, position_ids, beam_idx, *past):  # noqa: ANN001, ANN002, ANN202
+            x, t, total = self.emb(input_ids), input_ids.shape[1], attention_mask.shape[1]
+            causal = torch.arange(total).unsqueeze(0) <= torch.arange(t).unsqueeze(1) + (total - t)
+            keep = causal[None, None] & attention_mask.bool()[:, None, None, :]
+            mask = torch.zeros(keep.shape).masked_fill(~keep, float("-inf"))
+            outs = []
+            for n, layer in enumerate(self.layers):
+                x, k, v = layer(x, past[2 * n].index_select(0, beam_idx), past[2 * n + 1].index_select(0, beam_idx),
+                                mask)
+                outs += [k, v]
+            return (self.head(x), *outs)
+
+    return Decoder
+
+
+def build_ovgenai(hf_folder: Path, out: Path, seed: int = 0) -> Path:
+    """An OpenVINO GenAI folder: a stateful ``openvino_model.xml`` (random weights, the tiny shapes) plus
+    ``openvino_tokenizer``/``openvino_detokenizer`` converted from ``hf_folder``'s tokenizer."""
+    import openvino as ov
+    import torch
+    from openvino._offline_transformations import apply_make_stateful_transformation
+    from openvino_tokenizers import convert_tokenizer
+    from transformers import AutoTokenizer
+
+    torch.manual_seed(seed)
+    model = _ov_llama()().eval()
+    head = HIDDEN // HEADS
+    kv_names = [f"{n}.{kind}" for n in range(LAYERS) for kind in ("key", "value")]
+    names = ["input_ids", "attention_mask", "position_ids", "beam_idx"] + [f"past_key_values.{k}" for k in kv_names]
+    shapes = [[-1, -1], [-1, -1], [-1, -1], [-1]] + [[-1, KV_HEADS, -1, head]] * len(kv_names)
+    example = (torch.ones(1, 3, dtype=torch.long), torch.ones(1, 5, dtype=torch.long), torch.arange(2, 5)[None],
+               torch.zeros(1, dtype=torch.int32)) + tuple(torch.zeros(1, KV_HEADS, 2, head) for _ in kv_names)
+    with torch.no_grad():
+        ov_model = ov.convert_model(model, example_input=example, input=[ov.PartialShape(s) for s in shapes])
+    for port, name in zip(ov_model.inputs, names, strict=True):
+        port.get_tensor().set_names({name})
+    for port, name in zip(ov_model.outputs, ["logits"] + [f"present.{k}" for k in kv_names], strict=True):
+        port.get_tensor().set_names({name})
+    apply_make_stateful_transformation(ov_model, {f"past_key_values.{k}": f"present.{k}" for k in kv_names})
+    out.mkdir(parents=True, exist_ok=True)
+    ov.save_model(ov_model, str(out / "openvino_model.xml"))
+    tok, detok = convert_tokenizer(AutoTokenizer.from_pretrained(str(hf_folder)), with_detokenizer=True)
+    ov.save_model(tok, str(out / "openvino_tokenizer.xml"))
+    ov.save_model(detok, str(out / "openvino_detokenizer.xml"))
+    return out
+
+
 def config_facts(out: Path) -> dict:
     """The genai_config.json decoder facts (layers, KV heads, head size) the KV-bytes formula uses."""
     dec = json.loads((out / "genai_config.json").read_text())["model"]["decoder"]
@@ -91,6 +171,18 @@ if __name__ == "__main__":
     print("hf", time.time() - t)
     build_ortgenai(root / "hf", root / "ortgenai")
     print("ort", time.time() - t)
+
+
+def cached_ovgenai(root: Path) -> Path:
+    """The tiny OpenVINO GenAI folder under ``root`` (built once)."""
+    out = root / "ovgenai"
+    if not (out / "openvino_detokenizer.xml").is_file():
+        hf = root / "hf"
+        if not (hf / "tokenizer.json").is_file():
+            hf.mkdir(parents=True, exist_ok=True)
+            build_tokenizer(hf)
+        build_ovgenai(hf, out)
+    return out
 
 
 def cached_ortgenai(root: Path) -> Path:
@@ -136,7 +228,16 @@ def _fixture():
         os.environ["HF_HUB_OFFLINE"] = "1"
         return shared_ortgenai(tmp_path_factory.mktemp("tiny-llm"))
 
-    return tiny_ortgenai
+    @pytest.fixture(scope="session")
+    def tiny_ovgenai(tmp_path_factory: pytest.TempPathFactory) -> Path:
+        """The same tiny shapes as a stateful OpenVINO GenAI folder (a few seconds)."""
+        for module in ("openvino_genai", "openvino_tokenizers", "torch", "transformers", "tokenizers"):
+            pytest.importorskip(module, reason=f"{module} is needed for the OpenVINO GenAI folder "
+                                               "(pip install openvino-genai openvino-tokenizers torch transformers)")
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        return cached_ovgenai(tmp_path_factory.mktemp("tiny-ov-llm"))
+
+    return tiny_ortgenai, tiny_ovgenai
 
 
-tiny_ortgenai = _fixture()
+tiny_ortgenai, tiny_ovgenai = _fixture()

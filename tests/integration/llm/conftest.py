@@ -1,3 +1,3 @@
-"""The tiny int4 onnxruntime-genai Llama fixture (tests/llm_models.py), built once per session."""
+"""The tiny LLM fixtures (tests/llm_models.py): int4 onnxruntime-genai and OpenVINO GenAI folders."""
 
-from tests.llm_models import tiny_ortgenai  # noqa: F401
+from tests.llm_models import tiny_ortgenai, tiny_ovgenai  # noqa: F401
