@@ -65,6 +65,9 @@ def bench(
     from ..bench.llm.api import llm_folder_format
 
     if llm_folder_format(model):  # a generative model folder: the agent's generate command
+        if fleet.enabled or mlflow is not None or html is not None:
+            raise InputError(f"{model} is an LLM folder: --devices, --mlflow and --html do not apply to it yet; "
+                             "bench it on one device (--host/--device) (docs/llm-bench.md)")
         return run_llm_bench(model, llm, threads=threads, batches=batches, measure=measure, remote=remote,
                              as_json=as_json)
     settings = MeasureSettings.from_kwargs(

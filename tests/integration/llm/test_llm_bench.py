@@ -74,3 +74,9 @@ def test_a_folder_that_is_not_an_llm_is_an_input_error(tmp_path):
 
     with pytest.raises(InputError, match="not an LLM folder"):
         bench_llm(tmp_path)
+
+
+def test_fleet_flags_on_an_llm_folder_are_refused_plainly(tiny_ortgenai, capsys):
+    code = main(["bench", str(tiny_ortgenai), "--devices", "pi-*", "--gen-tokens", "4"])
+    err = capsys.readouterr().err
+    assert code == 2 and "is an LLM folder: --devices" in err
