@@ -5,7 +5,9 @@ Prompts go in as token ids (an ``ov.Tensor``), so tokenization is not timed and 
 needed to measure. Timing: a streamer whose ``write`` is called once per new token records the clock; time to
 first token = ``generate`` called until the first ``write``; TPOT = the gaps between later writes. Output length
 is fixed with ``min_new_tokens = max_new_tokens`` and ``ignore_eos``. Context depth (a KV cache filled before the
-prompt) is not supported yet by this runtime: such cells come back invalid with the reason.
+prompt): the depth tokens go in as a first chat turn (``start_chat``, one new token, untimed), so the timed prompt
+is a second turn on the kept cache (it also feeds the first turn's token: prompt + 1 tokens). ``start_chat`` is
+deprecated in OpenVINO GenAI 2026 (ChatHistory replaces it, for text); where it is gone, depth cells are refused.
 """
 
 from __future__ import annotations
@@ -52,7 +54,6 @@ class OvGenaiRuntime(GenerativeRuntime):
     name = "openvino_genai"
     formats = ("ovgenai_folder",)
     packages = (("openvino_genai", ("openvino-genai",)), ("openvino_tokenizers", ("openvino-tokenizers",)))
-    supports_context_depth = False
     profile_unsupported = "OpenVINO GenAI has no per-layer profiler the agent drives; profile the " \
                           "openvino_model.xml with the openvino runtime instead"
     option_schema = (
@@ -95,23 +96,39 @@ class OvGenaiRuntime(GenerativeRuntime):
                     "kv_dtype_bytes": None, "source": "config.json"}
         return _facts_from_ir(os.path.join(self._folder, _MODEL_XML))
 
+    @property
+    def supports_context_depth(self) -> bool:  # type: ignore[override]
+        return hasattr(self._pipe if self._pipe is not None else self._genai.LLMPipeline, "start_chat")
+
+    def _config(self, tokens: int) -> Any:
+        config = self._genai.GenerationConfig()
+        config.max_new_tokens = tokens
+        config.min_new_tokens = tokens
+        config.ignore_eos = True
+        config.do_sample = False
+        return config
+
     def generate_once(self, prompt: List[List[int]], depth: List[List[int]], gen_tokens: int) -> Dict[str, Any]:
+        import warnings
+
         import numpy as np
         import openvino as ov
 
-        if depth[0]:
-            raise ValueError("context_depth > 0 is not supported by the openvino_genai runtime yet")
-        config = self._genai.GenerationConfig()
-        config.max_new_tokens = gen_tokens
-        config.min_new_tokens = gen_tokens
-        config.ignore_eos = True
-        config.do_sample = False
         clock = time.perf_counter_ns
         streamer = _streamer(self._genai, clock)
         ids = ov.Tensor(np.asarray(prompt, dtype=np.int64))
-        t0 = clock()
-        result = self._pipe.generate(ids, config, streamer)
-        t_end = clock()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # start_chat: see the module docstring
+            if depth[0]:
+                self._pipe.start_chat()
+                self._pipe.generate(ov.Tensor(np.asarray(depth, dtype=np.int64)), self._config(1))
+            try:
+                t0 = clock()
+                result = self._pipe.generate(ids, self._config(gen_tokens), streamer)
+                t_end = clock()
+            finally:
+                if depth[0]:
+                    self._pipe.finish_chat()
         stamps = streamer.stamps
         if not stamps:
             raise RuntimeError("the OpenVINO GenAI streamer saw no token: cannot time this generation")
