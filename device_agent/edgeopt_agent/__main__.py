@@ -1,4 +1,5 @@
-"""Command line of the agent: ``python -m edgeopt_agent run|evaluate|profile --request FILE|- [--result FILE]``.
+"""Command line of the agent: ``python -m edgeopt_agent run|evaluate|profile|generate --request FILE|-``
+(``--result FILE``).
 
 The result JSON goes to ``--result`` or stdout, and nothing else does: while the run is in progress the
 process's stdout file descriptor points at stderr, so a runtime library that prints cannot corrupt it.
@@ -165,6 +166,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         _start_watchdog(request.max_duration_s + WATCHDOG_GRACE_S, args.result, stdout_fd, request)
         if args.command == "evaluate":  # accuracy on the device: outputs of the eval samples (evaluate.py)
             from .evaluate import evaluate as run
+        elif args.command == "generate":  # generative models: TTFT, TPOT, memory per workload cell (generate.py)
+            from .generate import generate as run  # type: ignore[assignment]
         elif args.command == "profile":  # per-layer times with the runtime's own profiler (profile.py)
             from .profile import profile as run  # type: ignore[assignment]
         else:
@@ -228,6 +231,10 @@ def main(argv: Any = None) -> int:
     for action in p_run._actions[1:]:
         p_prof._add_action(action)
     p_prof.set_defaults(func=cmd_run)
+    p_gen = sub.add_parser("generate", help="time a generative model (LLM folder) over the request's workload cells")
+    for action in p_run._actions[1:]:
+        p_gen._add_action(action)
+    p_gen.set_defaults(func=cmd_run)
     p_probe = sub.add_parser("probe", help="print machine facts and available runtimes")
     p_probe.add_argument("--workdir", default="", help="also report free disk space where this directory lives")
     p_probe.set_defaults(func=cmd_probe)

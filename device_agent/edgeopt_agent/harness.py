@@ -24,6 +24,7 @@ from .protocol import (
     TensorInfo,
 )
 from .runtimes.base import Runtime
+from .runtimes.generative import NOT_A_GRAPH
 
 Progress = Callable[[Dict[str, Any]], None]
 
@@ -206,11 +207,14 @@ def run(request: Request, emit: Progress) -> RawRun:
 def _create(request: Request) -> Runtime:
     """The request's runtime backend (an unknown name or a missing package is an error run)."""
     try:
-        return runtimes.create(request.runtime)
+        rt = runtimes.create(request.runtime)
     except KeyError as exc:
         raise _Failed(_error(request, ERROR_INPUT, str(exc.args[0]))) from exc
     except runtimes.RuntimeMissing as exc:
         raise _Failed(_error(request, ERROR_RUNTIME_MISSING, str(exc), environment.collect())) from exc
+    if getattr(rt, "generative", False):  # an LLM folder has no single forward pass: the generate command times it
+        raise _Failed(_error(request, ERROR_INPUT, NOT_A_GRAPH % rt.name))
+    return rt
 
 
 def _load(rt: Runtime, request: Request, env: Dict[str, Any], emit: Progress) -> int:

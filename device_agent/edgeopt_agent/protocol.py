@@ -37,6 +37,23 @@ ENERGY_DEFAULTS: Dict[str, Any] = {
 }
 
 
+# Generative workload of a Request (``Request.generate``, the ``generate`` command, edgeopt_agent.generate); keys the
+# agent accepts, with their defaults. List-valued axes like llama-bench's (their cross product are the cells):
+# prompt_tokens, gen_tokens, context_depth (tokens already in the KV cache before the prompt), batch, threads
+# (0: the runtime's default). repetitions: timed generations per cell, interleaved across cells; warmup:
+# untimed generations per loaded model (threads value) before the first timed one; seed: seeds the prompt token ids.
+GENERATE_DEFAULTS: Dict[str, Any] = {
+    "prompt_tokens": [128],
+    "gen_tokens": [128],
+    "context_depth": [0],
+    "batch": [1],
+    "threads": [0],
+    "repetitions": 5,
+    "warmup": 1,
+    "seed": 0,
+}
+
+
 class ProtocolError(ValueError):
     """A request or result that does not match this protocol version."""
 
@@ -85,6 +102,9 @@ class Request:
     # Accuracy on the device (``python -m edgeopt_agent evaluate``, edgeopt_agent.evaluate): inputs .npz, outputs .npz.
     eval_npz: Optional[str] = None
     eval_output: Optional[str] = None
+    # Generative models (``python -m edgeopt_agent generate``): the workload, keys and defaults in
+    # ``GENERATE_DEFAULTS`` (missing keys default); ``{}`` for the other commands.
+    generate: Dict[str, Any] = field(default_factory=dict)
     protocol_version: int = PROTOCOL_VERSION
 
     def to_dict(self) -> Dict[str, Any]:
@@ -151,6 +171,9 @@ class RawRun:
     frames: Dict[str, Any] = field(default_factory=dict)
     # ``profile`` command only (``{}`` otherwise): per-layer records; see ``edgeopt_agent.profile`` for the keys.
     profile: Dict[str, Any] = field(default_factory=dict)
+    # ``generate`` command only (``{}`` otherwise): raw per-cell timings and memory of a generative model; see
+    # ``edgeopt_agent.generate`` for the keys (statistics are the host's job, edgeopt.bench.llm).
+    generate: Dict[str, Any] = field(default_factory=dict)
     agent_version: str = ""
     protocol_version: int = PROTOCOL_VERSION
 

@@ -13,6 +13,7 @@ from ..deploy.use import DeploymentConflictError
 from ..errors import ExitCode, InputError
 from ..metrics.result import BenchResult
 from ..settings import MeasureSettings, RemoteSpec
+from .bench_llm_cmd import llm_options, run_llm_bench
 from .bench_many import bench_many, check_combination
 from .bench_tradeoff_cmd import is_tradeoff, list_options, run_tradeoff
 from .common import emit_json, json_option, targets_dir_option
@@ -38,6 +39,7 @@ from .sink_options import MlflowTarget, mlflow_options
     shapes={"help": "Concrete shape of an input with dynamic dims, e.g. input=1x3x224x224 (one per input)."},
     runtime={"help": f"Agent runtime: {runtime_names_text()} [default: auto: the target's first runtime that loads "
                      "the model's format]."})
+@llm_options
 @OVERRIDE_DEPLOYMENT
 @remote_options()
 @fleet_options()
@@ -49,14 +51,25 @@ def bench(
     model: Path, target: str | None, measure: dict[str, Any], no_budget: bool, threads: list[int],
     batches: list[int], html: Path | None, runtime_flags: dict[str, dict[str, Any]], samples: bool,
     targets_dirs: tuple[Path, ...], as_json: bool, remote: RemoteSpec, history: HistoryOptions,
-    fleet: FleetOptions, mlflow: MlflowTarget | None, override_deployment: bool,
+    fleet: FleetOptions, mlflow: MlflowTarget | None, override_deployment: bool, **llm: Any,
 ) -> int:
     """Benchmark MODEL (or every artifact of an optimize manifest.json) on a target, or on many devices at once
     with --devices (docs/fleet.md). MODEL may be a deployment (a folder with deployment.json, e.g. a sweep's
     <out>/recommended): its files run with exactly its settings (docs/bench.md, "Deployments").
 
+    MODEL may be an LLM folder (onnxruntime-genai or OpenVINO GenAI): TTFT, TPOT, tokens/s and memory per workload
+    cell of --prompt-tokens x --gen-tokens x --context-depth x --batch x --threads (docs/llm-bench.md).
+
     Exit 0 pass, 1 budget failed or run invalid, 2 bad input, 3 device error (with --devices: every device).
     """
+    from ..bench.llm.api import llm_folder_format
+
+    if llm_folder_format(model):  # a generative model folder: the agent's generate command
+        if fleet.enabled or mlflow is not None or html is not None:
+            raise InputError(f"{model} is an LLM folder: --devices, --mlflow and --html do not apply to it yet; "
+                             "bench it on one device (--host/--device) (docs/llm-bench.md)")
+        return run_llm_bench(model, llm, threads=threads, batches=batches, measure=measure, remote=remote,
+                             as_json=as_json)
     settings = MeasureSettings.from_kwargs(
         **{**measure, "fps": None if no_budget else measure["fps"],
            **runtime_choice(measure["runtime"], runtime_flags, measure["runtime_options"])},

@@ -50,6 +50,8 @@ BUILTIN_RUNTIMES: dict[str, str] = {
     "tensorrt": "edgeopt.registry.runtimes.tensorrt:DESCRIPTOR",
     "coreml": "edgeopt.registry.runtimes.coreml:DESCRIPTOR",
     "null": "edgeopt.registry.runtimes.null:DESCRIPTOR",
+    "onnxruntime_genai": "edgeopt.registry.runtimes.onnxruntime_genai:DESCRIPTOR",
+    "openvino_genai": "edgeopt.registry.runtimes.openvino_genai:DESCRIPTOR",
 }
 
 

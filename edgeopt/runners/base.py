@@ -37,6 +37,7 @@ class AgentCommand(str, Enum):
     RUN = "run"
     EVALUATE = "evaluate"
     PROFILE = "profile"
+    GENERATE = "generate"
 
 
 class RunnerKind(str, Enum):
@@ -94,6 +95,11 @@ class Runner(Protocol):
 
     def profile(self, request: Request, model_path: Path, progress: ProgressSink | None = None) -> RawRun:
         """Per-layer times from the runtime's own profiler (``RawRun.profile``; edgeopt/profile)."""
+        ...
+
+    def generate(self, request: Request, model_path: Path, progress: ProgressSink | None = None) -> RawRun:
+        """Generative timings of an LLM folder over ``request.generate``'s cells (``RawRun.generate``;
+        edgeopt.bench.llm)."""
         ...
 
     def probe(self) -> dict[str, Any]:

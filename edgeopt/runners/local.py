@@ -64,6 +64,10 @@ class LocalRunner:
         """Per-layer profile of ``model_path`` (see :meth:`edgeopt.runners.Runner.profile`)."""
         return self._call(AgentCommand.PROFILE, request, model_path, progress)
 
+    def generate(self, request: Request, model_path: Path, progress: ProgressSink | None = None) -> RawRun:
+        """Generative timings of the LLM folder ``model_path`` (see :meth:`edgeopt.runners.Runner.generate`)."""
+        return self._call(AgentCommand.GENERATE, request, model_path, progress)
+
     def probe(self) -> dict[str, Any]:
         """``python -m edgeopt_agent probe``: machine facts and which runtimes load here.
 

@@ -129,6 +129,10 @@ class SshRunner:
         """Per-layer profile on the device (the profile travels in the result). Raises as :meth:`run`."""
         return self._call(AgentCommand.PROFILE, request, model_path, progress)
 
+    def generate(self, request: Request, model_path: Path, progress: ProgressSink | None = None) -> RawRun:
+        """Generative timings of the LLM folder ``model_path`` (see :meth:`edgeopt.runners.Runner.generate`)."""
+        return self._call(AgentCommand.GENERATE, request, model_path, progress)
+
     def close(self) -> None:
         """Nothing is held between calls: each command opens (and closes) its own SSH session."""
 

@@ -70,6 +70,12 @@ MODELS: dict[str, Callable[[Path], ContractModel]] = {
 }
 
 
+# Generative runtimes (LLM folders) have no single forward pass to bind and time: their contract is the
+# ``generate`` command's, checked on real tiny models in tests/integration/llm; the template here covers the rest.
+GENERATIVE = [n for n in runtimes.names() if getattr(runtimes.runtime_class(n), "generative", False)]
+GRAPH = [n for n in runtimes.names() if n not in GENERATIVE]
+
+
 # Options that make a runtime compute in the model's own precision. OpenVINO's CPU plugin runs FP32 models in bf16
 # by default on CPUs with native bf16 (AVX512_BF16/AMX, e.g. this project's AMD EPYC): ~1e-2 relative error.
 FULL_PRECISION_OPTIONS: dict[str, dict[str, object]] = {"openvino": {"inference_precision": "f32"}}
@@ -88,10 +94,17 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_every_registered_runtime_has_a_contract_model():
-    assert set(runtimes.names()) == set(MODELS)
+    assert set(GRAPH) == set(MODELS) and {"onnxruntime_genai", "openvino_genai"} <= set(GENERATIVE)
 
 
-@pytest.mark.parametrize("name", runtimes.names())
+@pytest.mark.parametrize("name", GENERATIVE)
+def test_generative_runtime_refuses_a_per_inference_run_plainly(name, model_dir):
+    raw = run(Request(model_path=str(_onnx_cnn(model_dir).path), runtime=name, iterations=2, warmup=0),
+              lambda e: None)
+    assert not raw.ok and raw.error_kind == "input" and "edgeopt bench LLM_FOLDER" in raw.error
+
+
+@pytest.mark.parametrize("name", GRAPH)
 def test_runtime_contract(name, model_dir):
     rt = _runtime_or_skip(name)
     assert rt.name == name and rt.version()
@@ -106,7 +119,7 @@ def test_runtime_contract(name, model_dir):
         assert raw.inputs[0]["shape"] == model.input_shape and raw.outputs[0]["shape"] == model.output_shape
 
 
-@pytest.mark.parametrize("name", [n for n in runtimes.names() if n != "null"])
+@pytest.mark.parametrize("name", [n for n in GRAPH if n != "null"])
 def test_runtime_outputs_match_reference(name, model_dir):
     """Binding and inferring give the model's true outputs (checked against ONNX Runtime or numpy)."""
     rt = _runtime_or_skip(name)
@@ -120,7 +133,7 @@ def test_runtime_outputs_match_reference(name, model_dir):
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-3, atol=1e-4)
 
 
-@pytest.mark.parametrize("name", runtimes.names())
+@pytest.mark.parametrize("name", GRAPH)
 def test_runtime_runs_concurrent_streams(name, model_dir):
     """Two streams run at once without sharing state a runtime cannot share (interpreters, infer requests)."""
     _runtime_or_skip(name)
@@ -131,7 +144,7 @@ def test_runtime_runs_concurrent_streams(name, model_dir):
     assert raw.timed_inferences == 30 and len(raw.samples_ns) == 30
 
 
-@pytest.mark.parametrize("name", [n for n in runtimes.names() if n != "null"])
+@pytest.mark.parametrize("name", [n for n in GRAPH if n != "null"])
 def test_runtime_refuses_unknown_option(name, model_dir):
     _runtime_or_skip(name)
     model = MODELS[name](model_dir)

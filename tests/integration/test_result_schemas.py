@@ -74,6 +74,19 @@ def qualify_doc(work: Path) -> dict[str, Any]:
     return {"qualify": json.loads((work / "report" / "result.json").read_text())}
 
 
+def llm_bench_doc(work: Path) -> dict[str, Any]:
+    """``bench LLM_FOLDER`` of the tiny int4 onnxruntime-genai Llama (tests/llm_models.py), two cells."""
+    from edgeopt.bench.llm import LlmWorkload, bench_llm
+    from tests.llm_models import shared_ortgenai
+
+    folder = shared_ortgenai(work / "llm")
+    result = bench_llm(folder, LlmWorkload(prompt_tokens=(8, 16), gen_tokens=(4,), repetitions=2, warmup=0))
+    return {"llm_bench": result.model_dump(mode="json")}
+
+
+LLM_DOCS = ("llm_bench",)  # pinned here, checked by their own test (they need onnxruntime-genai)
+
+
 def shapes(work: Path, search: Int8Search | None = None) -> dict[str, dict[str, list[str]]]:
     docs = {**bench_docs(work), **sweep_doc(work, search), **qualify_doc(work)}
     return {name: key_types(doc) for name, doc in docs.items()}
@@ -101,14 +114,22 @@ def test_bench_sweep_and_qualify_results_keep_their_keys(tmp_path: Path, digits_
     pinned = {name: {path: types.split("|") for path, types in paths.items()}
               for name, paths in json.loads(SNAPSHOT.read_text()).items()}
     now = shapes(tmp_path, digits_int8_search)
-    assert set(now) == set(pinned)
-    problems = {name: _diff(pinned[name], now[name]) for name in pinned}
+    assert set(now) == set(pinned) - set(LLM_DOCS)
+    problems = {name: _diff(pinned[name], now[name]) for name in now}
     assert not any(problems.values()), problems
+
+
+def test_llm_bench_result_keeps_its_keys(tmp_path: Path) -> None:
+    pytest.importorskip("onnxruntime_genai", reason="pip install onnxruntime-genai to check the LLM bench result")
+    pytest.importorskip("transformers", reason="transformers builds the tiny Llama")
+    pinned = {path: types.split("|") for path, types in json.loads(SNAPSHOT.read_text())["llm_bench"].items()}
+    now = key_types(llm_bench_doc(tmp_path)["llm_bench"])
+    assert not _diff(pinned, now), _diff(pinned, now)
 
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="edgeopt-schema-") as tmp:
-        docs = shapes(Path(tmp))
+        docs = {**shapes(Path(tmp)), **{k: key_types(v) for k, v in llm_bench_doc(Path(tmp)).items()}}
     lines = [f"  {json.dumps(name)}: {{\n" + ",\n".join(f"    {json.dumps(p)}: {json.dumps('|'.join(t))}"
                                                       for p, t in paths.items()) + "\n  }"
              for name, paths in sorted(docs.items())]

@@ -27,6 +27,8 @@ BUILTIN: Dict[str, str] = {
     "tflite": "edgeopt_agent.runtimes.tflite_rt:TfliteRuntime",
     "tensorrt": "edgeopt_agent.runtimes.tensorrt_rt:TensorRtRuntime",
     "coreml": "edgeopt_agent.runtimes.coreml_rt:CoreMlRuntime",
+    "onnxruntime_genai": "edgeopt_agent.runtimes.ortgenai_rt:OrtGenaiRuntime",
+    "openvino_genai": "edgeopt_agent.runtimes.ovgenai_rt:OvGenaiRuntime",
 }
 _CACHE: Dict[str, Dict[str, str]] = {}
 

@@ -90,3 +90,11 @@ def test_a_plugin_runtime_is_accepted_by_name(tmp_path, monkeypatch):
     assert parse_runtimes("ortplug,onnxruntime") == [RuntimeName("ortplug"), RuntimeName.ONNXRUNTIME]
     plan = install_plan(RuntimeName("ghostrt"), target=None, arch="x86_64", python=(3, 11))
     assert plan.requirements == () and "ghost-runtime-lib" in (plan.vendor or "")
+
+
+def test_devices_setup_knows_the_llm_runtimes_by_name_and_pip_alias():
+    ort, ov = parse_runtimes("onnxruntime-genai,openvino_genai")
+    assert (ort, ov) == ("onnxruntime_genai", "openvino_genai")
+    assert install_plan(ort, target=None, arch="aarch64", python=(3, 8)).requirements == ("onnxruntime-genai",)
+    assert install_plan(ov, target=None, arch="x86_64", python=(3, 11)).requirements == \
+        ("openvino-genai", "openvino-tokenizers")

@@ -1,0 +1,162 @@
+"""The ``generate`` command: time a generative model over a grid of workloads (llama-bench's axes).
+
+Cells are the cross product of ``prompt_tokens x gen_tokens x context_depth x batch`` for each ``threads`` value.
+The model is loaded once per thread count (timed, with the RSS it added); each cell is warmed up (``warmup``
+generations, untimed, not kept); then repetitions are interleaved across that load's cells (rep 0 of every cell,
+then rep 1, ...), so a drift in clock or temperature spreads over all cells instead of biasing one. Prompts are
+token ids drawn from the vocabulary with a seed per (cell, repetition): reproducible, and never the same prompt
+twice (no prefix cache can help). Output length is fixed (EOS ignored). Only raw readings are returned; the host
+computes the statistics and the validity of each percentile (edgeopt.bench.llm).
+
+``RawRun.generate`` keys: ``model`` (the runtime's decoder facts), ``loads`` (one per threads value: threads,
+load_ms, rss_before_kb, rss_after_kb around the load), ``cells`` (each: prompt_tokens, gen_tokens, context_depth, batch,
+threads, warmup, unsupported (a reason or None), reps: the runtime's ``generate_once`` dict plus rss_before_kb,
+rss_after_kb, peak_rss_kb), ``peak_reset`` (whether VmHWM was reset per repetition, so peak_rss_kb is the
+repetition's own peak), ``truncated`` (the watchdog stopped repetitions early).
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import time
+from typing import Any, Callable, Dict, List, Optional
+
+from . import __version__, environment, memory, runtimes
+from .protocol import (
+    ERROR_INPUT,
+    ERROR_RUNTIME,
+    ERROR_RUNTIME_MISSING,
+    GENERATE_DEFAULTS,
+    STATUS_ERROR,
+    STATUS_OK,
+    RawRun,
+    Request,
+)
+
+Progress = Callable[[Dict[str, Any]], None]
+_AXES = ("prompt_tokens", "gen_tokens", "context_depth", "batch", "threads")
+_FIRST_ID = 3  # ids below are often special (pad/bos/eos/unk): a prompt of them would not be text-like
+
+
+class _Failed(Exception):
+    def __init__(self, result: RawRun) -> None:
+        super().__init__(result.error)
+        self.result = result
+
+
+def workload(request: Request) -> Dict[str, Any]:
+    """The request's workload with defaults filled in; raises ValueError naming a bad key or value."""
+    unknown = sorted(set(request.generate) - set(GENERATE_DEFAULTS))
+    if unknown:
+        raise ValueError("unknown generate key(s) %s; known: %s" % (", ".join(unknown), ", ".join(GENERATE_DEFAULTS)))
+    spec = dict(GENERATE_DEFAULTS)
+    spec.update(request.generate)
+    for axis in _AXES:
+        values = spec[axis]
+        if not isinstance(values, list) or not values or not all(isinstance(v, int) for v in values):
+            raise ValueError("generate.%s must be a non-empty list of integers (got %r)" % (axis, values))
+        low = 0 if axis in ("context_depth", "threads") else 1
+        if min(values) < low:
+            raise ValueError("generate.%s values must be >= %d (got %r)" % (axis, low, values))
+    if int(spec["repetitions"]) < 1 or int(spec["warmup"]) < 0:
+        raise ValueError("generate.repetitions must be >= 1 and warmup >= 0")
+    return spec
+
+
+def _cells(spec: Dict[str, Any], threads: int) -> List[Dict[str, Any]]:
+    grid = itertools.product(spec["prompt_tokens"], spec["gen_tokens"], spec["context_depth"], spec["batch"])
+    return [{"prompt_tokens": p, "gen_tokens": g, "context_depth": d, "batch": b, "threads": threads,
+             "warmup": int(spec["warmup"]), "unsupported": None, "reps": []} for p, g, d, b in grid]
+
+
+def _ids(seed: int, key: List[int], count: int, batch: int, vocab: int) -> List[List[int]]:
+    rng = random.Random("%d:%s" % (seed, ",".join(str(k) for k in key)))
+    return [[rng.randrange(_FIRST_ID, vocab) for _ in range(count)] for _ in range(batch)]
+
+
+def _once(rt: Any, cell: Dict[str, Any], seed: int, index: int, rep: int, vocab: int) -> Dict[str, Any]:
+    key = [index, rep, cell["threads"]]
+    prompt = _ids(seed, key + [0], cell["prompt_tokens"], cell["batch"], vocab)
+    depth = _ids(seed, key + [1], cell["context_depth"], cell["batch"], vocab)
+    reset = memory.reset_peak()
+    before = memory.vm_rss_kb()
+    out = rt.generate_once(prompt, depth, cell["gen_tokens"])
+    out.update(rss_before_kb=before, rss_after_kb=memory.vm_rss_kb(),
+               peak_rss_kb=memory.vm_hwm_kb() if reset else None)
+    rt.close_generation()
+    return out
+
+
+def _unsupported(rt: Any, cell: Dict[str, Any], facts: Dict[str, Any]) -> Optional[str]:
+    if cell["context_depth"] and not getattr(rt, "supports_context_depth", True):
+        return "context_depth > 0 is not supported by the %s runtime yet" % rt.name
+    total = cell["context_depth"] + cell["prompt_tokens"] + cell["gen_tokens"]
+    if facts.get("context_length") and total > facts["context_length"]:
+        return "%d tokens exceed the model's context length %d" % (total, facts["context_length"])
+    return None
+
+
+def _run_load(rt: Any, request: Request, spec: Dict[str, Any], threads: int, deadline: float) -> Dict[str, Any]:
+    """Load for one thread count, warm up each cell, then interleave repetitions; returns the load's record."""
+    before = memory.vm_rss_kb()
+    t0 = time.perf_counter_ns()
+    rt.load(request.model_path, dict(request.runtime_options), threads)
+    load_ms = (time.perf_counter_ns() - t0) / 1e6
+    after = memory.vm_rss_kb()
+    facts = rt.model_facts()
+    vocab = int(facts.get("vocab_size") or 0) or 1000
+    cells = _cells(spec, threads)
+    for index, cell in enumerate(cells):
+        cell["unsupported"] = _unsupported(rt, cell, facts)
+        for w in range(0 if cell["unsupported"] else cell["warmup"]):
+            _once(rt, cell, spec["seed"], index, -1 - w, vocab)
+    truncated = False
+    for rep in range(int(spec["repetitions"])):
+        for index, cell in enumerate(cells):
+            if cell["unsupported"]:
+                continue
+            if time.monotonic() > deadline:
+                truncated = True
+                break
+            cell["reps"].append(_once(rt, cell, spec["seed"], index, rep, vocab))
+    return {"threads": threads, "load_ms": load_ms, "rss_before_kb": before, "rss_after_kb": after,
+            "model": facts, "cells": cells, "truncated": truncated}
+
+
+def generate(request: Request, emit: Progress) -> RawRun:
+    """Run the request's generative workload; every failure comes back as a ``RawRun`` with ``status="error"``."""
+    try:
+        spec = workload(request)
+        rt = runtimes.create(request.runtime)
+        if not getattr(rt, "generative", False):
+            raise ValueError("runtime %s is not generative: 'generate' needs onnxruntime_genai or openvino_genai"
+                             % request.runtime)
+    except (KeyError, ValueError) as exc:
+        return _error(request, ERROR_INPUT, str(exc.args[0]) if exc.args else str(exc))
+    except runtimes.RuntimeMissing as exc:
+        return _error(request, ERROR_RUNTIME_MISSING, str(exc))
+    env = environment.collect({rt.name: rt.version()})
+    deadline = time.monotonic() + request.max_duration_s
+    loads: List[Dict[str, Any]] = []
+    emit({"event": "phase", "phase": "generate"})
+    try:
+        for threads in spec["threads"]:
+            loads.append(_run_load(rt, request, spec, threads, deadline))
+    except (RuntimeError, ValueError, OSError) as exc:
+        text = str(exc).strip().splitlines()
+        return _error(request, ERROR_RUNTIME, "%s: %s" % (rt.name, text[0] if text else type(exc).__name__), env)
+    raw = {"model": loads[0]["model"], "peak_reset": memory.reset_peak(),
+           "loads": [{k: v for k, v in ld.items() if k not in ("cells", "model", "truncated")} for ld in loads],
+           "cells": [c for ld in loads for c in ld["cells"]], "truncated": any(ld["truncated"] for ld in loads)}
+    info: Dict[str, Any] = {"name": rt.name, "version": rt.version()}
+    info.update(rt.details())
+    return RawRun(status=STATUS_OK, request=request.to_dict(), runtime=info, environment=env,
+                  load_ms=loads[0]["load_ms"], truncated=raw["truncated"], generate=raw,
+                  memory_kb={"baseline": loads[0]["rss_before_kb"], "peak": memory.vm_hwm_kb()},
+                  agent_version=__version__)
+
+
+def _error(request: Request, kind: str, message: str, env: Optional[Dict[str, Any]] = None) -> RawRun:
+    return RawRun(status=STATUS_ERROR, error=message, error_kind=kind, request=request.to_dict(),
+                  environment=env or {}, agent_version=__version__)

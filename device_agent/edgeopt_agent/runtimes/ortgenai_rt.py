@@ -1,0 +1,121 @@
+"""onnxruntime-genai: runs a model folder written by its model builder (genai_config.json, model.onnx, tokenizer).
+
+Timing follows onnxruntime-genai's own loop: ``append_tokens`` runs the prompt's forward pass (prefill) and
+leaves its logits; each ``generate_next_token`` samples one token and, from the second on, first runs the
+forward pass of the previous token. So time to first token = ``append_tokens`` + the first
+``generate_next_token``, and each later ``generate_next_token`` is one output token's latency (TPOT).
+Output length is fixed with ``min_length = max_length`` (EOS cannot end it early). With the builder's default
+``past_present_share_buffer`` the KV cache is allocated for ``max_length`` tokens when the generator is made.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any, Dict, List
+
+from .base import RuntimeMissing
+from .generative import GenerativeRuntime
+from .options import Option
+
+_DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "int8": 1, "uint8": 1}
+
+
+def _import() -> Any:
+    try:
+        import onnxruntime_genai
+    except ImportError as exc:
+        raise RuntimeMissing("onnxruntime-genai is not installed: pip install onnxruntime-genai (%s)" % exc) from None
+    return onnxruntime_genai
+
+
+class OrtGenaiRuntime(GenerativeRuntime):
+    name = "onnxruntime_genai"
+    formats = ("onnxruntime_genai",)
+    packages = (("onnxruntime_genai", ("onnxruntime-genai", "onnxruntime-genai-cuda", "onnxruntime-genai-directml")),)
+    profile_unsupported = "onnxruntime-genai has no per-layer profiler the agent drives; profile the model.onnx " \
+                          "with the onnxruntime runtime instead"
+    option_schema = (
+        Option("provider", "str", "execution provider to append (e.g. cuda); default: the folder's genai_config"),
+    )
+
+    def __init__(self) -> None:
+        self._og = _import()
+        self._model: Any = None
+        self._folder = ""
+        self._generator: Any = None
+        self._threads = 0
+
+    def version(self) -> str:
+        return str(getattr(self._og, "__version__", "unknown"))
+
+    def load(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
+        self.check_options(options)
+        folder = model_path if os.path.isdir(model_path) else os.path.dirname(model_path)
+        config = self._og.Config(folder)
+        if threads > 0:
+            config.overlay(json.dumps({"model": {"decoder": {"session_options": {"intra_op_num_threads": int(threads),
+                                                                                   "inter_op_num_threads": 1}}}}))
+        if options.get("provider"):
+            config.clear_providers()
+            config.append_provider(str(options["provider"]))
+        self._model = self._og.Model(config)
+        self._folder = folder
+        self._threads = int(threads)
+
+    def model_facts(self) -> Dict[str, Any]:
+        with open(os.path.join(self._folder, "genai_config.json")) as fh:
+            model = json.load(fh)["model"]
+        dec = model["decoder"]
+        return {"layers": int(dec["num_hidden_layers"]), "kv_heads": int(dec["num_key_value_heads"]),
+                "head_size": int(dec["head_size"]), "vocab_size": int(model["vocab_size"]),
+                "context_length": int(model.get("context_length", 0)), "kv_dtype_bytes": None,
+                "source": "genai_config.json"}
+
+    def generate_once(self, prompt: List[List[int]], depth: List[List[int]], gen_tokens: int) -> Dict[str, Any]:
+        import numpy as np
+
+        og = self._og
+        batch = len(prompt)
+        total = len(depth[0]) + len(prompt[0]) + gen_tokens
+        params = og.GeneratorParams(self._model)
+        params.set_search_options(max_length=total, min_length=total, do_sample=False, batch_size=batch)
+        gen = og.Generator(self._model, params)
+        self._generator = gen
+        if depth[0]:
+            gen.append_tokens(np.asarray(depth, dtype=np.int32))
+        ids = np.asarray(prompt, dtype=np.int32)
+        clock = time.perf_counter_ns
+        t0 = clock()
+        gen.append_tokens(ids)
+        t1 = clock()
+        gen.generate_next_token()
+        t2 = clock()
+        token_ns = []
+        produced = 1
+        last = t2
+        while produced < gen_tokens and not gen.is_done():
+            gen.generate_next_token()
+            now = clock()
+            token_ns.append(now - last)
+            last = now
+            produced += 1
+        return {"ttft_ns": t2 - t0, "prefill_ns": t1 - t0, "token_ns": token_ns, "e2e_ns": last - t0,
+                "tokens_out": len(gen.get_sequence(0)) - len(depth[0]) - len(prompt[0]), "kv": self._kv(gen)}
+
+    @staticmethod
+    def _kv(gen: Any) -> Dict[str, Any]:
+        """dtype and shape of layer 0's key cache as allocated (read after timing); ``{}`` if not readable."""
+        try:
+            arr = gen.get_output("present.0.key")
+        except Exception:  # older onnxruntime-genai, other output names: the formula then assumes the model dtype
+            return {}
+        return {"dtype": str(arr.dtype), "dtype_bytes": _DTYPE_BYTES.get(str(arr.dtype), int(arr.dtype.itemsize)),
+                "shape": [int(d) for d in arr.shape]}
+
+    def close_generation(self) -> None:
+        self._generator = None
+
+    def details(self) -> Dict[str, Any]:
+        return {"folder": self._folder}

@@ -1,0 +1,160 @@
+"""OpenVINO GenAI: runs an OpenVINO GenAI folder (openvino_model.xml with a stateful KV cache, its .bin, and
+openvino_tokenizer/openvino_detokenizer) with ``LLMPipeline``.
+
+Prompts go in as token ids (an ``ov.Tensor``), so tokenization is not timed and the tokenizer models are not
+needed to measure. Timing: a streamer whose ``write`` is called once per new token records the clock; time to
+first token = ``generate`` called until the first ``write``; TPOT = the gaps between later writes. Output length
+is fixed with ``min_new_tokens = max_new_tokens`` and ``ignore_eos``. Context depth (a KV cache filled before the
+prompt): the depth tokens go in as a first chat turn (``start_chat``, one new token, untimed), so the timed prompt
+is a second turn on the kept cache (it also feeds the first turn's token: prompt + 1 tokens). ``start_chat`` is
+deprecated in OpenVINO GenAI 2026 (ChatHistory replaces it, for text); where it is gone, depth cells are refused.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Dict, List
+from xml.etree import ElementTree
+
+from .base import RuntimeMissing
+from .generative import GenerativeRuntime
+from .options import Option
+
+_MODEL_XML = "openvino_model.xml"
+
+
+def _import() -> Any:
+    try:
+        import openvino_genai
+    except ImportError as exc:
+        raise RuntimeMissing("openvino-genai is not installed: pip install openvino-genai (%s)" % exc) from None
+    return openvino_genai
+
+
+def _streamer(genai: Any, clock: Any) -> Any:
+    """A StreamerBase that stamps each ``write`` (one per new token, or per batch of tokens)."""
+
+    class _Stamps(genai.StreamerBase):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            super().__init__()
+            self.stamps: List[int] = []
+
+        def write(self, token: Any) -> Any:
+            self.stamps.append(clock())
+            return genai.StreamingStatus.RUNNING
+
+        def end(self) -> None:
+            return None
+
+    return _Stamps()
+
+
+class OvGenaiRuntime(GenerativeRuntime):
+    name = "openvino_genai"
+    formats = ("openvino_genai",)
+    packages = (("openvino_genai", ("openvino-genai",)), ("openvino_tokenizers", ("openvino-tokenizers",)))
+    profile_unsupported = "OpenVINO GenAI has no per-layer profiler the agent drives; profile the " \
+                          "openvino_model.xml with the openvino runtime instead"
+    option_schema = (
+        Option("device", "str", "OpenVINO device for the pipeline (CPU, GPU, NPU)", default="CPU"),
+    )
+
+    def __init__(self) -> None:
+        self._genai = _import()
+        self._pipe: Any = None
+        self._folder = ""
+        self._threads = 0
+        self._device = "CPU"
+
+    def version(self) -> str:
+        return str(getattr(self._genai, "__version__", "unknown"))
+
+    def load(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
+        self.check_options(options)
+        folder = model_path if os.path.isdir(model_path) else os.path.dirname(model_path)
+        self._device = str(options.get("device") or "CPU")
+        props: Dict[str, Any] = {}
+        if threads > 0:
+            props["INFERENCE_NUM_THREADS"] = int(threads)
+        self._pipe = self._genai.LLMPipeline(folder, self._device, **props)
+        self._folder = folder
+        self._threads = int(threads)
+
+    def model_facts(self) -> Dict[str, Any]:
+        """Read from config.json next to the IR when present (optimum writes it), else from the IR's KV inputs."""
+        import json
+
+        path = os.path.join(self._folder, "config.json")
+        if os.path.isfile(path):
+            with open(path) as fh:
+                cfg = json.load(fh)
+            heads = int(cfg["num_attention_heads"])
+            return {"layers": int(cfg["num_hidden_layers"]), "kv_heads": int(cfg.get("num_key_value_heads", heads)),
+                    "head_size": int(cfg.get("head_dim") or cfg["hidden_size"] // heads),
+                    "vocab_size": int(cfg["vocab_size"]), "context_length": int(cfg.get("max_position_embeddings", 0)),
+                    "kv_dtype_bytes": None, "source": "config.json"}
+        return _facts_from_ir(os.path.join(self._folder, _MODEL_XML))
+
+    @property
+    def supports_context_depth(self) -> bool:  # type: ignore[override]
+        return hasattr(self._pipe if self._pipe is not None else self._genai.LLMPipeline, "start_chat")
+
+    def _config(self, tokens: int) -> Any:
+        config = self._genai.GenerationConfig()
+        config.max_new_tokens = tokens
+        config.min_new_tokens = tokens
+        config.ignore_eos = True
+        config.do_sample = False
+        return config
+
+    def generate_once(self, prompt: List[List[int]], depth: List[List[int]], gen_tokens: int) -> Dict[str, Any]:
+        import warnings
+
+        import numpy as np
+        import openvino as ov
+
+        clock = time.perf_counter_ns
+        streamer = _streamer(self._genai, clock)
+        ids = ov.Tensor(np.asarray(prompt, dtype=np.int64))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # start_chat: see the module docstring
+            if depth[0]:
+                self._pipe.start_chat()
+                self._pipe.generate(ov.Tensor(np.asarray(depth, dtype=np.int64)), self._config(1))
+            try:
+                t0 = clock()
+                result = self._pipe.generate(ids, self._config(gen_tokens), streamer)
+                t_end = clock()
+            finally:
+                if depth[0]:
+                    self._pipe.finish_chat()
+        stamps = streamer.stamps
+        if not stamps:
+            raise RuntimeError("the OpenVINO GenAI streamer saw no token: cannot time this generation")
+        token_ns = [b - a for a, b in zip(stamps, stamps[1:])]
+        tokens = getattr(result, "tokens", None) or [[]]
+        perf = getattr(result, "perf_metrics", None)
+        own = {}
+        if perf is not None:
+            own = {"ttft_ms": float(perf.get_ttft().mean), "tpot_ms": float(perf.get_tpot().mean)}
+        return {"ttft_ns": stamps[0] - t0, "prefill_ns": None, "token_ns": token_ns, "e2e_ns": t_end - t0,
+                "tokens_out": len(tokens[0]), "kv": {}, "runtime_metrics": own}
+
+    def details(self) -> Dict[str, Any]:
+        return {"folder": self._folder, "device": self._device}
+
+
+def _facts_from_ir(xml_path: str) -> Dict[str, Any]:
+    """Layers, KV heads and head size from the stateful IR's ReadValue shapes (``[batch, kv_heads, seq, head]``)."""
+    shapes = []
+    for layer in ElementTree.parse(xml_path).getroot().iter("layer"):
+        if layer.get("type") == "ReadValue":
+            data = layer.find("data")
+            shape = (data.get("variable_shape") if data is not None else "") or ""
+            shapes.append([d for d in shape.strip("[]").split(",") if d])
+    if not shapes:
+        raise ValueError("%s has no ReadValue (stateful KV cache): export it with a stateful cache" % xml_path)
+    dims = shapes[0]
+    return {"layers": len(shapes) // 2, "kv_heads": int(dims[1]), "head_size": int(dims[-1]), "vocab_size": None,
+            "context_length": 0, "kv_dtype_bytes": None, "source": _MODEL_XML}

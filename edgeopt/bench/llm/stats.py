@@ -1,0 +1,108 @@
+"""Raw readings of the agent's ``generate`` command -> one :class:`LlmCell` per workload cell.
+
+Validity rule: each reported percentile needs the samples :func:`edgeopt.metrics.latency.required_samples` asks
+(p90 of TTFT: 10 repetitions; p99 of TPOT: 100 token latencies pooled over the repetitions), every repetition
+must have produced exactly ``gen_tokens`` tokens, and the watchdog must not have cut repetitions; a cell that
+breaks the rule keeps its numbers and says why in ``invalid_reasons``.
+"""
+
+from __future__ import annotations
+
+from statistics import median
+from typing import Any
+
+import numpy as np
+
+from ...metrics.latency import required_samples
+from .result import LlmCell
+
+_MS = 1e6
+_MB = 1024.0
+DEFAULT_KV_DTYPE_BYTES = 4  # fp32 cache: what CPU exports of int4/fp32 models allocate
+
+
+def kv_cache_bytes(facts: dict[str, Any], context: int, batch: int, dtype_bytes: int) -> int:
+    """layers x 2 (key and value) x kv_heads x head_size x context tokens x dtype bytes x batch."""
+    return int(facts["layers"]) * 2 * int(facts["kv_heads"]) * int(facts["head_size"]) * context * dtype_bytes * batch
+
+
+def _pct(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values, dtype=np.float64), q * 100.0))
+
+
+def _support(name: str, n: int, q: float, reasons: list[str], what: str) -> None:
+    need = required_samples(q)
+    if n < need:
+        reasons.append(f"{name} needs >= {need} {what}, got {n}")
+
+
+def _trace(reps: list[dict[str, Any]]) -> list[float]:
+    width = min(len(r["token_ns"]) for r in reps)
+    return [round(median(r["token_ns"][i] for r in reps) / _MS, 6) for i in range(width)]
+
+
+def _memory(reps: list[dict[str, Any]]) -> dict[str, float | None]:
+    peaks = [r["peak_rss_kb"] for r in reps if r.get("peak_rss_kb") is not None]
+    growth = [r["rss_after_kb"] - r["rss_before_kb"] for r in reps
+              if r.get("rss_after_kb") is not None and r.get("rss_before_kb") is not None]
+    return {"peak_rss_mb": max(peaks) / _MB if peaks else None,
+            "rss_growth_mb": median(growth) / _MB if growth else None}
+
+
+def _kv(raw: dict[str, Any], facts: dict[str, Any], reps: list[dict[str, Any]]) -> dict[str, int | None]:
+    kv = next((r["kv"] for r in reps if r.get("kv")), {})
+    dtype_bytes = int(kv.get("dtype_bytes") or facts.get("kv_dtype_bytes") or DEFAULT_KV_DTYPE_BYTES)
+    context = raw["context_depth"] + raw["prompt_tokens"] + raw["gen_tokens"]
+    allocated = None
+    if kv.get("shape"):
+        allocated = int(np.prod(kv["shape"])) * dtype_bytes * 2 * int(facts["layers"])
+    return {"kv_cache_bytes": kv_cache_bytes(facts, context, raw["batch"], dtype_bytes),
+            "kv_dtype_bytes": dtype_bytes, "kv_cache_bytes_allocated": allocated}
+
+
+def _timings(raw: dict[str, Any], reps: list[dict[str, Any]]) -> dict[str, Any]:
+    batch, prompt = raw["batch"], raw["prompt_tokens"]
+    ttft = [r["ttft_ns"] / _MS for r in reps]
+    prefill = [(r["prefill_ns"] if r.get("prefill_ns") is not None else r["ttft_ns"]) / 1e9 for r in reps]
+    tokens = [t / _MS for r in reps for t in r["token_ns"]]
+    decode = [len(r["token_ns"]) * batch / (sum(r["token_ns"]) / 1e9) for r in reps if r["token_ns"]]
+    own = [r.get("runtime_metrics") or {} for r in reps]
+    return {
+        "ttft_ms_p50": _pct(ttft, 0.5), "ttft_ms_p90": _pct(ttft, 0.9),
+        "prefill_tokens_per_s": median(batch * prompt / s for s in prefill),
+        "tpot_ms_p50": _pct(tokens, 0.5) if tokens else None, "tpot_ms_p90": _pct(tokens, 0.9) if tokens else None,
+        "tpot_ms_p99": _pct(tokens, 0.99) if tokens else None,
+        "tpot_ms_mean": float(np.mean(tokens)) if tokens else None,
+        "decode_tokens_per_s": median(decode) if decode else None,
+        "e2e_ms_p50": median(r["e2e_ns"] / _MS for r in reps), "tpot_trace_ms": _trace(reps),
+        "runtime_ttft_ms_mean": median(o["ttft_ms"] for o in own) if all("ttft_ms" in o for o in own) else None,
+        "runtime_tpot_ms_mean": median(o["tpot_ms"] for o in own) if all("tpot_ms" in o for o in own) else None,
+    }
+
+
+def _reasons(raw: dict[str, Any], reps: list[dict[str, Any]], wanted: int) -> list[str]:
+    reasons: list[str] = []
+    if len(reps) < wanted:
+        reasons.append(f"{len(reps)} of {wanted} repetitions ran (watchdog: raise --max-duration)")
+    short = [r["tokens_out"] for r in reps if r["tokens_out"] != raw["gen_tokens"]]
+    if short:
+        reasons.append(f"a generation produced {min(short)} tokens, not {raw['gen_tokens']} (EOS not ignored?)")
+    _support("ttft p50", len(reps), 0.5, reasons, "repetitions")
+    _support("ttft p90", len(reps), 0.9, reasons, "repetitions")
+    n_tokens = sum(len(r["token_ns"]) for r in reps)
+    for key, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99)):
+        _support(f"tpot {key}", n_tokens, q, reasons, "token latencies (gen_tokens - 1 per repetition)")
+    return reasons
+
+
+def cell_from_raw(raw: dict[str, Any], facts: dict[str, Any], load_ms: float | None, wanted: int) -> LlmCell:
+    """One cell's statistics and validity from the agent's raw cell."""
+    axes = {k: raw[k] for k in ("prompt_tokens", "gen_tokens", "context_depth", "batch", "threads")}
+    reps = raw["reps"]
+    if raw.get("unsupported") or not reps:
+        why = raw.get("unsupported") or "no repetition ran (watchdog: raise --max-duration)"
+        return LlmCell(**axes, repetitions=0, load_ms=load_ms, valid=False, invalid_reasons=[why])
+    reasons = _reasons(raw, reps, wanted)
+    return LlmCell(**axes, repetitions=len(reps), tokens_out=min(r["tokens_out"] for r in reps), load_ms=load_ms,
+                   **_timings(raw, reps), **_memory(reps), **_kv(raw, facts, reps), valid=not reasons,
+                   invalid_reasons=reasons)

@@ -1,0 +1,54 @@
+"""``edgeopt bench LLM_FOLDER``: the generative options of ``bench`` and the run (docs/llm-bench.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from ..errors import ExitCode
+from ..settings import RemoteSpec
+from .bench_tradeoff_cmd import _int_list
+from .common import emit_json
+from .progress import StderrProgress
+
+F = TypeVar("F")
+
+
+def llm_options(f: F) -> F:
+    """``--prompt-tokens``, ``--gen-tokens``, ``--context-depth`` (comma lists), ``--repetitions``, ``--gen-warmup``:
+    used when MODEL is an LLM folder (with ``--threads``/``--batch`` lists)."""
+    f = click.option("--gen-warmup", "gen_warmup", type=click.IntRange(min=0), default=1, show_default=True,
+                     help="LLM folders: untimed generations per cell before the timed ones.")(f)
+    f = click.option("--repetitions", "repetitions", type=click.IntRange(min=1), default=10, show_default=True,
+                     help="LLM folders: timed generations per cell, interleaved across cells (p90 of TTFT needs "
+                          "10).")(f)
+    f = click.option("--context-depth", "context_depth", multiple=True, callback=_int_list("--context-depth", 0),
+                     metavar="N[,N...]", help="LLM folders: tokens in the KV cache before the prompt [default: 0].")(f)
+    f = click.option("--gen-tokens", "gen_tokens", multiple=True, callback=_int_list("--gen-tokens", 1),
+                     metavar="N[,N...]", help="LLM folders: new tokens per generation, EOS ignored [default: 128].")(f)
+    return click.option("--prompt-tokens", "prompt_tokens", multiple=True, callback=_int_list("--prompt-tokens", 1),
+                        metavar="N[,N...]", help="LLM folders: prompt lengths in tokens [default: 128].")(f)  # type: ignore[return-value]
+
+
+def run_llm_bench(model: Path, llm: dict[str, Any], *, threads: Sequence[int], batches: Sequence[int],
+                  measure: dict[str, Any], remote: RemoteSpec, as_json: bool) -> int:
+    """Bench an LLM folder; exit 0 when every cell is valid, 1 otherwise."""
+    from ..bench.llm import LlmWorkload, bench_llm
+    from ..bench.llm.render import render_llm_bench
+
+    workload = LlmWorkload(
+        prompt_tokens=tuple(llm["prompt_tokens"] or (128,)), gen_tokens=tuple(llm["gen_tokens"] or (128,)),
+        context_depth=tuple(llm["context_depth"] or (0,)), batch=tuple(batches or (1,)),
+        threads=tuple(threads or (0,)), repetitions=llm["repetitions"], warmup=llm["gen_warmup"],
+        seed=int(measure.get("seed") or 0), max_duration_s=float(measure.get("max_duration_s") or 600.0))
+    with StderrProgress() as progress:
+        result = bench_llm(model, workload, runtime=measure.get("runtime"),
+                           runtime_options=measure.get("runtime_options") or {}, remote=remote, progress=progress)
+    if as_json:
+        emit_json(result)
+    else:
+        render_llm_bench(result)
+    return int(ExitCode.OK if result.valid else ExitCode.GATE_FAILED)

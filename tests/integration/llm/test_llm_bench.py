@@ -1,0 +1,82 @@
+"""``edgeopt bench LLM_FOLDER`` on a real onnxruntime-genai session of a tiny int4 Llama (local runner)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from edgeopt.bench.llm import LlmWorkload, bench_llm
+from edgeopt.bench.llm.stats import kv_cache_bytes
+from edgeopt.cli.main import main
+from tests.llm_models import HEADS, HIDDEN, KV_HEADS, LAYERS
+
+
+def test_two_cells_give_ttft_tpot_decode_rate_fixed_length_and_kv_bytes(tiny_ortgenai):
+    work = LlmWorkload(prompt_tokens=(8, 32), gen_tokens=(12,), repetitions=10, warmup=1)
+    result = bench_llm(tiny_ortgenai, work)
+    assert result.kind == "llm_bench" and result.runtime["name"] == "onnxruntime_genai" and result.runner == "local"
+    assert [(c.prompt_tokens, c.gen_tokens) for c in result.cells] == [(8, 12), (32, 12)]
+    for cell in result.cells:
+        assert cell.valid, cell.invalid_reasons
+        assert cell.repetitions == 10 and cell.tokens_out == 12  # EOS ignored: exactly gen_tokens
+        assert 0 < cell.ttft_ms_p50 <= cell.ttft_ms_p90 and cell.prefill_tokens_per_s > 0
+        assert 0 < cell.tpot_ms_p50 <= cell.tpot_ms_p90 <= cell.tpot_ms_p99
+        assert len(cell.tpot_trace_ms) == 11  # one per token after the first
+        # decode rate = tokens over their own time (median over repetitions): about 1 / TPOT; a preempted token
+        # (2 shared cores) lengthens a repetition's time, so the product sits at or below 1
+        assert 0.2 < cell.decode_tokens_per_s * cell.tpot_ms_p50 / 1000.0 < 1.5
+        context = cell.prompt_tokens + cell.gen_tokens
+        head = HIDDEN // HEADS
+        assert cell.kv_cache_bytes == LAYERS * 2 * KV_HEADS * head * context * 4  # fp32 cache on the CPU
+        assert cell.kv_cache_bytes_allocated == cell.kv_cache_bytes  # the runtime's own allocation agrees
+        assert cell.peak_rss_mb is None or cell.peak_rss_mb > 0
+    assert result.valid and result.loads[0].load_ms > 0
+    assert result.model.layers == LAYERS and result.model.kv_heads == KV_HEADS
+
+
+def test_too_few_tokens_for_p99_is_invalid_with_the_reason(tiny_ortgenai):
+    result = bench_llm(tiny_ortgenai, LlmWorkload(prompt_tokens=(8,), gen_tokens=(4,), repetitions=2, warmup=0))
+    (cell,) = result.cells
+    assert not cell.valid and not result.valid
+    assert any(r.startswith("tpot p99 needs >= 100 token latencies") and r.endswith("got 6")
+               for r in cell.invalid_reasons), cell.invalid_reasons
+    assert any(r.startswith("ttft p90 needs >= 10 repetitions") for r in cell.invalid_reasons)
+    assert cell.tpot_ms_p50 > 0  # the numbers are kept, only marked
+
+
+def test_context_depth_fills_the_cache_before_the_timed_prompt(tiny_ortgenai):
+    result = bench_llm(tiny_ortgenai, LlmWorkload(prompt_tokens=(8,), gen_tokens=(4,), context_depth=(0, 64),
+                                                  repetitions=2, warmup=0))
+    shallow, deep = result.cells
+    assert deep.kv_cache_bytes - shallow.kv_cache_bytes == LAYERS * 2 * KV_HEADS * (HIDDEN // HEADS) * 64 * 4
+    assert deep.kv_cache_bytes_allocated == deep.kv_cache_bytes and deep.tokens_out == 4
+
+
+def test_cli_json_row_per_cell_and_exit_code(tiny_ortgenai, capsys):
+    code = main(["bench", str(tiny_ortgenai), "--prompt-tokens", "8", "--gen-tokens", "4", "--threads", "1,2",
+                 "--repetitions", "2", "--gen-warmup", "0", "--json"])
+    out = capsys.readouterr().out
+    assert code == 1, out  # 2 repetitions cannot support TTFT p90: invalid, exit 1
+    doc = json.loads(out)
+    assert doc["kind"] == "llm_bench" and [c["threads"] for c in doc["cells"]] == [1, 2]
+    keys = {"ttft_ms_p50", "tpot_ms_p99", "decode_tokens_per_s", "kv_cache_bytes", "peak_rss_mb"}
+    assert keys <= set(doc["cells"][0])
+
+
+def test_kv_formula():
+    facts = {"layers": 24, "kv_heads": 2, "head_size": 64}
+    assert kv_cache_bytes(facts, context=1024, batch=1, dtype_bytes=2) == 24 * 2 * 2 * 64 * 1024 * 2
+
+
+def test_a_folder_that_is_not_an_llm_is_an_input_error(tmp_path):
+    from edgeopt.errors import InputError
+
+    with pytest.raises(InputError, match="not an LLM folder"):
+        bench_llm(tmp_path)
+
+
+def test_fleet_flags_on_an_llm_folder_are_refused_plainly(tiny_ortgenai, capsys):
+    code = main(["bench", str(tiny_ortgenai), "--devices", "pi-*", "--gen-tokens", "4"])
+    err = capsys.readouterr().err
+    assert code == 2 and "is an LLM folder: --devices" in err

@@ -1,0 +1,22 @@
+"""``bench LLM_FOLDER`` over SSH: the model folder (several files) travels to the device cache and the same
+agent's ``generate`` command runs there; the result has the local shape."""
+
+from __future__ import annotations
+
+from edgeopt.bench.llm import LlmWorkload, bench_llm
+from tests.llm_models import tiny_ortgenai  # noqa: F401
+
+
+def test_llm_folder_bench_over_ssh_matches_local_shape(shared_device, tiny_ortgenai):  # noqa: F811
+    work = LlmWorkload(prompt_tokens=(8,), gen_tokens=(6,), repetitions=2, warmup=0)
+    remote = bench_llm(tiny_ortgenai, work, runner=shared_device.runner())
+    local = bench_llm(tiny_ortgenai, work)
+    assert remote.runner.startswith("ssh:root@127.0.0.1:") and local.runner == "local"
+    (cell,) = remote.cells
+    assert cell.tokens_out == 6 and cell.ttft_ms_p50 > 0 and cell.tpot_ms_p50 > 0
+    assert cell.kv_cache_bytes == local.cells[0].kv_cache_bytes
+    assert set(remote.model_dump()) == set(local.model_dump())
+    # the folder was uploaded whole into the device cache: the agent loaded it from there
+    assert remote.runtime["folder"].startswith(str(shared_device.workdir / "cache"))
+    cached = list((shared_device.workdir / "cache").rglob("genai_config.json"))
+    assert cached and (cached[0].parent / "model.onnx.data").is_file()

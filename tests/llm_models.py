@@ -1,0 +1,243 @@
+"""Tiny random-weight Llama models for the LLM tests: a Hugging Face folder and its onnxruntime-genai export.
+
+Built offline (``HF_HUB_OFFLINE=1``) with transformers and a byte-level BPE trained with ``tokenizers`` on a few KB
+of text from the standard library's docstrings; 2 layers, hidden 64, 4 heads (2 KV heads), vocab 512: seconds to
+build, milliseconds per token. Random weights: fine for plumbing and timing tests, meaningless for retention.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+VOCAB = 512
+LAYERS = 2
+HIDDEN = 64
+HEADS = 4
+KV_HEADS = 2
+MAX_POSITIONS = 1024
+
+
+def _corpus() -> list[str]:
+    import collections
+    import json as json_mod
+    import pathlib
+
+    text = "\n".join(filter(None, (m.__doc__ for m in (collections, json_mod, pathlib, os))))
+    return [line for line in text.splitlines() if line.strip()]
+
+
+def build_tokenizer(folder: Path) -> None:
+    """A byte-level BPE of vocab ``VOCAB`` saved as tokenizer.json + tokenizer_config.json (Llama-style)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE(unk_token=None))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=VOCAB, special_tokens=["<s>", "</s>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(_corpus(), trainer=trainer)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>")
+    fast.save_pretrained(str(folder))
+
+
+def build_hf_llama(folder: Path, seed: int = 0) -> Path:
+    """A random-weight ``LlamaForCausalLM`` with its tokenizer, saved as an HF folder."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    folder.mkdir(parents=True, exist_ok=True)
+    build_tokenizer(folder)
+    torch.manual_seed(seed)
+    config = LlamaConfig(vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=128, num_hidden_layers=LAYERS,
+                         num_attention_heads=HEADS, num_key_value_heads=KV_HEADS,
+                         max_position_embeddings=MAX_POSITIONS, bos_token_id=0, eos_token_id=1,
+                         tie_word_embeddings=False)
+    LlamaForCausalLM(config).eval().save_pretrained(str(folder))
+    return folder
+
+
+def build_ortgenai(hf_folder: Path, out: Path, precision: str = "int4") -> Path:
+    """Export ``hf_folder`` with onnxruntime-genai's model builder (CPU, ``precision``) into ``out``."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import subprocess
+    import sys
+
+    out.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "onnxruntime_genai.models.builder", "-i", str(hf_folder), "-o", str(out),
+           "-p", precision, "-e", "cpu", "-c", str(out.parent / (out.name + ".cache"))]
+    done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    if done.returncode != 0:
+        raise RuntimeError(f"onnxruntime-genai builder failed: {done.stderr[-2000:]}")
+    return out
+
+
+def _ov_llama():  # noqa: ANN202 - a torch module class, built lazily (torch is optional)
+    """A Llama-shaped decoder in plain torch with its KV cache as explicit inputs/outputs (what optimum-intel's
+    export produces before it makes the cache stateful), so an OpenVINO GenAI folder can be made offline."""
+    import torch
+    from torch import nn
+
+    head = HIDDEN // HEADS
+
+    class Layer(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.q, self.o = nn.Linear(HIDDEN, HIDDEN, bias=False), nn.Linear(HIDDEN, HIDDEN, bias=False)
+            self.k = nn.Linear(HIDDEN, KV_HEADS * head, bias=False)
+            self.v = nn.Linear(HIDDEN, KV_HEADS * head, bias=False)
+            self.up, self.down = nn.Linear(HIDDEN, 128), nn.Linear(128, HIDDEN)
+
+        def forward(self, x, pk, pv, mask):  # noqa: ANN001, ANN202
+            b, t, _ = x.shape
+            q = self.q(x).view(b, t, HEADS, head).transpose(1, 2)
+            k = torch.cat([pk, self.k(x).view(b, t, KV_HEADS, head).transpose(1, 2)], 2)
+            v = torch.cat([pv, self.v(x).view(b, t, KV_HEADS, head).transpose(1, 2)], 2)
+            rep = HEADS // KV_HEADS
+            a = nn.functional.scaled_dot_product_attention(q, k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1),
+                                                           attn_mask=mask)
+            x = x + self.o(a.transpose(1, 2).reshape(b, t, HIDDEN))
+            return x + self.down(torch.relu(self.up(x))), k, v
+
+    class Decoder(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb, self.head = nn.Embedding(VOCAB, HIDDEN), nn.Linear(HIDDEN, VOCAB, bias=False)
+            self.layers = nn.ModuleList([Layer() for _ in range(LAYERS)])
+
+        def forward(self, input_ids, attention_mask, position_ids, beam_idx, *past):  # noqa: ANN001, ANN002, ANN202
+            x, t, total = self.emb(input_ids), input_ids.shape[1], attention_mask.shape[1]
+            causal = torch.arange(total).unsqueeze(0) <= torch.arange(t).unsqueeze(1) + (total - t)
+            keep = causal[None, None] & attention_mask.bool()[:, None, None, :]
+            mask = torch.zeros(keep.shape).masked_fill(~keep, float("-inf"))
+            outs = []
+            for n, layer in enumerate(self.layers):
+                x, k, v = layer(x, past[2 * n].index_select(0, beam_idx), past[2 * n + 1].index_select(0, beam_idx),
+                                mask)
+                outs += [k, v]
+            return (self.head(x), *outs)
+
+    return Decoder
+
+
+def build_ovgenai(hf_folder: Path, out: Path, seed: int = 0) -> Path:
+    """An OpenVINO GenAI folder: a stateful ``openvino_model.xml`` (random weights, the tiny shapes) plus
+    ``openvino_tokenizer``/``openvino_detokenizer`` converted from ``hf_folder``'s tokenizer."""
+    import openvino as ov
+    import torch
+    from openvino._offline_transformations import apply_make_stateful_transformation
+    from openvino_tokenizers import convert_tokenizer
+    from transformers import AutoTokenizer
+
+    torch.manual_seed(seed)
+    model = _ov_llama()().eval()
+    head = HIDDEN // HEADS
+    kv_names = [f"{n}.{kind}" for n in range(LAYERS) for kind in ("key", "value")]
+    names = ["input_ids", "attention_mask", "position_ids", "beam_idx"] + [f"past_key_values.{k}" for k in kv_names]
+    shapes = [[-1, -1], [-1, -1], [-1, -1], [-1]] + [[-1, KV_HEADS, -1, head]] * len(kv_names)
+    example = (torch.ones(1, 3, dtype=torch.long), torch.ones(1, 5, dtype=torch.long), torch.arange(2, 5)[None],
+               torch.zeros(1, dtype=torch.int32)) + tuple(torch.zeros(1, KV_HEADS, 2, head) for _ in kv_names)
+    with torch.no_grad():
+        ov_model = ov.convert_model(model, example_input=example, input=[ov.PartialShape(s) for s in shapes])
+    for port, name in zip(ov_model.inputs, names, strict=True):
+        port.get_tensor().set_names({name})
+    for port, name in zip(ov_model.outputs, ["logits"] + [f"present.{k}" for k in kv_names], strict=True):
+        port.get_tensor().set_names({name})
+    apply_make_stateful_transformation(ov_model, {f"past_key_values.{k}": f"present.{k}" for k in kv_names})
+    out.mkdir(parents=True, exist_ok=True)
+    ov.save_model(ov_model, str(out / "openvino_model.xml"))
+    tok, detok = convert_tokenizer(AutoTokenizer.from_pretrained(str(hf_folder)), with_detokenizer=True)
+    ov.save_model(tok, str(out / "openvino_tokenizer.xml"))
+    ov.save_model(detok, str(out / "openvino_detokenizer.xml"))
+    return out
+
+
+def config_facts(out: Path) -> dict:
+    """The genai_config.json decoder facts (layers, KV heads, head size) the KV-bytes formula uses."""
+    dec = json.loads((out / "genai_config.json").read_text())["model"]["decoder"]
+    return {"layers": dec["num_hidden_layers"], "kv_heads": dec["num_key_value_heads"], "head_size": dec["head_size"]}
+
+
+if __name__ == "__main__":
+    import sys
+    import time
+
+    root = Path(sys.argv[1])
+    t = time.time()
+    build_hf_llama(root / "hf")
+    print("hf", time.time() - t)
+    build_ortgenai(root / "hf", root / "ortgenai")
+    print("ort", time.time() - t)
+
+
+def cached_ovgenai(root: Path) -> Path:
+    """The tiny OpenVINO GenAI folder under ``root`` (built once)."""
+    out = root / "ovgenai"
+    if not (out / "openvino_detokenizer.xml").is_file():
+        hf = root / "hf"
+        if not (hf / "tokenizer.json").is_file():
+            hf.mkdir(parents=True, exist_ok=True)
+            build_tokenizer(hf)
+        build_ovgenai(hf, out)
+    return out
+
+
+def cached_ortgenai(root: Path) -> Path:
+    """The tiny int4 onnxruntime-genai folder under ``root`` (built once; a finished build has genai_config.json)."""
+    out = root / "ortgenai-int4"
+    if not (out / "genai_config.json").is_file():
+        build_ortgenai(build_hf_llama(root / "hf"), out, "int4")
+    return out
+
+
+def shared_ortgenai(scratch: Path) -> Path:
+    """The tiny int4 folder from the user's cache (``~/.cache/edgeopt-tests``, keyed by this file and the package
+    versions), built in ``scratch`` and moved there atomically the first time (parallel workers may race: the
+    first rename wins, the others use it)."""
+    import hashlib
+    import shutil
+    from importlib.metadata import version
+
+    key = hashlib.sha256(Path(__file__).read_bytes())
+    for dist in ("onnxruntime-genai", "transformers", "tokenizers", "torch"):
+        key.update(version(dist).encode())
+    root = Path(os.environ.get("EDGEOPT_TEST_CACHE", Path.home() / ".cache" / "edgeopt-tests"))
+    final = root / f"tiny-llm-{key.hexdigest()[:16]}"
+    if not (final / "genai_config.json").is_file():
+        built = cached_ortgenai(scratch)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.replace(built, final)
+        except OSError:  # another worker's build is already there
+            shutil.rmtree(built, ignore_errors=True)
+    return final
+
+
+def _fixture():
+    import pytest
+
+    @pytest.fixture(scope="session")
+    def tiny_ortgenai(tmp_path_factory: pytest.TempPathFactory) -> Path:
+        """A tiny random-weight Llama as an int4 onnxruntime-genai folder (~20 s once per session)."""
+        pytest.importorskip("onnxruntime_genai", reason="pip install onnxruntime-genai to run the LLM bench tests")
+        pytest.importorskip("transformers", reason="transformers builds the tiny Llama (pip install transformers)")
+        pytest.importorskip("tokenizers", reason="tokenizers trains the tiny tokenizer (pip install tokenizers)")
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        return shared_ortgenai(tmp_path_factory.mktemp("tiny-llm"))
+
+    @pytest.fixture(scope="session")
+    def tiny_ovgenai(tmp_path_factory: pytest.TempPathFactory) -> Path:
+        """The same tiny shapes as a stateful OpenVINO GenAI folder (a few seconds)."""
+        for module in ("openvino_genai", "openvino_tokenizers", "torch", "transformers", "tokenizers"):
+            pytest.importorskip(module, reason=f"{module} is needed for the OpenVINO GenAI folder "
+                                               "(pip install openvino-genai openvino-tokenizers torch transformers)")
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        return cached_ovgenai(tmp_path_factory.mktemp("tiny-ov-llm"))
+
+    return tiny_ortgenai, tiny_ovgenai
+
+
+tiny_ortgenai, tiny_ovgenai = _fixture()
