@@ -30,7 +30,10 @@ from .result import Level
 ROUNDS = 2  # interleaved rounds; with the first pass, three round medians: robust to one disturbed run
 RUN_S = 0.25  # minimum timed duration of each round's run, s
 RUN_ITERATIONS = 5  # minimum timed inferences of each round's run
-RUN_WARMUP = 2  # warm-up inferences of each round's run (the model is loaded afresh in each run)
+# Each round's run loads the model afresh, so it warms up as the first pass did (the sweep's warm-up count) and for
+# at least RUN_WARMUP_S seconds: OpenVINO's bf16/AMX kernels read ~40 % slow after a 2-inference warm-up (quiet
+# machine, PP-OCRv4 rec, docs/benchmarks.md "First-pass latencies").
+RUN_WARMUP_S = 0.2
 
 
 def _name(lv: Level, index: int) -> str:
@@ -59,7 +62,7 @@ def confirm_levels(ctx: Context, levels: Sequence[Level], *, rounds: int | None 
     def measure(name: str, n: int) -> list[float]:
         lv = levels[todo[name]]
         bench = ctx.latency(Path(lv.artifact), lv.runtime, lv.details.get("runtime_options"), iterations=n,
-                            min_duration_s=RUN_S, warmup=RUN_WARMUP)
+                            min_duration_s=RUN_S, warmup_s=max(ctx.measure.warmup_s, RUN_WARMUP_S))
         share = others_cpu_pct(bench)
         if share is not None:
             busy[name].append(share)
