@@ -9,7 +9,7 @@ from typing import Any
 from edgeopt_agent.protocol import Request
 
 from ...errors import InputError
-from ...registry import get_runtime
+from ...registry import format_registry, get_runtime
 from ...runners import ProgressSink, Runner, raise_for_error
 from ...runners.select import use_runner
 from ...settings import RemoteSpec
@@ -22,15 +22,14 @@ _RUNTIME_OF = {"onnxruntime_genai": "onnxruntime_genai", "openvino_genai": "open
 
 
 def llm_folder_format(path: Path) -> str | None:
-    """``onnxruntime_genai`` (genai_config.json), ``openvino_genai`` (openvino_model.xml) or None."""
+    """The generative folder format the registry's directory formats claim ``path`` as (``onnxruntime_genai``,
+    ``openvino_genai``), or None (not a folder, or a folder no agent runtime generates with, e.g. a Hugging Face
+    source folder: ``optimize`` it first)."""
     path = Path(path)
     if not path.is_dir():
         return None
-    if (path / "genai_config.json").is_file():
-        return "onnxruntime_genai"
-    if (path / "openvino_model.xml").is_file():
-        return "openvino_genai"
-    return None
+    desc = next((f for f in format_registry().all() if f.directory and f.claims_directory(path)), None)
+    return desc.name if desc is not None and desc.name in _RUNTIME_OF else None
 
 
 def _runtime(fmt: str, runtime: str | None) -> str:
