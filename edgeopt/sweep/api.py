@@ -28,7 +28,7 @@ from ..optimize import OptimizeResult, optimize
 from ..passes.base import ArtifactFormat
 from ..recipes import load_recipe
 from ..registry import get_runtime, loaders
-from ..runners import Runner
+from ..runners import Runner, RunnerKind
 from ..runners.select import use_runner
 from ..settings import MeasureSettings, RemoteSpec, build
 from ..targets import Target, load_registry
@@ -191,7 +191,7 @@ def run_sweep(
     with use_runner(runner, remote, target) as placed:
         tgt = load_registry(extra_dirs=targets_dirs).get(placed.target or "local")
         result, runs = measure_sweep(model_path, options, measure, tgt, placed.runner, progress=progress,
-                                     targets_dirs=tuple(targets_dirs))
+                                     targets_dirs=tuple(targets_dirs), device=device_name(remote, placed.runner))
     atomic_write_text(Path(result.out_dir) / "sweep.json", result.model_dump_json(indent=2) + "\n")
     if options.history_db is not None:
         record_levels(options.history_db, runs, result)
@@ -200,7 +200,8 @@ def run_sweep(
 
 def measure_sweep(model: Path, options: SweepOptions, measure: MeasureSettings, tgt: Target, runner: Runner, *,
                   progress: Progress | None = None, targets_dirs: tuple[Path, ...] = (),
-                  prebuilt: Prebuilt | None = None, gains_dir: Path | None = None) -> tuple[SweepResult, LevelRuns]:
+                  prebuilt: Prebuilt | None = None, gains_dir: Path | None = None,
+                  device: str | None = None) -> tuple[SweepResult, LevelRuns]:
     """The sweep's work on ``runner`` once its inputs are checked: every level, the INT8 search, the ranking;
     also every freshly measured level's benchmark. Writes the artifacts, cache and plot, not ``sweep.json``.
 
@@ -208,6 +209,8 @@ def measure_sweep(model: Path, options: SweepOptions, measure: MeasureSettings, 
         prebuilt: recipes already optimized (a fleet sweep builds them once on the host, ``edgeopt.sweep.fleet``);
             a recipe not in it is optimized here on first use.
         gains_dir: the INT8 search's sensitivity/gains cache (None: its own, under the output directory).
+        device: the inventory device it runs on (None: local, or an address without an inventory name), recorded
+            in the recommendation's deployment (``measured.device``).
     """
     started = time.perf_counter()
     run = _SweepRun.start(model, options, measure, tgt, runner, progress, targets_dirs)
@@ -215,8 +218,16 @@ def measure_sweep(model: Path, options: SweepOptions, measure: MeasureSettings, 
     search = run.int8_search(gains_dir)
     run.table.confirm()  # every kept latency re-measured in interleaved rounds, or marked single-run (.confirm)
     result = run.result(search, started)  # the ranking rounds run on the runner
-    result = ship(result, run.ctx, run.model, run.facts(result))  # <out>/recommended, checked as shipped
+    result = ship(result, run.ctx, run.model, run.facts(result, device))  # <out>/recommended, checked as shipped
     return result, list(run.ctx.bench_results)
+
+
+def device_name(remote: RemoteSpec | None, runner: Runner) -> str | None:
+    """The inventory name of the device a sweep runs on, else its address (``user@host:port``); None: local."""
+    if remote is not None and remote.device:
+        return remote.device
+    info = runner.describe()
+    return info.address if info.kind == RunnerKind.REMOTE else None
 
 
 def sweep_threads(runner: Runner, threads: int, probe: Mapping[str, Any] | None = None) -> int:
@@ -382,13 +393,13 @@ class _SweepRun:
                    environment=dict(probe.get("environment") or {}),
                    cpu_flags=tuple(cpu_flags) if cpu_flags is not None else None)
 
-    def facts(self, result: SweepResult) -> SweepFacts:
-        """What every level of this sweep shares, for its deployment record."""
+    def facts(self, result: SweepResult, device: str | None = None) -> SweepFacts:
+        """What every level of this sweep shares, for its deployment record (``device``: where it ran)."""
         m = self.ctx.measure
         return SweepFacts(target=self.tgt.name, metric=result.metric, min_retention=self.options.min_retention,
                           eval_samples=self.eval_samples, threads=m.threads, streams=m.streams, batch=m.batch,
                           shapes=dict(m.shapes or {}), environment=self.environment,
-                          model_sha256=result.model_sha256)
+                          model_sha256=result.model_sha256, device=device)
 
     def measure_recipes(self, prebuilt: Prebuilt) -> None:
         """Each recipe once (shared by the runtimes, or ``prebuilt``), measured on every runtime; a default recipe

@@ -185,3 +185,15 @@ def test_qualify_refuses_a_changed_deployment_file(tmp_path, ort_deployment, onn
     spec = _qualify_spec(tmp_path, ort_deployment, onnx_model)
     proc = edgeopt_cli("qualify", str(spec), "--report-dir", str(tmp_path / "r"), "--no-history")
     assert proc.returncode == 2 and "optimized" in proc.stderr and "changed since it was measured" in proc.stderr
+
+
+def test_qualify_refuses_a_recipe_on_a_deployment(tmp_path, ort_deployment):
+    """A recipe applied to a deployment's file would qualify another model without its settings: exit 2, one line."""
+    spec = tmp_path / "recipe-on-deployment.yaml"
+    spec.write_text(f"name: t\nmodel: {{path: {ort_deployment}}}\nrecipe: fp16\n"
+                    "measure: {iterations: 10, min_duration_s: 0.05, warmup: 1, energy: false}\n"
+                    "gates: {latency: {max_ms: 1000, percentile: p50}}\n")
+    proc = edgeopt_cli("qualify", str(spec), "--report-dir", str(tmp_path / "r"), "--no-history")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "a deployment" in proc.stderr and "remove recipe" in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1

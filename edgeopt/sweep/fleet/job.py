@@ -95,7 +95,8 @@ class SweepJob:
         return measure_sweep(root / self.bundle.model, self._options(root, shared), self.measure, tgt, runner,
                              progress=emit, targets_dirs=self.targets_dirs,
                              prebuilt=self.bundle.for_target(self.target, root),
-                             gains_dir=self.out_dir.parent.parent / "int8-gains" if shared else None)
+                             gains_dir=self.out_dir.parent.parent / "int8-gains" if shared else None,
+                             device=self.device.name)
 
     def __call__(self, blobs: Mapping[str, bytes] | None = None, progress: EventSink | None = None,
                  cancel: CancelToken | None = None) -> FleetSweepRow:

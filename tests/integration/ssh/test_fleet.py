@@ -192,3 +192,25 @@ gates: {{latency: {{max_ms: 1000}}}}
     code = main(["qualify", str(spec), "--report-dir", str(tmp_path / "r2"), "--no-history", "--json"])
     err = capsys.readouterr().err
     assert code == 2 and "targets[0].devices" in err.replace("targets.0.devices", "targets[0].devices"), err
+
+
+def test_fleet_bench_of_a_deployment_runs_its_settings_on_every_device(lab: Lab, tmp_path: Path):
+    """Issue 21: a deployment benched on a fleet runs exactly its runtime, options and threads on each board."""
+    pytest.importorskip("openvino")
+    from tests.conftest import make_matmul_model
+    from tests.deployments import make_deployment, to_ir
+
+    xml = to_ir(make_matmul_model(tmp_path / "mm.onnx"), tmp_path / "ir")
+    folder = make_deployment(tmp_path / "recommended", xml, runtime="openvino",
+                             runtime_options={"inference_precision": "f32"}, threads=1)
+    result = fleet_benchmark(folder, devices="lab-00,lab-01", inventory=lab.inventory, known_hosts=lab.known_hosts,
+                             iterations=20, min_duration_s=0.1, warmup=2, use_target_fps=False, energy=False)
+    rows = {r.device: r for r in result.rows}
+    assert sorted(rows) == ["lab-00", "lab-01"]
+    for row in rows.values():
+        assert row.status == "ok", row.error
+        details = row.result.runtime.model_dump()
+        assert row.result.runtime.name == "openvino"
+        assert details["inference_precision"] == "f32" and details["inference_num_threads"] == 1
+        assert row.result.deployment is not None and row.result.deployment.name == "test/openvino"
+    _assert_devices_clean(lab)

@@ -66,6 +66,8 @@ def test_fleet_sweep_isolates_the_unreachable_device(sweep_lab: Lab, tiny_cnn: P
         assert row.recommendation is not None and row.result.runner.startswith("ssh:")
         doc = json.loads((out / "devices" / name / "sweep.json").read_text())
         assert doc["model"] == str(tiny_cnn) and len(doc["levels"]) == 2
+        shipped = json.loads((out / "devices" / name / "recommended" / "deployment.json").read_text())
+        assert shipped["measured"]["device"] == name  # the deployment names the board it was measured on
     # the host built fp16 once, for the one target, before any device ran
     assert sorted(p.name for p in (out / "host" / "artifacts" / "local").iterdir()) == ["fp16"]
     summary = result.summary
