@@ -17,7 +17,8 @@ from .optimize_render import StderrReporter, render_optimize
 @click.option("--target", "-t", required=True, help="Target name (edgeopt targets).")
 @click.option("--recipe", "-r", required=True, help="Built-in recipe name (edgeopt recipes) or a recipe YAML path.")
 @click.option("--calib", type=click.Path(path_type=Path), default=None,
-              help="Calibration data: .npz keyed by input name, .npy, or a folder of images.")
+              help="Calibration data: .npz keyed by input name, .npy, or a folder of images; for an LLM "
+                   "recipe that is data-aware (int4-awq), a UTF-8 text file.")
 @click.option("--eval", "eval_data", type=click.Path(path_type=Path), default=None,
               help="Fidelity samples (.npz may hold 'labels' for accuracy) [default: the calibration data].")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -45,7 +46,7 @@ def optimize_cmd(model: str, target: str, recipe: str, calib: Path | None, eval_
     if Path(model).is_dir():
         from .optimize_llm import optimize_llm_cmd
 
-        return optimize_llm_cmd(model, target, recipe, out_dir, targets_dirs, as_json)
+        return optimize_llm_cmd(model, target, recipe, out_dir, targets_dirs, as_json, calib)
     reporter = StderrReporter()
     try:
         result = optimize(model, target=target, recipe=recipe, calib=calib, out_dir=out_dir, eval_data=eval_data,

@@ -11,10 +11,11 @@ from .common import emit_json
 
 
 def optimize_llm_cmd(model: str, target: str, recipe: str, out_dir: Path | None, targets_dirs: tuple[Path, ...],
-                     as_json: bool) -> int:
+                     as_json: bool, calib: Path | None = None) -> int:
     """Export the folder, then print the manifest (--json) or one line per runtime folder."""
     click.echo(f"exporting {model} with LLM recipe {recipe} ...", err=True)
-    result = optimize_llm(model, target=target, recipe=recipe, out_dir=out_dir, targets_dirs=targets_dirs)
+    result = optimize_llm(model, target=target, recipe=recipe, out_dir=out_dir, targets_dirs=targets_dirs,
+                          calib=calib)
     if as_json:
         emit_json(result)
         return 0

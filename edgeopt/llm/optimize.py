@@ -29,7 +29,7 @@ from ..targets import load_registry
 from .folders import check_hf_folder
 from .ort_genai_export import export_ort_genai, op_counts
 from .ov_genai_export import export_ov_genai
-from .recipe import LlmRecipe, load_llm_recipe
+from .recipe import LlmRecipe, OvGenaiSettings, load_llm_recipe
 
 MANIFEST = "manifest.json"
 VERSIONED = ("onnxruntime-genai", "onnxruntime", "openvino", "openvino-genai", "openvino-tokenizers", "nncf",
@@ -79,7 +79,7 @@ def _output_dir(model: Path, recipe: LlmRecipe, out_dir: str | Path | None) -> P
     return out
 
 
-def _build(src: Path, out: Path, recipe: LlmRecipe, source: Artifact) -> list[Artifact]:
+def _build(src: Path, out: Path, recipe: LlmRecipe, source: Artifact, calib: Path | None = None) -> list[Artifact]:
     """One runtime folder per recipe block (replaced when it exists), as manifest artifacts."""
     artifacts: list[Artifact] = []
     lineage: dict[str, Any] = {"parent_sha256": source.sha256, "parent_name": "input"}
@@ -97,17 +97,45 @@ def _build(src: Path, out: Path, recipe: LlmRecipe, source: Artifact) -> list[Ar
         ov_settings = recipe.openvino_genai
         folder = out / "openvino_genai"
         shutil.rmtree(folder, ignore_errors=True)
-        seconds, facts = export_ov_genai(src, folder, ov_settings)
+        seconds, facts = export_ov_genai(src, folder, ov_settings, calib_text=calib)
         artifacts.append(_folder_artifact(
             folder, "openvino_genai", name=f"{len(artifacts) + 1}-openvino_genai",
             precision=ov_settings.weight_precision, pass_name="openvino_genai_convert",
-            pass_config=ov_settings.model_dump(), seconds=round(seconds, 3),
-            report={k: facts[k] for k in ("op_counts", "weight_types")}, **lineage))
+            pass_config=_ov_pass_config(ov_settings, calib),
+            seconds=round(seconds, 3),
+            report={k: facts[k] for k in ("op_counts", "weight_types", "calibration_windows") if k in facts},
+            **lineage))
     return artifacts
 
 
+def _ov_pass_config(settings: OvGenaiSettings, calib: Path | None) -> dict[str, Any]:
+    """The OpenVINO export's settings as recorded: the calibration fields only for a data-aware recipe."""
+    if not settings.data_aware:
+        return settings.model_dump(exclude={"awq", "scale_estimation", "calib_samples", "calib_tokens"})
+    return {**settings.model_dump(), "calib_text": str(calib)}
+
+
+def _calibration_text(recipe: LlmRecipe, calib: str | Path | None) -> Path | None:
+    """The calibration text a data-aware recipe needs, checked (exit 2 when missing or not text)."""
+    if recipe.openvino_genai is None or not recipe.openvino_genai.data_aware:
+        return None
+    if calib is None:
+        raise InputError(f"LLM recipe {recipe.name} is data-aware (AWQ / scale estimation): give --calib TEXT, a "
+                         "UTF-8 text file in the model's domain (a few KB or more)")
+    path = Path(calib)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"--calib {path}: cannot read it as UTF-8 text ({type(exc).__name__}); give a plain text "
+                         "file") from None
+    if len(text.strip()) < 200:
+        raise InputError(f"--calib {path}: {len(text.strip())} characters of text; AWQ needs a few KB in the "
+                         "model's domain")
+    return path
+
+
 def optimize_llm(model: str | Path, *, target: str, recipe: str | Path, out_dir: str | Path | None = None,
-                 targets_dirs: Sequence[Path] = ()) -> LlmOptimizeResult:
+                 targets_dirs: Sequence[Path] = (), calib: str | Path | None = None) -> LlmOptimizeResult:
     """Export the decoder folder ``model`` to the runtime folders ``recipe`` names.
 
     Args:
@@ -116,6 +144,8 @@ def optimize_llm(model: str | Path, *, target: str, recipe: str | Path, out_dir:
         recipe: an LLM recipe name (``recipes/llm/``) or a YAML path.
         out_dir: output directory (default ``out/<folder name>.<recipe>``); its runtime folders are replaced.
         targets_dirs: extra target directories.
+        calib: a UTF-8 text file for the data-aware recipes (AWQ, scale estimation: ``int4-awq``); ignored by
+            the others.
 
     Raises:
         InputError: not a decoder folder, unknown target or recipe, an exporter failure (LlmExportError).
@@ -129,9 +159,10 @@ def optimize_llm(model: str | Path, *, target: str, recipe: str | Path, out_dir:
     config = check_hf_folder(src)
     target_obj = load_registry(targets_dirs).get(target)
     loaded, recipe_path = load_llm_recipe(recipe)
+    calib_path = _calibration_text(loaded, calib)
     out = _output_dir(src, loaded, out_dir)
     source = _folder_artifact(src, "hf_llm", name="input", precision=Precision.FP32)
-    artifacts = _build(src, out, loaded, source)
+    artifacts = _build(src, out, loaded, source, calib_path)
     result = LlmOptimizeResult(
         edgeopt_version=__version__, started_at=started, seconds=round(time.monotonic() - start, 3), model=source,
         model_type=str(config.get("model_type")), target=target_obj.name, recipe=loaded.name,

@@ -112,26 +112,54 @@ def make_stateful(model: Any, layers: int) -> None:
     model.validate_nodes_and_infer_types()
 
 
-def compress(model: Any, weights: str, group_size: int, ratio: float) -> Any:
-    """NNCF weight compression for the int modes; the float modes are left to save_model."""
+def calibration_inputs(src: Path, text: Path, samples: int, tokens: int) -> list[dict[str, Any]]:
+    """Inputs of the stateful model for NNCF's data-aware compression: ``samples`` windows of ``tokens`` tokens
+    cut evenly from ``text`` (tokenized by the model's own tokenizer), each a fresh sequence (beam_idx 0)."""
+    import numpy as np
+    from transformers import AutoTokenizer
+
+    ids = AutoTokenizer.from_pretrained(src)(text.read_text(encoding="utf-8"))["input_ids"]
+    if len(ids) < tokens:
+        raise SystemExit(f"calibration text {text}: {len(ids)} tokens, fewer than one window of {tokens}: give "
+                         "more text or lower calib_tokens")
+    starts = np.linspace(0, len(ids) - tokens, num=min(samples, len(ids) - tokens + 1)).astype(int)
+    return [{"input_ids": np.asarray([ids[s:s + tokens]], dtype=np.int64),
+             "attention_mask": np.ones((1, tokens), dtype=np.int64),
+             "position_ids": np.arange(tokens, dtype=np.int64)[None],
+             "beam_idx": np.zeros(1, dtype=np.int32)} for s in starts]
+
+
+def compress(model: Any, weights: str, group_size: int, ratio: float, data: list[dict[str, Any]] | None = None,
+             awq: bool = False, scale_estimation: bool = False) -> Any:
+    """NNCF weight compression for the int modes; the float modes are left to save_model. ``data``: calibration
+    inputs for AWQ / scale estimation (int4 only)."""
     if weights in ("fp16", "fp32"):
         return model
     import nncf
 
     mode = nncf.CompressWeightsMode(weights)
     if weights.startswith("int4"):
-        return nncf.compress_weights(model, mode=mode, group_size=group_size, ratio=ratio)
+        extra: dict[str, Any] = {}
+        if data is not None:
+            extra = {"dataset": nncf.Dataset(data), "awq": awq, "scale_estimation": scale_estimation}
+        return nncf.compress_weights(model, mode=mode, group_size=group_size, ratio=ratio, **extra)
     return nncf.compress_weights(model, mode=mode)
 
 
-def convert(src: Path, out: Path, weights: str, group_size: int, ratio: float) -> dict[str, Any]:
+def convert(src: Path, out: Path, weights: str, group_size: int, ratio: float,
+            calib: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Trace, make stateful, compress (``calib``: text, samples, tokens, awq, scale_estimation) and save."""
     import openvino as ov
     import openvino_tokenizers
     from transformers import AutoTokenizer
 
     model, layers = trace(src)
     make_stateful(model, layers)
-    model = compress(model, weights, group_size, ratio)
+    data = None
+    if calib is not None:
+        data = calibration_inputs(src, Path(calib["text"]), int(calib["samples"]), int(calib["tokens"]))
+    model = compress(model, weights, group_size, ratio, data, bool(calib and calib["awq"]),
+                     bool(calib and calib["scale_estimation"]))
     out.mkdir(parents=True, exist_ok=True)
     ov.save_model(model, out / "openvino_model.xml", compress_to_fp16=weights == "fp16")
     tokenizer, detokenizer = openvino_tokenizers.convert_tokenizer(AutoTokenizer.from_pretrained(src),
@@ -149,7 +177,7 @@ def convert(src: Path, out: Path, weights: str, group_size: int, ratio: float) -
             kind = op.get_output_element_type(0).get_type_name()
             weight_types[kind] = weight_types.get(kind, 0) + 1
     return {"layers": layers, "op_counts": dict(sorted(ops.items())),
-            "weight_types": dict(sorted(weight_types.items()))}
+            "weight_types": dict(sorted(weight_types.items())), "calibration_windows": len(data or [])}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -160,8 +188,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--group-size", type=int, default=128)
     parser.add_argument("--ratio", type=float, default=1.0)
     parser.add_argument("--report", type=Path, required=True, help="JSON file the facts are written to")
+    parser.add_argument("--calib-text", type=Path, default=None, help="calibration text (AWQ, scale estimation)")
+    parser.add_argument("--calib-samples", type=int, default=32)
+    parser.add_argument("--calib-tokens", type=int, default=128)
+    parser.add_argument("--awq", action="store_true")
+    parser.add_argument("--scale-estimation", action="store_true")
     args = parser.parse_args(argv)
-    facts = convert(args.src, args.out, args.weights, args.group_size, args.ratio)
+    calib = None
+    if args.calib_text is not None:
+        calib = {"text": args.calib_text, "samples": args.calib_samples, "tokens": args.calib_tokens,
+                 "awq": args.awq, "scale_estimation": args.scale_estimation}
+    facts = convert(args.src, args.out, args.weights, args.group_size, args.ratio, calib)
     args.report.write_text(json.dumps(facts), encoding="utf-8")
     return 0
 

@@ -23,9 +23,10 @@ from .recipe import OvGenaiSettings
 NEEDED = ("openvino", "openvino_tokenizers", "nncf", "torch", "transformers")
 
 
-def export_ov_genai(src: Path, out: Path, settings: OvGenaiSettings, *,
+def export_ov_genai(src: Path, out: Path, settings: OvGenaiSettings, *, calib_text: Path | None = None,
                     timeout_s: float = 3600) -> tuple[float, dict[str, Any]]:
     """Build the folder ``out`` from the Hugging Face folder ``src``; return (seconds, the converter's facts).
+    ``calib_text``: the text AWQ / scale estimation calibrate on (required when ``settings.data_aware``).
 
     Raises:
         LlmExportError: a package is missing, the conversion failed or timed out, or its folder is incomplete.
@@ -40,6 +41,10 @@ def export_ov_genai(src: Path, out: Path, settings: OvGenaiSettings, *,
         report = Path(tmp) / "report.json"
         cmd = [sys.executable, "-m", "edgeopt.llm.ov_convert", str(src), str(out), "--weights", settings.weights,
                "--group-size", str(settings.group_size), "--ratio", str(settings.ratio), "--report", str(report)]
+        if settings.data_aware and calib_text is not None:
+            cmd += ["--calib-text", str(calib_text), "--calib-samples", str(settings.calib_samples),
+                    "--calib-tokens", str(settings.calib_tokens)]
+            cmd += ["--awq"] * settings.awq + ["--scale-estimation"] * settings.scale_estimation
         try:
             proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
         except subprocess.TimeoutExpired:

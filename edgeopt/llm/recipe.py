@@ -69,12 +69,25 @@ class OvGenaiSettings(BaseModel):
     group_size: int = Field(default=128, description="int4 weights per scale group; -1: per output channel.")
     ratio: float = Field(default=1.0, gt=0, le=1, description="Share of the int4-eligible layers put in int4 "
                          "(the rest, and embeddings/lm_head, stay in int8).")
+    awq: bool = Field(default=False, description="NNCF's AWQ (activation-aware scales) on calibration text: "
+                      "data-aware, needs --calib TEXT.")
+    scale_estimation: bool = Field(default=False, description="NNCF's scale estimation (per-group scales fitted "
+                                   "to the activations) on calibration text: data-aware, needs --calib TEXT.")
+    calib_samples: int = Field(default=32, ge=1, le=4096, description="Calibration windows cut from the text.")
+    calib_tokens: int = Field(default=128, ge=8, le=8192, description="Tokens per calibration window.")
 
     @model_validator(mode="after")
     def _group_size_for_int4(self) -> OvGenaiSettings:
         if self.group_size != -1 and (self.group_size < 16 or self.group_size & (self.group_size - 1)):
             raise ValueError(f"group_size {self.group_size} must be -1 or a power of two >= 16")
+        if self.data_aware and not self.weights.startswith("int4"):
+            raise ValueError(f"awq and scale_estimation apply to int4 weights, not {self.weights}")
         return self
+
+    @property
+    def data_aware(self) -> bool:
+        """Whether the compression reads calibration text (AWQ, scale estimation)."""
+        return self.awq or self.scale_estimation
 
     @property
     def weight_precision(self) -> Precision:

@@ -146,3 +146,61 @@ def test_the_fp32_openvino_folder_generates_what_transformers_generates(tiny_lla
     out = AutoModelForCausalLM.from_pretrained(tiny_llama).generate(ids, max_new_tokens=16, min_new_tokens=16,
                                                                      do_sample=False)
     assert ov_text == tok.decode(out[0, ids.shape[1]:])
+
+
+def _calibration_text(path: Path) -> Path:
+    """Real text the model's tokenizer was trained on the like of: the standard library's json package source."""
+    import json as json_pkg
+
+    path.write_text(Path(json_pkg.__file__).read_text(encoding="utf-8") * 2, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def awq_artifact(tiny_llama, tmp_path_factory):
+    pytest.importorskip("openvino_genai", reason="needs openvino-genai (pip install 'edgeopt[llm]')")
+    tmp = tmp_path_factory.mktemp("awq")
+    text = _calibration_text(tmp / "calib.txt")
+    awq = optimize_llm(tiny_llama, target="local", recipe="int4-awq", out_dir=tmp / "awq", calib=text)
+    assert [a.format for a in awq.artifacts] == ["openvino_genai"]
+    return awq.artifacts[0], text
+
+
+def test_int4_awq_calibrates_on_text_and_generates(awq_artifact):
+    """Issue 22: data-aware INT4 (AWQ + scale estimation) reads calibration text through the model's tokenizer
+    (32 windows of 128 tokens) and the folder generates."""
+    import openvino_genai as ov_genai
+
+    art, text = awq_artifact
+    assert art.precision.value == "int4" and art.pass_config["awq"] and art.pass_config["scale_estimation"]
+    assert art.pass_config["calib_text"] == str(text) and art.report["calibration_windows"] == 32
+    config = ov_genai.GenerationConfig()
+    config.max_new_tokens = config.min_new_tokens = 4
+    config.ignore_eos, config.do_sample = True, False
+    assert ov_genai.LLMPipeline(art.path, "CPU").generate(["import json"], config).texts[0]
+
+
+@pytest.mark.slow  # a second conversion
+def test_int4_awq_gives_other_weights_than_int4_without_data(awq_artifact, tiny_llama, tmp_path):
+    art, _ = awq_artifact
+    plain = tmp_path / "plain.yaml"
+    plain.write_text("name: plain\ndescription: int4 asym g64 without data\n"
+                     "openvino_genai: {weights: int4_asym, group_size: 64}\n")
+    ref = optimize_llm(tiny_llama, target="local", recipe=plain, out_dir=tmp_path / "plain").artifacts[0]
+    assert ref.report["weight_types"] == art.report["weight_types"]  # same layers in int4...
+    bins = [(Path(a.path) / "openvino_model.bin").read_bytes() for a in (art, ref)]
+    assert len(bins[0]) == len(bins[1]) and bins[0] != bins[1]  # ...with other scales/weights
+
+
+def test_a_data_aware_recipe_without_text_is_exit_2_with_one_line(tiny_llama, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "edgeopt", "optimize", str(tiny_llama), "--target", "local",
+                           "--recipe", "int4-awq", "--out", str(tmp_path / "o")], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "data-aware" in proc.stderr and "--calib TEXT" in proc.stderr and "Traceback" not in proc.stderr
+    binary = tmp_path / "calib.bin"
+    binary.write_bytes(b"\xff\xfe\x00" * 200)
+    proc = subprocess.run([sys.executable, "-m", "edgeopt", "optimize", str(tiny_llama), "--target", "local",
+                           "--recipe", "int4-awq", "--calib", str(binary), "--out", str(tmp_path / "o")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "cannot read it as UTF-8 text" in proc.stderr

@@ -13,8 +13,18 @@ def test_shipped_llm_recipes_load_and_stay_out_of_the_onnx_recipe_list():
     assert {"int4", "int8", "fp16", "fp32"} <= set(names)
     for name in names:
         recipe, path = load_llm_recipe(name)
-        assert recipe.name == name == path.stem and recipe.onnxruntime_genai is not None
-    assert "int4-k-quant" not in builtin_names()
+        assert recipe.name == name == path.stem
+        assert recipe.onnxruntime_genai is not None or recipe.openvino_genai is not None
+    assert "int4-k-quant" not in builtin_names() and "int4-awq" not in builtin_names()
+
+
+def test_data_aware_settings_are_int4_only():
+    ov = load_llm_recipe("int4-awq")[0].openvino_genai
+    assert ov is not None and ov.data_aware and ov.awq and ov.scale_estimation
+    from edgeopt.llm.recipe import OvGenaiSettings
+
+    with pytest.raises(ValueError, match="apply to int4 weights, not int8_sym"):
+        OvGenaiSettings(weights="int8_sym", awq=True)
 
 
 def test_int4_settings_become_the_builders_extra_options():
