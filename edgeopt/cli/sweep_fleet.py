@@ -51,7 +51,10 @@ def render_fleet_sweep(result: FleetSweepResult) -> None:
         table.add_column(col, overflow="fold")
     for r in result.rows:
         count = str(len(r.result.levels)) if r.result is not None else "-"
-        notes = f"{r.error_kind}: {r.error}" if r.status == "error" else (r.result.reason if r.result else "") or ""
+        if r.status == "error" or r.result is None:
+            notes = f"{r.error_kind}: {r.error}"
+        else:  # why there is no recommendation, then the device's own warnings (runtimes skipped, ...)
+            notes = "; ".join([r.result.reason or "", *r.result.warnings]).strip("; ")
         table.add_row(Text(r.device), r.target, r.status, count, r.recommendation or "-", f"{r.seconds:.1f}",
                       Text(notes))
     out.print(table)
