@@ -90,8 +90,7 @@ def measure_fidelity(
         selection: the output (and slice) the metric, errors and cosine read; None: every output for errors and
             cosine, the first output for the metric.
         source: file or folder the samples came from (shown in the table).
-        warn: receives one line when the samples cannot tell artifacts apart (the reference decides alike on
-            every sample: :func:`edgeopt.evaluation.degenerate.cannot_tell`).
+        warn: receives a line when the samples cannot tell artifacts apart (:mod:`edgeopt.evaluation.degenerate`).
 
     Returns:
         One row per ONNX artifact, the reference first.

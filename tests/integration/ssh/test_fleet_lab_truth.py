@@ -110,3 +110,21 @@ def test_devices_list_keeps_the_address_whole_at_120_columns(orin_lab: Lab, caps
     assert max(len(line) for line in text.splitlines()) <= 120
     for d in orin_lab.devices:  # the port tells loopback devices apart: never cut
         assert f"root@127.0.0.1:{d.port}" in text, text
+
+
+def test_fleet_sweep_keeps_each_devices_warnings_and_untested_data(orin_lab: Lab, tiny_cnn: Path, tmp_path: Path,
+                                                                    capsys):
+    from tests.integration.test_degenerate_eval import _same_image
+
+    data = _same_image(tiny_cnn, tmp_path / "same.npz")
+    out = tmp_path / "sweep"
+    code = main(["sweep", str(tiny_cnn), "--eval", str(data), "--recipes", "fp16", "--iterations", "10",
+                 "--min-duration", "0.05", "--no-int8-search", "--objective", "size", "--devices", "lab-00",
+                 *_common(orin_lab), "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "warning: lab-00: runtime tensorrt is not installed where the sweep runs; skipped" in captured.err
+    assert "untested by this data" in captured.out, captured.out  # the device's recommendation says it
+    doc = json.loads((out / "fleet-sweep.json").read_text())
+    assert any(w.startswith("lab-00: evaluation data cannot tell levels apart") for w in doc["warnings"])
+    assert doc["rows"][0]["result"]["eval_cannot_tell"]
