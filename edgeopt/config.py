@@ -17,6 +17,7 @@ ENV_TOOLS_DIR = "EDGEOPT_TOOLS_DIR"
 ENV_PLUGIN_PATH = "EDGEOPT_PLUGIN_PATH"
 ENV_WHEELS_DIR = "EDGEOPT_WHEELS_DIR"
 ENV_RAY_ADDRESS = "RAY_ADDRESS"
+ENV_LOCK_DIR = "EDGEOPT_LOCK_DIR"
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,8 @@ class Settings:
             else ``$XDG_CACHE_HOME/edgeopt/wheels``).
         ray_address: the Ray cluster ``--executor ray`` joins (``RAY_ADDRESS``, Ray's own variable; None: a local
             cluster is started for the run).
+        lock_dir: where local runs take this machine's lock (``EDGEOPT_LOCK_DIR``; else
+            ``$XDG_CACHE_HOME/edgeopt/locks``): one local measurement at a time, like a device's lock.
     """
 
     targets_dirs: tuple[Path, ...] = ()
@@ -46,6 +49,7 @@ class Settings:
     plugin_path: tuple[Path, ...] = ()
     wheels_dir: Path | None = None
     ray_address: str | None = None
+    lock_dir: Path | None = None
 
 
 def from_environment(environ: dict[str, str] | None = None) -> Settings:
@@ -64,6 +68,8 @@ def from_environment(environ: dict[str, str] | None = None) -> Settings:
     wheels = env.get(ENV_WHEELS_DIR, "").strip()
     wheels_dir = Path(wheels).expanduser() if wheels else Path(cache_home) / "edgeopt" / "wheels"
     ray_address = env.get(ENV_RAY_ADDRESS, "").strip() or None
+    locks = env.get(ENV_LOCK_DIR, "").strip()
+    lock_dir = Path(locks).expanduser() if locks else Path(cache_home) / "edgeopt" / "locks"
     return Settings(targets_dirs=dirs, inventory=Path(inventory).expanduser() if inventory else None,
                     history_db=history_db, tools_dir=tools_dir, plugin_path=plugins, wheels_dir=wheels_dir,
-                    ray_address=ray_address)
+                    ray_address=ray_address, lock_dir=lock_dir)

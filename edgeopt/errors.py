@@ -23,6 +23,7 @@ class ExitCode(IntEnum):
     GATE_FAILED = 1
     USAGE = 2
     DEVICE = 3
+    TRUST = 4
 
 
 class EdgeoptError(Exception):
@@ -51,6 +52,16 @@ class RunnerError(EdgeoptError):
     """The runner or the device agent failed (crash, timeout, runtime missing on the device)."""
 
     exit_code = ExitCode.DEVICE
+
+
+class TrustError(RunnerError):
+    """The device was not trusted: its SSH host key is unknown (and not accepted) or changed.
+
+    A decision of the user's, not a device fault, so it has its own exit code (4) and fleet ``error_kind``
+    (``trust``): a CI job can tell "record this board's key" from "this board is broken".
+    """
+
+    exit_code = ExitCode.TRUST
 
 
 class RuntimeUnavailableError(RunnerError):

@@ -12,7 +12,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from edgeopt.config import ENV_HISTORY_DB
+from edgeopt.config import ENV_HISTORY_DB, ENV_LOCK_DIR
 from edgeopt.zoo import build
 from tests import xdist_groups
 
@@ -54,6 +54,20 @@ def _history_db_outside_home(tmp_path_factory: pytest.TempPathFactory) -> Iterat
         os.environ.pop(ENV_HISTORY_DB, None)
     else:
         os.environ[ENV_HISTORY_DB] = saved
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _local_lock_per_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Local runs take this machine's lock (edgeopt.runners.local): one per test session, so the two workers of
+    ``make test`` do not queue behind each other (latency comparisons run alone anyway, tests/xdist_groups.py)."""
+    path = tmp_path_factory.mktemp("locks")
+    saved = os.environ.get(ENV_LOCK_DIR)
+    os.environ[ENV_LOCK_DIR] = str(path)
+    yield path
+    if saved is None:
+        os.environ.pop(ENV_LOCK_DIR, None)
+    else:
+        os.environ[ENV_LOCK_DIR] = saved
 
 
 @pytest.fixture(scope="session")

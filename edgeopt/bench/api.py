@@ -12,7 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from edgeopt_agent.protocol import Request
+from edgeopt_agent.protocol import RawRun, Request
 
 from .._version import __version__
 from ..analysis import inspect_model
@@ -29,6 +29,7 @@ from ..runners import ProgressSink, Runner, raise_for_error
 from ..runners.select import use_runner
 from ..settings import MeasureSettings, RemoteSpec, build
 from ..targets import Target, load_registry
+from .runtime_pick import first_present
 
 
 def benchmark(
@@ -141,14 +142,23 @@ def _measure(model_path: Path, settings: MeasureSettings, tgt: Target, runner: R
     """Check the settings, build the request, run it through ``runner`` and compute the metrics."""
     pkey = _percentile(settings)
     fmt = detect_format(model_path)
-    runtime, runtime_options = choose_runtime(fmt, tgt, settings.runtime, settings.runtime_options,
-                                              local=runner.describe().local)
+    local = runner.describe().local
     # Only ONNX is inspected (FLOPs, params); other formats are measured with their file hash and size alone.
     info = (inspect_model(model_path, target=tgt, shapes=settings.shapes, batch=settings.batch)
             if fmt is ModelFormat.ONNX else None)
-    request = _request(model_path, settings, tgt, runtime, runtime_options)
-    started = _dt.datetime.now(_dt.timezone.utc)
-    raw = raise_for_error(runner.run(request, model_path, progress), runner.name)
+
+    def attempt(picked: str | None) -> tuple[str, _dt.datetime, RawRun]:
+        runtime, runtime_options = choose_runtime(fmt, tgt, picked or settings.runtime, settings.runtime_options,
+                                                  local=local)
+        request = _request(model_path, settings, tgt, runtime, runtime_options)
+        started = _dt.datetime.now(_dt.timezone.utc)
+        return runtime, started, raise_for_error(runner.run(request, model_path, progress), runner.name)
+
+    # No --runtime on a device: the target's first runtime that the device has (runtime_pick.py).
+    (runtime, started, raw), note = first_present(fmt, tgt, runner.name, attempt,
+                                                  choose=settings.runtime is None and not local)
+    if note and progress is not None:
+        progress({"event": "notice", "message": note})
     budget_fps = settings.fps if settings.fps is not None else (tgt.default_fps if settings.use_target_fps else None)
     precision = info.roofline.precision if info is not None and info.roofline is not None else Precision.FP32
     ctx = MetricInputs(
@@ -163,7 +173,8 @@ def _measure(model_path: Path, settings: MeasureSettings, tgt: Target, runner: R
         started_at=started,
         keep_samples=settings.keep_samples,
     )
-    return build_result(raw, ctx)
+    result = build_result(raw, ctx)
+    return result.model_copy(update={"warnings": [note, *result.warnings]}) if note else result
 
 
 def _percentile(settings: MeasureSettings) -> str:

@@ -15,8 +15,10 @@ _out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty
 
 def render_inventory(inv: Inventory) -> None:
     table = Table(title=f"devices in {inv.source}")
-    for col in ("name", "address", "target", "tags", "python", "workdir", "key"):
-        table.add_column(col)
+    for col in ("name", "address", "target"):  # never cut: the port is what tells loopback devices apart
+        table.add_column(col, no_wrap=True)
+    for col in ("tags", "python", "workdir", "key"):  # long paths fold onto more lines, shown in full
+        table.add_column(col, overflow="fold")
     for d in inv.devices:
         table.add_row(d.name, d.label(), d.target, ", ".join(d.tags) or "-", d.python, d.workdir,
                       str(d.key) if d.key else "(ssh-agent)")
@@ -33,7 +35,9 @@ def render_device_report(r: DeviceReport) -> None:
     t = Table(title=f"device {r.device} ({r.runner}, target {r.target or '-'})", show_header=False)
     t.add_column("fact")
     t.add_column("value")
-    t.add_row("ready", "yes" if r.ready else "NO")
+    t.add_row("ready", r.summary or ("yes" if r.ready else "NO"))
+    if r.target_mismatch:
+        t.add_row("target", f"MISMATCH: not {r.target} hardware: {'; '.join(r.target_mismatch)}")
     t.add_row("host", f"{r.hostname or '-'}: {r.os}, {r.arch}, {r.cpu or '-'} ({r.cores or '?'} cores)")
     t.add_row("python", f"{r.python} ({r.python_executable}); agent {r.agent_version}")
     t.add_row("packages", ", ".join(f"{k} {v}" for k, v in r.packages.items() if v) or "(none)")

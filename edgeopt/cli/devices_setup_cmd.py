@@ -10,6 +10,7 @@ from ..devices.fleet_setup import SetupRow, setup_fleet
 from ..devices.setup import parse_runtimes
 from ..errors import ExitCode, InputError
 from ..fleet import FleetProgress
+from ..fleet.result import all_failed_code
 from ..settings import RemoteSpec
 from .common import emit_json, json_option, targets_dir_option
 from .remote_options import remote_options
@@ -19,8 +20,9 @@ SETUP_EXCLUDES = ("host", "key", "python")
 
 
 def _exit_code(rows: list[SetupRow]) -> int:
-    if rows and all(r.status == "error" for r in rows):
-        return int(ExitCode.DEVICE)
+    failed = all_failed_code(rows)  # 3, or 4 when every device refused its host key
+    if failed is not None:
+        return failed
     if any(r.status == "error" or r.report is None or not r.report.ready for r in rows):
         return int(ExitCode.GATE_FAILED)
     return int(ExitCode.OK)

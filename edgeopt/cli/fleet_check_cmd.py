@@ -9,6 +9,7 @@ import click
 from ..devices.fleet_check import CheckRow, fleet_check
 from ..errors import ExitCode
 from ..fleet import FleetProgress
+from ..fleet.result import all_failed_code
 from ..settings import RemoteSpec
 from .common import emit_json, json_option, targets_dir_option
 from .fleet_options import FleetOptions, fleet_options
@@ -16,10 +17,26 @@ from .remote_options import remote_options
 
 
 def check_exit_code(rows: list[CheckRow]) -> int:
-    """3 every device unreachable/failed, 1 some device not ready or failed, 0 all ready."""
-    if rows and all(r.status == "error" for r in rows):
-        return int(ExitCode.DEVICE)
+    """3 every device unreachable/failed (4: every one refused its host key), 1 some device not ready or failed,
+    0 all ready."""
+    failed = all_failed_code(rows)
+    if failed is not None:
+        return failed
     return int(ExitCode.OK if all(r.ready for r in rows) else ExitCode.GATE_FAILED)
+
+
+def check_warnings(rows: list[CheckRow]) -> list[str]:
+    """Per device: a target mismatch and the target's runtimes it lacks though it is ready with another."""
+    out = []
+    for r in rows:
+        rep = r.report
+        if rep is None:
+            continue
+        if rep.target_mismatch:
+            out.append(f"{r.device}: TARGET MISMATCH: not {rep.target} hardware: {'; '.join(rep.target_mismatch)}")
+        if rep.ready and ";" in rep.summary:
+            out.append(f"{r.device}: {rep.summary}")
+    return out
 
 
 def run_fleet_check(fleet: FleetOptions, remote: RemoteSpec, target: str | None, targets_dirs: tuple[Path, ...],
@@ -31,15 +48,18 @@ def run_fleet_check(fleet: FleetOptions, remote: RemoteSpec, target: str | None,
                            progress=progress)
     code = check_exit_code(rows)
     if as_json:
-        emit_json({"devices": [r.model_dump(mode="json") for r in rows], "exit_code": code})
+        emit_json({"devices": [r.model_dump(mode="json") for r in rows], "warnings": check_warnings(rows),
+                   "exit_code": code})
         return code
     for r in rows:
         if r.report is None:
             click.echo(f"{r.device}: ERROR ({r.error_kind}): {r.error}")
             continue
         rep = r.report
-        click.echo(f"{r.device}: {'ready' if rep.ready else 'NOT READY'} ({rep.arch}, Python {rep.python} at "
-                   f"{rep.python_executable})")
+        state = rep.summary or ("ready" if rep.ready else "NOT READY")
+        click.echo(f"{r.device}: {state} ({rep.arch}, Python {rep.python} at {rep.python_executable})")
+        if rep.target_mismatch:  # as a benchmark there would say it: its numbers would not describe the target
+            click.echo(f"  - TARGET MISMATCH: not {rep.target} hardware: {'; '.join(rep.target_mismatch)}")
         for problem in rep.problems:
             click.echo(f"  - {problem}")
     return code

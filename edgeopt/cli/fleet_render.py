@@ -11,12 +11,19 @@ from rich.text import Text
 from ..fleet.result import FleetResult, Spread
 
 
+def devices_count(n: int) -> str:
+    """``1 device``, ``3 devices``."""
+    return f"{n} device" if n == 1 else f"{n} devices"
+
+
 def _spread(name: str, s: Spread | None) -> str:
     if s is None:
         return f"{name}: no device ran"
+    if s.devices == 1:
+        return f"{name}: {s.median_ms:.3f} ms on 1 device ({s.min_device})"
     cv = f", CV {s.cv:.1%}" if s.cv is not None else ""
-    return (f"{name}: median {s.median_ms:.3f} ms over {s.devices} devices, min {s.min_ms:.3f} ({s.min_device}), "
-            f"max {s.max_ms:.3f} ({s.max_device}){cv}")
+    return (f"{name}: median {s.median_ms:.3f} ms over {devices_count(s.devices)}, min {s.min_ms:.3f} "
+            f"({s.min_device}), max {s.max_ms:.3f} ({s.max_device}){cv}")
 
 
 def render_fleet(result: FleetResult) -> None:
@@ -28,9 +35,9 @@ def render_fleet(result: FleetResult) -> None:
     for r in result.rows:
         if r.result is not None:
             lat = r.result.latency_ms
-            verdict = "pass" if r.result.passed else "FAIL"
+            verdict = r.verdict or ("pass" if r.result.passed else "FAIL")
             cells = [f"{lat.p50:.3f}", f"{lat.p99:.3f}", f"{r.result.throughput_ips:.1f}", verdict]
-            notes = "; ".join(r.conditions)
+            notes = "; ".join([*r.warnings, *r.conditions])
         else:
             cells, notes = ["-", "-", "-", "error"], f"{r.error_kind}: {r.error}"
         table.add_row(Text(r.device), r.target, r.status, *cells, f"{r.seconds:.1f}", Text(notes))
@@ -43,6 +50,7 @@ def render_fleet(result: FleetResult) -> None:
                        f"{o.fleet_median_ms:.3f}); likely: {'; '.join(o.likely_causes)}"))
     if a.failed:
         out.print(Text(f"could not run: {', '.join(a.failed)}"))
-    if a.not_passed:
-        out.print(Text(f"failed budget or invalid: {', '.join(a.not_passed)}"))
-    out.print(Text(f"{a.ok}/{a.devices} devices ran in {result.seconds:.1f} s; exit {result.exit_code}"))
+    verdicts = {r.device: r.verdict for r in result.rows}
+    for name in a.not_passed:  # each with what it was judged against
+        out.print(Text(f"{name}: {verdicts.get(name) or 'FAIL'}"))
+    out.print(Text(f"{a.ok} of {devices_count(a.devices)} ran in {result.seconds:.1f} s; exit {result.exit_code}"))

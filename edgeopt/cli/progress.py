@@ -131,6 +131,8 @@ class StderrProgress:
         kind = event.get("event")
         if kind == "phase" and event.get("phase") != "timed":
             self.view.line(f"edgeopt: {event.get('phase')}...")
+        elif kind == "notice":  # a choice made for the user (the runtime the device has), said once
+            self.view.line(f"edgeopt: note: {event.get('message')}")
         elif kind == "progress" and event.get("final"):
             elapsed = float(event.get("elapsed_s", 0.0))
             self.view.finish("timed", f"timed {event.get('done')} inferences in {elapsed:.2f} s")

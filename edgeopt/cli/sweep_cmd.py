@@ -82,8 +82,11 @@ def _render(result: SweepResult) -> None:
         click.echo(f"{INTERFERENCE_MARK} p50: measured while other processes used the CPUs; may be inflated")
     click.echo("pareto: " + ", ".join(f"{p.recipe}/{p.runtime}" for p in result.pareto))
     rec = result.recommendation
-    click.echo(f"recommendation: {rec.recipe} on {rec.runtime} (retention {rec.retention:.4f}, "
+    untested = ", retention untested by this data" if result.eval_cannot_tell else ""
+    click.echo(f"recommendation: {rec.recipe} on {rec.runtime} (retention {rec.retention:.4f}{untested}, "
                f"p50 {rec.latency_ms:.3f} ms)" if rec else f"no recommendation: {result.reason}")
+    if result.eval_cannot_tell:
+        click.echo(f"warning: {result.eval_cannot_tell}")
     _render_shipped(result)
     click.echo(f"plot: {result.plot}")
 

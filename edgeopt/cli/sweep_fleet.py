@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..errors import InputError
+from ..evaluation.degenerate import UNTESTED
 from ..settings import MeasureSettings, RemoteSpec
 from ..sweep.api import SweepOptions
 from ..sweep.fleet.result import FleetSweepResult
@@ -51,9 +52,14 @@ def render_fleet_sweep(result: FleetSweepResult) -> None:
         table.add_column(col, overflow="fold")
     for r in result.rows:
         count = str(len(r.result.levels)) if r.result is not None else "-"
-        notes = f"{r.error_kind}: {r.error}" if r.status == "error" else (r.result.reason if r.result else "") or ""
-        table.add_row(Text(r.device), r.target, r.status, count, r.recommendation or "-", f"{r.seconds:.1f}",
-                      Text(notes))
+        if r.status == "error" or r.result is None:
+            notes = f"{r.error_kind}: {r.error}"
+        else:  # why there is no recommendation, then the device's own warnings (runtimes skipped, ...)
+            notes = "; ".join([r.result.reason or "", *r.result.warnings]).strip("; ")
+        rec = r.recommendation or "-"
+        if r.recommendation and r.result is not None and r.result.eval_cannot_tell:
+            rec += f" ({UNTESTED})"
+        table.add_row(Text(r.device), r.target, r.status, count, rec, f"{r.seconds:.1f}", Text(notes))
     out.print(table)
     levels = Table(title="levels across devices (p50 latency)")
     for col in ("recipe", "runtime", "devices", "median ms", "min ms", "max ms", "min retention", "passed on"):

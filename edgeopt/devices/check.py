@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..metrics.target_match import target_mismatch
 from ..names import RuntimeName
 from ..registry import get_runtime
 from ..targets.schema import Target
@@ -45,6 +46,13 @@ class DeviceReport(BaseModel):
     runner: str = Field(description="ssh:user@host:port.")
     target: str | None = Field(None, description="The device's target, whose runtimes were checked.")
     ready: bool = Field(description="numpy and at least one of the target's runtimes are there.")
+    runtime: RuntimeName | None = Field(
+        None, description="The runtime a benchmark without --runtime uses there: the target's first that the "
+                          "device has (null: none, not ready).")
+    summary: str = Field("", description="One line: 'ready with onnxruntime; tensorrt missing (install: ...)'.")
+    target_mismatch: list[str] = Field(
+        default_factory=list, description="Why the device is not the target's hardware (arch, CPU vendor, cores, "
+                                          "accelerator), as a benchmark there would report it; empty when it matches.")
     problems: list[str] = Field(default_factory=list, description="One line per missing piece, with the fix.")
     agent_version: str = Field(description="Version of the agent that ran the probe.")
     arch: str = Field(description="Machine architecture (uname -m).")
@@ -85,6 +93,17 @@ def _extra_package_problems(wanted: list[RuntimeName], pkgs: dict[str, Any], tar
     return problems
 
 
+def readiness(ready: bool, chosen: RuntimeName | None, statuses: list[RuntimeStatus], numpy: bool) -> str:
+    """``ready with onnxruntime; tensorrt missing (install: ...)``: ready names the runtime a benchmark will use,
+    so "ready" never hides that the target's first choice is absent."""
+    missing = [f"{s.runtime.value} missing (install: {s.install})" for s in statuses
+               if not s.available and get_runtime(s.runtime).auto_select]
+    if ready and chosen is not None:
+        return "; ".join([f"ready with {chosen.value}", *missing])
+    reasons = ([] if numpy else ["numpy missing"]) + (missing or ["no runtime of the target is there"])
+    return "NOT READY: " + "; ".join(reasons)
+
+
 def build_report(facts: dict[str, Any], *, device: str, runner: str, target: Target | None) -> DeviceReport:
     """Interpret the probe's facts for ``target`` (None: only onnxruntime is expected)."""
     env = facts.get("environment") or {}
@@ -106,12 +125,15 @@ def build_report(facts: dict[str, Any], *, device: str, runner: str, target: Tar
             problems.append(f"{rt.value} missing: {hint}")
         statuses.append(RuntimeStatus(runtime=rt, available=available, version=version, install=hint))
     problems += _extra_package_problems(wanted, pkgs, target)
-    usable = any(s.available for s in statuses if get_runtime(s.runtime).auto_select)
+    chosen = next((s.runtime for s in statuses if s.available and get_runtime(s.runtime).auto_select), None)
+    ready = bool(pkgs.get("numpy")) and chosen is not None
     disk = facts.get("disk") or {}
     free = disk.get("free_bytes")
     return DeviceReport(
         device=device, runner=runner, target=target.name if target is not None else None,
-        ready=bool(pkgs.get("numpy")) and usable, problems=problems,
+        ready=ready, runtime=chosen if ready else None,
+        summary=readiness(ready, chosen, statuses, bool(pkgs.get("numpy"))),
+        target_mismatch=target_mismatch(target, env) if target is not None else [], problems=problems,
         agent_version=str(facts.get("agent_version", "?")), arch=str(env.get("machine", "?")),
         os=str(env.get("os", "?")), hostname=env.get("hostname"), python=str(env.get("python", "?")),
         python_executable=str(env.get("python_executable", "?")), packages=pkgs, runtimes=statuses,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..devices.dependency import name_device_in_hint
-from ..errors import EdgeoptError, InputError, RunnerError, RuntimeUnavailableError
+from ..errors import EdgeoptError, InputError, RunnerError, RuntimeUnavailableError, TrustError
 from ..settings import MeasureSettings
 from .artifacts import ModelRef
 from .devices import AbortableSshRunner, FleetDevice
@@ -112,6 +112,8 @@ def classify(exc: BaseException, device: str, *, connected: bool, fired: str | N
         return "deadline", f"stopped at the device deadline of {deadline_s:g} s ({text}); raise --deadline"
     if fired == "cancel":
         return "device", f"cancelled ({text})"
+    if isinstance(exc, TrustError):  # the user's trust decision (host key), not a device fault
+        return "trust", text
     if isinstance(exc, RuntimeUnavailableError):
         return "dependency", name_device_in_hint(text, device)
     if isinstance(exc, RunnerError):

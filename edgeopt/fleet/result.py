@@ -7,6 +7,7 @@ the devices' p50/p99, spread, outliers with their likely causes).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,7 +17,7 @@ from ..metrics.result import BenchResult
 
 FLEET_SCHEMA_VERSION = "1.0"
 
-ErrorKind = Literal["unreachable", "deadline", "dependency", "input", "device", "internal"]
+ErrorKind = Literal["unreachable", "trust", "deadline", "dependency", "input", "device", "internal"]
 
 
 class _Frozen(BaseModel):
@@ -33,7 +34,8 @@ class DeviceOutcome(_Frozen):
     status: Literal["ok", "error"] = Field(description="ok: the job finished; error: see error and error_kind.")
     error: str | None = Field(default=None, description="One-line message when status is error.")
     error_kind: ErrorKind | None = Field(
-        default=None, description="unreachable (no connection), deadline (stopped at the device's deadline), "
+        default=None, description="unreachable (no connection), trust (its SSH host key is unknown and not "
+                                  "accepted, or changed), deadline (stopped at the device's deadline), "
                                   "dependency (numpy or the runtime missing there), input, device (failed mid-run), "
                                   "internal.")
     seconds: float = Field(description="Wall time of the device's job, s.")
@@ -49,6 +51,11 @@ class FleetRow(DeviceOutcome):
                                   description="What the agent saw that can skew a number (governor, temperature, "
                                               "load, throttling).")
     history_run_id: int | None = Field(default=None, description="The run's id in the results history, when recorded.")
+    verdict: str | None = Field(default=None, description="What the run was judged against: 'FAIL: p99 66.800 ms > "
+                                "66.667 ms budget at 15 FPS', 'pass (no budget)', 'FAIL: invalid run (...)'.")
+    warnings: list[str] = Field(default_factory=list,
+                                description="The device's own warnings (target mismatch, invalid run, the result's "
+                                            "warnings); also in the fleet result's warnings, prefixed by the device.")
 
     @property
     def passed(self) -> bool:
@@ -130,10 +137,20 @@ class FleetResult(FleetRunHeader):
         return self.exit_code == ExitCode.OK
 
 
+def all_failed_code(rows: Sequence[DeviceOutcome]) -> int | None:
+    """The exit code when every device failed to run: 4 when each was a host key refusal (a trust decision:
+    record the keys), else 3; None when some device ran."""
+    if not rows or any(r.status != "error" for r in rows):
+        return None
+    return int(ExitCode.TRUST if all(r.error_kind == "trust" for r in rows) else ExitCode.DEVICE)
+
+
 def fleet_exit_code(rows: list[FleetRow]) -> int:
-    """3 when every device failed to run, else 1 when any device failed to run or to pass, else 0."""
-    if rows and all(r.status == "error" for r in rows):
-        return int(ExitCode.DEVICE)
+    """3 when every device failed to run (4: every one refused its host key), else 1 when any device failed to
+    run or to pass, else 0."""
+    failed = all_failed_code(rows)
+    if failed is not None:
+        return failed
     if any(not r.passed for r in rows):
         return int(ExitCode.GATE_FAILED)
     return int(ExitCode.OK)

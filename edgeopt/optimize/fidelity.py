@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import EdgeoptError, InputError
 from ..evaluation import Metric, OutputSelection, parse_output, retention
+from ..evaluation.degenerate import cannot_tell
 from ..passes.base import Artifact, ArtifactFormat
 
 BENCH_ITERATIONS = 50
@@ -74,6 +75,7 @@ def measure_fidelity(
     metric: Metric | None = None,
     selection: OutputSelection | None = None,
     source: str | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> list[FidelityRow]:
     """Compare every ONNX artifact with ``reference`` on ``samples``.
 
@@ -88,6 +90,7 @@ def measure_fidelity(
         selection: the output (and slice) the metric, errors and cosine read; None: every output for errors and
             cosine, the first output for the metric.
         source: file or folder the samples came from (shown in the table).
+        warn: receives a line when the samples cannot tell artifacts apart (:mod:`edgeopt.evaluation.degenerate`).
 
     Returns:
         One row per ONNX artifact, the reference first.
@@ -95,6 +98,8 @@ def measure_fidelity(
     ref_outputs, ref_note = _run(Path(reference.path), samples)
     if ref_outputs is None:
         raise EdgeoptError(f"cannot run the input model {reference.path} on the fidelity samples: {ref_note}")
+    if warn is not None:
+        _warn_if_untested(ref_outputs, metric, selection, warn)
     rows = []
     ref_latency = None
     ref_timed: np.ndarray | None = None
@@ -139,6 +144,16 @@ def measure_fidelity(
             )
         )
     return rows
+
+
+def _warn_if_untested(ref: Outputs, metric: Metric | None, selection: OutputSelection | None,
+                      warn: Callable[[str], None]) -> None:
+    try:
+        why = cannot_tell(metric, ref.stacked(selection or parse_output(None)))
+    except InputError:  # the metric's own check says what is wrong with the selection
+        return
+    if why:
+        warn(why)
 
 
 def _speedup_interval(ref: np.ndarray | None, art: np.ndarray | None) -> list[float] | None:

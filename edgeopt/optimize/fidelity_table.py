@@ -48,6 +48,7 @@ def fidelity_rows(
     return measure_fidelity(
         reference, onnx_artifacts, samples, data=data, labels=labels, bench=agent_latency if bench else None,
         metric=metric, selection=selection, source=str(origin) if origin else None,
+        warn=lambda line: reporter.warn(f"fidelity: {line}"),
     )
 
 

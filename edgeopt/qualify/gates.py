@@ -135,6 +135,8 @@ def retention(g: RetentionGate, ctx: GateContext) -> GateResult:
     caveat = " (random inputs: indicative only)" if r.data == "random" else ""
     detail = (f"{metric} {r.retention:.4f} {'>=' if ok else '<'} {g.min_ratio:g} on {r.samples} samples"
               f"{caveat}, computed on the host ({r.evaluated_on})")
+    if r.cannot_tell:  # a ratio of 1.0 on data where every model decides alike tested nothing: say so
+        detail += f"; UNTESTED: {r.cannot_tell}"
     return _result("retention", ctx, ok=ok, measured=r.retention, threshold=g.min_ratio, comparison=">=", unit="",
                    metric=metric, detail=detail)
 

@@ -56,6 +56,10 @@ class RetentionResult(_Frozen):
     reference_path: str
     candidate_path: str
     notes: list[str] = Field(default_factory=list)
+    cannot_tell: str | None = Field(
+        default=None, description="Set when the eval data cannot tell models apart (the reference predicts one "
+        "class for every sample, a constant map, a constant output): why, in one line; the gate's verdict is then "
+        "'untested by this data'.")
 
 
 class ModelInfo(_Frozen):

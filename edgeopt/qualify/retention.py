@@ -80,8 +80,9 @@ class HostOnnxEvaluator:
             chosen = "accuracy" if labels is not None else "top1_agreement"
         if chosen == "accuracy" and labels is None:
             raise InputError(f"eval.metric accuracy needs labels: add a 'labels' array to {data or 'eval.data'}")
+        untested: list[str] = []
         rows = measure_fidelity(_artifact(reference), [_artifact(candidate)], feeds, data=str(data or "random"),
-                                labels=labels if chosen == "accuracy" else None, bench=None)
+                                labels=labels if chosen == "accuracy" else None, bench=None, warn=untested.append)
         ref_row = rows[0]
         cand_row = rows[1] if len(rows) > 1 else rows[0]  # same file: compared with itself
         notes.extend(cand_row.notes)
@@ -101,8 +102,8 @@ class HostOnnxEvaluator:
             reference_value=ref_value, candidate_value=cand_value, retention=ratio, samples=len(feeds),
             data=str(data) if data is not None else "random", evaluated_on=self.name,
             reference_path=str(reference), candidate_path=str(candidate), notes=notes,
+            cannot_tell=untested[0] if untested else None,
         )
-
 
     def _task_metric(self, reference: Path, candidate: Path, feeds: list[dict[str, Any]], labels: Any,
                      spec: MetricSpec, output: str | None, data: Path | None, notes: list[str]) -> RetentionResult:
@@ -111,14 +112,17 @@ class HostOnnxEvaluator:
         if metric.needs_labels and labels is None:
             raise InputError(f"eval.metric {metric.name} needs labels: add a 'labels' array to "
                              f"{data or 'eval.data'}, or use metric: agreement")
+        untested: list[str] = []
         rows = measure_fidelity(_artifact(reference), [_artifact(candidate)], feeds, data=str(data or "random"),
-                                labels=labels, bench=None, metric=metric, selection=parse_output(output))
+                                labels=labels, bench=None, metric=metric, selection=parse_output(output),
+                                warn=untested.append)
         ref_row, cand_row = rows[0], rows[1] if len(rows) > 1 else rows[0]
         notes.extend(_notes(ref_row, cand_row))
         return RetentionResult(
             metric=metric.label, reference_value=ref_row.metric_value, candidate_value=cand_row.metric_value,
             retention=cand_row.retention, samples=len(feeds), data=str(data) if data is not None else "random",
             evaluated_on=self.name, reference_path=str(reference), candidate_path=str(candidate), notes=notes,
+            cannot_tell=untested[0] if untested else None,
         )
 
 

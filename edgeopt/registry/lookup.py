@@ -114,6 +114,12 @@ def runtime_installed_here(runtime: RuntimeName | str) -> bool:
     return get_runtime(runtime).installed_here()
 
 
+def target_candidates(fmt: ModelFormat | str, target: Target) -> list[RuntimeName]:
+    """The target's runtimes that load ``fmt`` and may be picked without --runtime, in its order of preference."""
+    fmt_name = str(getattr(fmt, "value", fmt))
+    return [r for r in target.runtimes if runtime_loads(r, fmt_name) and get_runtime(r).auto_select]
+
+
 def default_runtime(
     fmt: ModelFormat | str, target: Target, *, installed: Callable[[RuntimeName], bool] | None = None
 ) -> RuntimeName:
@@ -131,9 +137,7 @@ def default_runtime(
             any runtime that loads it).
     """
     fmt_name = str(getattr(fmt, "value", fmt))
-    candidates: list[RuntimeName] = [
-        r for r in target.runtimes if runtime_loads(r, fmt_name) and get_runtime(r).auto_select
-    ]
+    candidates = target_candidates(fmt_name, target)
     if not candidates and target.detect:
         candidates = runtimes_for(fmt_name)
     if not candidates:

@@ -19,14 +19,14 @@ from pathlib import Path
 import paramiko
 
 from ..devices.schema import DEFAULT_KNOWN_HOSTS
-from ..errors import InputError, RunnerError
+from ..errors import InputError, RunnerError, TrustError
 from ..fsutil import atomic_write_text
 
 __all__ = ["DEFAULT_KNOWN_HOSTS", "HostKeyError", "TrustOnFirstUse", "changed_key_error", "fingerprint",
            "load_known_hosts", "record_host_key"]
 
 
-class HostKeyError(RunnerError):
+class HostKeyError(TrustError):
     """The device's host key is unknown (and not accepted) or differs from the recorded one."""
 
 

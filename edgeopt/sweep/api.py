@@ -22,6 +22,7 @@ from .._version import __version__
 from ..calib import ImagePreprocessing
 from ..errors import InputError, first_line
 from ..evaluation import MetricSpec, load_eval_data, parse_output, resolve_metric
+from ..evaluation.degenerate import UNTESTED, cannot_tell
 from ..fsutil import atomic_write_text
 from ..metrics.result import BenchResult
 from ..optimize import OptimizeResult, optimize
@@ -444,11 +445,16 @@ class _SweepRun:
         """The table, the latency ranking of the candidates (:mod:`.rank_levels`), the Pareto frontier, the
         recommendation and the plot (written here); ``started``: the sweep's ``perf_counter`` start."""
         levels, opts, fps = self.table.levels, self.options, self.ctx.measure.fps
+        untested = self.data_cannot_tell()
+        if untested:
+            self.table.warn(untested)
         rec, reason = recommend(levels, opts.objective, opts.min_retention, fps)
         ranking = None
         if rec is not None and opts.objective == "latency":
             levels, ranked, ranking = rank(self.ctx, levels)
             rec = ranked or rec
+        if rec is not None and untested:  # the recommendation says its retention was never put to the test
+            rec = rec.model_copy(update={"reason": "; ".join(filter(None, [f"retention {UNTESTED}", rec.reason]))})
         points = [(objective_value(lv, opts.objective), lv.retention) for lv in levels]
         front = [levels[i] for i in pareto_indices(points)]
         plot = write_plot(levels, opts.objective, self.out / "pareto.svg", min_retention=opts.min_retention, fps=fps,
@@ -462,7 +468,21 @@ class _SweepRun:
             warnings=list(self.table.warnings),
             metric_params=self.ctx.metric.spec.given(), threads=self.ctx.measure.threads,
             streams=self.ctx.measure.streams, batch=self.ctx.measure.batch, ranking=ranking,
+            eval_cannot_tell=untested,
         )
+
+    def data_cannot_tell(self) -> str | None:
+        """Why the eval data cannot tell levels apart (the reference decides alike on every sample), or None.
+
+        Reads the reference outputs the levels were scored against (measured once more when every level came
+        from the cache)."""
+        if not self.ctx.refs and self.rts:
+            self.ctx.reference(self.model, self.rts[0])
+        for outs, names in self.ctx.refs.values():
+            why = cannot_tell(self.ctx.metric, self.ctx.selection.pick(outs, names))
+            if why:
+                return why
+        return None
 
 
 def record_levels(history_db: str | Path, runs: LevelRuns, result: SweepResult, *, device: str | None = None,

@@ -189,3 +189,7 @@ class SweepResult(BaseModel):
     ranking: dict[str, Any] | None = Field(
         default=None, description="How the recommendation was ranked: rounds, seconds per run, tolerance, "
         "the interleaved candidates and the decision's reason; None when no latency ranking ran.")
+    eval_cannot_tell: str | None = Field(
+        default=None, description="Set when the eval data cannot tell levels apart (the reference predicts one "
+        "class for every sample, a constant map, a constant output): why, in one line. Every level then scores "
+        "alike and the recommendation's retention is 'untested by this data' (docs/sweep.md).")

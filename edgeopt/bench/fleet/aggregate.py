@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...fleet.result import FleetAggregate, FleetRow, Outlier, Spread
+from ...fleet.verdict import device_warnings, verdict_text
 
 DEFAULT_OUTLIER_PCT = 15.0
 # Below this absolute difference from the median a device is never an outlier: timer and scheduler noise.
@@ -104,7 +105,9 @@ def aggregate(rows: Sequence[FleetRow], *, outlier_pct: float = DEFAULT_OUTLIER_
                                                                                              FleetAggregate]:
     """Rows with their ``conditions`` filled in, and the fleet's aggregate."""
     seen = {r.device: conditions(r.result.environment) if r.result is not None else [] for r in rows}
-    rows = [r.model_copy(update={"conditions": [text for _, text in seen[r.device]]}) for r in rows]
+    rows = [r.model_copy(update={"conditions": [text for _, text in seen[r.device]],
+                                 "verdict": verdict_text(r.result) if r.result is not None else None,
+                                 "warnings": device_warnings(r.result)}) for r in rows]
     spreads = {m: _spread(rows, m) for m in ("p50", "p99")}
     throughputs = [r.result.throughput_ips for r in rows if r.result is not None]
     agg = FleetAggregate(

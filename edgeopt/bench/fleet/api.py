@@ -106,7 +106,7 @@ def fleet_benchmark(
     if rows and all(r.error_kind == "input" for r in rows):
         raise InputError(str(rows[0].error))
     rows, agg = aggregate(rows, outlier_pct=outlier_pct)
-    warnings: list[str] = []
+    warnings = [f"{r.device}: {w}" for r in rows for w in r.warnings]  # never lost in a fleet's output
     if record:
         rows = record_rows(rows, history_db, fleet_id=fleet_id, label=f"fleet {','.join(fleet_selection(devices))}",
                            warnings=warnings)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from ...fleet.result import FleetResult, FleetRow
+from ...fleet.verdict import budget_text
 
 
 def _cases(row: FleetRow) -> list[tuple[str, str, str]]:
@@ -23,8 +24,7 @@ def _cases(row: FleetRow) -> list[tuple[str, str, str]]:
     cases = [run]
     if r.fps_budget is not None:
         b = r.fps_budget
-        text = f"{b.percentile} {b.latency_ms:.3f} ms vs budget {b.budget_ms:.3f} ms at {b.fps:g} FPS"
-        cases.append(("fps_budget", "pass" if b.passed else "fail", text))
+        cases.append(("fps_budget", "pass" if b.passed else "fail", budget_text(b)))
     return cases
 
 
@@ -49,6 +49,8 @@ def render_fleet_junit(result: FleetResult) -> str:
                            "model_sha256": result.model_sha256,
                            "history_run_id": str(row.history_run_id or "")}.items():
             ET.SubElement(props, "property", {"name": key, "value": value})
+        for warning in row.warnings:  # target mismatch, invalid run, the agent's warnings
+            ET.SubElement(props, "property", {"name": "warning", "value": warning})
         for gate, status, message in cases:
             case = ET.SubElement(suite, "testcase", {"classname": name, "name": gate, "time": "0"})
             if status == "fail":

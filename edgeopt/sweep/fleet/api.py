@@ -113,6 +113,8 @@ def fleet_sweep(
         raise InputError(str(rows[0].error))
     warnings: list[str] = []
     rows = [_finish(r, out, model_path, options, fleet_id, warnings) for r in rows]
+    # Each device's own sweep warnings (runtimes it skipped, ...) reach the fleet's output, named by device.
+    warnings = [f"{r.device}: {w}" for r in rows if r.result is not None for w in r.result.warnings] + warnings
     result = FleetSweepResult(
         edgeopt_version=__version__, fleet_id=fleet_id, model=str(model_path), model_sha256=ModelRef.of(model).key,
         selection=fleet_selection(devices), executor=fleet.executor.name, jobs=fleet.jobs, deadline_s=deadline,

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import Field
 
 from ...errors import ExitCode
-from ...fleet.result import DeviceOutcome, FleetRunHeader, FleetTally, _Frozen
+from ...fleet.result import DeviceOutcome, FleetRunHeader, FleetTally, _Frozen, all_failed_code
 from ..result import SweepResult
 
 FLEET_SWEEP_SCHEMA_VERSION = "1.0"
@@ -94,9 +94,11 @@ def summarize(rows: list[FleetSweepRow]) -> FleetSweepSummary:
 
 
 def fleet_sweep_exit_code(rows: list[FleetSweepRow]) -> int:
-    """3 when every device failed to run, else 1 when any device could not run or has no recommendation, else 0."""
-    if rows and all(r.status == "error" for r in rows):
-        return int(ExitCode.DEVICE)
+    """3 when every device failed to run (4: every one refused its host key), else 1 when any device could not
+    run or has no recommendation, else 0."""
+    failed = all_failed_code(rows)
+    if failed is not None:
+        return failed
     if any(r.recommendation is None for r in rows):
         return int(ExitCode.GATE_FAILED)
     return int(ExitCode.OK)

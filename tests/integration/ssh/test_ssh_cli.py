@@ -35,7 +35,7 @@ def test_bench_host_json_end_to_end(device, tiny_cnn):
             "--known-hosts", str(device.known_hosts), "--python", DEVICE_PYTHON, "--min-duration", "0.3",
             "--fps", "30", "--json"]
     p = edgeopt(*args)
-    assert p.returncode == 3 and "--accept-new-host-key" in p.stderr and json.loads(p.stdout)["exit_code"] == 3
+    assert p.returncode == 4 and "--accept-new-host-key" in p.stderr and json.loads(p.stdout)["exit_code"] == 4  # trust
     p = edgeopt(*args, "--accept-new-host-key")
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)

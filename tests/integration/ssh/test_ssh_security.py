@@ -21,7 +21,7 @@ def test_unknown_host_is_refused_with_its_fingerprint(device, tiny_cnn):
     with pytest.raises(HostKeyError) as info:
         device.runner(accept=False).run(Request(model_path="", **FAST), tiny_cnn)
     message = str(info.value)
-    assert info.value.exit_code == ExitCode.DEVICE and "\n" not in message
+    assert info.value.exit_code == ExitCode.TRUST == 4 and "\n" not in message
     assert "--accept-new-host-key" in message and _host_fingerprint(device) in message
     assert not device.known_hosts.exists()  # nothing recorded
     assert not (device.workdir / "cache").exists()  # nothing uploaded to an unverified host
