@@ -15,6 +15,7 @@ import pytest
 
 from edgeopt.profile import ProfileUnsupportedError, compare_profiles, profile, profile_vs
 from edgeopt.profile.schema import Headline, KernelPrecision, LayerOrigin, ProfileComparison, ProfileResult
+from edgeopt.reports.profile_html import profile_section
 from tests.profile_models import BIG, TINY, big_conv_model, quantize_qdq
 
 RUNTIMES = ["onnxruntime", "openvino"]
@@ -161,3 +162,27 @@ def test_vs_with_the_int8_model_as_a_explains_a_and_gives_an_interval(models):
     flipped = compare_profiles(b, a, _headline(0.5, 0.4, 0.6))
     assert any("B, the quantized side, is slower" in line for line in flipped.explanation)
     assert ProfileComparison.model_validate_json(c.model_dump_json()) == c
+
+
+def test_html_shows_the_roof_share_and_gops_per_op_type(pair):
+    """Issue 23 item 11: the page shows what the terminal does: roof percentage per layer, GOP/s per op type."""
+    fp32, _ = pair
+    page = profile_section(fp32)
+    ops = page.split("<h3>Per op type</h3>")[1]
+    assert "<th>GOP/s</th>" in ops and f"<td>{fp32.per_op_type[0].achieved_gops:.1f}</td>" in ops
+    top = fp32.top(1)[0]
+    assert top.bound is not None and top.roof_fraction is not None
+    assert f"<td>{top.bound.value} {top.roof_fraction:.0%}</td>" in page
+    assert any("precision each layer ran in" in n for n in fp32.notes)
+
+
+def test_openvino_bf16_layers_sit_under_the_bf16_roof(models):
+    """On a CPU with BF16 (AVX512_BF16/AMX) OpenVINO runs the conv in bf16 by default; its roof is the bf16 peak."""
+    pytest.importorskip("openvino")
+    result = profile(models[0], runtime="openvino", iterations=5, warmup=1)
+    bf16 = [x for x in result.layers if x.precision is KernelPrecision.BF16 and x.roof_fraction is not None]
+    if not bf16:
+        pytest.skip("OpenVINO ran no bf16 layer on this CPU (no AVX512_BF16/AMX)")
+    conv = next(x for x in bf16 if BIG in x.onnx_nodes)
+    assert conv.roof_fraction < 1.0  # was 1.2-1.35 against the FP32 peak
+    assert any("bf16 layers" in n and "peak_bf16_tflops" in n for n in result.notes)
