@@ -325,12 +325,12 @@ class RemoteCache:
         """
         now = time.time() if now is None else now
 
-        def size(name: str) -> int:
+        def entry_size(name: str) -> int:
             if name == keep and keep_bytes is not None:
                 return keep_bytes
             return tree_size(self.sftp, f"{self.root}/{name}")
 
-        entries = [(e.st_mtime or 0, e.filename, size(e.filename))
+        entries = [(e.st_mtime or 0, e.filename, entry_size(e.filename))
                    for e in self.sftp.listdir_attr(self.root) if not e.filename.startswith(".")]
         total, removed = sum(size for _, _, size in entries), 0
         for mtime, name, size in sorted(entries):
