@@ -87,8 +87,13 @@ def _notes(model: onnx.ModelProto, counts: GraphCount, info: ShapeInfo, unknown_
         shown = ", ".join(counts.unresolved_nodes[:_SHOWN_NODES])
         more = len(counts.unresolved_nodes) - _SHOWN_NODES
         shown += f" and {more} more" if more > 0 else ""
-        notes.append(f"macs and flops are unknown: {len(counts.unresolved_nodes)} nodes have no static shapes "
-                     f"({shown}); {fix}")
+        if counts.macs_complete:
+            notes.append(f"flops is partial (partial_flops, a lower bound): {len(counts.unresolved_nodes)} nodes have "
+                         f"no static shapes ({shown}); they are all zero-MAC ops (elementwise, pooling, data "
+                         f"movement), so macs is complete; {fix}")
+        else:
+            notes.append(f"macs and flops are unknown: {len(counts.unresolved_nodes)} nodes have no static shapes "
+                         f"({shown}); {fix}")
     if unknown_tensors:
         notes.append(f"activation_bytes omits {unknown_tensors} tensors of unknown size (a lower bound): {fix}")
     if counts.subgraph_nodes:
@@ -171,9 +176,9 @@ def inspect_model(
         params=weights.params,
         weight_bytes=weights.weight_bytes,
         activation_bytes=activations.activation_bytes,
-        macs=counts.macs if complete else None,
+        macs=counts.macs if counts.macs_complete else None,
         flops=counts.flops if complete else None,
-        partial_macs=None if complete else counts.macs,
+        partial_macs=None if counts.macs_complete else counts.macs,
         partial_flops=None if complete else counts.flops,
         arithmetic_intensity=(counts.flops / moved if moved else 0.0) if complete else None,
         ops=dict(sorted(ops.items(), key=lambda item: (-item[1], item[0]))),

@@ -68,7 +68,8 @@ class InspectResult(BaseModel):
     weight_bytes: int = Field(ge=0, description="Bytes of all stored tensors.")
     activation_bytes: int = Field(ge=0, description="Bytes of inputs and node outputs with static shapes.")
     macs: int | None = Field(ge=0, description="Multiply-accumulates per inference at counted_at; null when some "
-                             "node's shapes are unknown (partial_macs has what was counted).")
+                             "node that may carry MACs has unknown shapes (partial_macs has what was counted); "
+                             "unresolved zero-MAC nodes (Add, Sigmoid...) leave it complete and only flops partial.")
     flops: int | None = Field(ge=0, description="Operations per inference (see docs/inspect.md for conventions); "
                               "null when the count is partial.")
     partial_macs: int | None = Field(default=None, ge=0,

@@ -9,9 +9,9 @@ import click
 
 from ..errors import ExitCode
 from ..fsutil import atomic_write_text
-from ..profile.api import profile
+from ..profile.api import profile, profile_vs
 from ..profile.chrome_trace import write_chrome_trace
-from ..profile.compare import compare_profiles
+from ..profile.headline import ROUNDS
 from ..profile.render import render_comparison, render_profile
 from ..profile.schema import ProfileComparison, ProfileResult
 from ..settings import RemoteSpec
@@ -63,6 +63,9 @@ def _write_outputs(result: ProfileResult | ProfileComparison, *, trace: Path | N
 @click.option("--vs", "other", type=click.Path(path_type=Path), default=None,
               help="Profile OTHER the same way and compare layer by layer (A = MODEL, B = OTHER).")
 @click.option("--vs-graph", type=click.Path(path_type=Path), default=None, help="--graph for OTHER.")
+@click.option("--rounds", type=click.IntRange(min=0), default=ROUNDS, show_default=True,
+              help="With --vs: time A and B without the profiler in this many interleaved rounds for the headline "
+                   "ratio and its interval (0: the two profiles' own p50s, no interval).")
 @click.option("--top", type=click.IntRange(min=1), default=15, show_default=True, help="Layers shown.")
 @click.option("--trace", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write a Chrome trace (chrome://tracing, Perfetto) of one profiled inference.")
@@ -77,7 +80,7 @@ def _write_outputs(result: ProfileResult | ProfileComparison, *, trace: Path | N
 @json_option
 def profile_cmd(model: Path, target: str | None, measure: dict[str, Any],
                 runtime_flags: dict[str, dict[str, Any]], graph: Path | None, other: Path | None,
-                vs_graph: Path | None, top: int,
+                vs_graph: Path | None, rounds: int, top: int,
                 trace: Path | None, html: Path | None, report_dir: Path | None, remote: RemoteSpec,
                 targets_dirs: tuple[Path, ...], as_json: bool, override_deployment: bool) -> int:
     """Per-layer times of MODEL with the runtime's own profiler, joined with its ONNX graph. MODEL may be a
@@ -90,8 +93,10 @@ def profile_cmd(model: Path, target: str | None, measure: dict[str, Any],
         targets_dirs=targets_dirs, progress=StderrProgress(), remote=remote,
         override_deployment=override_deployment, given=given_settings(runtime_flags),
     )
-    first = profile(model, graph=graph, **options)
-    result = first if other is None else compare_profiles(first, profile(other, graph=vs_graph, **options))
+    if other is None:
+        result: ProfileResult | ProfileComparison = profile(model, graph=graph, **options)
+    else:
+        result = profile_vs(model, other, graph=graph, vs_graph=vs_graph, rounds=rounds, **options)
     written = _write_outputs(result, trace=trace, html=html, report_dir=report_dir, top=top)
     if as_json:
         emit_json(result)

@@ -73,6 +73,11 @@ def render_target(t: Target) -> None:
 
 def _counts(head: Table, r: InspectResult) -> None:
     """MACs and FLOPs at the shape they are for; never a partial count as the headline."""
+    if r.macs is not None and r.flops is None:  # only zero-MAC nodes unresolved: the MACs are the model's
+        head.add_row("MACs", f"{r.macs:,} ({_si(r.macs)})")
+        head.add_row("FLOPs", f"partial: at least {_si(r.partial_flops or 0)} ({len(r.unresolved_nodes)} zero-MAC "
+                              "nodes without static shapes not counted; see the notes)")
+        return
     if r.macs is None or r.flops is None:
         head.add_row("MACs", f"unknown: {r.shape_hint and 'pass ' + r.shape_hint or 'see the notes'}")
         head.add_row("FLOPs", "unknown")

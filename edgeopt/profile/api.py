@@ -26,6 +26,7 @@ from .build import ProfileContext, build_profile
 from .compare import compare_profiles
 from .device import is_local, run_profile
 from .graph import load_graph
+from .headline import ROUNDS, measure_headline
 from .schema import ModelRef, ProfileComparison, ProfileResult
 
 
@@ -151,8 +152,40 @@ def _mark(use: DeploymentUse, result: ProfileResult) -> ProfileResult:
     return result.model_copy(update={"deployment": use.ref(), "notes": notes})
 
 
-def profile_vs(model: str | Path, other: str | Path, **options: Any) -> ProfileComparison:
-    """Profile ``model`` and ``other`` with the same options, then compare them layer by layer (A vs B)."""
-    a = profile(model, **options)
-    b = profile(other, **options)
-    return compare_profiles(a, b)
+_REMOTE = ("host", "device", "key", "python", "inventory", "known_hosts", "accept_new_host_key")
+
+
+def _remote_spec(options: dict[str, Any]) -> RemoteSpec:
+    """The remote device ``options`` name (popped from it), as :func:`profile` builds it."""
+    given = {k: options.pop(k) for k in _REMOTE if k in options}
+    remote = options.pop("remote", None)
+    if remote is not None:
+        return remote
+    paths = {k: Path(given[k]) for k in ("key", "inventory", "known_hosts") if given.get(k) is not None}
+    return RemoteSpec(**{**given, **paths})
+
+
+def profile_vs(model: str | Path, other: str | Path, *, graph: str | Path | None = None,
+               vs_graph: str | Path | None = None, rounds: int = ROUNDS, **options: Any) -> ProfileComparison:
+    """Profile ``model`` (A) and ``other`` (B) with the same options on one runner, time them in ``rounds``
+    interleaved rounds for the headline (:mod:`.headline`; 0: skip, the two unprofiled p50s then make it), and
+    compare them layer by layer.
+
+    Args:
+        model, other: A and B (files or deployments). graph, vs_graph: :func:`profile`'s ``graph`` for each.
+        rounds: interleaved rounds of A and B without the profiler (0: none).
+        options: :func:`profile`'s other keyword arguments.
+    """
+    spec = _remote_spec(options)
+    with use_runner(options.pop("runner", None), spec, options.pop("target", None)) as placed:
+        shared = dict(options, runner=placed.runner, target=placed.target)
+        a = profile(model, graph=graph, **shared)
+        b = profile(other, graph=vs_graph, **shared)
+        headline = None
+        if rounds > 0:
+            if options.get("progress") is not None:
+                options["progress"]({"event": "phase", "phase": f"A vs B: {rounds} interleaved rounds"})
+            headline = measure_headline(a, b, runner=placed.runner, target=placed.target,
+                                        targets_dirs=options.get("targets_dirs", ()), inputs=options.get("inputs"),
+                                        rounds=rounds)
+    return compare_profiles(a, b, headline)

@@ -9,10 +9,11 @@ from edgeopt_agent.protocol import RawRun
 
 from .._version import __version__
 from ..analysis.roofline import roofline
+from ..enums import Bound
 from ..metrics.latency import latency_stats
 from ..targets.schema import Target
 from .graph import GraphIndex
-from .join import join_layers, per_op_type
+from .join import join_layers, per_op_type, roof_peaks_note
 from .schema import LayerRecord, ModelRef, ProfileResult, ProfileSettings, TraceEvent
 
 _OVERHEAD_NOTE = 1.5  # above this profiled/unprofiled ratio, say that layer times are inflated
@@ -42,10 +43,18 @@ def _notes(raw: RawRun, ctx: ProfileContext, layers: list[LayerRecord], unmapped
     if overhead > _OVERHEAD_NOTE:
         notes.append(f"the profiled inference takes {overhead:.2f}x the unprofiled p50: per-layer times carry the "
                      "profiler's overhead; read their ranking and shares rather than their absolute values")
-    above = [x.kernel for x in layers if x.bound is not None and x.roof_fraction is not None and x.roof_fraction > 1]
-    if above:
-        notes.append(f"{len(above)} layers run faster than the target's memory roof allows (e.g. {above[0]}): their "
-                     "tensors stay in cache, and the roof assumes every byte comes from DRAM once")
+    peaks = roof_peaks_note(layers, ctx.target)
+    if peaks:
+        notes.append(peaks)
+    above = [x for x in layers if x.bound is not None and x.roof_fraction is not None and x.roof_fraction > 1]
+    memory = [x.kernel for x in above if x.bound is Bound.MEMORY]
+    compute = [x.kernel for x in above if x.bound is Bound.COMPUTE]
+    if memory:
+        notes.append(f"{len(memory)} layers run faster than the target's memory roof allows (e.g. {memory[0]}): "
+                     "their tensors stay in cache, and the roof assumes every byte comes from DRAM once")
+    if compute:
+        notes.append(f"{len(compute)} layers run faster than the compute peak of their precision (e.g. {compute[0]}):"
+                     " that peak is an estimate below this machine's (state it in a targets YAML)")
     if raw.truncated:
         notes.append("max_duration_s cut a phase short: fewer iterations than asked (see settings)")
     return notes

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from .explain import explain
 from .graph import QDQ_OPS
-from .schema import ExtraLayer, LayerDelta, LayerOrigin, LayerRecord, ProfileComparison, ProfileResult
+from .schema import ExtraLayer, Headline, LayerDelta, LayerOrigin, LayerRecord, ProfileComparison, ProfileResult
 
 
 def _compute_nodes(layer: LayerRecord) -> list[str]:
@@ -48,12 +48,15 @@ def _row(a: list[LayerRecord], b: list[LayerRecord]) -> LayerDelta:
     a_prec = _joined([x.precision.value for x in a])
     b_prec = _joined([x.precision.value for x in b])
     quantized = any(x.quantized_in_onnx for x in b)
+    a_quantized = any(x.quantized_in_onnx for x in a)
     return LayerDelta(
         onnx_nodes=nodes, op_type=heaviest.primary_op, a_kernels=[x.kernel for x in a], b_kernels=[x.kernel for x in b],
         a_ms=a_ms, b_ms=b_ms, delta_ms=b_ms - a_ms, ratio=b_ms / a_ms if a_ms > 0 else None, a_precision=a_prec,
         b_precision=b_prec, a_impl=_joined([x.impl for x in a]), b_impl=_joined([x.impl for x in b]),
         precision_changed=bool(a and b) and a_prec != b_prec, b_quantized_in_onnx=quantized,
         b_float_kernel=quantized and bool(b) and all(x.precision.is_float for x in b if x.quantized_in_onnx),
+        a_quantized_in_onnx=a_quantized,
+        a_float_kernel=a_quantized and bool(a) and all(x.precision.is_float for x in a if x.quantized_in_onnx),
     )
 
 
@@ -62,8 +65,12 @@ def _extra(side: str, layer: LayerRecord) -> ExtraLayer:
     return ExtraLayer(side=side, kernel=layer.kernel, op_type=layer.op_type, kind=kind, median_ms=layer.median_ms)
 
 
-def compare_profiles(a: ProfileResult, b: ProfileResult) -> ProfileComparison:
-    """Match ``a``'s and ``b``'s executed layers through their ONNX nodes (module docstring) and explain."""
+def compare_profiles(a: ProfileResult, b: ProfileResult, headline: Headline | None = None) -> ProfileComparison:
+    """Match ``a``'s and ``b``'s executed layers through their ONNX nodes (module docstring) and explain.
+
+    ``headline``: A and B timed in interleaved rounds (:mod:`.headline`); its speedup and interval then make the
+    headline, else the two profiles' unprofiled p50s do (measured minutes apart: noisy).
+    """
     sides = {"a": [x for x in a.layers if x.executed], "b": [x for x in b.layers if x.executed]}
     groups = _Groups()
     first_owner: dict[str, tuple[str, int]] = {}
@@ -89,11 +96,13 @@ def compare_profiles(a: ProfileResult, b: ProfileResult) -> ProfileComparison:
     extra.sort(key=lambda e: -e.median_ms)
     speedup = a.unprofiled_p50_ms / b.unprofiled_p50_ms if b.unprofiled_p50_ms > 0 else 0.0
     partial = ProfileComparison(
-        a=a, b=b, speedup=speedup, layers=rows, extra=extra,
+        a=a, b=b, speedup=headline.speedup if headline is not None else speedup, headline=headline, layers=rows,
+        extra=extra,
         extra_a_ms=sum(e.median_ms for e in extra if e.side == "a"),
         extra_b_ms=sum(e.median_ms for e in extra if e.side == "b"),
         precision_changed=[r.onnx_nodes[0] for r in rows if r.precision_changed and r.onnx_nodes],
         float_despite_qdq=[r.onnx_nodes[0] for r in rows if r.b_float_kernel and r.onnx_nodes],
+        float_despite_qdq_a=[r.onnx_nodes[0] for r in rows if r.a_float_kernel and r.onnx_nodes],
         explanation=[],
     )
     return partial.model_copy(update={"explanation": explain(partial)})

@@ -22,6 +22,27 @@ _ROOF_PRECISION = {KernelPrecision.FP16: Precision.FP16, KernelPrecision.BF16: P
                    KernelPrecision.INT8: Precision.INT8, KernelPrecision.INT4: Precision.INT4}
 
 
+def roof_precision(precision: KernelPrecision) -> Precision:
+    """The precision whose peak a layer's compute roof uses: the one its kernel ran in (fp32 for the others)."""
+    return _ROOF_PRECISION.get(precision, Precision.FP32)
+
+
+def roof_peaks_note(layers: Sequence[LayerRecord], target: Target | None) -> str | None:
+    """One sentence naming the peak each precision's layers were judged against, with its source, or None."""
+    ran = sorted({x.precision for x in layers if x.executed and x.roof_gops is not None}, key=lambda k: k.value)
+    if target is None or not ran:
+        return None
+    parts = []
+    for kernel in ran:
+        peak = target.peak_ops_per_s(roof_precision(kernel))
+        if peak is not None:
+            parts.append(f"{kernel.value} layers {peak[0] / 1e9:,.0f} GOP/s ({peak[1]})")
+    if not parts:
+        return None
+    return ("compute roofs use the peak of the precision each layer ran in (a bf16 or int8 kernel against the FP32 "
+            "peak would show over 100 %): " + "; ".join(parts))
+
+
 def _primary(graph: GraphIndex, nodes: Sequence[int], fallback: str) -> str:
     if not nodes:
         return fallback
@@ -41,7 +62,7 @@ def _roof(flops: int, moved: int | None, median_ms: float, precision: KernelPrec
     if not moved:
         return out
     out["arithmetic_intensity"] = flops / moved
-    roof = roofline(flops, moved, target, _ROOF_PRECISION.get(precision, Precision.FP32)) if target else None
+    roof = roofline(flops, moved, target, roof_precision(precision)) if target else None
     if roof is not None and roof.lower_bound_latency_ms > 0:
         out["bound"] = roof.bound
         out["roof_gops"] = flops / (roof.lower_bound_latency_ms * 1e-3) / 1e9

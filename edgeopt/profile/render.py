@@ -30,7 +30,8 @@ def _nodes(names: Sequence[str]) -> str:
     return shown + (f" +{len(names) - _NODES_SHOWN}" if len(names) > _NODES_SHOWN else "") if names else "-"
 
 
-def _roof(layer: LayerRecord) -> str:
+def roof_text(layer: LayerRecord) -> str:
+    """``compute 45%``: the roof a layer sits under and the share of it reached (``-`` without one)."""
     if layer.bound is None:
         return "-"
     return f"{layer.bound.value}" + (f" {layer.roof_fraction:.0%}" if layer.roof_fraction is not None else "")
@@ -54,7 +55,7 @@ def layer_table(p: ProfileResult, top: int) -> Table:
         table.add_row(str(i), layer.kernel, _nodes(layer.onnx_nodes) if layer.onnx_nodes else f"({layer.origin.value})",
                       layer.primary_op, layer.impl, layer.precision.value, _ms(layer.median_ms), _ms(layer.p90_ms),
                       f"{layer.share:.1%}", _opt(layer.achieved_gops, ".1f"), _opt(layer.arithmetic_intensity, ".1f"),
-                      _roof(layer))
+                      roof_text(layer))
     return table
 
 
@@ -81,8 +82,9 @@ def compare_table(c: ProfileComparison, top: int) -> Table:
     for col in ("ONNX nodes", "op", "A ms", "B ms", "delta ms", "B/A", "A kernel", "B kernel", "flags"):
         table.add_column(col, justify="right" if col in ("A ms", "B ms", "delta ms", "B/A") else "left")
     for r in c.layers[:top]:
-        flags = ", ".join(f for f, on in (("precision", r.precision_changed), ("float despite QDQ", r.b_float_kernel))
-                          if on)
+        flags = ", ".join(f for f, on in (("precision", r.precision_changed),
+                                          ("float despite QDQ in A", r.a_float_kernel),
+                                          ("float despite QDQ", r.b_float_kernel)) if on)
         table.add_row(_nodes(r.onnx_nodes), r.op_type, _ms(r.a_ms), _ms(r.b_ms), f"{r.delta_ms:+.4f}",
                       _opt(r.ratio, ".2f"), f"{r.a_precision} {r.a_impl}", f"{r.b_precision} {r.b_impl}", flags or "-")
     return table

@@ -219,6 +219,9 @@ class LayerDelta(_Frozen):
     precision_changed: bool
     b_quantized_in_onnx: bool = Field(description="B's nodes here have QDQ around them in B's ONNX.")
     b_float_kernel: bool = Field(description="Quantized in B's ONNX, yet B's runtime ran a float kernel.")
+    a_quantized_in_onnx: bool = Field(default=False, description="A's nodes here have QDQ around them in A's ONNX.")
+    a_float_kernel: bool = Field(default=False, description="Quantized in A's ONNX, yet A's runtime ran a float "
+                                                            "kernel (A the INT8 model, B the FP32 one).")
 
 
 class ExtraLayer(_Frozen):
@@ -231,17 +234,42 @@ class ExtraLayer(_Frozen):
     median_ms: float
 
 
+class Headline(_Frozen):
+    """A vs B without the profiler, measured in interleaved rounds (A, B, B, A...: one slow phase of the machine hits
+    both), with the bootstrap interval of the paired per-round ratio. Two back-to-back measurements of the same pair
+    gave 1.30x and 3.59x; this is the number to quote."""
+
+    rounds: int = Field(ge=1, description="Interleaved rounds; each runs A and B once, the order rotated.")
+    iterations_per_round: int = Field(ge=1, description="Timed inferences of each side per round (at least).")
+    a_p50_ms: float = Field(description="A: median of its round medians, ms.")
+    a_low_ms: float
+    a_high_ms: float
+    b_p50_ms: float = Field(description="B: median of its round medians, ms.")
+    b_low_ms: float
+    b_high_ms: float
+    speedup: float = Field(description="A / B latency, median of the per-round ratios (above 1: B is faster).")
+    speedup_low: float = Field(description="Lower end of the speedup's 95 % bootstrap interval.")
+    speedup_high: float = Field(description="Upper end of the speedup's 95 % bootstrap interval.")
+    paired: bool = Field(description="Per-round paired ratios (false: too few rounds, pooled samples).")
+    within_noise: bool = Field(description="The interval covers 1: neither side is faster beyond noise.")
+
+
 class ProfileComparison(_Frozen):
     """Layer-by-layer comparison of two profiles (``edgeopt profile A --vs B``)."""
 
     schema_version: str = SCHEMA_VERSION
     a: ProfileResult
     b: ProfileResult
-    speedup: float = Field(description="A's unprofiled p50 / B's (above 1: B is faster).")
+    speedup: float = Field(description="A's latency / B's (above 1: B is faster): the headline's interleaved rounds "
+                                       "when measured, else the two unprofiled p50s.")
+    headline: Headline | None = Field(default=None, description="A vs B measured in interleaved rounds, with its "
+                                      "interval; null when not measured (--rounds 0, or compare_profiles alone).")
     layers: list[LayerDelta] = Field(description="Matched layers, largest |delta_ms| first.")
     extra: list[ExtraLayer] = Field(description="Layers one side has and the other does not, most time first.")
     extra_a_ms: float
     extra_b_ms: float
     precision_changed: list[str] = Field(description="Primary nodes of the layers whose precision changed.")
     float_despite_qdq: list[str] = Field(description="B layers quantized in the ONNX that ran a float kernel.")
+    float_despite_qdq_a: list[str] = Field(default_factory=list,
+                                           description="A layers quantized in the ONNX that ran a float kernel.")
     explanation: list[str] = Field(description="What the comparison shows, in sentences.")

@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterable, Sequence
 from html import escape
 
-from ..profile.render import header
+from ..profile.render import header, roof_text
 from ..profile.schema import LayerOrigin, LayerRecord, ProfileComparison, ProfileResult
 from .charts.scale import log_range, wants_log
 from .charts.text import shorten
@@ -130,12 +130,14 @@ def _opt(value: float | None, fmt: str) -> str:
 def profile_section(p: ProfileResult, top: int = 15, title: str = "Per-layer profile") -> str:
     """A ``<section>`` with the chart, the top-layer and per-op-type tables and the notes of one profile."""
     layers = _table(["layer", "ONNX nodes", "op", "kernel", "precision", "median ms", "p90 ms", "share", "GOP/s",
-                     "roof"],
+                     "op/B", "roof"],
                     [[x.kernel, ", ".join(x.onnx_nodes) or f"({x.origin.value})", x.primary_op, x.impl,
                       x.precision.value, f"{x.median_ms:.4g}", f"{x.p90_ms:.4g}", f"{x.share:.1%}",
-                      _opt(x.achieved_gops, ".1f"), x.bound.value if x.bound else "-"] for x in p.top(top)])
-    ops = _table(["op type", "layers", "median ms", "share"],
-                 [[s.op_type, str(s.layers), f"{s.median_ms:.4g}", f"{s.share:.1%}"] for s in p.per_op_type])
+                      _opt(x.achieved_gops, ".1f"), _opt(x.arithmetic_intensity, ".1f"), roof_text(x)]
+                     for x in p.top(top)])
+    ops = _table(["op type", "layers", "median ms", "share", "GOP/s"],
+                 [[s.op_type, str(s.layers), f"{s.median_ms:.4g}", f"{s.share:.1%}", _opt(s.achieved_gops, ".1f")]
+                  for s in p.per_op_type])
     notes = "".join(f'<p class="note">{escape(n)}</p>' for n in p.notes)
     return (f'<section class="profile"><h2>{escape(title)}</h2><p class="sub">{escape(header(p))}</p>'
             f'<div class="charts">{layer_chart(p, top)}</div>{layers}<h3>Per op type</h3>{ops}{notes}</section>')
@@ -148,6 +150,7 @@ def comparison_section(c: ProfileComparison, top: int = 15) -> str:
                   [[", ".join(r.onnx_nodes), r.op_type, f"{r.a_ms:.4g}", f"{r.b_ms:.4g}", f"{r.delta_ms:+.4g}",
                     f"{r.a_precision} {r.a_impl}", f"{r.b_precision} {r.b_impl}",
                     ", ".join(f for f, on in (("precision changed", r.precision_changed),
+                                              ("float despite QDQ in A", r.a_float_kernel),
                                               ("float despite QDQ", r.b_float_kernel)) if on) or "-"]
                    for r in c.layers[:top]])
     extra = _table(["side", "layer", "type", "kind", "median ms"],

@@ -36,6 +36,7 @@ from .agent_exit import AgentTrace
 from .base import AgentCommand, ProgressSink, RunnerInfo, RunnerKind, parse_probe, parse_progress_line, parse_result
 from .ssh_cache import (
     DEFAULT_LIMIT_BYTES,
+    UNPACK_SCRIPT,
     Bundle,
     RemoteCache,
     TransferStats,
@@ -96,11 +97,28 @@ class SshRunner:
         return " ".join(shlex.quote(w) for w in words) + "; exit $?"
 
     def _push_agent(self, s: SshSession, workdir: str, stats: TransferStats, emit: ProgressSink) -> str:
+        """The agent's cache entry on the device; when missing, sent as one zip and unpacked there by the device's
+        Python (a few round trips instead of several per file: 45 s for 37 files at 200 ms round-trip time)."""
         started = time.perf_counter()
         with s.step(f"uploading the agent to {s.where}", self.timeouts.upload_s), stop_on_interrupt(s.abort):
-            path = self._cache(s, workdir, stats, emit).ensure(agent_bundle())
+            path = self._cache(s, workdir, stats, emit).ensure_packed(
+                agent_bundle(), lambda archive, dest: self._unpack(s, archive, dest))
         stats.timed("upload", started)
         return path
+
+    def _unpack(self, s: SshSession, archive: str, dest: str) -> None:
+        """Unpack the agent's archive on the device with its Python (zipfile; nothing else needed there)."""
+        words = ["env", "-i", f"PATH={REMOTE_PATH}", self.address.python, "-c", UNPACK_SCRIPT, archive, dest]
+        result = s.execute(" ".join(shlex.quote(w) for w in words), what="unpacking the agent",
+                           timeout_s=self.timeouts.upload_s)
+        if result.status == _NOT_FOUND:
+            raise RunnerError(f"cannot start the agent on {s.where}: interpreter {self.address.python} not found "
+                              f"there ({result.stderr_tail or 'exit 127'}); install python3 or pass --python "
+                              "/abs/path/python3")
+        if result.status != 0:
+            raise RunnerError(f"unpacking the agent on {s.where} with {self.address.python} failed (exit "
+                              f"{result.status}: {result.stderr_tail or 'no output'}): check the interpreter and "
+                              "the work dir's disk space")
 
     def _cache(self, s: SshSession, workdir: str, stats: TransferStats, emit: ProgressSink) -> RemoteCache:
         return RemoteCache(s.sftp, f"{workdir}/cache", stats, emit, limit_bytes=self.cache_limit_bytes)

@@ -47,6 +47,7 @@ def detect_local(
     filled: dict[str, Sourced | None] = {
         "peak_fp32_tflops": fp32,
         "peak_int8_tops": _peak_int8(facts, fp32),
+        "peak_bf16_tflops": _peak_bf16(facts, fp32),
         "memory_gb": memory_total_gb(proc_dir),
         "memory_bandwidth_gbps": Sourced(
             value=ASSUMED_BANDWIDTH_GBPS, source=f"assumption: not measured; {_OVERRIDE}"
@@ -89,8 +90,28 @@ def _peak_fp32(facts: CpuFacts) -> Sourced:
     )
 
 
+# AMX per core and cycle: one tile multiply (16x16 output, K = 32 bf16 / 64 int8 pairs) per 16 cycles = 1024 BF16
+# FLOP or 2048 INT8 ops; AVX-512 FP32 with two FMA units does 64 FLOP (the FP32 peak's FLOP/cycle).
+AMX_BF16_FACTOR = 16
+AMX_INT8_FACTOR = 32
+
+
+def _peak_bf16(facts: CpuFacts, fp32: Sourced) -> Sourced | None:
+    """BF16 peak: AMX tiles (x16 the AVX-512 FP32 rate), AVX512_BF16 dot products (x2), else none (the FP32 rate
+    then applies: a CPU without BF16 arithmetic converts to FP32)."""
+    if "amx_bf16" in facts.flags and "amx_tile" in facts.flags:
+        factor, why = AMX_BF16_FACTOR, "AMX-BF16 tiles, 1024 FLOP/cycle/core"
+    elif "avx512_bf16" in facts.flags:
+        factor, why = 2, "AVX512_BF16 vdpbf16ps, two bf16 products per fp32 lane"
+    else:
+        return None
+    return Sourced(value=_round(fp32.value * factor), source=f"estimate: FP32 peak x {factor} ({why})")
+
+
 def _peak_int8(facts: CpuFacts, fp32: Sourced) -> Sourced:
-    if "avx512_vnni" in facts.flags:
+    if facts.has_amx:
+        factor, why = AMX_INT8_FACTOR, "AMX-INT8 tiles, 2048 ops/cycle/core"
+    elif "avx512_vnni" in facts.flags:
         factor, why = 4, "AVX-512 VNNI"
     elif "avx_vnni" in facts.flags:
         factor, why = 4, "AVX-VNNI"

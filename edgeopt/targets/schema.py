@@ -64,6 +64,8 @@ class Target(BaseModel):
                                   "under half or over twice as many is flagged as a target mismatch.")
     peak_int8_tops: Sourced | None = Field(None, description="Peak dense INT8 throughput in TOPS.")
     peak_fp16_tflops: Sourced | None = Field(None, description="Peak dense FP16 throughput in TFLOPS.")
+    peak_bf16_tflops: Sourced | None = Field(None, description="Peak dense BF16 throughput in TFLOPS (CPUs with "
+                                             "AVX512_BF16 or AMX); without it BF16 uses the FP16, then FP32 rate.")
     peak_fp32_tflops: Sourced | None = Field(None, description="Peak FP32 throughput in TFLOPS.")
     memory_gb: Sourced | None = Field(None, description="Device memory in GB (shared CPU/GPU on SoCs).")
     memory_bandwidth_gbps: Sourced | None = Field(None, description="Peak DRAM bandwidth in GB/s.")
@@ -93,7 +95,7 @@ class Target(BaseModel):
         missing = [
             name for name in ("memory_gb", "memory_bandwidth_gbps", "tdp_w") if getattr(self, name) is None
         ]
-        if not any((self.peak_int8_tops, self.peak_fp16_tflops, self.peak_fp32_tflops)):
+        if not any((self.peak_int8_tops, self.peak_fp16_tflops, self.peak_bf16_tflops, self.peak_fp32_tflops)):
             missing.append("peak_int8_tops|peak_fp16_tflops|peak_fp32_tflops")
         if missing:
             raise ValueError(f"missing hardware numbers: {', '.join(missing)} (or set detect: true)")
@@ -105,7 +107,7 @@ class Target(BaseModel):
             Precision.INT8: ("peak_int8_tops", "peak_fp16_tflops", "peak_fp32_tflops"),
             Precision.INT4: ("peak_int8_tops", "peak_fp16_tflops", "peak_fp32_tflops"),
             Precision.FP16: ("peak_fp16_tflops", "peak_fp32_tflops"),
-            Precision.BF16: ("peak_fp16_tflops", "peak_fp32_tflops"),
+            Precision.BF16: ("peak_bf16_tflops", "peak_fp16_tflops", "peak_fp32_tflops"),
             Precision.FP32: ("peak_fp32_tflops", "peak_fp16_tflops"),
         }[precision]
         for field in order:

@@ -13,8 +13,9 @@ from pathlib import Path
 import onnx
 import pytest
 
-from edgeopt.profile import ProfileUnsupportedError, compare_profiles, profile
-from edgeopt.profile.schema import KernelPrecision, LayerOrigin, ProfileComparison, ProfileResult
+from edgeopt.profile import ProfileUnsupportedError, compare_profiles, profile, profile_vs
+from edgeopt.profile.schema import Headline, KernelPrecision, LayerOrigin, ProfileComparison, ProfileResult
+from edgeopt.reports.profile_html import profile_section
 from tests.profile_models import BIG, TINY, big_conv_model, quantize_qdq
 
 RUNTIMES = ["onnxruntime", "openvino"]
@@ -127,3 +128,61 @@ def test_node_times_for_the_int8_search(pair):
     assert max(fp32_times, key=lambda n: fp32_times[n]) == BIG
     assert int8.node_times_ms()["x_QuantizeLinear"] > 0  # a Q/DQ node alone in its layer carries that layer's time
     assert int8.node_times_ms()["w_DequantizeLinear"] == 0  # fused into the convolution: its time is the Conv's
+
+
+def _headline(speedup: float, low: float, high: float) -> Headline:
+    return Headline(rounds=5, iterations_per_round=10, a_p50_ms=1.0, a_low_ms=0.9, a_high_ms=1.1,
+                    b_p50_ms=1.0 / speedup, b_low_ms=0.9 / speedup, b_high_ms=1.1 / speedup, speedup=speedup,
+                    speedup_low=low, speedup_high=high, paired=True, within_noise=low <= 1 <= high)
+
+
+def test_vs_with_the_int8_model_as_a_explains_a_and_gives_an_interval(models):
+    """Issue 23 item 10: A = INT8, B = FP32. The int8 sentences are about A (B has no INT8 layer), and the headline
+    comes from interleaved rounds with an interval, "within noise" when it covers 1."""
+    fp32, int8 = models
+    c = profile_vs(int8, fp32, runtime="onnxruntime", iterations=5, warmup=1, rounds=3)
+    h = c.headline
+    assert h is not None and h.rounds == 3 and h.paired and h.a_p50_ms > 0 and h.b_p50_ms > 0
+    assert h.speedup_low <= h.speedup <= h.speedup_high and c.speedup == h.speedup
+    assert h.within_noise == (h.speedup_low <= 1 <= h.speedup_high)
+    assert "3 interleaved rounds" in c.explanation[0]
+    assert not any("B, the quantized side" in line for line in c.explanation)
+    a, b = c.a, c.b
+    # the int8 side slower beyond noise: the blame goes to A's conversions, never to B (fp32 only)
+    slower = compare_profiles(a, b, _headline(0.5, 0.4, 0.6))  # A/B latency 0.5: B (fp32) is the slow one
+    assert not any("slowdown" in line or "is slower because" in line for line in slower.explanation)
+    assert any("outrun fp32" in line for line in slower.explanation)
+    a_slower = compare_profiles(a, b, _headline(2.0, 1.8, 2.2))  # B 2x faster: A, the int8 side, is the slow one
+    assert any("A, the quantized side, is slower" in line for line in a_slower.explanation)
+    assert "B is 2.00x faster" in a_slower.explanation[0]
+    noise = compare_profiles(a, b, _headline(1.02, 0.95, 1.10))
+    assert "within noise" in noise.explanation[0] and "0.95-1.10x" in noise.explanation[0]
+    assert any("not faster beyond noise" in line for line in noise.explanation)
+    # B = INT8 the other way round: B is the one named
+    flipped = compare_profiles(b, a, _headline(0.5, 0.4, 0.6))
+    assert any("B, the quantized side, is slower" in line for line in flipped.explanation)
+    assert ProfileComparison.model_validate_json(c.model_dump_json()) == c
+
+
+def test_html_shows_the_roof_share_and_gops_per_op_type(pair):
+    """Issue 23 item 11: the page shows what the terminal does: roof percentage per layer, GOP/s per op type."""
+    fp32, _ = pair
+    page = profile_section(fp32)
+    ops = page.split("<h3>Per op type</h3>")[1]
+    assert "<th>GOP/s</th>" in ops and f"<td>{fp32.per_op_type[0].achieved_gops:.1f}</td>" in ops
+    top = fp32.top(1)[0]
+    assert top.bound is not None and top.roof_fraction is not None
+    assert f"<td>{top.bound.value} {top.roof_fraction:.0%}</td>" in page
+    assert any("precision each layer ran in" in n for n in fp32.notes)
+
+
+def test_openvino_bf16_layers_sit_under_the_bf16_roof(models):
+    """On a CPU with BF16 (AVX512_BF16/AMX) OpenVINO runs the conv in bf16 by default; its roof is the bf16 peak."""
+    pytest.importorskip("openvino")
+    result = profile(models[0], runtime="openvino", iterations=5, warmup=1)
+    bf16 = [x for x in result.layers if x.precision is KernelPrecision.BF16 and x.roof_fraction is not None]
+    if not bf16:
+        pytest.skip("OpenVINO ran no bf16 layer on this CPU (no AVX512_BF16/AMX)")
+    conv = next(x for x in bf16 if BIG in x.onnx_nodes)
+    assert conv.roof_fraction < 1.0  # was 1.2-1.35 against the FP32 peak
+    assert any("bf16 layers" in n and "peak_bf16_tflops" in n for n in result.notes)

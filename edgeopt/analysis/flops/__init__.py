@@ -11,7 +11,8 @@ One small counter per op family, registered by op key in :data:`.registry.COUNTE
 - BatchNormalization 2, Layer/Instance/GroupNormalization 5, Softmax 3 FLOPs per element (approximations).
 - Elementwise ops, transcendental ones included: 1 FLOP per output element.
 - Data movement (Reshape, Transpose, Concat...) costs 0; any other op costs 0 and is listed as *uncounted*.
-- A node whose needed shapes are not static counts 0 and is listed as *unresolved*.
+- A node whose needed shapes are not static counts 0 and is listed as *unresolved*; when every unresolved node is
+  of a zero-MAC op (elementwise, pool, data movement), the MAC count is still complete (``macs_complete``).
 - Nodes inside subgraphs (If, Loop, Scan bodies) are not counted; their op types are listed as uncounted
   with an ``(in subgraph)`` suffix.
 """
@@ -25,9 +26,9 @@ import onnx
 
 from ..walk import iter_graphs, subgraphs
 from . import linear, movement, pointwise, pooling  # noqa: F401  (registers the counters)
-from .registry import COUNTERS, OpCount, ShapeMap, op_key, register
+from .registry import COUNTERS, ZERO_MAC, OpCount, ShapeMap, op_key, register
 
-__all__ = ["COUNTERS", "GraphCount", "OpCount", "OpTotals", "count_graph", "op_key", "register"]
+__all__ = ["COUNTERS", "ZERO_MAC", "GraphCount", "OpCount", "OpTotals", "count_graph", "op_key", "register"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,12 @@ class GraphCount:
     uncounted_ops: list[str]  # op keys with no counter, and "Op (in subgraph)" keys; sorted
     unresolved_nodes: list[str]  # nodes skipped for want of static shapes, in graph order
     subgraph_nodes: int  # nodes inside If/Loop/Scan bodies, not counted
+    unresolved_mac_nodes: list[str]  # the unresolved nodes whose op may carry MACs (not a ZERO_MAC op)
+
+    @property
+    def macs_complete(self) -> bool:
+        """No node that could carry MACs is unresolved: ``macs`` is the model's count even if ``flops`` is not."""
+        return not self.unresolved_mac_nodes
 
 
 def _node_label(node: onnx.NodeProto, index: int) -> str:
@@ -70,6 +77,7 @@ def count_graph(graph: onnx.GraphProto, shapes: ShapeMap) -> GraphCount:
     flops: Tally[str] = Tally()
     uncounted: set[str] = set()
     unresolved: list[str] = []
+    unresolved_mac: list[str] = []
     subgraph_nodes = 0
     for index, node in enumerate(graph.node):
         key = op_key(node)
@@ -85,6 +93,8 @@ def count_graph(graph: onnx.GraphProto, shapes: ShapeMap) -> GraphCount:
         count = counter(node, shapes)
         if count is None:
             unresolved.append(_node_label(node, index))
+            if key not in ZERO_MAC:
+                unresolved_mac.append(_node_label(node, index))
             continue
         macs[key] += count.macs
         flops[key] += count.flops
@@ -97,4 +107,5 @@ def count_graph(graph: onnx.GraphProto, shapes: ShapeMap) -> GraphCount:
         uncounted_ops=sorted(uncounted),
         unresolved_nodes=unresolved,
         subgraph_nodes=subgraph_nodes,
+        unresolved_mac_nodes=unresolved_mac,
     )

@@ -17,7 +17,7 @@ _ZERO_COST = (
 )  # fmt: skip
 
 
-@register(*_ZERO_COST)
+@register(*_ZERO_COST, zero_macs=True)
 def data_movement(node: onnx.NodeProto, shapes: ShapeMap) -> OpCount | None:
     """Zero MACs and zero FLOPs (memory traffic is accounted for in the roofline's bytes, not here)."""
     return OpCount(macs=0, flops=0)

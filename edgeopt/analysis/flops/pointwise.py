@@ -38,32 +38,32 @@ def _per_input_element(node: onnx.NodeProto, shapes: ShapeMap, per_element: int)
     return None if size is None else OpCount(macs=0, flops=per_element * size)
 
 
-@register(*_ELEMENTWISE)
+@register(*_ELEMENTWISE, zero_macs=True)
 def elementwise(node: onnx.NodeProto, shapes: ShapeMap) -> OpCount | None:
     """FLOPs = output elements."""
     return _per_output_element(node, shapes, 1)
 
 
-@register(*_VARIADIC)
+@register(*_VARIADIC, zero_macs=True)
 def variadic(node: onnx.NodeProto, shapes: ShapeMap) -> OpCount | None:
     """FLOPs = output elements * (inputs - 1), at least output elements."""
     present = sum(1 for name in node.input if name)
     return _per_output_element(node, shapes, max(1, present - 1))
 
 
-@register("BatchNormalization")
+@register("BatchNormalization", zero_macs=True)
 def batch_norm(node: onnx.NodeProto, shapes: ShapeMap) -> OpCount | None:
     """FLOPs = 2 * elements: inference folds it into one scale and one shift per element."""
     return _per_input_element(node, shapes, 2)
 
 
-@register("LayerNormalization", "InstanceNormalization", "GroupNormalization")
+@register("LayerNormalization", "InstanceNormalization", "GroupNormalization", zero_macs=True)
 def norm(node: onnx.NodeProto, shapes: ShapeMap) -> OpCount | None:
     """FLOPs = 5 * elements (mean, subtract, variance, normalize, scale-and-shift): an approximation."""
     return _per_input_element(node, shapes, 5)
 
 
-@register("Softmax", "LogSoftmax")
+@register("Softmax", "LogSoftmax", zero_macs=True)
 def softmax(node: onnx.NodeProto, shapes: ShapeMap) -> OpCount | None:
     """FLOPs = 3 * elements (exp, sum, divide): an approximation."""
     return _per_input_element(node, shapes, 3)

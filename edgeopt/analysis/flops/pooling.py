@@ -18,7 +18,7 @@ _REDUCTIONS = (
 )  # fmt: skip
 
 
-@register("MaxPool", "AveragePool", "LpPool")
+@register("MaxPool", "AveragePool", "LpPool", zero_macs=True)
 def window_pool(node: onnx.NodeProto, shapes: ShapeMap) -> OpCount | None:
     """FLOPs = output elements * prod(kernel_shape)."""
     out = numel(shapes, node.output[0])
@@ -28,7 +28,7 @@ def window_pool(node: onnx.NodeProto, shapes: ShapeMap) -> OpCount | None:
     return OpCount(macs=0, flops=out * math.prod(kernel))
 
 
-@register("GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool", *_REDUCTIONS)
+@register("GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool", *_REDUCTIONS, zero_macs=True)
 def reduction(node: onnx.NodeProto, shapes: ShapeMap) -> OpCount | None:
     """FLOPs = input elements."""
     size = numel(shapes, node.input[0])

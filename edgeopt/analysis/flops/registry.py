@@ -29,6 +29,7 @@ ShapeMap = Mapping[str, TensorType]
 Counter = Callable[[onnx.NodeProto, ShapeMap], "OpCount | None"]
 
 COUNTERS: dict[str, Counter] = {}
+ZERO_MAC: set[str] = set()  # op keys whose counter never returns MACs: an unresolved one leaves the MACs complete
 
 
 def op_key(node: onnx.NodeProto) -> str:
@@ -36,8 +37,12 @@ def op_key(node: onnx.NodeProto) -> str:
     return node.op_type if node.domain in DEFAULT_DOMAINS else f"{node.domain}.{node.op_type}"
 
 
-def register(*keys: str) -> Callable[[Counter], Counter]:
-    """Register a counter for one or more op keys (see :func:`op_key`); a key registered twice is an error."""
+def register(*keys: str, zero_macs: bool = False) -> Callable[[Counter], Counter]:
+    """Register a counter for one or more op keys (see :func:`op_key`); a key registered twice is an error.
+
+    ``zero_macs``: the ops never multiply-accumulate (elementwise, pools, data movement), so one whose shapes are
+    unknown leaves only the FLOP count partial (a YOLO anchor grid's ``Add`` must not hide the model's MACs).
+    """
 
     def decorate(func: Counter) -> Counter:
         for key in keys:
@@ -47,6 +52,8 @@ def register(*keys: str) -> Callable[[Counter], Counter]:
                     f"({COUNTERS[key].__name__} and {func.__name__}): remove one registration"
                 )
             COUNTERS[key] = func
+            if zero_macs:
+                ZERO_MAC.add(key)
         return func
 
     return decorate

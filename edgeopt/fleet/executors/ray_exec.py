@@ -15,17 +15,26 @@ most CPU-count at a time); later runs reuse them. The progress queue is one acto
 its later fleet runs (an actor per run would start a worker, and kill it, every time). docs/fleet.md.
 
 Where: the Ray instance this process already has; else ``address`` (``auto`` for the cluster ``ray start`` runs
-on this machine, a GCS ``HOST:PORT``, or ``ray://HOST:PORT`` for Ray Client); else a local cluster started for
-the run (``address="local"``: a stale cluster file of a dead ``ray start`` is never followed).
+on this machine, a GCS ``HOST:PORT``, or ``ray://HOST:PORT`` for Ray Client); else the cluster ``ray start`` runs
+on this machine when one answers and offers every device's resource (:func:`running_cluster`: its address file,
+checked by a TCP connect, so a stale file of a dead ``ray start`` is never followed); else a local cluster started
+for the run (``address="local"``), which costs ~9-14 s and ~2.5 CPU-s: a line on stderr says so and how to keep
+one running. Ray's own log lines (its banner, the token-authentication warning) are kept out of edgeopt's output
+(``logging_level=ERROR``, ``log_to_driver=False``); its errors still raise.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import logging
 import os
+import socket
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from ...errors import EdgeoptError, InputError
@@ -37,6 +46,31 @@ from .base import STUCK_GRACE_S, DeviceEvents, T, stuck_row
 INSTALL_HINT = "pip install 'edgeopt[ray]'"
 # Agent progress lines forwarded from a worker at most this often per device (phases always go through).
 _PROGRESS_EVERY_S = 1.0
+# Ray's logger level for ray.init: its INFO banner and WARNING lines (token authentication) stay out of our output.
+_RAY_LOG_LEVEL = logging.ERROR
+_PROBE_S = 0.5  # TCP connect to a cluster's GCS: a live one answers on loopback in microseconds
+
+
+def _address_file() -> Path:
+    """Where ``ray start`` records the cluster it started (Ray's rule: ``$RAY_TMPDIR``, ``$TMPDIR``, ``/tmp``)."""
+    base = os.environ.get("RAY_TMPDIR") or (os.environ.get("TMPDIR") if sys.platform.startswith("linux") else None)
+    return Path(base or "/tmp") / "ray" / "ray_current_cluster"
+
+
+def running_cluster(address_file: Path | None = None) -> str | None:
+    """The GCS ``HOST:PORT`` of the cluster ``ray start`` runs on this machine, when its GCS accepts a connection;
+    None when there is no such file or nothing listens there (a killed ``ray start`` leaves the file behind)."""
+    try:
+        text = (address_file or _address_file()).read_text(encoding="utf-8").strip()
+        host, _, port = text.rpartition(":")
+        with socket.create_connection((host, int(port)), timeout=_PROBE_S):
+            return text
+    except (OSError, ValueError):
+        return None
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def import_ray() -> Any:
@@ -79,16 +113,20 @@ class RayExecutor:
     """Runs device jobs as Ray tasks.
 
     Args:
-        address: the cluster to join (``auto``, ``HOST:PORT``, ``ray://HOST:PORT``); None: start a local one.
+        address: the cluster to join (``auto``, ``HOST:PORT``, ``ray://HOST:PORT``); None: the one ``ray start``
+            runs on this machine if it offers every device, else start a local one.
         shared_paths: workers can open the host's model path (None: only when this process started the cluster).
         name: the result's ``executor``.
+        notice: receives the one-line notes on which cluster is used or started (default: stderr).
     """
 
-    def __init__(self, address: str | None = None, *, shared_paths: bool | None = None,
-                 name: str | None = None) -> None:
+    def __init__(self, address: str | None = None, *, shared_paths: bool | None = None, name: str | None = None,
+                 notice: Callable[[str], None] | None = None) -> None:
         self.address = address
         self.name = name or (f"ray:{address}" if address and not address.startswith("ray://") else address or "ray")
         self.shared_paths = shared_paths
+        self.notice = notice or _stderr
+        self.joined: str | None = None  # the running cluster a plain ``ray`` joined
         self._started_here = False
         self._held = 0
 
@@ -97,13 +135,47 @@ class RayExecutor:
             return
         if self.address:
             try:
-                ray.init(address=self.address, log_to_driver=False)
+                ray.init(address=self.address, log_to_driver=False, logging_level=_RAY_LOG_LEVEL)
             except ConnectionError as exc:
                 raise InputError(f"--executor {self.name}: no Ray cluster there ({' '.join(str(exc).split())}); "
                                  "start it (ray start --head) or use --executor ray for a local one") from None
             return
-        ray.init(address="local", resources=resources, include_dashboard=False, log_to_driver=False)
+        found = running_cluster()
+        if found is not None and self._join(ray, found, resources):
+            return
+        wanted = f" --resources '{json.dumps(resources)}'" if resources else ""
+        self.notice("edgeopt: starting a local Ray cluster for this run (~10 s and ~2.5 CPU-s; stopped at its end); "
+                    f"keep one running to skip that: ray start --head{wanted} (--executor ray then uses it, as does "
+                    "ray:auto)")
+        ray.init(address="local", resources=resources, include_dashboard=False, log_to_driver=False,
+                 logging_level=_RAY_LOG_LEVEL)
         self._started_here = True
+
+    def _join(self, ray: Any, address: str, resources: dict[str, float]) -> bool:
+        """Join the running cluster at ``address`` when it offers every resource in ``resources``.
+
+        Through ``address="auto"`` (Ray reads the same file): only a cluster found that way gets the local
+        authentication token (``~/.ray/auth_token``) that ``ray start`` enabled; an explicit address does not.
+        """
+        try:
+            ray.init(address="auto", log_to_driver=False, logging_level=_RAY_LOG_LEVEL)
+        except Exception as exc:  # not a Ray GCS after all, or it went away: a local cluster it is
+            with contextlib.suppress(Exception):
+                ray.shutdown()
+            self.notice(f"edgeopt: the Ray cluster at {address} (ray start) did not answer "
+                        f"({' '.join(str(exc).split())[:120]})")
+            return False
+        offered = ray.cluster_resources()
+        missing = sorted(r for r in resources if offered.get(r, 0) < 1)
+        if missing:
+            ray.shutdown()
+            more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+            self.notice(f"edgeopt: the Ray cluster running at {address} offers no {missing[0]}{more} (ray start "
+                        "--resources): not used")
+            return False
+        self.joined = address
+        self.notice(f"edgeopt: using the Ray cluster running at {address} (ray start; no start-up cost)")
+        return True
 
     def _release(self, ray: Any) -> None:
         """Stop the cluster this executor started, once nothing holds it."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
 from onnx import helper
@@ -108,3 +109,33 @@ def test_cli_headline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert main(["inspect", str(path), "--shape", "x=1x3x64x64"]) == 0
     out = capsys.readouterr().out
     assert f"{macs(64, 64):,}" in out and "at x=1x3x64x64" in out and "unknown: pass" not in out
+
+
+def _anchor_grid(tmp_path: Path) -> Path:
+    """YOLOv8-style: x -> Conv -> y, plus an anchor grid ``Range(0, data-dependent limit) + 0.5`` whose Add has no
+    static shape whatever --shape says (the grid's length comes from the data)."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[3, 3], name="conv"),
+        helper.make_node("ReduceMax", ["x"], ["m"], keepdims=0, name="rmax"),
+        helper.make_node("Cast", ["m"], ["limit"], to=onnx.TensorProto.FLOAT, name="cast"),
+        helper.make_node("Range", ["zero", "limit", "one"], ["grid"], name="range"),
+        helper.make_node("Add", ["grid", "half"], ["anchors"], name="anchor_add"),
+    ]
+    inits = [onnx.numpy_helper.from_array(np.array(v, dtype=np.float32), n)
+             for n, v in (("zero", 0.0), ("one", 1.0), ("half", 0.5))]
+    m = model(nodes, [tensor("x", ["N", 3, "H", "W"])], [tensor("y", None), tensor("anchors", None)],
+              [weight("w", [8, 3, 3, 3]), *inits])
+    return save(m, tmp_path, "yolo.onnx")
+
+
+def test_unresolved_zero_mac_nodes_leave_the_macs_complete(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    path = _anchor_grid(tmp_path)
+    r = inspect(path, shapes={"x": [1, 3, 64, 48]})
+    assert r.unresolved_nodes == ["anchor_add"]
+    assert r.macs == macs(64, 48) and r.partial_macs is None
+    assert r.flops is None and r.partial_flops is not None and r.partial_flops >= 2 * macs(64, 48)
+    assert any("flops is partial" in n and "macs is complete" in n for n in r.notes)
+    assert main(["inspect", str(path), "--shape", "x=1x3x64x48"]) == 0
+    out = capsys.readouterr().out
+    assert f"{macs(64, 48):,}" in out and "FLOPs" in out and "partial" in out and "unknown" not in out.split("FLOPs")[0]
