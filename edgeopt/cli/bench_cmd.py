@@ -69,7 +69,8 @@ def bench(
             raise InputError(f"{model} is an LLM folder: --devices, --mlflow and --html do not apply to it yet; "
                              "bench it on one device (--host/--device) (docs/llm-bench.md)")
         return run_llm_bench(model, llm, threads=threads, batches=batches, measure=measure, remote=remote,
-                             as_json=as_json)
+                             as_json=as_json, target=target, targets_dirs=targets_dirs, samples=samples,
+                             history=history)
     settings = MeasureSettings.from_kwargs(
         **{**measure, "fps": None if no_budget else measure["fps"],
            **runtime_choice(measure["runtime"], runtime_flags, measure["runtime_options"])},

@@ -17,7 +17,12 @@ def _row(c: LlmCell) -> list[str]:
             _f(c.ttft_ms_p50), _f(c.ttft_ms_p90), _f(c.prefill_tokens_per_s, "{:,.0f}"), _f(c.tpot_ms_p50),
             _f(c.tpot_ms_p99), _f(c.decode_tokens_per_s, "{:,.1f}"), _f(c.e2e_ms_p50, "{:.1f}"),
             _f(c.peak_rss_mb, "{:.0f}"), _f(None if c.kv_cache_bytes is None else c.kv_cache_bytes / 2**20, "{:.2f}"),
-            "yes" if c.valid else "[red]no[/red]"]
+            _energy(c.energy_prefill_mj_per_token, c.energy_source),
+            _energy(c.energy_decode_mj_per_token, c.energy_source), "yes" if c.valid else "[red]no[/red]"]
+
+
+def _energy(value: float | None, source: str | None) -> str:
+    return "-" if value is None else ("ESTIMATE " if source == "estimate" else "") + f"{value:.3g}"
 
 
 def render_llm_bench(r: LlmBenchResult, console: Console | None = None) -> None:
@@ -28,7 +33,8 @@ def render_llm_bench(r: LlmBenchResult, console: Console | None = None) -> None:
     t = Table(title=f"bench {r.model_path} ({r.runner}, {rt.get('name')} {rt.get('version')}, "
                     f"{r.workload.repetitions} reps)")
     for col in ("prompt", "gen", "depth", "batch", "thr", "TTFT p50 ms", "TTFT p90 ms", "prefill tok/s",
-                "TPOT p50 ms", "TPOT p99 ms", "decode tok/s", "e2e ms", "peak RSS MB", "KV MiB", "valid"):
+                "TPOT p50 ms", "TPOT p99 ms", "decode tok/s", "e2e ms", "peak RSS MB", "KV MiB", "prefill mJ/tok",
+                "decode mJ/tok", "valid"):
         t.add_column(col, justify="right", no_wrap=True)
     for cell in r.cells:
         t.add_row(*_row(cell))
@@ -36,6 +42,12 @@ def render_llm_bench(r: LlmBenchResult, console: Console | None = None) -> None:
     for ld in r.loads:
         growth = "" if ld.rss_growth_mb is None else f", +{ld.rss_growth_mb:.1f} MB RSS"
         out.print(f"load (threads {ld.threads or 'auto'}): {ld.load_ms:.1f} ms{growth}")
+        if ld.energy is not None:
+            out.print(f"  power: {ld.energy.active_power_w:.3g} W ({ld.energy.note})", soft_wrap=True)
+        tr = ld.trace
+        if tr is not None and tr.available:
+            out.print(f"  clock {_f(tr.clock_mhz_min, '{:.0f}')}..{_f(tr.clock_mhz_max, '{:.0f}')} MHz, hottest "
+                      f"{_f(tr.temperature_c_max, '{:.1f}')} degC over {len(tr.points)} readings")
     for i, cell in enumerate(r.cells):
         for why in cell.invalid_reasons:
             out.print(f"[yellow]cell {i + 1} invalid[/yellow]: {why}", soft_wrap=True)
