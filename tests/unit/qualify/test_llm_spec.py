@@ -54,7 +54,7 @@ def test_a_gate_of_the_other_kind_is_a_spec_error_at_its_line(tmp_path, text, ke
     with pytest.raises(QualifySpecError) as info:
         _load(tmp_path, text)
     message = str(info.value)
-    assert f"spec.yaml:" in message and key in message and words in message, message
+    assert "spec.yaml:" in message and key in message and words in message, message
 
 
 def _cell(prompt: int, ttft: list[float], tpot: list[float], **extra) -> LlmCell:
