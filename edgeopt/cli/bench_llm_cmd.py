@@ -13,6 +13,7 @@ from ..errors import ExitCode
 from ..settings import ENERGY_KEYWORDS, EnergySettings, RemoteSpec
 from .bench_tradeoff_cmd import _int_list
 from .common import emit_json
+from .fleet_options import FleetOptions
 from .history_options import HistoryOptions, record_llm_bench
 from .progress import StderrProgress
 
@@ -71,3 +72,28 @@ def energy_settings(measure: dict[str, Any]) -> EnergySettings:
     """``--energy/--no-energy``, ``--power-sensor``, ``--sysfs-root``, ``--power-rate-hz`` as EnergySettings."""
     given = {field: measure[kw] for kw, field in ENERGY_KEYWORDS.items() if measure.get(kw) is not None}
     return EnergySettings.model_validate(given)
+
+
+def run_llm_fleet(model: Path, llm: dict[str, Any], *, threads: Sequence[int], batches: Sequence[int],
+                  measure: dict[str, Any], remote: RemoteSpec, fleet: FleetOptions, target: str | None,
+                  targets_dirs: Sequence[Path], samples: bool, history: HistoryOptions, as_json: bool) -> int:
+    """Bench an LLM folder on every ``--devices`` device in parallel; the fleet's exit code (0, 1 or 3)."""
+    from ..bench.llm.fleet import fleet_llm_benchmark
+    from ..bench.llm.render import render_llm_fleet
+    from ..fleet import FleetProgress
+
+    with FleetProgress() as progress:
+        result = fleet_llm_benchmark(
+            model, devices=str(fleet.devices), workload=llm_workload(llm, threads, batches, measure),
+            jobs=fleet.jobs, executor=fleet.executor, deadline_s=fleet.deadline_s, remote=remote,
+            runtime=measure.get("runtime"), runtime_options=measure.get("runtime_options") or {},
+            energy=energy_settings(measure), target=target, targets_dirs=targets_dirs, progress=progress,
+            history_db=history.db, record=history.enabled)
+    for warning in result.warnings:
+        click.echo(f"edgeopt: warning: {warning}", err=True)
+    shown = result if samples else result.without_samples()
+    if as_json:
+        emit_json(shown)
+    else:
+        render_llm_fleet(shown)
+    return result.exit_code

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from .fleet import LlmFleetResult
 from .result import LlmBenchResult, LlmCell
 
 
@@ -51,3 +52,24 @@ def render_llm_bench(r: LlmBenchResult, console: Console | None = None) -> None:
     for i, cell in enumerate(r.cells):
         for why in cell.invalid_reasons:
             out.print(f"[yellow]cell {i + 1} invalid[/yellow]: {why}", soft_wrap=True)
+
+
+def render_llm_fleet(r: LlmFleetResult, console: Console | None = None) -> None:
+    """One row per device and cell: TTFT, TPOT, decode rate, peak RSS; a failed device's row says why."""
+    out = console or Console()
+    if not out.is_terminal:
+        out = Console(width=200)
+    t = Table(title=f"fleet bench {r.model} on {len(r.rows)} device(s) ({r.executor}, {r.jobs} at a time)")
+    for col in ("device", "cell", "TTFT p50 ms", "TPOT p50 ms", "TPOT p99 ms", "decode tok/s", "peak RSS MB",
+                "decode mJ/tok", "valid"):
+        t.add_column(col, justify="left" if col in ("device", "cell") else "right", no_wrap=True)
+    for row in r.rows:
+        if row.result is None:
+            t.add_row(row.device, "-", "-", "-", "-", "-", "-", "-", f"[red]{row.error_kind}: {row.error}[/red]")
+            continue
+        for c in row.result.cells:
+            t.add_row(row.device, f"p{c.prompt_tokens} g{c.gen_tokens} d{c.context_depth} b{c.batch}",
+                      _f(c.ttft_ms_p50), _f(c.tpot_ms_p50), _f(c.tpot_ms_p99), _f(c.decode_tokens_per_s, "{:,.1f}"),
+                      _f(c.peak_rss_mb, "{:.0f}"), _energy(c.energy_decode_mj_per_token, c.energy_source),
+                      "yes" if c.valid else "[red]no[/red]")
+    out.print(t)
