@@ -45,3 +45,31 @@ def test_llm_folder_on_a_fleet_one_row_per_device(lab: Lab, tiny_ortgenai: Path,
     assert sorted(r.device for r in runs) == ["lab-00", "lab-01"] and len({r.group_id for r in runs}) == 1
     code = main([*base, "--devices", "lab-00"])
     assert code == 0 and json.loads(capsys.readouterr().out)["rows"][0]["result"]["valid"]
+
+
+def test_llm_spec_qualified_on_fleet_devices_each_judged(lab: Lab, tiny_ortgenai: Path, tmp_path: Path,  # noqa: F811
+                                                         capsys):
+    spec = tmp_path / "q.yaml"
+    spec.write_text(f"""
+name: llm-fleet
+model: {{path: {tiny_ortgenai}}}
+inventory: {lab.inventory}
+targets:
+  - {{devices: "tag:lab,lab-off", known_hosts: {lab.known_hosts}}}
+llm: {{prompt_tokens: [8], gen_tokens: [12], warmup: 0}}
+measure: {{energy: false}}
+gates:
+  tpot_ms: {{percentile: p90, max_ms: 1000}}
+  kv_cache_mb: {{max_mb: 1}}
+""")
+    code = main(["qualify", str(spec), "--report-dir", str(tmp_path / "r"), "--no-history", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    devices = {d["label"]: d for d in out["devices"]}
+    assert list(devices) == ["lab-00", "lab-01", "lab-off"]
+    for name in ("lab-00", "lab-01"):
+        d = devices[name]
+        assert d["passed"] and d["llm"]["runner"] == f"ssh:root@127.0.0.1:{lab[name].port}", d["error"]
+        assert [g["status"] for g in d["gates"]] == ["pass", "pass"]
+    off = devices["lab-off"]
+    assert off["status"] == "error" and {g["status"] for g in off["gates"]} == {"error"}
+    assert code == 1 and "lab-off" in " ".join(out["warnings"])  # one dead board: its gates are errors
