@@ -146,7 +146,7 @@ def _qualified(loaded: LoadedSpec, reference: Path, target: str, work: Path, say
 def _check_runtime(loaded: LoadedSpec, folder: Path, want: str | None, key: tuple[str, ...]) -> Path:
     fmt = folder_format(folder)
     if want is not None and fmt != want:
-        raise loaded.error(("llm", "runtime"), f"{folder} is a {fmt} folder, not {want} ({'.'.join(key)})")
+        raise loaded.error(("llm", "runtime"), f"{folder} is an {fmt} folder, not {want} ({'.'.join(key)})")
     return folder
 
 

@@ -84,3 +84,27 @@ def test_recipe_export_then_gates_that_fail_and_retention_not_wired_yet(tiny_ort
     assert rows["retention"].status.value == "fail" and "not available yet" in rows["retention"].detail
     assert result.model.source == "recipe" and "onnxruntime_genai" in result.model.qualified["local"]
     assert result.devices[0].llm.model_format == "onnxruntime_genai"
+
+
+def test_an_openvino_genai_folder_is_qualified_by_its_runtime(tiny_ovgenai, tmp_path):
+    spec = _spec(tmp_path, f"""
+        name: tiny-ov
+        model: {{path: {tiny_ovgenai}}}
+        llm: {{runtime: openvino_genai, prompt_tokens: [8], gen_tokens: [12], repetitions: 10, warmup: 1}}
+        measure: {{energy: false}}
+        gates:
+          tpot_ms: {{percentile: p90, max_ms: 1000}}
+          decode_tokens_per_s: {{min_tokens_per_s: 1}}
+        """)
+    result = qualify(spec, report_dir=tmp_path / "out", record=False)
+    (dev,) = result.devices
+    assert result.exit_code == 0, [g.detail for g in dev.gates]
+    assert dev.llm.runtime["name"] == "openvino_genai" and dev.llm.cells[0].tokens_out == 12
+    wrong = _spec(tmp_path, f"""
+        name: tiny-ov
+        model: {{path: {tiny_ovgenai}}}
+        llm: {{runtime: onnxruntime_genai}}
+        gates: {{tpot_ms: {{max_ms: 1000}}}}
+        """)
+    with pytest.raises(Exception, match="is an openvino_genai folder, not onnxruntime_genai"):
+        qualify(wrong, report_dir=tmp_path / "out2", record=False)
