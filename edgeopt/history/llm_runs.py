@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..bench.llm.result import LlmBenchResult
 from ..registry.lookup import model_digest
+
+if TYPE_CHECKING:
+    from ..bench.llm.result import LlmBenchResult
 
 LLM_KIND_MARK = '"kind":"llm_bench"'
 

@@ -18,16 +18,18 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from ..bench.llm.result import LlmBenchResult
 from ..errors import InputError
 from ..metrics.result import BenchResult
 from .codec import SAMPLES_FORMAT, SampleCodecError, decode_samples, encode_samples
 from .llm_runs import is_llm_json, llm_values
 from .records import Baseline, RunKind, RunRecord
+
+if TYPE_CHECKING:  # bench.llm pulls in the bench package (onnx): loaded only when an LLM run is read
+    from ..bench.llm.result import LlmBenchResult
 
 SCHEMA_VERSION = 1
 DEFAULT_BUSY_TIMEOUT_S = 30.0
@@ -398,7 +400,11 @@ class HistoryStore:
     def llm_result(self, ref: int | str) -> LlmBenchResult | None:
         """The stored LLM bench result of a run (with its cells' raw readings), or None for another kind of run."""
         text = self._result_json(ref)
-        return LlmBenchResult.model_validate_json(text) if is_llm_json(text) else None
+        if not is_llm_json(text):
+            return None
+        from ..bench.llm.result import LlmBenchResult
+
+        return LlmBenchResult.model_validate_json(text)
 
     def _result_json(self, ref: int | str) -> str:
         record = self.get(ref)
