@@ -21,6 +21,7 @@ from typing import Any
 
 from .._version import __version__
 from ..bench.llm.workload import LlmWorkload
+from ..errors import InputError
 from ..fleet.artifacts import ModelRef
 from ..fleet.executors import make_executor
 from ..fleet.runner import run_jobs
@@ -165,8 +166,6 @@ def _run(loaded: LoadedSpec, o: QualifyOptions, placements: list[Placement], qua
     """Every placement's generative bench as a fleet job, at most ``--jobs`` at once, each within its deadline."""
     s = loaded.spec
     if o.jobs is not None and o.jobs < 1:
-        from ..errors import InputError
-
         raise InputError(f"--jobs {o.jobs}: run at least 1 device at a time (default: all at once)")
     deadline = o.deadline_s if o.deadline_s is not None else s.measure.max_duration_s + DEADLINE_MARGIN_S
     w = workload(s)
