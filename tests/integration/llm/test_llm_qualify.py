@@ -16,6 +16,19 @@ from edgeopt.cli.main import main
 from edgeopt.history import HistoryStore
 
 
+def _renders_offline(report: Path, tmp_path: Path) -> None:
+    """In headless Chromium (where installed): both charts laid out, no request leaves the page."""
+    from tests.integration import chromium
+
+    if chromium.unavailable_reason() is not None:
+        return
+    with chromium.DevTools(tmp_path / "profile") as browser:
+        session, requested = browser.load(report.as_uri())
+        assert requested == [report.as_uri()]
+        assert browser.evaluate("document.querySelectorAll('svg polyline').length", session) == 3  # 2 TPOT, 1 TTFT
+        assert browser.evaluate("document.querySelector('svg').getBoundingClientRect().width", session) > 100
+
+
 def _spec(tmp_path: Path, body: str) -> Path:
     path = tmp_path / "spec.yaml"
     path.write_text(textwrap.dedent(body))
@@ -50,6 +63,7 @@ def test_exported_folder_passes_the_interactive_profile_with_reports_and_history
     assert energy["estimate"] and energy["detail"].startswith("ESTIMATE")  # no power sensor on this host
     html = (tmp_path / "out" / "report.html").read_text()
     assert 'aria-label="TPOT over the generation"' in html and 'aria-label="TTFT vs prompt length"' in html
+    _renders_offline(tmp_path / "out" / "report.html", tmp_path)
     suite = ET.parse(tmp_path / "out" / "junit.xml").getroot().find("testsuite")
     assert suite.get("tests") == "6" and suite.get("failures") == "0"
     assert "TTFT p50" in (tmp_path / "out" / "summary.md").read_text()
