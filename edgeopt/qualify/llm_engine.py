@@ -31,7 +31,7 @@ from ..registry.lookup import model_digest
 from ..settings import EnergySettings
 from .device_jobs import DEADLINE_MARGIN_S, device_events
 from .gates import error_results
-from .llm_gates import LlmGateContext, evaluate_llm
+from .llm_gates import LlmGateContext, evaluate_llm, llm_target_check
 from .llm_jobs import LlmQualifyJob, LlmQualifyRow
 from .llm_kind import folder_format
 from .llm_retention import retention_or_reason
@@ -185,7 +185,12 @@ def _judge(s: QualifySpec, p: Placement, row: Any, retention: RetentionResult | 
         error = f"{row.error_kind}: {row.error}"
         return DeviceResult(label=p.label, target=p.target, runner=p.runner_name, status="error", error=error,
                             passed=False, gates=error_results(s.gates, p.label, error))
-    gates = evaluate_llm(s.gates, LlmGateContext(device=p.label, bench=llm, retention=retention))
+    ctx = LlmGateContext(device=p.label, bench=llm, retention=retention)
+    gates = evaluate_llm(s.gates, ctx)
+    mismatch = llm_target_check(ctx, allowed=s.allow_target_mismatch)
+    if mismatch is not None:
+        say(f"{p.label}: {mismatch.detail}")
+        gates.append(mismatch)
     passed = all(g.status is GateStatus.PASS for g in gates)
     run_id = None
     if store is not None and group_id is not None:

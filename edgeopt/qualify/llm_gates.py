@@ -157,3 +157,17 @@ _EVALUATORS: dict[str, Callable[[Any, LlmGateContext], GateResult]] = {
 def evaluate_llm(gates: Gates, ctx: LlmGateContext) -> list[GateResult]:
     """Every active gate of an LLM spec on one device, in the spec's fixed gate order."""
     return [_EVALUATORS[name](getattr(gates, name), ctx) for name in gates.active()]
+
+
+def llm_target_check(ctx: LlmGateContext, *, allowed: bool) -> GateResult | None:
+    """The ``target`` row of a device whose hardware is not its target's (None when it matches), as for one-pass
+    specs: a failure unless the spec sets ``allow_target_mismatch: true``."""
+    reasons = ctx.bench.target_mismatch
+    if not reasons:
+        return None
+    why = "; ".join(reasons)
+    detail = (f"TARGET MISMATCH allowed by allow_target_mismatch (dry run): {why}" if allowed else
+              f"TARGET MISMATCH: {why}; run on a {ctx.bench.target} device, or set allow_target_mismatch: true "
+              "for a dry run")
+    return _row("target", ctx, ok=allowed, measured=float(len(reasons)), threshold=0.0, comparison="<=",
+                unit="mismatches", metric="target hardware", detail=detail)

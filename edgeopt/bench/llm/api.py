@@ -10,6 +10,7 @@ from edgeopt_agent.protocol import Request
 
 from ...errors import InputError
 from ...metrics.energy import energy_request
+from ...metrics.target_match import target_mismatch
 from ...registry import format_registry, get_runtime
 from ...runners import ProgressSink, Runner, raise_for_error
 from ...runners.select import use_runner
@@ -92,7 +93,8 @@ def _result(raw: Any, folder: Path, fmt: str, workload: LlmWorkload, runner_name
              for c in gen["cells"]]
     return LlmBenchResult(
         model_path=str(folder.resolve()), model_format=fmt, runtime=dict(raw.runtime), runner=runner_name,
-        target=tgt.name, model=LlmModelFacts(**{k: v for k, v in facts.items() if k != "kv_dtype_bytes"}),
+        target=tgt.name, target_mismatch=target_mismatch(tgt, raw.environment),
+        model=LlmModelFacts(**{k: v for k, v in facts.items() if k != "kv_dtype_bytes"}),
         workload=workload,
         loads=[LlmLoad(threads=t, load_ms=ld["load_ms"], rss_growth_mb=_growth(ld), energy=powers[t],
                        trace=load_trace(ld.get("trace"))) for t, ld in loads.items()],

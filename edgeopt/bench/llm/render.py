@@ -49,6 +49,9 @@ def render_llm_bench(r: LlmBenchResult, console: Console | None = None) -> None:
         if tr is not None and tr.available:
             out.print(f"  clock {_f(tr.clock_mhz_min, '{:.0f}')}..{_f(tr.clock_mhz_max, '{:.0f}')} MHz, hottest "
                       f"{_f(tr.temperature_c_max, '{:.1f}')} degC over {len(tr.points)} readings")
+    if r.target_mismatch:
+        out.print(f"[red]TARGET MISMATCH[/red]: not {r.target} hardware: {'; '.join(r.target_mismatch)}",
+                  soft_wrap=True)
     for i, cell in enumerate(r.cells):
         for why in cell.invalid_reasons:
             out.print(f"[yellow]cell {i + 1} invalid[/yellow]: {why}", soft_wrap=True)

@@ -122,6 +122,8 @@ class LlmBenchResult(_Frozen):
     runtime: dict[str, Any] = Field(description="name, version and runtime details from the agent.")
     runner: str
     target: str = Field(default="local", description="Target name (its TDP backs an energy estimate).")
+    target_mismatch: list[str] = Field(default_factory=list, description="Why the device is not the target's "
+                                       "hardware (empty when it matches); qualify fails such a device unless allowed.")
     model: LlmModelFacts
     workload: LlmWorkload
     loads: list[LlmLoad]

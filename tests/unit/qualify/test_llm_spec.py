@@ -100,3 +100,14 @@ def test_retention_gate_fails_with_the_reason_until_llm_retention_is_wired(tmp_p
     (row,) = evaluate_llm(Gates.model_validate({"retention": {"min_ratio": 0.9}}),
                           LlmGateContext("dev", _bench(_cell(8, [1.0] * 10, [1.0] * 110)), retention=r))
     assert row.status is GateStatus.FAIL and "not available yet" in row.detail
+
+
+def test_a_device_that_is_not_its_targets_hardware_gets_a_failed_target_row_unless_allowed():
+    from edgeopt.qualify.llm_gates import llm_target_check
+
+    bench = _bench(_cell(8, [1.0] * 10, [1.0] * 110)).model_copy(
+        update={"target": "rpi5", "target_mismatch": ["architecture: the device is x86_64, target rpi5 is aarch64"]})
+    row = llm_target_check(LlmGateContext("dev", bench), allowed=False)
+    assert row.gate == "target" and row.status is GateStatus.FAIL and row.detail.startswith("TARGET MISMATCH")
+    assert llm_target_check(LlmGateContext("dev", bench), allowed=True).status is GateStatus.PASS
+    assert llm_target_check(LlmGateContext("dev", _bench()), allowed=False) is None
