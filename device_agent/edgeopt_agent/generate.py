@@ -11,8 +11,11 @@ computes the statistics and the validity of each percentile (edgeopt.bench.llm).
 ``RawRun.generate`` keys: ``model`` (the runtime's decoder facts), ``loads`` (one per threads value: threads,
 load_ms, rss_before_kb, rss_after_kb around the load), ``cells`` (each: prompt_tokens, gen_tokens, context_depth, batch,
 threads, warmup, unsupported (a reason or None), reps: the runtime's ``generate_once`` dict plus rss_before_kb,
-rss_after_kb, peak_rss_kb), ``peak_reset`` (whether VmHWM was reset per repetition, so peak_rss_kb is the
-repetition's own peak), ``truncated`` (the watchdog stopped repetitions early).
+rss_after_kb, peak_rss_kb, start_s (seconds since the timed window opened)); energy (per phase ``prefill``/``decode``:
+energy_j and seconds summed over the repetitions, from the power readings; None without a sensor)), loads also
+carry ``power`` (the sampler's report, as ``RawRun.power``) and ``trace`` (edgeopt_agent.trace), ``peak_reset``
+(whether VmHWM was reset per repetition, so peak_rss_kb is the repetition's own peak), ``truncated`` (the
+watchdog stopped repetitions early).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import random
 import time
 from typing import Any, Callable, Dict, List, Optional
 
-from . import __version__, environment, memory, runtimes
+from . import __version__, environment, memory, power, runtimes, trace
 from .protocol import (
     ERROR_INPUT,
     ERROR_RUNTIME,
@@ -97,8 +100,46 @@ def _unsupported(rt: Any, cell: Dict[str, Any], facts: Dict[str, Any]) -> Option
     return None
 
 
+def _warm_up(rt: Any, cells: List[Dict[str, Any]], seed: int, facts: Dict[str, Any], vocab: int) -> None:
+    for index, cell in enumerate(cells):
+        cell["unsupported"] = _unsupported(rt, cell, facts)
+        for w in range(0 if cell["unsupported"] else cell["warmup"]):
+            _once(rt, cell, seed, index, -1 - w, vocab)
+
+
+def _timed(rt: Any, cells: List[Dict[str, Any]], spec: Dict[str, Any], vocab: int, deadline: float) -> bool:
+    """Repetitions interleaved across the cells; True when the watchdog cut them."""
+    for rep in range(int(spec["repetitions"])):
+        for index, cell in enumerate(cells):
+            if cell["unsupported"]:
+                continue
+            if time.monotonic() > deadline:
+                return True
+            cell["reps"].append(_once(rt, cell, spec["seed"], index, rep, vocab))
+    return False
+
+
+def _phase_energy(meter: Any, cells: List[Dict[str, Any]], origin_ns: int) -> None:
+    """Each cell's prefill (to the first token) and decode (the later tokens) energy, summed over its
+    repetitions, from the timed window's readings (power.phases); each repetition's start becomes seconds since
+    the window opened (to line it up with the clock/temperature trace)."""
+    readings = meter.readings() if meter.measuring else []
+    for cell in cells:
+        spans: Dict[str, List[Any]] = {"prefill": [], "decode": []}
+        for r in cell["reps"]:
+            t0 = r.pop("t0_ns", None)
+            if t0 is None:
+                continue
+            r["start_s"] = round((t0 - origin_ns) / 1e9, 6)
+            spans["prefill"].append((t0, t0 + r["ttft_ns"]))
+            spans["decode"].append((t0 + r["ttft_ns"], t0 + r["e2e_ns"]))
+        cell["energy"] = power.interval_energy(readings, meter.reader, spans) if readings and spans["prefill"] \
+            else None
+
+
 def _run_load(rt: Any, request: Request, spec: Dict[str, Any], threads: int, deadline: float) -> Dict[str, Any]:
-    """Load for one thread count, warm up each cell, then interleave repetitions; returns the load's record."""
+    """Load for one thread count, (idle power window,) warm up each cell, then interleave repetitions under the
+    power sampler and the clock/temperature trace; returns the load's record."""
     before = memory.vm_rss_kb()
     t0 = time.perf_counter_ns()
     rt.load(request.model_path, dict(request.runtime_options), threads)
@@ -107,27 +148,33 @@ def _run_load(rt: Any, request: Request, spec: Dict[str, Any], threads: int, dea
     facts = rt.model_facts()
     vocab = int(facts.get("vocab_size") or 0) or 1000
     cells = _cells(spec, threads)
-    for index, cell in enumerate(cells):
-        cell["unsupported"] = _unsupported(rt, cell, facts)
-        for w in range(0 if cell["unsupported"] else cell["warmup"]):
-            _once(rt, cell, spec["seed"], index, -1 - w, vocab)
-    truncated = False
-    for rep in range(int(spec["repetitions"])):
-        for index, cell in enumerate(cells):
-            if cell["unsupported"]:
-                continue
-            if time.monotonic() > deadline:
-                truncated = True
-                break
-            cell["reps"].append(_once(rt, cell, spec["seed"], index, rep, vocab))
+    meter = power.PowerSession.open(request.energy)  # no sensor: the host estimates from the target's TDP
+    try:
+        meter.idle()
+        _warm_up(rt, cells, spec["seed"], facts, vocab)
+        clocks = trace.ClockTrace(meter.settings.sysfs_root, float(spec["trace_hz"]))
+        clocks.start()
+        meter.start()
+        origin = time.perf_counter_ns()
+        try:
+            truncated = _timed(rt, cells, spec, vocab, deadline)
+        finally:
+            meter.stop()
+            clocks.stop()
+        _phase_energy(meter, cells, origin)
+        report = meter.report()
+    finally:
+        meter.close()
     return {"threads": threads, "load_ms": load_ms, "rss_before_kb": before, "rss_after_kb": after,
-            "model": facts, "cells": cells, "truncated": truncated}
+            "model": facts, "cells": cells, "truncated": truncated, "power": report,
+            "trace": clocks.report(origin)}
 
 
 def generate(request: Request, emit: Progress) -> RawRun:
     """Run the request's generative workload; every failure comes back as a ``RawRun`` with ``status="error"``."""
     try:
         spec = workload(request)
+        power.parse_settings(request.energy)
         rt = runtimes.create(request.runtime)
         if not getattr(rt, "generative", False):
             raise ValueError("runtime %s is not generative: 'generate' needs onnxruntime_genai or openvino_genai"

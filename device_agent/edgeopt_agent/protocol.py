@@ -41,7 +41,8 @@ ENERGY_DEFAULTS: Dict[str, Any] = {
 # agent accepts, with their defaults. List-valued axes like llama-bench's (their cross product are the cells):
 # prompt_tokens, gen_tokens, context_depth (tokens already in the KV cache before the prompt), batch, threads
 # (0: the runtime's default). repetitions: timed generations per cell, interleaved across cells; warmup:
-# untimed generations per loaded model (threads value) before the first timed one; seed: seeds the prompt token ids.
+# untimed generations per loaded model (threads value) before the first timed one; seed: seeds the prompt token ids;
+# trace_hz: clock/temperature readings per second during the timed repetitions (0: only at start and end).
 GENERATE_DEFAULTS: Dict[str, Any] = {
     "prompt_tokens": [128],
     "gen_tokens": [128],
@@ -51,6 +52,7 @@ GENERATE_DEFAULTS: Dict[str, Any] = {
     "repetitions": 5,
     "warmup": 1,
     "seed": 0,
+    "trace_hz": 2.0,
 }
 
 

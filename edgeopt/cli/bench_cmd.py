@@ -13,7 +13,7 @@ from ..deploy.use import DeploymentConflictError
 from ..errors import ExitCode, InputError
 from ..metrics.result import BenchResult
 from ..settings import MeasureSettings, RemoteSpec
-from .bench_llm_cmd import llm_options, run_llm_bench
+from .bench_llm_cmd import llm_options, run_llm_bench, run_llm_fleet
 from .bench_many import bench_many, check_combination
 from .bench_tradeoff_cmd import is_tradeoff, list_options, run_tradeoff
 from .common import emit_json, json_option, targets_dir_option
@@ -65,11 +65,16 @@ def bench(
     from ..bench.llm.api import llm_folder_format
 
     if llm_folder_format(model):  # a generative model folder: the agent's generate command
-        if fleet.enabled or mlflow is not None or html is not None:
-            raise InputError(f"{model} is an LLM folder: --devices, --mlflow and --html do not apply to it yet; "
-                             "bench it on one device (--host/--device) (docs/llm-bench.md)")
+        if mlflow is not None or html is not None:
+            raise InputError(f"{model} is an LLM folder: --mlflow and --html do not apply to it yet "
+                             "(docs/llm-bench.md)")
+        if fleet.enabled:  # every selected device in parallel (docs/llm-bench.md, "Fleet")
+            return run_llm_fleet(model, llm, threads=threads, batches=batches, measure=measure, remote=remote,
+                                 fleet=fleet, target=target, targets_dirs=targets_dirs, samples=samples,
+                                 history=history, as_json=as_json)
         return run_llm_bench(model, llm, threads=threads, batches=batches, measure=measure, remote=remote,
-                             as_json=as_json)
+                             as_json=as_json, target=target, targets_dirs=targets_dirs, samples=samples,
+                             history=history)
     settings = MeasureSettings.from_kwargs(
         **{**measure, "fps": None if no_budget else measure["fps"],
            **runtime_choice(measure["runtime"], runtime_flags, measure["runtime_options"])},

@@ -8,10 +8,13 @@ from typing import Any, TypeVar
 
 import click
 
+from ..bench.llm.workload import LlmWorkload
 from ..errors import ExitCode
-from ..settings import RemoteSpec
+from ..settings import ENERGY_KEYWORDS, EnergySettings, RemoteSpec
 from .bench_tradeoff_cmd import _int_list
 from .common import emit_json
+from .fleet_options import FleetOptions
+from .history_options import HistoryOptions, record_llm_bench
 from .progress import StderrProgress
 
 F = TypeVar("F")
@@ -34,21 +37,63 @@ def llm_options(f: F) -> F:
 
 
 def run_llm_bench(model: Path, llm: dict[str, Any], *, threads: Sequence[int], batches: Sequence[int],
-                  measure: dict[str, Any], remote: RemoteSpec, as_json: bool) -> int:
-    """Bench an LLM folder; exit 0 when every cell is valid, 1 otherwise."""
-    from ..bench.llm import LlmWorkload, bench_llm
+                  measure: dict[str, Any], remote: RemoteSpec, as_json: bool, target: str | None = None,
+                  targets_dirs: Sequence[Path] = (), samples: bool = False,
+                  history: HistoryOptions | None = None) -> int:
+    """Bench an LLM folder (recorded in the history unless disabled); exit 0 when every cell is valid, 1 otherwise."""
+    from ..bench.llm import bench_llm
     from ..bench.llm.render import render_llm_bench
 
-    workload = LlmWorkload(
+    with StderrProgress() as progress:
+        result = bench_llm(model, llm_workload(llm, threads, batches, measure), runtime=measure.get("runtime"),
+                           runtime_options=measure.get("runtime_options") or {}, remote=remote, progress=progress,
+                           target=target, energy=energy_settings(measure), targets_dirs=targets_dirs)
+    if history is not None:
+        record_llm_bench(result, history, device=remote.device)
+    shown = result if samples else result.without_samples()
+    if as_json:
+        emit_json(shown)
+    else:
+        render_llm_bench(shown)
+    return int(ExitCode.OK if result.valid else ExitCode.GATE_FAILED)
+
+
+def llm_workload(llm: dict[str, Any], threads: Sequence[int], batches: Sequence[int],
+                 measure: dict[str, Any]) -> LlmWorkload:
+    """The workload of the bench options (``--prompt-tokens`` ... and ``--threads``/``--batch`` lists)."""
+    return LlmWorkload(
         prompt_tokens=tuple(llm["prompt_tokens"] or (128,)), gen_tokens=tuple(llm["gen_tokens"] or (128,)),
         context_depth=tuple(llm["context_depth"] or (0,)), batch=tuple(batches or (1,)),
         threads=tuple(threads or (0,)), repetitions=llm["repetitions"], warmup=llm["gen_warmup"],
         seed=int(measure.get("seed") or 0), max_duration_s=float(measure.get("max_duration_s") or 600.0))
-    with StderrProgress() as progress:
-        result = bench_llm(model, workload, runtime=measure.get("runtime"),
-                           runtime_options=measure.get("runtime_options") or {}, remote=remote, progress=progress)
+
+
+def energy_settings(measure: dict[str, Any]) -> EnergySettings:
+    """``--energy/--no-energy``, ``--power-sensor``, ``--sysfs-root``, ``--power-rate-hz`` as EnergySettings."""
+    given = {field: measure[kw] for kw, field in ENERGY_KEYWORDS.items() if measure.get(kw) is not None}
+    return EnergySettings.model_validate(given)
+
+
+def run_llm_fleet(model: Path, llm: dict[str, Any], *, threads: Sequence[int], batches: Sequence[int],
+                  measure: dict[str, Any], remote: RemoteSpec, fleet: FleetOptions, target: str | None,
+                  targets_dirs: Sequence[Path], samples: bool, history: HistoryOptions, as_json: bool) -> int:
+    """Bench an LLM folder on every ``--devices`` device in parallel; the fleet's exit code (0, 1 or 3)."""
+    from ..bench.llm.fleet import fleet_llm_benchmark
+    from ..bench.llm.render import render_llm_fleet
+    from ..fleet import FleetProgress
+
+    with FleetProgress() as progress:
+        result = fleet_llm_benchmark(
+            model, devices=str(fleet.devices), workload=llm_workload(llm, threads, batches, measure),
+            jobs=fleet.jobs, executor=fleet.executor, deadline_s=fleet.deadline_s, remote=remote,
+            runtime=measure.get("runtime"), runtime_options=measure.get("runtime_options") or {},
+            energy=energy_settings(measure), target=target, targets_dirs=targets_dirs, progress=progress,
+            history_db=history.db, record=history.enabled)
+    for warning in result.warnings:
+        click.echo(f"edgeopt: warning: {warning}", err=True)
+    shown = result if samples else result.without_samples()
     if as_json:
-        emit_json(result)
+        emit_json(shown)
     else:
-        render_llm_bench(result)
-    return int(ExitCode.OK if result.valid else ExitCode.GATE_FAILED)
+        render_llm_fleet(shown)
+    return result.exit_code

@@ -11,12 +11,13 @@ from pathlib import Path
 import click
 
 from ..errors import ExitCode
-from ..history import compare, open_store
+from ..history import open_store
 from ..history.baselines import set_baseline
 from ..history.compare import DEFAULT_ALPHA, DEFAULT_TOLERANCE_PCT
+from ..history.llm_compare import LlmRunComparison, compare_runs
 from .common import emit_json, json_option
 from .history_options import history_db_option
-from .history_render import render_baselines, render_comparison, render_runs
+from .history_render import render_baselines, render_comparison, render_llm_comparison, render_runs
 
 
 @click.command("history")
@@ -56,10 +57,13 @@ def history_cmd(model: str | None, target: str | None, kind: str | None, limit: 
 @json_option
 def compare_cmd(run_a: str, run_b: str, tolerance_pct: float, alpha: float, history_db: Path | None,
                 as_json: bool) -> int:
-    """Is RUN_B slower than RUN_A beyond noise? Exit 1 when it is a regression."""
-    result = compare(open_store(history_db), run_a, run_b, tolerance_pct=tolerance_pct, alpha=alpha)
+    """Is RUN_B slower than RUN_A beyond noise? Exit 1 when it is a regression. Two LLM bench runs are compared
+    per workload cell on TTFT, TPOT and decode tokens/s (docs/llm-bench.md)."""
+    result = compare_runs(open_store(history_db), run_a, run_b, tolerance_pct=tolerance_pct, alpha=alpha)
     if as_json:
         emit_json(result)
+    elif isinstance(result, LlmRunComparison):
+        render_llm_comparison(result)
     else:
         render_comparison(result)
     return int(ExitCode.GATE_FAILED if result.regression else ExitCode.OK)

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..history import Baseline, RunComparison, RunRecord
+from ..history.llm_compare import LlmRunComparison
 from .tables import Col, fit_table, human_count
 
 _out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 150)
@@ -69,3 +70,24 @@ def render_baselines(items: list[Baseline], path: Path) -> None:
     for b in items:
         table.add_row(b.name, b.device, str(b.run_id), b.created_at[:19].replace("T", " "))
     _out.print(table)
+
+
+def render_llm_comparison(c: LlmRunComparison) -> None:
+    """One row per (cell, metric) of two LLM bench runs; verdict per row, REGRESSION when any regresses."""
+    out = Console(width=200) if not sys.stdout.isatty() else Console()
+    t = Table(title=f"LLM run {c.run_b} ({c.model_b}, {c.device_b}) vs run {c.run_a} ({c.model_a}, {c.device_a})")
+    for col in ("cell", "metric", "A", "B", "change", "p", "noise floor", "verdict"):
+        t.add_column(col, justify="left" if col in ("cell", "metric", "verdict") else "right", no_wrap=True)
+    for cell in c.cells:
+        for m in cell.metrics:
+            verdict = m.verdict.value if m.verdict is not None else "not judged"
+            t.add_row(cell.cell, m.metric, f"{m.median_a:.4g}", f"{m.median_b:.4g}", f"{m.change_pct:+.1f} %",
+                      "-" if m.p_value is None else f"{m.p_value:.2g}",
+                      "-" if m.noise_floor_pct is None else f"{m.noise_floor_pct:.1f} %",
+                      f"[red]{verdict}[/red]" if m.regression else verdict)
+    out.print(t)
+    for note in c.notes:
+        out.print(f"note: {note}", soft_wrap=True)
+    if c.unmatched:
+        out.print(f"not compared (in one run only): {', '.join(c.unmatched)}", soft_wrap=True)
+    out.print("[red]REGRESSION[/red]" if c.regression else "no regression")

@@ -94,6 +94,7 @@ def compare_samples(
     seed: int = 0,
     noise_floor_pct: float | None = None,
     noise_runs: int = 0,
+    min_samples: int = MIN_SAMPLES,
 ) -> SampleComparison:
     """Compare latency samples ``b_ms`` (candidate) with ``a_ms`` (reference), each in run order.
 
@@ -105,8 +106,8 @@ def compare_samples(
     """
     a = np.asarray(a_ms, dtype=np.float64).ravel()
     b = np.asarray(b_ms, dtype=np.float64).ravel()
-    if a.size < MIN_SAMPLES or b.size < MIN_SAMPLES:
-        raise InputError(f"compare needs at least {MIN_SAMPLES} raw samples per run (got {a.size} and {b.size}): "
+    if a.size < min_samples or b.size < min_samples:
+        raise InputError(f"compare needs at least {min_samples} raw samples per run (got {a.size} and {b.size}): "
                          "record longer runs")
     if tolerance_pct < 0:
         raise InputError(f"tolerance {tolerance_pct:g} %: use 0 or more, e.g. 5")
@@ -161,9 +162,12 @@ def compare(
 
     Raises:
         HistoryError: a run does not exist or kept no raw samples.
-        InputError: too few samples, bad tolerance or alpha.
+        InputError: too few samples, bad tolerance or alpha, an LLM bench run (use ``compare_runs``).
     """
     ra, rb = store.get(run_a), store.get(run_b)
+    if store.llm_result(ra.id) is not None or store.llm_result(rb.id) is not None:
+        raise InputError(f"run {ra.id} or {rb.id} is an LLM bench run: compare it with "
+                         "edgeopt.history.compare_runs (per workload cell), as `edgeopt compare` does")
     floor, runs = noise_floor(store, RunIdentity.of(ra), exclude=(rb.id,))
     result = compare_samples(store.samples_ms(ra.id), store.samples_ms(rb.id), tolerance_pct=tolerance_pct,
                              alpha=alpha, noise_floor_pct=floor, noise_runs=runs)

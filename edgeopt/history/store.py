@@ -18,14 +18,18 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from ..errors import InputError
 from ..metrics.result import BenchResult
 from .codec import SAMPLES_FORMAT, SampleCodecError, decode_samples, encode_samples
+from .llm_runs import is_llm_json, llm_values
 from .records import Baseline, RunKind, RunRecord
+
+if TYPE_CHECKING:  # bench.llm pulls in the bench package (onnx): loaded only when an LLM run is read
+    from ..bench.llm.result import LlmBenchResult
 
 SCHEMA_VERSION = 1
 DEFAULT_BUSY_TIMEOUT_S = 30.0
@@ -242,6 +246,16 @@ class HistoryStore:
             "versions_json": json.dumps(versions, default=str),
             "result_json": result.model_dump_json(exclude={"samples_ms"}),
         }
+        return self._insert(values)
+
+    def record_llm(self, result: LlmBenchResult, *, kind: RunKind = "bench", device: str | None = None,
+                   verdict: str | None = None, group_id: str | None = None, label: str | None = None) -> RunRecord:
+        """Store one LLM bench run (``edgeopt bench LLM_FOLDER``): the run's columns hold its first cell's TPOT
+        and decode rate (:mod:`.llm_runs`), the stored result every cell with its raw readings (for compare)."""
+        return self._insert(llm_values(result, kind=kind, device=device or device_label(result.runner),
+                                       verdict=verdict, group_id=group_id, label=label, now=_now()))
+
+    def _insert(self, values: dict[str, Any]) -> RunRecord:
         columns = ", ".join(values)
         marks = ", ".join("?" for _ in values)
 
@@ -373,11 +387,30 @@ class HistoryStore:
             raise HistoryError(f"run {record.id}: {exc}") from None
 
     def result(self, ref: int | str) -> BenchResult:
-        """The full stored result of a run (without its raw samples)."""
+        """The full stored result of a run (without its raw samples).
+
+        Raises:
+            HistoryError: the run is an LLM bench run (read it with :meth:`llm_result`).
+        """
+        text = self._result_json(ref)
+        if is_llm_json(text):
+            raise HistoryError(f"run {ref} is an LLM bench run: read it with llm_result (edgeopt compare handles it)")
+        return BenchResult.model_validate_json(text)
+
+    def llm_result(self, ref: int | str) -> LlmBenchResult | None:
+        """The stored LLM bench result of a run (with its cells' raw readings), or None for another kind of run."""
+        text = self._result_json(ref)
+        if not is_llm_json(text):
+            return None
+        from ..bench.llm.result import LlmBenchResult
+
+        return LlmBenchResult.model_validate_json(text)
+
+    def _result_json(self, ref: int | str) -> str:
         record = self.get(ref)
         with self._connect() as conn:
             row = conn.execute("SELECT result_json FROM runs WHERE id = ?", (record.id,)).fetchone()
-        return BenchResult.model_validate_json(row[0])
+        return str(row[0])
 
     def count(self) -> int:
         with self._connect() as conn:

@@ -40,6 +40,7 @@ from .artifacts import Models, prepare, qualified_for, sha_of
 from .costs import cost_per_million
 from .device_jobs import DEADLINE_MARGIN_S, QualifyJob, QualifyRow, device_events
 from .gates import GateContext, deployment_check, error_results, evaluate, target_check
+from .llm_kind import is_llm_model
 from .loader import LoadedSpec
 from .options import QualifyOptions
 from .placement import Placement, place
@@ -75,6 +76,10 @@ def run_qualification(loaded: LoadedSpec, options: QualifyOptions | None = None)
             device work where it can be known then.
     """
     o = options or QualifyOptions()
+    if is_llm_model(loaded.spec, loaded.resolve):  # an LLM folder: generative bench, LLM gates (llm_engine)
+        from .llm_engine import run_llm_qualification
+
+        return run_llm_qualification(loaded, o)
     started = time.perf_counter()
     started_at = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     say = o.log or (lambda message: None)

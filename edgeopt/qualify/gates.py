@@ -218,6 +218,11 @@ def gate_limit(name: str, gate: Any) -> tuple[float, Literal["<=", ">="], str]:
         "cold_start": (getattr(gate, "max_ms", 0.0), "<=", "ms"),
         "throughput": (getattr(gate, "min_ips", 0.0), ">=", "ips"),
         "regression": (getattr(gate, "tolerance_pct", 0.0), "<=", "%"),
+        "ttft_ms": (getattr(gate, "max_ms", 0.0), "<=", "ms"),
+        "tpot_ms": (getattr(gate, "max_ms", 0.0), "<=", "ms"),
+        "decode_tokens_per_s": (getattr(gate, "min_tokens_per_s", 0.0), ">=", "tokens/s"),
+        "kv_cache_mb": (getattr(gate, "max_mb", 0.0), "<=", "MiB"),
+        "energy_per_token": (getattr(gate, "max_mj", 0.0), "<=", "mJ"),
     }
     return limits[name]
 

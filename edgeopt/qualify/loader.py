@@ -20,6 +20,7 @@ from ..deploy.use import open_deployment
 from ..errors import InputError, SchemaProblem
 from ..recipes.yaml_lines import Path_, line_of, read_yaml_with_lines
 from ..zoo import names as zoo_names
+from .llm_kind import kind_problem
 from .spec import GATE_KINDS, Gates, QualifySpec
 
 PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
@@ -236,6 +237,9 @@ def _check(loaded: LoadedSpec) -> None:
             raise loaded.error(key, f"{loaded.resolve(value)} not found (relative paths are taken from the spec "
                                     "file's directory); fix the path")
     _check_deployments(loaded)
+    problem = kind_problem(spec, loaded.resolve)
+    if problem is not None:
+        raise loaded.error(*problem)
     if spec.recipe and (Path(spec.recipe).suffix in _YAML_SUFFIXES or "/" in spec.recipe) \
             and not loaded.resolve(spec.recipe).is_file():
         raise loaded.error(("recipe",), f"recipe file {loaded.resolve(spec.recipe)} not found; use a built-in "

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..bench.llm.result import LlmBenchResult
 from ..errors import ExitCode
 from ..history.compare import SampleComparison
 from ..metrics.result import BenchResult
@@ -71,6 +72,8 @@ class ModelInfo(_Frozen):
     qualified_sha256: dict[str, str]
     recipe: str | None
     source: Literal["model", "optimized", "recipe"]
+    kind: Literal["onnx", "llm"] = Field(default="onnx", description="llm: the model is an LLM folder (hashes "
+                                         "over its files).")
 
 
 class RegressionInfo(_Frozen):
@@ -97,6 +100,8 @@ class DeviceResult(_Frozen):
     passed: bool
     bench: BenchResult | None = Field(default=None, description="The timed run (with raw samples).")
     paced: BenchResult | None = Field(default=None, description="The frame-paced run of the deadline_miss gate.")
+    llm: LlmBenchResult | None = Field(default=None, description="An LLM spec's generative bench (cells with their "
+                                       "raw readings; bench is null then).")
     gates: list[GateResult]
     costs: CostEstimate | None = None
     regression: RegressionInfo | None = None
@@ -145,6 +150,7 @@ class QualifyResult(_Frozen):
         """A copy with every raw latency list set to null (they stay in result.json and the history)."""
         devices = [d.model_copy(update={"bench": d.bench.model_copy(update={"samples_ms": None})}) if d.bench else d
                    for d in self.devices]
+        devices = [d.model_copy(update={"llm": d.llm.without_samples()}) if d.llm else d for d in devices]
         return self.model_copy(update={"devices": devices})
 
 

@@ -112,6 +112,47 @@ class RegressionGate(_Strict):
         "makes the gate fail as not comparable.")
 
 
+# -- LLM gates (a spec whose model is an LLM folder; docs/qualify.md "LLM specs") ---------------------------------
+class TtftGate(_Strict):
+    """Time to first token at a percentile must be at most ``max_ms`` in every workload cell."""
+
+    percentile: str = Field(default="p99", description="p50, p90, p95, p99 or p999 over the repetitions.")
+    max_ms: float = Field(gt=0, description="Largest allowed TTFT at that percentile, ms.")
+
+    _pct = field_validator("percentile")(_percentile)
+
+
+class TpotGate(_Strict):
+    """Time per output token (after the first) at a percentile must be at most ``max_ms`` in every cell."""
+
+    percentile: str = Field(default="p99", description="p50, p90, p95, p99 or p999 over every token latency.")
+    max_ms: float = Field(gt=0, description="Largest allowed TPOT at that percentile, ms.")
+
+    _pct = field_validator("percentile")(_percentile)
+
+
+class DecodeRateGate(_Strict):
+    """Decode tokens per second (median over repetitions) must be at least ``min_tokens_per_s`` in every cell."""
+
+    min_tokens_per_s: float = Field(gt=0, description="Smallest allowed decode rate, tokens/s.")
+
+
+class KvCacheGate(_Strict):
+    """The KV cache the largest cell needs (layers x 2 x kv_heads x head_size x context x dtype x batch) must be at
+    most ``max_mb`` MiB."""
+
+    max_mb: float = Field(gt=0, description="Largest allowed KV-cache size, MiB.")
+
+
+class EnergyPerTokenGate(_Strict):
+    """Energy per token of a phase must be at most ``max_mj`` in every cell; an ESTIMATE says so in its verdict."""
+
+    max_mj: float = Field(gt=0, description="Largest allowed energy per token, mJ.")
+    phase: Literal["decode", "prefill"] = Field(default="decode",
+        description="decode: per output token; prefill: per prompt token.")
+    require_measured: bool = Field(default=False, description="Fail when the energy is an estimate (no sensor).")
+
+
 class Gates(_Strict):
     """At most one gate of each kind; a profile's gate is overridden key by key, or removed with ``null``."""
 
@@ -125,6 +166,11 @@ class Gates(_Strict):
     cold_start: ColdStartGate | None = None
     throughput: ThroughputGate | None = None
     regression: RegressionGate | None = None
+    ttft_ms: TtftGate | None = None
+    tpot_ms: TpotGate | None = None
+    decode_tokens_per_s: DecodeRateGate | None = None
+    kv_cache_mb: KvCacheGate | None = None
+    energy_per_token: EnergyPerTokenGate | None = None
 
     def active(self) -> list[str]:
         """Names of the gates that are set, in a fixed order."""
@@ -132,6 +178,9 @@ class Gates(_Strict):
 
 
 GATE_KINDS: tuple[str, ...] = tuple(Gates.model_fields)
+# Gates of a spec whose model is an LLM folder; memory and retention apply to both kinds of spec.
+LLM_GATES: tuple[str, ...] = ("ttft_ms", "tpot_ms", "decode_tokens_per_s", "kv_cache_mb", "energy_per_token")
+BOTH_GATES: tuple[str, ...] = ("memory", "retention")
 
 
 # -- what to qualify, where, how ---------------------------------------------------------------------------------
@@ -139,8 +188,9 @@ class ModelSpec(_Strict):
     """The model: a file, or a zoo model built into the work dir. With a recipe or ``optimized``, it is the
     reference for retention."""
 
-    path: str | None = Field(default=None, description="ONNX model file (relative paths: to the spec file), or a "
-                             "deployment (folder with deployment.json, or that file): its model with its settings.")
+    path: str | None = Field(default=None, description="ONNX model file (relative paths: to the spec file), a "
+                             "deployment (folder with deployment.json, or that file): its model with its settings, "
+                             "or an LLM folder (Hugging Face, onnxruntime-genai or OpenVINO GenAI).")
     zoo: str | None = Field(default=None, description="Zoo model name (edgeopt zoo list), built locally.")
     shapes: dict[str, list[int]] = Field(default_factory=dict, description="Concrete shapes of dynamic inputs.")
 
@@ -247,6 +297,32 @@ class MeasureSpec(_Strict):
     power_sensor: str = Field(default="auto", description="auto, none, ina3221, rapl, rpi5_pmic or hwmon.")
 
 
+class LlmSpec(_Strict):
+    """The generative workload of an LLM spec (as ``edgeopt bench LLM_FOLDER``'s options; docs/llm-bench.md)."""
+
+    runtime: Literal["onnxruntime_genai", "openvino_genai"] | None = Field(default=None,
+        description="With a recipe: which runtime folder of the optimize output to qualify (default: the first "
+                    "the recipe builds); with an exported folder: must match it.")
+    prompt_tokens: list[int] = Field(default_factory=lambda: [128], min_length=1, description="Prompt lengths.")
+    gen_tokens: list[int] = Field(default_factory=lambda: [128], min_length=1,
+                                  description="New tokens per generation (EOS ignored).")
+    context_depth: list[int] = Field(default_factory=lambda: [0], min_length=1,
+                                     description="Tokens in the KV cache before the prompt.")
+    batch: list[int] = Field(default_factory=lambda: [1], min_length=1, description="Sequences generated together.")
+    threads: list[int] = Field(default_factory=lambda: [0], min_length=1, description="CPU threads (0: default).")
+    repetitions: int | None = Field(default=None, ge=1,
+        description="Timed generations per cell (default: 10, or what the gates' percentiles need).")
+    warmup: int = Field(default=1, ge=0, description="Untimed generations per cell.")
+    eval: str | None = Field(default=None, description="Held-out text file for the retention gate (LLM retention).")
+
+    @field_validator("prompt_tokens", "gen_tokens", "batch")
+    @classmethod
+    def _positive(cls, values: list[int]) -> list[int]:
+        if min(values) < 1:
+            raise ValueError(f"values must be >= 1 (got {values})")
+        return values
+
+
 class MlflowSinkSpec(_Strict):
     """Export the result to MLflow (needs the ``[mlflow]`` extra)."""
 
@@ -279,6 +355,8 @@ class QualifySpec(_Strict):
     eval: EvalSpec = Field(default_factory=EvalSpec)
     measure: MeasureSpec = Field(default_factory=MeasureSpec)
     gates: Gates = Field(default_factory=Gates)
+    llm: LlmSpec | None = Field(default=None, description="Generative workload when the model is an LLM folder "
+                                "(default workload when omitted).")
     allow_target_mismatch: bool = Field(
         default=False, description="Let a device whose hardware is not its target's (an x86 host measured as "
         "rpi5: a dry run) pass; otherwise such a device fails the `target` check.")

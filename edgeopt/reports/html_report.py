@@ -15,6 +15,7 @@ from ..metrics.result import BenchResult
 from ..qualify.result import DeviceResult, GateResult, GateStatus, QualifyResult
 from . import svg
 from .charts.pareto import pareto as pareto_plain
+from .llm_html import llm_device_section
 
 CSS = """
 :root { --ok: #1a7f37; --bad: #cf222e; --err: #9a6700; --ink: #1f2328; --muted: #59636e; --line: #d1d9e0;
@@ -207,6 +208,8 @@ def _device_section(d: DeviceResult, result: QualifyResult) -> str:
     status = "pass" if d.passed else "error" if d.status == "error" else "fail"
     head = (f'<h2 id="dev-{escape(d.label)}">Device {escape(d.label)} {_badge(status)}</h2><p class="sub">target '
             f"<code>{escape(d.target)}</code>, runner <code>{escape(d.runner or '')}</code></p>")
+    if d.llm is not None:
+        return head + llm_device_section(d, result)
     if d.bench is None:
         return head + f'<p class="warn">Device error: {escape(d.error or "unknown")}</p>'
     b = d.bench

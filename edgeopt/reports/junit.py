@@ -32,12 +32,12 @@ def render_junit(result: QualifyResult) -> str:
             "failures": str(sum(g.status is GateStatus.FAIL for g in d.gates)),
             "errors": str(sum(g.status is GateStatus.ERROR for g in d.gates)),
             "skipped": "0",
-            "time": f"{d.bench.run.timed_s:.3f}" if d.bench else "0",
+            "time": f"{d.bench.run.timed_s:.3f}" if d.bench else "0",  # an LLM device: its gates' rows alone
             "timestamp": result.started_at,
         })
         props = ET.SubElement(suite, "properties")
         facts = {"target": d.target, "runner": d.runner or "", "spec_sha256": result.spec_sha256,
-                 "model_sha256": d.bench.model.sha256 if d.bench else "",
+                 "model_sha256": d.bench.model.sha256 if d.bench else result.model.qualified_sha256.get(d.target, ""),
                  "history_run_id": str(d.history_run_id or ""),
                  "target_mismatch": "; ".join(d.bench.target_mismatch) if d.bench else ""}
         for key, value in facts.items():

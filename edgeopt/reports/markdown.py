@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..bench.llm.result import LlmBenchResult
 from ..qualify.result import GateStatus, QualifyResult
 
 _ICON = {GateStatus.PASS: "✅ pass", GateStatus.FAIL: "❌ fail", GateStatus.ERROR: "⚠️ error"}
@@ -43,6 +44,9 @@ def render_markdown(result: QualifyResult) -> str:
         lines += [f"- `{g.device}` {g.gate}: {_cell(g.detail)}" for g in failing]
     lines += ["", "<details><summary>Measurements</summary>", ""]
     for d in result.devices:
+        if d.llm is not None:
+            lines += _llm_lines(d.label, d.target, d.llm)
+            continue
         if d.bench is None:
             lines.append(f"- `{d.label}`: device error: {_cell(d.error or '')}")
             continue
@@ -62,3 +66,18 @@ def render_markdown(result: QualifyResult) -> str:
     lines += ["", "</details>", "", f"Full report: `{result.reports.get('html', 'report.html')}` · "
               f"spec sha256 `{result.spec_sha256[:12]}` · edgeopt {result.edgeopt_version}", ""]
     return "\n".join(lines)
+
+
+def _llm_lines(label: str, target: str, b: LlmBenchResult) -> list[str]:
+    """One line per LLM cell: TTFT, TPOT, decode rate, memory, KV cache, energy per decode token."""
+    lines = [f"- `{label}` ({target}, {b.runtime.get('name')} {b.runtime.get('version')}), "
+             f"{b.workload.repetitions} repetitions per cell:"]
+    for c in b.cells:
+        energy = "n/a" if c.energy_decode_mj_per_token is None else \
+            f"{c.energy_decode_mj_per_token:.4g} mJ/token" + (" (ESTIMATE)" if c.energy_source == "estimate" else "")
+        lines.append(f"  - prompt {c.prompt_tokens}, gen {c.gen_tokens}, depth {c.context_depth}, batch {c.batch}: "
+                     f"TTFT p50 {_value(c.ttft_ms_p50, 'ms')}, TPOT p50 {_value(c.tpot_ms_p50, 'ms')} / p99 "
+                     f"{_value(c.tpot_ms_p99, 'ms')}, {_value(c.decode_tokens_per_s, 'tokens/s')}, peak RSS "
+                     f"{_value(c.peak_rss_mb, 'MiB')}, decode energy {energy}"
+                     + ("" if c.valid else " — **cell INVALID**"))
+    return lines

@@ -17,6 +17,7 @@ from .base import (
     parse_settings,
     probe,
 )
+from .phases import interval_energy
 from .sampler import PowerSession, Sampler, clip, summarize
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "clip",
     "SensorNotFound",
     "find_reader",
+    "interval_energy",
     "names",
     "open_reader",
     "parse_settings",

@@ -216,6 +216,10 @@ class PowerSession(object):
         if self.reader is not None:
             self.reader.close()
 
+    def readings(self) -> List[Sample]:
+        """The timed window's readings (clipped to its end), for splitting its energy between intervals."""
+        return list(self._active or [])
+
     def report(self) -> Dict[str, Any]:
         """What travels back in ``RawRun.power``: ``{}`` when disabled, the reason when no sensor was read."""
         if not self.settings.enabled:

@@ -36,7 +36,8 @@ class GenerativeRuntime(Runtime):
         ``ttft_ns`` (prompt in until the first new token is out, prefill included), ``prefill_ns`` (the prompt's
         forward pass alone where the runtime separates it, else None), ``token_ns`` (the gap before each later
         token, ``gen_tokens - 1`` values), ``e2e_ns``, ``tokens_out`` (new tokens produced per sequence) and
-        ``kv`` (``{"dtype_bytes", "shape"}`` of one layer's cache as allocated, or ``{}``).
+        ``kv`` (``{"dtype_bytes", "shape"}`` of one layer's cache as allocated, or ``{}``) and ``t0_ns`` (the
+        ``perf_counter_ns`` reading the prompt's timing starts from: the phases' energy is split on it).
         """
         raise NotImplementedError
 

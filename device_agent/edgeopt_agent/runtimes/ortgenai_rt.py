@@ -101,7 +101,7 @@ class OrtGenaiRuntime(GenerativeRuntime):
             token_ns.append(now - last)
             last = now
             produced += 1
-        return {"ttft_ns": t2 - t0, "prefill_ns": t1 - t0, "token_ns": token_ns, "e2e_ns": last - t0,
+        return {"t0_ns": t0, "ttft_ns": t2 - t0, "prefill_ns": t1 - t0, "token_ns": token_ns, "e2e_ns": last - t0,
                 "tokens_out": len(gen.get_sequence(0)) - len(depth[0]) - len(prompt[0]), "kv": self._kv(gen)}
 
     @staticmethod

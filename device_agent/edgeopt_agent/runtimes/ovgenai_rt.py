@@ -138,7 +138,7 @@ class OvGenaiRuntime(GenerativeRuntime):
         own = {}
         if perf is not None:
             own = {"ttft_ms": float(perf.get_ttft().mean), "tpot_ms": float(perf.get_tpot().mean)}
-        return {"ttft_ns": stamps[0] - t0, "prefill_ns": None, "token_ns": token_ns, "e2e_ns": t_end - t0,
+        return {"t0_ns": t0, "ttft_ns": stamps[0] - t0, "prefill_ns": None, "token_ns": token_ns, "e2e_ns": t_end - t0,
                 "tokens_out": len(tokens[0]), "kv": {}, "runtime_metrics": own}
 
     def details(self) -> Dict[str, Any]:

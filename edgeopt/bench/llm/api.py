@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from edgeopt_agent.protocol import Request
 
 from ...errors import InputError
+from ...metrics.energy import energy_request
+from ...metrics.target_match import target_mismatch
 from ...registry import format_registry, get_runtime
 from ...runners import ProgressSink, Runner, raise_for_error
 from ...runners.select import use_runner
-from ...settings import RemoteSpec
-from .result import LlmBenchResult, LlmLoad, LlmModelFacts
+from ...settings import EnergySettings, RemoteSpec
+from ...targets import Target, load_registry
+from .energy import load_energy, load_trace
+from .result import LlmBenchResult, LlmEnergy, LlmLoad, LlmModelFacts
 from .stats import cell_from_raw
 from .workload import LlmWorkload
 
@@ -41,8 +45,14 @@ def _runtime(fmt: str, runtime: str | None) -> str:
 
 def bench_llm(folder: str | Path, workload: LlmWorkload | None = None, *, runtime: str | None = None,
               runtime_options: Mapping[str, Any] | None = None, runner: Runner | None = None,
-              remote: RemoteSpec | None = None, progress: ProgressSink | None = None) -> LlmBenchResult:
+              remote: RemoteSpec | None = None, progress: ProgressSink | None = None, target: str | None = None,
+              energy: EnergySettings | None = None, targets_dirs: Sequence[Path] = ()) -> LlmBenchResult:
     """Time the generative model in ``folder`` over ``workload``'s cells, here or on a remote device.
+
+    Args:
+        target: target name (None: the remote device's, else ``local``); its power sensor is tried first and its
+            TDP backs an energy estimate where no sensor is read.
+        energy: power measurement settings (default: on, ``auto``); energy per token per phase (docs/llm-bench.md).
 
     Raises:
         InputError: not an LLM folder, a runtime that does not run it, a bad workload (exit 2).
@@ -57,19 +67,37 @@ def bench_llm(folder: str | Path, workload: LlmWorkload | None = None, *, runtim
     name = _runtime(fmt, runtime)
     options = dict(runtime_options or {})
     get_runtime(name).check_options(options)
-    request = Request(model_path=str(folder), runtime=name, runtime_options=options,
-                      max_duration_s=workload.max_duration_s, generate=workload.request_dict())
-    with use_runner(runner, remote) as placed:
+    e = energy or EnergySettings()
+    with use_runner(runner, remote, target) as placed:
+        tgt = load_registry(extra_dirs=targets_dirs).get(placed.target or "local")
+        request = Request(model_path=str(folder), runtime=name, runtime_options=options,
+                          max_duration_s=workload.max_duration_s, generate=workload.request_dict(),
+                          energy=_energy_request(tgt, e))
         raw = raise_for_error(placed.runner.generate(request, folder, progress), placed.runner.name)
         runner_name = placed.runner.name
+    return _result(raw, folder, fmt, workload, runner_name, tgt)
+
+
+def _energy_request(tgt: Target, e: EnergySettings) -> dict[str, Any]:
+    return energy_request(tgt, enabled=e.enabled, sensor=e.sensor, sysfs_root=e.sysfs_root, rate_hz=e.rate_hz,
+                          idle_s=e.idle_s, vcgencmd=e.vcgencmd)
+
+
+def _result(raw: Any, folder: Path, fmt: str, workload: LlmWorkload, runner_name: str, tgt: Target
+            ) -> LlmBenchResult:
     gen = raw.generate
     loads = {ld["threads"]: ld for ld in gen["loads"]}
+    powers: dict[int, LlmEnergy | None] = {t: load_energy(ld.get("power"), tgt) for t, ld in loads.items()}
     facts = gen["model"]
-    cells = [cell_from_raw(c, facts, loads[c["threads"]]["load_ms"], workload.repetitions) for c in gen["cells"]]
+    cells = [cell_from_raw(c, facts, loads[c["threads"]]["load_ms"], workload.repetitions, powers[c["threads"]])
+             for c in gen["cells"]]
     return LlmBenchResult(
         model_path=str(folder.resolve()), model_format=fmt, runtime=dict(raw.runtime), runner=runner_name,
-        model=LlmModelFacts(**{k: v for k, v in facts.items() if k != "kv_dtype_bytes"}), workload=workload,
-        loads=[LlmLoad(threads=t, load_ms=ld["load_ms"], rss_growth_mb=_growth(ld)) for t, ld in loads.items()],
+        target=tgt.name, target_mismatch=target_mismatch(tgt, raw.environment),
+        model=LlmModelFacts(**{k: v for k, v in facts.items() if k != "kv_dtype_bytes"}),
+        workload=workload,
+        loads=[LlmLoad(threads=t, load_ms=ld["load_ms"], rss_growth_mb=_growth(ld), energy=powers[t],
+                       trace=load_trace(ld.get("trace"))) for t, ld in loads.items()],
         cells=cells, truncated=bool(gen.get("truncated")), environment=dict(raw.environment),
         valid=all(c.valid for c in cells))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from .fleet import LlmFleetResult
 from .result import LlmBenchResult, LlmCell
 
 
@@ -17,7 +18,12 @@ def _row(c: LlmCell) -> list[str]:
             _f(c.ttft_ms_p50), _f(c.ttft_ms_p90), _f(c.prefill_tokens_per_s, "{:,.0f}"), _f(c.tpot_ms_p50),
             _f(c.tpot_ms_p99), _f(c.decode_tokens_per_s, "{:,.1f}"), _f(c.e2e_ms_p50, "{:.1f}"),
             _f(c.peak_rss_mb, "{:.0f}"), _f(None if c.kv_cache_bytes is None else c.kv_cache_bytes / 2**20, "{:.2f}"),
-            "yes" if c.valid else "[red]no[/red]"]
+            _energy(c.energy_prefill_mj_per_token, c.energy_source),
+            _energy(c.energy_decode_mj_per_token, c.energy_source), "yes" if c.valid else "[red]no[/red]"]
+
+
+def _energy(value: float | None, source: str | None) -> str:
+    return "-" if value is None else ("ESTIMATE " if source == "estimate" else "") + f"{value:.3g}"
 
 
 def render_llm_bench(r: LlmBenchResult, console: Console | None = None) -> None:
@@ -28,7 +34,8 @@ def render_llm_bench(r: LlmBenchResult, console: Console | None = None) -> None:
     t = Table(title=f"bench {r.model_path} ({r.runner}, {rt.get('name')} {rt.get('version')}, "
                     f"{r.workload.repetitions} reps)")
     for col in ("prompt", "gen", "depth", "batch", "thr", "TTFT p50 ms", "TTFT p90 ms", "prefill tok/s",
-                "TPOT p50 ms", "TPOT p99 ms", "decode tok/s", "e2e ms", "peak RSS MB", "KV MiB", "valid"):
+                "TPOT p50 ms", "TPOT p99 ms", "decode tok/s", "e2e ms", "peak RSS MB", "KV MiB", "prefill mJ/tok",
+                "decode mJ/tok", "valid"):
         t.add_column(col, justify="right", no_wrap=True)
     for cell in r.cells:
         t.add_row(*_row(cell))
@@ -36,6 +43,36 @@ def render_llm_bench(r: LlmBenchResult, console: Console | None = None) -> None:
     for ld in r.loads:
         growth = "" if ld.rss_growth_mb is None else f", +{ld.rss_growth_mb:.1f} MB RSS"
         out.print(f"load (threads {ld.threads or 'auto'}): {ld.load_ms:.1f} ms{growth}")
+        if ld.energy is not None:
+            out.print(f"  power: {ld.energy.active_power_w:.3g} W ({ld.energy.note})", soft_wrap=True)
+        tr = ld.trace
+        if tr is not None and tr.available:
+            out.print(f"  clock {_f(tr.clock_mhz_min, '{:.0f}')}..{_f(tr.clock_mhz_max, '{:.0f}')} MHz, hottest "
+                      f"{_f(tr.temperature_c_max, '{:.1f}')} degC over {len(tr.points)} readings")
+    if r.target_mismatch:
+        out.print(f"[red]TARGET MISMATCH[/red]: not {r.target} hardware: {'; '.join(r.target_mismatch)}",
+                  soft_wrap=True)
     for i, cell in enumerate(r.cells):
         for why in cell.invalid_reasons:
             out.print(f"[yellow]cell {i + 1} invalid[/yellow]: {why}", soft_wrap=True)
+
+
+def render_llm_fleet(r: LlmFleetResult, console: Console | None = None) -> None:
+    """One row per device and cell: TTFT, TPOT, decode rate, peak RSS; a failed device's row says why."""
+    out = console or Console()
+    if not out.is_terminal:
+        out = Console(width=200)
+    t = Table(title=f"fleet bench {r.model} on {len(r.rows)} device(s) ({r.executor}, {r.jobs} at a time)")
+    for col in ("device", "cell", "TTFT p50 ms", "TPOT p50 ms", "TPOT p99 ms", "decode tok/s", "peak RSS MB",
+                "decode mJ/tok", "valid"):
+        t.add_column(col, justify="left" if col in ("device", "cell") else "right", no_wrap=True)
+    for row in r.rows:
+        if row.result is None:
+            t.add_row(row.device, "-", "-", "-", "-", "-", "-", "-", f"[red]{row.error_kind}: {row.error}[/red]")
+            continue
+        for c in row.result.cells:
+            t.add_row(row.device, f"p{c.prompt_tokens} g{c.gen_tokens} d{c.context_depth} b{c.batch}",
+                      _f(c.ttft_ms_p50), _f(c.tpot_ms_p50), _f(c.tpot_ms_p99), _f(c.decode_tokens_per_s, "{:,.1f}"),
+                      _f(c.peak_rss_mb, "{:.0f}"), _energy(c.energy_decode_mj_per_token, c.energy_source),
+                      "yes" if c.valid else "[red]no[/red]")
+    out.print(t)

@@ -26,6 +26,14 @@ class LlmModelFacts(_Frozen):
     source: str = Field(description="Where they were read (genai_config.json, config.json, the IR).")
 
 
+class LlmSamples(_Frozen):
+    """A cell's raw readings in run order: what percentiles and comparisons are computed from."""
+
+    ttft_ms: list[float] = Field(description="One per repetition.")
+    tpot_ms: list[float] = Field(description="Every token latency after the first, repetition after repetition.")
+    decode_tokens_per_s: list[float] = Field(description="One per repetition.")
+
+
 class LlmCell(_Frozen):
     """One workload cell; metrics are null for an unsupported cell (then ``invalid_reasons`` says why)."""
 
@@ -57,16 +65,51 @@ class LlmCell(_Frozen):
                                        "assumed 4 when the runtime does not expose it).")
     kv_cache_bytes_allocated: int | None = Field(None, description="Bytes of the KV cache as the runtime "
                                                  "allocated it (from its shape), where readable.")
+    energy_prefill_mj_per_token: float | None = Field(None, description="Energy of the prefill phase per prompt "
+                                                      "token (batch x prompt tokens), mJ.")
+    energy_decode_mj_per_token: float | None = Field(None, description="Energy of the decode phase per output "
+                                                     "token after the first (batch x (gen_tokens - 1)), mJ.")
+    energy_source: Literal["measured", "estimate"] | None = Field(None, description="measured: split from a "
+                                                                  "power sensor's readings; estimate: the "
+                                                                  "target's TDP x phase time (no sensor).")
+    samples: LlmSamples | None = Field(None, description="Raw per-repetition readings (history, compare and "
+                                       "qualify gates at any percentile); dropped from --json unless --samples.")
     runtime_ttft_ms_mean: float | None = Field(None, description="The runtime's own TTFT (OpenVINO PerfMetrics).")
     runtime_tpot_ms_mean: float | None = Field(None, description="The runtime's own TPOT (OpenVINO PerfMetrics).")
     valid: bool
     invalid_reasons: list[str] = Field(default_factory=list)
 
 
+class LlmEnergy(_Frozen):
+    """Power during one load's timed repetitions: measured by a sensor, or an ESTIMATE from the target's TDP."""
+
+    source: Literal["measured", "estimate"]
+    sensor: str | None = None
+    rails: list[str] = Field(default_factory=list)
+    idle_power_w: float | None = Field(None, description="Mean power in the idle window before warm-up.")
+    active_power_w: float = Field(description="Mean power over the timed repetitions (estimate: the TDP).")
+    samples: int | None = Field(None, description="Power readings in the timed window (null for estimates).")
+    note: str = Field(description="How the figures were obtained; an estimate starts with ESTIMATE.")
+
+
+class LlmTrace(_Frozen):
+    """CPU clock and temperature over one load's timed repetitions (edgeopt_agent.trace)."""
+
+    available: bool = Field(description="False: the device exposes no cpufreq or thermal files.")
+    rate_hz: float
+    points: list[list[float | None]] = Field(default_factory=list, description="[seconds since the timed "
+                                             "window opened, highest CPU MHz, lowest CPU MHz, hottest zone degC].")
+    clock_mhz_min: float | None = Field(None, description="Lowest 'highest CPU clock' seen: throttling shows here.")
+    clock_mhz_max: float | None = None
+    temperature_c_max: float | None = None
+
+
 class LlmLoad(_Frozen):
     threads: int
     load_ms: float
     rss_growth_mb: float | None = Field(None, description="RSS the load added (weights, sessions).")
+    energy: LlmEnergy | None = Field(None, description="Null with energy disabled, or no sensor and no TDP.")
+    trace: LlmTrace | None = None
 
 
 class LlmBenchResult(_Frozen):
@@ -78,6 +121,9 @@ class LlmBenchResult(_Frozen):
     model_format: str
     runtime: dict[str, Any] = Field(description="name, version and runtime details from the agent.")
     runner: str
+    target: str = Field(default="local", description="Target name (its TDP backs an energy estimate).")
+    target_mismatch: list[str] = Field(default_factory=list, description="Why the device is not the target's "
+                                       "hardware (empty when it matches); qualify fails such a device unless allowed.")
     model: LlmModelFacts
     workload: LlmWorkload
     loads: list[LlmLoad]
@@ -85,3 +131,7 @@ class LlmBenchResult(_Frozen):
     truncated: bool = Field(description="The watchdog stopped repetitions early.")
     environment: dict[str, Any] = Field(default_factory=dict)
     valid: bool
+
+    def without_samples(self) -> LlmBenchResult:
+        """A copy without the cells' raw readings (what --json prints unless --samples)."""
+        return self.model_copy(update={"cells": [c.model_copy(update={"samples": None}) for c in self.cells]})

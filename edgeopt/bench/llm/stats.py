@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from ...metrics.latency import required_samples
-from .result import LlmCell
+from .energy import cell_energy
+from .result import LlmCell, LlmEnergy, LlmSamples
 
 _MS = 1e6
 _MB = 1024.0
@@ -95,8 +96,17 @@ def _reasons(raw: dict[str, Any], reps: list[dict[str, Any]], wanted: int) -> li
     return reasons
 
 
-def cell_from_raw(raw: dict[str, Any], facts: dict[str, Any], load_ms: float | None, wanted: int) -> LlmCell:
-    """One cell's statistics and validity from the agent's raw cell."""
+def _samples(reps: list[dict[str, Any]], batch: int) -> LlmSamples:
+    return LlmSamples(ttft_ms=[r["ttft_ns"] / _MS for r in reps],
+                      tpot_ms=[t / _MS for r in reps for t in r["token_ns"]],
+                      decode_tokens_per_s=[len(r["token_ns"]) * batch / (sum(r["token_ns"]) / 1e9)
+                                           for r in reps if r["token_ns"]])
+
+
+def cell_from_raw(raw: dict[str, Any], facts: dict[str, Any], load_ms: float | None, wanted: int,
+                  energy: LlmEnergy | None = None) -> LlmCell:
+    """One cell's statistics, energy per token per phase (``energy``: the load's power) and validity from the
+    agent's raw cell."""
     axes = {k: raw[k] for k in ("prompt_tokens", "gen_tokens", "context_depth", "batch", "threads")}
     reps = raw["reps"]
     if raw.get("unsupported") or not reps:
@@ -104,5 +114,5 @@ def cell_from_raw(raw: dict[str, Any], facts: dict[str, Any], load_ms: float | N
         return LlmCell(**axes, repetitions=0, load_ms=load_ms, valid=False, invalid_reasons=[why])
     reasons = _reasons(raw, reps, wanted)
     return LlmCell(**axes, repetitions=len(reps), tokens_out=min(r["tokens_out"] for r in reps), load_ms=load_ms,
-                   **_timings(raw, reps), **_memory(reps), **_kv(raw, facts, reps), valid=not reasons,
-                   invalid_reasons=reasons)
+                   **_timings(raw, reps), **_memory(reps), **_kv(raw, facts, reps), **cell_energy(raw, reps, energy),
+                   samples=_samples(reps, raw["batch"]), valid=not reasons, invalid_reasons=reasons)

@@ -23,9 +23,12 @@ class LlmWorkload(BaseModel):
     warmup: int = Field(default=1, ge=0, description="Untimed generations per cell before the timed ones.")
     seed: int = Field(default=0, description="Seeds the prompt token ids (one prompt per cell and repetition).")
     max_duration_s: float = Field(default=600.0, gt=0, description="Watchdog: repetitions stop after this.")
+    trace_hz: float = Field(default=2.0, ge=0, le=100, description="Clock/temperature readings per second during "
+                            "the timed repetitions (0: at start and end only).")
 
     def request_dict(self) -> dict[str, Any]:
         """The agent's ``Request.generate`` (edgeopt_agent.protocol.GENERATE_DEFAULTS keys)."""
         return {"prompt_tokens": list(self.prompt_tokens), "gen_tokens": list(self.gen_tokens),
                 "context_depth": list(self.context_depth), "batch": list(self.batch), "threads": list(self.threads),
-                "repetitions": self.repetitions, "warmup": self.warmup, "seed": self.seed}
+                "repetitions": self.repetitions, "warmup": self.warmup, "seed": self.seed,
+                "trace_hz": self.trace_hz}

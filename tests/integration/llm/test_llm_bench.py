@@ -76,7 +76,13 @@ def test_a_folder_that_is_not_an_llm_is_an_input_error(tmp_path):
         bench_llm(tmp_path)
 
 
-def test_fleet_flags_on_an_llm_folder_are_refused_plainly(tiny_ortgenai, capsys):
-    code = main(["bench", str(tiny_ortgenai), "--devices", "pi-*", "--gen-tokens", "4"])
+def test_html_on_an_llm_folder_is_refused_plainly_and_devices_go_to_the_fleet(tiny_ortgenai, tmp_path, capsys):
+    code = main(["bench", str(tiny_ortgenai), "--html", str(tmp_path / "r.html"), "--gen-tokens", "4"])
     err = capsys.readouterr().err
-    assert code == 2 and "is an LLM folder: --devices" in err
+    assert code == 2 and "is an LLM folder: --mlflow and --html do not apply" in err
+    # --devices is the LLM fleet bench (tests/integration/ssh/test_fleet_llm.py): a selection that matches nothing
+    # in the inventory is exit 2 before any device work
+    inventory = tmp_path / "devices.yaml"
+    inventory.write_text("devices: []\n")
+    code = main(["bench", str(tiny_ortgenai), "--devices", "pi-*", "--inventory", str(inventory), "--gen-tokens", "4"])
+    assert code == 2 and "pi-*" in capsys.readouterr().err

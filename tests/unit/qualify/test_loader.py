@@ -31,7 +31,7 @@ def error_of(path: Path) -> str:
 
 
 def test_shipped_profiles_hold_the_documented_thresholds(tmp_path):
-    assert profile_names() == ["cloud-service", "edge-iot", "mobile-app", "real-time"]
+    assert profile_names() == ["cloud-service", "edge-iot", "llm-interactive", "llm-server", "mobile-app", "real-time"]
     expected = {
         "mobile-app": {"latency": {"percentile": "p99", "max_ms": 100}, "model_size": {"max_mb": 50},
                        "memory": {"max_mb": 100, "basis": "model"}},
@@ -39,9 +39,14 @@ def test_shipped_profiles_hold_the_documented_thresholds(tmp_path):
         "real-time": {"latency": {"percentile": "p99", "max_ms": 50},
                       "deadline_miss": {"fps": 30, "max_pct": 0.1, "frames": None}},
         "cloud-service": {"latency": {"percentile": "p99", "max_ms": 200}},
+        "llm-server": {"ttft_ms": {"percentile": "p99", "max_ms": 2000},
+                       "tpot_ms": {"percentile": "p99", "max_ms": 100}},
+        "llm-interactive": {"ttft_ms": {"percentile": "p99", "max_ms": 500},
+                            "tpot_ms": {"percentile": "p99", "max_ms": 30}},
     }
     for name, gates in expected.items():
-        spec = load_spec(write(tmp_path, BASE + f"extends: {name}\n", f"{name}.yaml")).spec
+        base = BASE.replace("mobilenet-tiny", "tiny-llama") if name.startswith("llm-") else BASE
+        spec = load_spec(write(tmp_path, base + f"extends: {name}\n", f"{name}.yaml")).spec
         got = {k: v for k, v in spec.gates.model_dump().items() if v is not None}
         assert got == gates, name
         assert (PROFILES_DIR / f"{name}.yaml").is_file()

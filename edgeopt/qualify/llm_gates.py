@@ -1,0 +1,173 @@
+"""The gates of an LLM spec, judged on one device's :class:`~edgeopt.bench.llm.LlmBenchResult`.
+
+Each gate holds in **every** workload cell (the worst cell decides, and the verdict names it). The rules of the
+one-pass gates carry over: a value that was not measured fails; a run the watchdog cut cannot pass; a percentile
+the readings cannot support (p99 of TTFT needs 100 repetitions, p99 of TPOT 100 token latencies in the cell) fails
+as INVALID whatever the number; an energy gate on an ESTIMATE says so (and fails with ``require_measured``).
+Percentiles are computed from the cells' raw readings, so a gate may ask for any of p50..p999.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from ..bench.llm.result import LlmBenchResult, LlmCell
+from ..history.llm_compare import cell_key
+from ..metrics.latency import PERCENTILES, required_samples
+from .result import GateResult, GateStatus, RetentionResult
+from .spec import (
+    DecodeRateGate,
+    EnergyPerTokenGate,
+    Gates,
+    KvCacheGate,
+    MemoryGate,
+    RetentionGate,
+    TpotGate,
+    TtftGate,
+)
+
+MIB = float(1 << 20)
+
+
+@dataclass(frozen=True)
+class LlmGateContext:
+    device: str
+    bench: LlmBenchResult
+    retention: RetentionResult | None = None
+
+
+def _row(gate: str, ctx: LlmGateContext, *, ok: bool, measured: float | None, threshold: float,
+         comparison: Literal["<=", ">="], unit: str, metric: str, detail: str, estimate: bool = False) -> GateResult:
+    return GateResult(gate=gate, device=ctx.device, status=GateStatus.PASS if ok else GateStatus.FAIL,
+                      measured=measured, threshold=threshold, comparison=comparison, unit=unit, metric=metric,
+                      detail=detail, estimate=estimate)
+
+
+def _worst(gate: str, ctx: LlmGateContext, values: dict[str, float | None], limit: float,
+           comparison: Literal["<=", ">="], unit: str, metric: str, problem: str | None = None,
+           estimate: bool = False, prefix: str = "") -> GateResult:
+    """The worst cell's value against ``limit``; a cell without a value, or ``problem``, fails the gate."""
+    missing = [k for k, v in values.items() if v is None]
+    if problem is None and (missing or not values):
+        problem = f"{metric} was not measured in cell(s) {', '.join(missing) or '(none ran)'}"
+    known = {k: v for k, v in values.items() if v is not None}
+    pick = max if comparison == "<=" else min
+    cell = pick(known, key=lambda k: known[k]) if known else None
+    value = known[cell] if cell is not None else None
+    if problem is not None:
+        return _row(gate, ctx, ok=False, measured=value, threshold=limit, comparison=comparison, unit=unit,
+                    metric=metric, detail=problem, estimate=estimate)
+    assert value is not None
+    ok = value <= limit if comparison == "<=" else value >= limit
+    sign = comparison if ok else {"<=": ">", ">=": "<"}[comparison]
+    detail = (f"{prefix}{metric} {value:.4g} {unit} {sign} {limit:g} {unit} (worst of {len(known)} cell(s): "
+              f"{cell})")
+    return _row(gate, ctx, ok=ok, measured=value, threshold=limit, comparison=comparison, unit=unit, metric=metric,
+                detail=detail, estimate=estimate)
+
+
+def _cut(ctx: LlmGateContext) -> str | None:
+    if ctx.bench.truncated:
+        return "the run was stopped by the watchdog (measure.max_duration_s) and is invalid; raise it"
+    return None
+
+
+def _percentile_gate(gate: str, g: TtftGate | TpotGate, ctx: LlmGateContext,
+                     series: Callable[[LlmCell], list[float]], what: str) -> GateResult:
+    q = PERCENTILES[g.percentile]
+    need = required_samples(q)
+    values: dict[str, float | None] = {}
+    short: list[str] = []
+    for c in ctx.bench.cells:
+        xs = series(c) if c.samples is not None else []
+        values[cell_key(c)] = float(np.percentile(np.asarray(xs, dtype=np.float64), q * 100.0)) if xs else None
+        if xs and len(xs) < need:
+            short.append(f"{cell_key(c)} has {len(xs)}")
+    problem = _cut(ctx)
+    if problem is None and short:
+        problem = (f"INVALID: {g.percentile} needs at least {need} {what} per cell and {'; '.join(short)}, so it "
+                   "cannot pass a gate on it; raise llm.repetitions (or llm.gen_tokens for TPOT)")
+    return _worst(gate, ctx, values, g.max_ms, "<=", "ms", f"{gate.split('_')[0].upper()} {g.percentile}", problem)
+
+
+def ttft(g: TtftGate, ctx: LlmGateContext) -> GateResult:
+    return _percentile_gate("ttft_ms", g, ctx, lambda c: c.samples.ttft_ms if c.samples else [], "repetitions")
+
+
+def tpot(g: TpotGate, ctx: LlmGateContext) -> GateResult:
+    return _percentile_gate("tpot_ms", g, ctx, lambda c: c.samples.tpot_ms if c.samples else [], "token latencies")
+
+
+def decode_rate(g: DecodeRateGate, ctx: LlmGateContext) -> GateResult:
+    values = {cell_key(c): c.decode_tokens_per_s for c in ctx.bench.cells}
+    return _worst("decode_tokens_per_s", ctx, values, g.min_tokens_per_s, ">=", "tokens/s", "decode rate",
+                  _cut(ctx))
+
+
+def kv_cache(g: KvCacheGate, ctx: LlmGateContext) -> GateResult:
+    values = {cell_key(c): None if c.kv_cache_bytes is None else c.kv_cache_bytes / MIB for c in ctx.bench.cells}
+    return _worst("kv_cache_mb", ctx, values, g.max_mb, "<=", "MiB", "KV cache (from the config)")
+
+
+def energy_per_token(g: EnergyPerTokenGate, ctx: LlmGateContext) -> GateResult:
+    field = f"energy_{g.phase}_mj_per_token"
+    values = {cell_key(c): getattr(c, field) for c in ctx.bench.cells}
+    estimate = any(c.energy_source == "estimate" for c in ctx.bench.cells)
+    problem = _cut(ctx)
+    if problem is None and all(v is None for v in values.values()):
+        problem = "energy was not measured and the target states no TDP to estimate it from (or energy is off)"
+    elif problem is None and estimate and g.require_measured:
+        problem = "energy per token is an ESTIMATE (target TDP x phase time) and the gate requires a measurement"
+    prefix = "ESTIMATE (target TDP, no power sensor): " if estimate else "measured: "
+    return _worst("energy_per_token", ctx, values, g.max_mj, "<=", "mJ", f"{g.phase} energy per token", problem,
+                  estimate=estimate, prefix=prefix)
+
+
+def memory(g: MemoryGate, ctx: LlmGateContext) -> GateResult:
+    if g.basis == "process":
+        values = {cell_key(c): c.peak_rss_mb for c in ctx.bench.cells}
+        return _worst("memory", ctx, values, g.max_mb, "<=", "MiB", "process peak RSS", _cut(ctx))
+    values = {f"load t{ld.threads}": ld.rss_growth_mb for ld in ctx.bench.loads}
+    return _worst("memory", ctx, values, g.max_mb, "<=", "MiB", "model memory (RSS the load added)", _cut(ctx))
+
+
+def retention(g: RetentionGate, ctx: LlmGateContext) -> GateResult:
+    r = ctx.retention
+    metric = f"retention ({r.metric})" if r is not None else "retention"
+    if r is None or r.retention is None:
+        why = "; ".join(r.notes) if r is not None and r.notes else "not computed"
+        return _row("retention", ctx, ok=False, measured=None, threshold=g.min_ratio, comparison=">=", unit="",
+                    metric=metric, detail=f"retention could not be computed: {why}")
+    ok = r.retention >= g.min_ratio
+    return _row("retention", ctx, ok=ok, measured=r.retention, threshold=g.min_ratio, comparison=">=", unit="",
+                metric=metric, detail=f"{metric} {r.retention:.4f} {'>=' if ok else '<'} {g.min_ratio:g} on "
+                                      f"{r.samples} samples ({r.data})")
+
+
+_EVALUATORS: dict[str, Callable[[Any, LlmGateContext], GateResult]] = {
+    "ttft_ms": ttft, "tpot_ms": tpot, "decode_tokens_per_s": decode_rate, "kv_cache_mb": kv_cache,
+    "energy_per_token": energy_per_token, "memory": memory, "retention": retention,
+}
+
+
+def evaluate_llm(gates: Gates, ctx: LlmGateContext) -> list[GateResult]:
+    """Every active gate of an LLM spec on one device, in the spec's fixed gate order."""
+    return [_EVALUATORS[name](getattr(gates, name), ctx) for name in gates.active()]
+
+
+def llm_target_check(ctx: LlmGateContext, *, allowed: bool) -> GateResult | None:
+    """The ``target`` row of a device whose hardware is not its target's (None when it matches), as for one-pass
+    specs: a failure unless the spec sets ``allow_target_mismatch: true``."""
+    reasons = ctx.bench.target_mismatch
+    if not reasons:
+        return None
+    why = "; ".join(reasons)
+    detail = (f"TARGET MISMATCH allowed by allow_target_mismatch (dry run): {why}" if allowed else
+              f"TARGET MISMATCH: {why}; run on a {ctx.bench.target} device, or set allow_target_mismatch: true "
+              "for a dry run")
+    return _row("target", ctx, ok=allowed, measured=float(len(reasons)), threshold=0.0, comparison="<=",
+                unit="mismatches", metric="target hardware", detail=detail)

@@ -1,0 +1,56 @@
+"""Whether a spec qualifies an LLM (a generative model folder) or a one-pass model, and the gates each kind takes.
+
+An LLM spec's ``model`` is a Hugging Face decoder folder (``hf_llm``: qualified after an LLM ``recipe``), an already
+exported onnxruntime-genai or OpenVINO GenAI folder, or an LLM zoo model (``tiny-llama``). Its gates are
+``ttft_ms``, ``tpot_ms``, ``decode_tokens_per_s``, ``kv_cache_mb``, ``energy_per_token``, ``memory`` and
+``retention``; a one-pass gate on it (latency, fps, ...) or an LLM gate on an ONNX model is a spec error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from ..errors import EdgeoptError
+from ..registry.lookup import detect_format
+from ..zoo.registry import is_llm
+from .spec import BOTH_GATES, GATE_KINDS, LLM_GATES, QualifySpec
+
+LLM_FORMATS = ("hf_llm", "onnxruntime_genai", "openvino_genai")
+
+
+def folder_format(path: Path) -> str | None:
+    """``hf_llm``, ``onnxruntime_genai`` or ``openvino_genai`` for an LLM folder, else None."""
+    if not path.is_dir():
+        return None
+    try:
+        fmt = str(detect_format(path))
+    except EdgeoptError:
+        return None
+    return fmt if fmt in LLM_FORMATS else None
+
+
+def is_llm_model(spec: QualifySpec, resolve: Callable[[str], Path]) -> bool:
+    """The spec's model is an LLM folder or an LLM zoo model (``resolve``: a spec path -> a file system path)."""
+    m = spec.model
+    if m.zoo is not None:
+        return is_llm(m.zoo)
+    return m.path is not None and folder_format(resolve(m.path)) is not None
+
+
+def kind_problem(spec: QualifySpec, resolve: Callable[[str], Path]) -> tuple[tuple[str, ...], str] | None:
+    """``(key, message)`` of a gate, ``llm:`` or ``optimized`` that does not fit the kind of model, or None (the
+    loader raises it as a spec error at that key)."""
+    llm = is_llm_model(spec, resolve)
+    allowed = (*LLM_GATES, *BOTH_GATES) if llm else tuple(g for g in GATE_KINDS if g not in LLM_GATES)
+    for gate in spec.gates.active():
+        if gate not in allowed:
+            what = "an LLM folder" if llm else "a one-pass model (not an LLM folder)"
+            return ("gates", gate), (f"gate '{gate}' does not apply: the model is {what}; gates here: "
+                                     f"{', '.join(allowed)} (docs/qualify.md)")
+    if not llm and spec.llm is not None:
+        return ("llm",), ("'llm' sets the generative workload of an LLM folder, and the model is not one: drop it, "
+                          "or point model.path at an LLM folder")
+    if llm and spec.optimized and folder_format(resolve(spec.optimized)) in (None, "hf_llm"):
+        return ("optimized",), "an LLM spec's 'optimized' is an exported onnxruntime-genai or OpenVINO GenAI folder"
+    return None
