@@ -1,0 +1,61 @@
+"""The LLM sweep's recommendation and its Pareto chart (decode speed against retention).
+
+Rule: among the passing levels (retention >= the threshold; the FP32 references are measured, never
+recommended), those on the frontier of (decode time per token, retention); of those, the fastest decode. So the
+recommendation is never both slower and less accurate than another passing level (the ONNX sweep's dominance rule).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..fsutil import atomic_write_text
+from ..reports import svg
+from ..reports.charts.pareto import ParetoContext, ParetoPoint, pareto_chart
+from ..sweep.pareto import pareto_indices
+from .sweep_result import LlmRecommendation, LlmSweepLevel
+
+
+def _timed(rows: Sequence[LlmSweepLevel]) -> list[LlmSweepLevel]:
+    return [r for r in rows if r.decode_tokens_per_s]
+
+
+def _points(rows: Sequence[LlmSweepLevel]) -> list[tuple[float, float]]:
+    return [(1000.0 / float(r.decode_tokens_per_s or 1.0), r.retention.retention) for r in rows]
+
+
+def recommend_llm(rows: Sequence[LlmSweepLevel], min_retention: float, metric: str
+                  ) -> tuple[LlmRecommendation | None, str | None, list[str]]:
+    """(recommendation or None, the binding constraint when None, the frontier's ``name@runtime`` keys)."""
+    timed = _timed(rows)
+    front = [f"{timed[i].name}@{timed[i].runtime}" for i in pareto_indices(_points(timed))]
+    passing = [r for r in timed if r.passed and not r.reference]
+    if not passing:
+        candidates = [r for r in rows if not r.reference]
+        if not candidates:
+            return None, "only the fp32 references were measured: name compressed levels with --levels", front
+        top = max(candidates, key=lambda r: r.retention.retention)
+        return None, (f"retention: the best compressed level ({top.name}@{top.runtime}) keeps "
+                      f"{top.retention.retention:.4f} ({metric}) < --min-retention {min_retention}"), front
+    on_front = [passing[i] for i in pareto_indices(_points(passing))]
+    best = max(on_front, key=lambda r: (float(r.decode_tokens_per_s or 0.0), r.retention.retention))
+    reason = (f"{best.name}@{best.runtime}: fastest decode ({best.decode_tokens_per_s:.1f} tok/s) of the levels "
+              f"keeping {metric} retention >= {min_retention} (one bench cell each)")
+    return LlmRecommendation(name=best.name, runtime=best.runtime, folder=best.folder,
+                             retention=best.retention.retention,
+                             decode_tokens_per_s=float(best.decode_tokens_per_s or 0.0), reason=reason), None, front
+
+
+def write_llm_plot(rows: Sequence[LlmSweepLevel], path: Path, min_retention: float,
+                   rec: LlmRecommendation | None) -> Path:
+    """decode ms per token (1000 / decode tokens/s: lower is faster) against retention, frontier and threshold."""
+    timed = _timed(rows)
+    points = [ParetoPoint(f"{r.name}@{r.runtime}", x, y, status="pass" if r.passed else "fail")
+              for r, (x, y) in zip(timed, _points(timed), strict=True)]
+    index = next((i for i, r in enumerate(timed) if rec and (r.name, r.runtime) == (rec.name, rec.runtime)), None)
+    ctx = ParetoContext(x_label="decode ms/token (1000 / decode tokens/s)", x_unit="ms/token",
+                        min_retention=min_retention, recommended=index)
+    chart = pareto_chart(points, ctx=ctx, title="Pareto: decode speed vs retention")
+    atomic_write_text(path, svg.standalone(chart))
+    return path
