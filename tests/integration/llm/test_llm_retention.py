@@ -114,6 +114,11 @@ def test_sweep_onnxruntime_genai_recommends_and_ships_a_deployment(zoo):
     saved = json.loads((zoo["sweep"] / "sweep.json").read_text())
     assert saved["kind"] == "llm_sweep" and saved["schema_version"] == 1
     assert set(saved) == set(result.model_dump()) and (zoo["sweep"] / "pareto.svg").is_file()
+    from tests.integration.test_result_schemas import SNAPSHOT, _diff
+    from tests.schema_keys import key_types
+
+    pinned = {path: types.split("|") for path, types in json.loads(SNAPSHOT.read_text())["llm_sweep"].items()}
+    assert not _diff(pinned, key_types(saved)), _diff(pinned, key_types(saved))  # docs/result-schema.md
 
 
 def test_sweep_threshold_nobody_meets_is_exit_1_without_a_deployment(zoo):
@@ -143,3 +148,20 @@ def test_sweep_on_both_runtimes_end_to_end(zoo, tmp_path):
         assert lv.decode_tokens_per_s and lv.ttft_ms_p50 and 0 < lv.retention.retention <= 1.0 + 1e-9
     assert result.recommendation is not None and result.pareto
     load_deployment(Path(result.recommendation.deployment))
+
+
+@pytest.mark.slow
+def test_openvino_genai_fp32_keeps_everything_and_int4_does_not(zoo):
+    """(Two OpenVINO conversions: ~60 s on 2 busy cores.) The OpenVINO folders are scored from the compiled stateful IR (its logits; LLMPipeline has none), the
+    reference in FP32 (inference_precision f32: this CPU would run it in BF16 by default)."""
+    pytest.importorskip("openvino_genai", reason="the OpenVINO GenAI levels need openvino-genai")
+    digest = model_digest(zoo["src"], "hf_llm")[0]
+    fp32, _ = build_level(_level("fp32", "openvino_genai"), zoo["src"], digest, zoo["sweep"] / "levels")
+    int4, _ = build_level(_level("int4-g32", "openvino_genai"), zoo["src"], digest, zoo["sweep"] / "levels")
+    f32 = {"inference_precision": "f32"}
+    same = llm_retention(fp32, fp32, zoo["text"], settings=FAST, reference_options=f32, candidate_options=f32)
+    assert same.retention == 1.0 and same.kl_mean < 1e-9 and same.first_divergence == [None, None]
+    ort = llm_retention(zoo["fp32"], zoo["fp32"], zoo["text"], settings=FAST)
+    assert same.ppl_reference == pytest.approx(ort.ppl_reference, rel=1e-4)  # same weights, same tokens
+    lossy = llm_retention(int4, fp32, zoo["text"], settings=FAST, reference_options=f32)
+    assert lossy.top1_agreement < 1.0 and lossy.kl_mean > 1e-5

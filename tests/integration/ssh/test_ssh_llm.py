@@ -20,3 +20,16 @@ def test_llm_folder_bench_over_ssh_matches_local_shape(shared_device, tiny_ortge
     assert remote.runtime["folder"].startswith(str(shared_device.workdir / "cache"))
     cached = list((shared_device.workdir / "cache").rglob("genai_config.json"))
     assert cached and (cached[0].parent / "model.onnx.data").is_file()
+
+
+def test_llm_retention_over_ssh_matches_local(shared_device, tiny_ortgenai, tmp_path):  # noqa: F811
+    """The eval text travels in the request's eval_npz, the scores come back in eval_output: same numbers."""
+    from edgeopt.llm.retention import RetentionSettings, llm_retention
+
+    text = tmp_path / "heldout.txt"
+    text.write_text("import json\nclass Path(object):\n    '''A path.'''\n    def name(self): return 1\n" * 20)
+    settings = RetentionSettings(window=16, windows=2, prompts=1, prompt_tokens=4, gen_tokens=4)
+    remote = llm_retention(tiny_ortgenai, tiny_ortgenai, text, settings=settings, runner=shared_device.runner())
+    local = llm_retention(tiny_ortgenai, tiny_ortgenai, text, settings=settings)
+    assert remote.retention == 1.0 and remote.positions == 2 * 15
+    assert remote.model_dump() == local.model_dump()
