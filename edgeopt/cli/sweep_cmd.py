@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import ExitCode
+from ..errors import ExitCode, InputError
 from ..settings import RemoteSpec
 from .fleet_options import FleetOptions, fleet_options
 from .json_out import emit_json
@@ -152,6 +152,9 @@ def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | N
     many devices at once: the artifacts built once here, one measuring job per device (docs/fleet.md)."""
     if model.is_dir():  # a Hugging Face decoder folder: the LLM sweep (edgeopt.llm.sweep)
         from .sweep_llm import sweep_llm_cmd
+
+        if fleet.enabled:
+            raise InputError("--devices does not take an LLM folder yet: sweep one device with --device NAME")
 
         return sweep_llm_cmd(model, eval_text=eval_data, min_retention=min_retention, metric=metric,
                              levels=_csv(levels), runtimes=_csv(runtimes), out_dir=out_dir,
