@@ -1,6 +1,6 @@
 """``edgeopt sweep LLM_DIR --eval TEXT``: the LLM branch of the sweep command (edgeopt.llm.sweep; docs/llm.md).
 
-Exit codes as the ONNX sweep: 0 a recommendation exists, 1 no compressed level keeps the retention threshold,
+Exit codes as the ONNX sweep: 0 a recommendation exists, 1 no level keeps the retention threshold,
 2 bad input (folder, text, metric, level), 3 device error.
 """
 

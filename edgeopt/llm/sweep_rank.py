@@ -1,8 +1,9 @@
 """The LLM sweep's recommendation and its Pareto chart (decode speed against retention).
 
-Rule: among the passing levels (retention >= the threshold; the FP32 references are measured, never
-recommended), those on the frontier of (decode time per token, retention); of those, the fastest decode. So the
-recommendation is never both slower and less accurate than another passing level (the ONNX sweep's dominance rule).
+Rule: among the passing levels (retention >= the threshold; each runtime's FP32 export is a level too, as the
+ONNX sweep's ``fp32``: when no compressed level decodes faster, it is the honest answer), those on the frontier of
+(decode time per token, retention); of those, the fastest decode. So the recommendation is never both slower and
+less accurate than another passing level (the ONNX sweep's dominance rule).
 """
 
 from __future__ import annotations
@@ -30,14 +31,13 @@ def recommend_llm(rows: Sequence[LlmSweepLevel], min_retention: float, metric: s
     """(recommendation or None, the binding constraint when None, the frontier's ``name@runtime`` keys)."""
     timed = _timed(rows)
     front = [f"{timed[i].name}@{timed[i].runtime}" for i in pareto_indices(_points(timed))]
-    passing = [r for r in timed if r.passed and not r.reference]
+    passing = [r for r in timed if r.passed]
     if not passing:
-        candidates = [r for r in rows if not r.reference]
-        if not candidates:
-            return None, "only the fp32 references were measured: name compressed levels with --levels", front
-        top = max(candidates, key=lambda r: r.retention.retention)
-        return None, (f"retention: the best compressed level ({top.name}@{top.runtime}) keeps "
-                      f"{top.retention.retention:.4f} ({metric}) < --min-retention {min_retention}"), front
+        if not rows:
+            return None, "no level was measured", front
+        top = max(rows, key=lambda r: r.retention.retention)
+        return None, (f"retention: the best level ({top.name}@{top.runtime}) keeps {top.retention.retention:.4f} "
+                      f"({metric}) < --min-retention {min_retention}"), front
     on_front = [passing[i] for i in pareto_indices(_points(passing))]
     best = max(on_front, key=lambda r: (float(r.decode_tokens_per_s or 0.0), r.retention.retention))
     reason = (f"{best.name}@{best.runtime}: fastest decode ({best.decode_tokens_per_s:.1f} tok/s) of the levels "

@@ -104,9 +104,15 @@ def test_sweep_onnxruntime_genai_recommends_and_ships_a_deployment(zoo):
     ref = next(lv for lv in result.levels if lv.reference)
     assert ref.retention.retention == 1.0 and ref.passed
     rec = result.recommendation
-    assert rec is not None and (rec.name, rec.runtime) == ("int4-b32-rtn", "onnxruntime_genai")
+    assert rec is not None and all(lv.passed for lv in result.levels)  # 0.2: int4 passes too
+    # the dominance rule: no passing level is both faster and at least as accurate as the recommendation
+    chosen = next(lv for lv in result.levels if (lv.name, lv.runtime) == (rec.name, rec.runtime))
+    assert not any(lv.decode_tokens_per_s > chosen.decode_tokens_per_s and lv.retention.retention >=
+                   chosen.retention.retention for lv in result.levels if lv is not chosen)
+    assert f"{rec.name}@{rec.runtime}" in result.pareto
     deployment, folder = load_deployment(Path(rec.deployment))  # hashes checked
     assert deployment.format == "onnxruntime_genai" and deployment.model == "genai_config.json"
+    assert deployment.recipe == rec.name and (folder / "model.onnx.data").is_file()
     assert deployment.measured.decode_tokens_per_s == rec.decode_tokens_per_s
     assert deployment.measured.retention == rec.retention and not (folder / ".edgeopt-level.json").exists()
     again = llm_retention(folder, zoo["fp32"], zoo["text"], settings=FAST)  # the shipped folder scores the same
@@ -122,14 +128,15 @@ def test_sweep_onnxruntime_genai_recommends_and_ships_a_deployment(zoo):
 
 
 def test_sweep_threshold_nobody_meets_is_exit_1_without_a_deployment(zoo):
+    """(Retention is at most 1 on top1: a threshold above it fails every level, the FP32 export included.)"""
     from edgeopt.cli.main import main
 
     code = main(["sweep", str(zoo["src"]), "--eval", str(zoo["text"]), "--levels", "int4-b32-rtn",
-                 "--runtimes", "onnxruntime_genai", "--out", str(zoo["sweep"]), "--min-retention", "0.999",
+                 "--runtimes", "onnxruntime_genai", "--out", str(zoo["sweep"]), "--min-retention", "1.01",
                  "--eval-limit", "2", "--json"])
     assert code == 1
     saved = json.loads((zoo["sweep"] / "sweep.json").read_text())
-    assert saved["recommendation"] is None and "int4-b32-rtn" in saved["binding_constraint"]
+    assert saved["recommendation"] is None and "(fp32@onnxruntime_genai) keeps 1.0000" in saved["binding_constraint"]
     assert not (zoo["sweep"] / "recommended").exists()
 
 
@@ -152,8 +159,9 @@ def test_sweep_on_both_runtimes_end_to_end(zoo, tmp_path):
 
 @pytest.mark.slow
 def test_openvino_genai_fp32_keeps_everything_and_int4_does_not(zoo):
-    """(Two OpenVINO conversions: ~60 s on 2 busy cores.) The OpenVINO folders are scored from the compiled stateful IR (its logits; LLMPipeline has none), the
-    reference in FP32 (inference_precision f32: this CPU would run it in BF16 by default)."""
+    """(Two OpenVINO conversions: ~60 s on 2 busy cores.) The OpenVINO folders are scored from the compiled
+    stateful IR (its logits; LLMPipeline has none), the reference in FP32 (inference_precision f32: this CPU would
+    run it in BF16 by default)."""
     pytest.importorskip("openvino_genai", reason="the OpenVINO GenAI levels need openvino-genai")
     digest = model_digest(zoo["src"], "hf_llm")[0]
     fp32, _ = build_level(_level("fp32", "openvino_genai"), zoo["src"], digest, zoo["sweep"] / "levels")
