@@ -25,7 +25,7 @@ def _render(result: LlmSweepResult) -> None:
         r = lv.retention
         verdict = "reference" if lv.reference else ("pass" if lv.passed else "fail")
         click.echo(f"{lv.name:18} {lv.runtime:18} {r.retention:9.4f} {r.top1_agreement:6.3f} {r.kl_mean:9.2e} "
-                   f"{r.ppl_candidate:9.2f} {lv.decode_tokens_per_s or 0:8.1f} {lv.ttft_ms_p50 or 0:8.2f}  {verdict}")
+                   f"{r.ppl_candidate:9.2f} {lv.rank_tokens_per_s or 0:8.1f} {lv.ttft_ms_p50 or 0:8.2f}  {verdict}")
     rec = result.recommendation
     if rec is not None:
         click.echo(f"recommended: {rec.name}@{rec.runtime} ({rec.reason}); deployment: {rec.deployment}")

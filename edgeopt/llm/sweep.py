@@ -78,6 +78,7 @@ def _measure(level: LlmLevel, folder: Path, reused: bool, ref: Scores, opts: Llm
         reference=level.name == REFERENCE, size_bytes=size, reused=reused, retention=ret,
         passed=ret.retention >= opts.min_retention, runtime_version=str(bench.runtime.get("version", "")),
         decode_tokens_per_s=cell.decode_tokens_per_s, tpot_ms_p50=cell.tpot_ms_p50, ttft_ms_p50=cell.ttft_ms_p50,
+        rank_tokens_per_s=1000.0 / cell.tpot_ms_p50 if cell.tpot_ms_p50 else None,
         peak_rss_mb=cell.peak_rss_mb, bench_valid=cell.valid, cpu=str(bench.environment.get("cpu") or ""))
 
 
@@ -94,8 +95,8 @@ def _sweep_runtime(runtime: str, levels: list[LlmLevel], src: Path, digest: str,
         folder, reused = build_level(level, src, digest, out / "levels")
         say(f"{level.key}: scoring and benching")
         row = _measure(level, folder, reused, ref, opts, metric, runner)
-        say(f"{level.key}: retention {row.retention.retention:.4f} ({metric}), decode "
-            f"{row.decode_tokens_per_s or 0:.1f} tok/s")
+        say(f"{level.key}: retention {row.retention.retention:.4f} ({metric}), TPOT p50 "
+            f"{row.tpot_ms_p50 or 0:.3f} ms ({row.rank_tokens_per_s or 0:.1f} tok/s)")
         rows.append(row)
     return rows
 

@@ -1,5 +1,7 @@
 """The LLM sweep's recommendation and its Pareto chart (decode speed against retention).
 
+Speed is the median per-output-token time (TPOT p50; ``rank_tokens_per_s`` = 1000 / it): a single bench cell
+of a few repetitions, and its mean-based decode rate moves with every descheduled token on a busy machine.
 Rule: among the passing levels (retention >= the threshold; each runtime's FP32 export is a level too, as the
 ONNX sweep's ``fp32``: when no compressed level decodes faster, it is the honest answer), those on the frontier of
 (decode time per token, retention); of those, the fastest decode. So the recommendation is never both slower and
@@ -19,11 +21,11 @@ from .sweep_result import LlmRecommendation, LlmSweepLevel
 
 
 def _timed(rows: Sequence[LlmSweepLevel]) -> list[LlmSweepLevel]:
-    return [r for r in rows if r.decode_tokens_per_s]
+    return [r for r in rows if r.tpot_ms_p50]
 
 
 def _points(rows: Sequence[LlmSweepLevel]) -> list[tuple[float, float]]:
-    return [(1000.0 / float(r.decode_tokens_per_s or 1.0), r.retention.retention) for r in rows]
+    return [(float(r.tpot_ms_p50 or 0.0), r.retention.retention) for r in rows]
 
 
 def recommend_llm(rows: Sequence[LlmSweepLevel], min_retention: float, metric: str
@@ -39,22 +41,24 @@ def recommend_llm(rows: Sequence[LlmSweepLevel], min_retention: float, metric: s
         return None, (f"retention: the best level ({top.name}@{top.runtime}) keeps {top.retention.retention:.4f} "
                       f"({metric}) < --min-retention {min_retention}"), front
     on_front = [passing[i] for i in pareto_indices(_points(passing))]
-    best = max(on_front, key=lambda r: (float(r.decode_tokens_per_s or 0.0), r.retention.retention))
-    reason = (f"{best.name}@{best.runtime}: fastest decode ({best.decode_tokens_per_s:.1f} tok/s) of the levels "
-              f"keeping {metric} retention >= {min_retention} (one bench cell each)")
+    best = max(on_front, key=lambda r: (float(r.rank_tokens_per_s or 0.0), r.retention.retention))
+    reason = (f"{best.name}@{best.runtime}: fastest decode (TPOT p50 {best.tpot_ms_p50:.3f} ms, "
+              f"{best.rank_tokens_per_s:.1f} tok/s) of the levels keeping {metric} retention >= {min_retention} "
+              "(one bench cell each)")
     return LlmRecommendation(name=best.name, runtime=best.runtime, folder=best.folder,
                              retention=best.retention.retention,
-                             decode_tokens_per_s=float(best.decode_tokens_per_s or 0.0), reason=reason), None, front
+                             decode_tokens_per_s=float(best.rank_tokens_per_s or 0.0), reason=reason), None, front
 
 
 def write_llm_plot(rows: Sequence[LlmSweepLevel], path: Path, min_retention: float,
                    rec: LlmRecommendation | None) -> Path:
-    """decode ms per token (1000 / decode tokens/s: lower is faster) against retention, frontier and threshold."""
+    """TPOT p50 (decode ms per token = 1000 / rank_tokens_per_s: lower is faster) against retention, frontier and
+    threshold."""
     timed = _timed(rows)
     points = [ParetoPoint(f"{r.name}@{r.runtime}", x, y, status="pass" if r.passed else "fail")
               for r, (x, y) in zip(timed, _points(timed), strict=True)]
     index = next((i for i, r in enumerate(timed) if rec and (r.name, r.runtime) == (rec.name, rec.runtime)), None)
-    ctx = ParetoContext(x_label="decode ms/token (1000 / decode tokens/s)", x_unit="ms/token",
+    ctx = ParetoContext(x_label="decode ms/token (TPOT p50 = 1000 / tokens/s)", x_unit="ms/token",
                         min_retention=min_retention, recommended=index)
     chart = pareto_chart(points, ctx=ctx, title="Pareto: decode speed vs retention")
     atomic_write_text(path, svg.standalone(chart))

@@ -34,6 +34,9 @@ class LlmSweepLevel(_Frozen):
     runtime_version: str = ""
     decode_tokens_per_s: float | None = Field(description="Bench cell's decode tokens/s (median).")
     tpot_ms_p50: float | None = Field(description="Per-output-token latency, median, ms.")
+    rank_tokens_per_s: float | None = Field(description="1000 / tpot_ms_p50: the decode rate the ranking uses (the "
+                                            "median token gap: one descheduled token on a busy machine does not "
+                                            "move it, unlike the mean-based decode_tokens_per_s).")
     ttft_ms_p50: float | None = Field(description="Time to first token, median, ms.")
     peak_rss_mb: float | None = None
     bench_valid: bool = Field(description="The bench cell met its validity rule (enough tokens and repetitions).")
@@ -45,7 +48,7 @@ class LlmRecommendation(_Frozen):
     runtime: str
     folder: str
     retention: float
-    decode_tokens_per_s: float
+    decode_tokens_per_s: float = Field(description="Its rank_tokens_per_s (1000 / TPOT p50).")
     reason: str
     deployment: str | None = Field(default=None, description="<out>/recommended (deployment.json inside).")
 

@@ -36,7 +36,7 @@ def _deployment(row: LlmSweepLevel, files: list[DeployedFile], result: LlmSweepR
     measured = DeploymentMeasured(
         target=result.target, cpu=row.cpu, metric=result.metric, min_retention=result.min_retention,
         retention=row.retention.retention, latency_ms=float(row.tpot_ms_p50 or 0.0), size_bytes=row.size_bytes,
-        eval_samples=row.retention.positions, decode_tokens_per_s=row.decode_tokens_per_s, ttft_ms=row.ttft_ms_p50)
+        eval_samples=row.retention.positions, decode_tokens_per_s=row.rank_tokens_per_s, ttft_ms=row.ttft_ms_p50)
     return Deployment(
         name=f"{row.name}/{row.runtime}", recipe=row.name, model=MARKER[row.runtime], format=row.runtime,
         files=tuple(files), runtime=row.runtime, runtime_version=row.runtime_version, runtime_options={},

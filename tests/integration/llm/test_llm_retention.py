@@ -107,7 +107,7 @@ def test_sweep_onnxruntime_genai_recommends_and_ships_a_deployment(zoo):
     assert rec is not None and all(lv.passed for lv in result.levels)  # 0.2: int4 passes too
     # the dominance rule: no passing level is both faster and at least as accurate as the recommendation
     chosen = next(lv for lv in result.levels if (lv.name, lv.runtime) == (rec.name, rec.runtime))
-    assert not any(lv.decode_tokens_per_s > chosen.decode_tokens_per_s and lv.retention.retention >=
+    assert not any(lv.rank_tokens_per_s > chosen.rank_tokens_per_s and lv.retention.retention >=
                    chosen.retention.retention for lv in result.levels if lv is not chosen)
     assert f"{rec.name}@{rec.runtime}" in result.pareto
     deployment, folder = load_deployment(Path(rec.deployment))  # hashes checked
@@ -152,7 +152,8 @@ def test_sweep_on_both_runtimes_end_to_end(zoo, tmp_path):
                     ("fp32", "onnxruntime_genai"), ("int4-g128", "openvino_genai"), ("int8", "openvino_genai"),
                     ("fp32", "openvino_genai")}
     for lv in result.levels:
-        assert lv.decode_tokens_per_s and lv.ttft_ms_p50 and 0 < lv.retention.retention <= 1.0 + 1e-9
+        assert lv.rank_tokens_per_s and lv.decode_tokens_per_s and lv.ttft_ms_p50
+        assert 0 < lv.retention.retention <= 1.0 + 1e-9
     assert result.recommendation is not None and result.pareto
     load_deployment(Path(result.recommendation.deployment))
 
