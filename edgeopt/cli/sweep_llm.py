@@ -12,7 +12,7 @@ import click
 
 from ..errors import ExitCode
 from ..llm.retention import RetentionSettings
-from ..llm.sweep import LlmSweepOptions, run_llm_sweep
+from ..llm.sweep import LlmSweepOptions, bench_cell, run_llm_sweep
 from ..llm.sweep_result import LlmSweepResult
 from ..settings import RemoteSpec
 from .json_out import emit_json
@@ -40,7 +40,8 @@ def sweep_llm_cmd(model: Path, *, eval_text: Path, min_retention: float, metric:
     """Run the LLM sweep with the shared sweep flags that apply (the ONNX-only ones are ignored)."""
     retention = RetentionSettings(threads=threads or 0, **({"windows": eval_limit} if eval_limit else {}))
     options = LlmSweepOptions(eval_text=eval_text, min_retention=min_retention, metric=metric, levels=levels,
-                              runtimes=runtimes, out_dir=out_dir, retention=retention)
+                              runtimes=runtimes, out_dir=out_dir, retention=retention,
+                              workload=bench_cell(threads or 0))
     result = run_llm_sweep(model, options, target=target, remote=remote,
                            say=lambda text: click.echo(text, err=True))
     if as_json:

@@ -52,8 +52,12 @@ class LlmSweepOptions:
     runtimes: list[str] | None = None
     out_dir: Path | None = None
     retention: RetentionSettings = field(default_factory=RetentionSettings)
-    workload: LlmWorkload = field(default_factory=lambda: LlmWorkload(
-        prompt_tokens=(32,), gen_tokens=(32,), repetitions=3, warmup=1))
+    workload: LlmWorkload = field(default_factory=lambda: bench_cell())
+
+
+def bench_cell(threads: int = 0) -> LlmWorkload:
+    """The one workload every level is benched on: prompt 32, gen 32 tokens, 3 repetitions after 1 warm-up."""
+    return LlmWorkload(prompt_tokens=(32,), gen_tokens=(32,), threads=(threads,), repetitions=3, warmup=1)
 
 
 def _runtimes(wanted: list[str] | None) -> list[str]:
