@@ -61,6 +61,10 @@ def evaluate(request: Request, emit: Progress) -> RawRun:
         return _error(request, ERROR_INPUT, str(exc.args[0]))
     except runtimes.RuntimeMissing as exc:
         return _error(request, ERROR_RUNTIME_MISSING, str(exc))
+    if getattr(rt, "generative", False):  # an LLM folder: next-token statistics on a text (llm_eval.py)
+        from .llm_eval import llm_evaluate
+
+        return llm_evaluate(rt, request, emit)
     step = max(1, int(request.batch))
     rt.expect_inputs(static_shapes.npz_shapes(request.eval_npz, step), step)  # one chunk of samples per inference
     try:

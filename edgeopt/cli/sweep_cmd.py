@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import ExitCode
+from ..errors import ExitCode, InputError
 from ..settings import RemoteSpec
 from .fleet_options import FleetOptions, fleet_options
 from .json_out import emit_json
@@ -107,14 +107,17 @@ def _render_shipped(result: SweepResult) -> None:
 
 
 @click.command("sweep")
-@click.argument("model", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("model", type=click.Path(path_type=Path))
 @click.option("--target", "-t", default=None, help="Target name (default: the device's, else local).")
 @click.option("--eval", "eval_data", required=True, type=click.Path(path_type=Path),
-              help=".npz keyed by input name (+ labels) or a class-per-subfolder image folder.")
+              help=".npz keyed by input name (+ labels) or a class-per-subfolder image folder; for an LLM folder a "
+                   "held-out .txt file.")
 @click.option("--recipes", default=None, help="Comma-separated recipes (default fp16,int8,int4,prune30-int8).")
 @click.option("--min-retention", default=0.99, show_default=True, type=float, help="Retention threshold.")
 @click.option("--metric", default=None,
-              help="top1, top5, agreement, cosine, snr_db, max_abs_err, mask_iou, detection or pkg.mod:fn.")
+              help="top1, top5, agreement, cosine, snr_db, max_abs_err, mask_iou, detection or pkg.mod:fn; LLM "
+                   "folders: top1 (default), topk, kl, ppl or pkg.mod:fn.")
+@click.option("--levels", default=None, help="LLM folders: comma-separated levels (default all; docs/llm.md).")
 @click.option("--output", "output_sel", default=None, help="Output the metric reads: INDEX|NAME[,slice=[:,4:,:]].")
 @metric_param_options
 @measure_options("fps", fps={"help": "Real-time budget (p99 <= 1000/fps)."})
@@ -144,12 +147,22 @@ def _render_shipped(result: SweepResult) -> None:
 @fleet_options(deadline_default="3600 s")
 def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | None, min_retention: float,
               metric: str | None, output_sel: str | None, measure: dict[str, Any], objective: str,
-              runtimes: str | None, calib: Path | None, out_dir: Path | None, max_trials: int, max_search_s: float,
-              nncf_budget_s: float, eval_limit: int | None, no_int8_search: bool, no_cache: bool,
+              levels: str | None, runtimes: str | None, calib: Path | None, out_dir: Path | None, max_trials: int,
+              max_search_s: float, nncf_budget_s: float, eval_limit: int | None, no_int8_search: bool, no_cache: bool,
               history_db: Path | None, as_json: bool, remote: RemoteSpec, metric_params: MetricParams,
               mlflow: MlflowTarget | None, fleet: FleetOptions) -> int:
     """Sweep compression levels of MODEL on a target and recommend the best (runtime, recipe); with --devices on
     many devices at once: the artifacts built once here, one measuring job per device (docs/fleet.md)."""
+    if model.is_dir():  # a Hugging Face decoder folder: the LLM sweep (edgeopt.llm.sweep)
+        from .sweep_llm import sweep_llm_cmd
+
+        if fleet.enabled:
+            raise InputError("--devices does not take an LLM folder yet: sweep one device with --device NAME")
+
+        return sweep_llm_cmd(model, eval_text=eval_data, min_retention=min_retention, metric=metric,
+                             levels=_csv(levels), runtimes=_csv(runtimes), out_dir=out_dir,
+                             threads=measure.get("threads"), eval_limit=eval_limit, target=target, remote=remote,
+                             as_json=as_json)
     from ..sweep.api import SweepOptions, level_settings, run_sweep
 
     options = SweepOptions(eval_data=eval_data, recipes=_csv(recipes), min_retention=min_retention,

@@ -54,6 +54,9 @@ class DeploymentMeasured(_Frozen):
     latency_rounds: int = Field(default=0, ge=0, description="Interleaved rounds behind latency_ms (0: one run).")
     size_bytes: int = Field(ge=0, description="Model file(s) size, bytes.")
     eval_samples: int = Field(default=0, ge=0, description="Evaluation samples behind the retention.")
+    decode_tokens_per_s: float | None = Field(default=None, description="LLM folders: decode tokens/s of the "
+                                              "sweep's bench cell (latency_ms is then its TPOT p50).")
+    ttft_ms: float | None = Field(default=None, description="LLM folders: time to first token p50, ms.")
 
 
 class ShippedCheck(_Frozen):
@@ -75,7 +78,9 @@ class Deployment(_Frozen):
     kind: Literal["edgeopt-deployment"] = "edgeopt-deployment"
     name: str = Field(description="Level name, e.g. 'int8-search/openvino'.")
     recipe: str = Field(description="Recipe that made the artifact ('fp32': the original model).")
-    model: str = Field(description="Relative path of the file the runtime loads (one of ``files``).")
+    model: str = Field(description="Relative path of the file the runtime loads (one of ``files``); for an LLM "
+                                   "folder format, the file that marks the folder (genai_config.json, "
+                                   "openvino_model.xml): the runtime loads the folder holding it.")
     format: str = Field(description="Model format (edgeopt's format names: onnx, openvino_ir, ...).")
     files: tuple[DeployedFile, ...] = Field(description="Every file shipped, with its hash.")
     runtime: str = Field(description="Agent runtime name.")

@@ -84,7 +84,24 @@ def llm_bench_doc(work: Path) -> dict[str, Any]:
     return {"llm_bench": result.model_dump(mode="json")}
 
 
-LLM_DOCS = ("llm_bench",)  # pinned here, checked by their own test (they need onnxruntime-genai)
+def llm_sweep_doc(work: Path) -> dict[str, Any]:
+    """``sweep LLM_DIR`` of the zoo's tiny-llama, one int4 level on onnxruntime-genai (checked in
+    tests/integration/llm/test_llm_retention.py, which runs the same sweep)."""
+    from edgeopt.llm.retention import RetentionSettings
+    from edgeopt.llm.sweep import LlmSweepOptions, run_llm_sweep
+    from edgeopt.zoo import build
+
+    src = build("tiny-llama", work / "tiny-llama")
+    text = work / "heldout.txt"
+    text.write_text("def f(x):\n    return x + 1\n" * 200, encoding="utf-8")
+    opts = LlmSweepOptions(eval_text=text, min_retention=0.2, levels=["int4-b32-rtn"], runtimes=["onnxruntime_genai"],
+                           out_dir=work / "llm-sweep", retention=RetentionSettings(window=32, windows=2))
+    return {"llm_sweep": run_llm_sweep(src, opts).model_dump(mode="json")}
+
+
+# Pinned here, checked by their own tests (they need onnxruntime-genai): llm_bench below, llm_sweep in
+# tests/integration/llm/test_llm_retention.py.
+LLM_DOCS = ("llm_bench", "llm_sweep")
 
 
 def shapes(work: Path, search: Int8Search | None = None) -> dict[str, dict[str, list[str]]]:
@@ -129,7 +146,8 @@ def test_llm_bench_result_keeps_its_keys(tmp_path: Path) -> None:
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="edgeopt-schema-") as tmp:
-        docs = {**shapes(Path(tmp)), **{k: key_types(v) for k, v in llm_bench_doc(Path(tmp)).items()}}
+        llm = {**llm_bench_doc(Path(tmp)), **llm_sweep_doc(Path(tmp))}
+        docs = {**shapes(Path(tmp)), **{k: key_types(v) for k, v in llm.items()}}
     lines = [f"  {json.dumps(name)}: {{\n" + ",\n".join(f"    {json.dumps(p)}: {json.dumps('|'.join(t))}"
                                                       for p, t in paths.items()) + "\n  }"
              for name, paths in sorted(docs.items())]

@@ -44,6 +44,23 @@ class GenerativeRuntime(Runtime):
     def close_generation(self) -> None:
         """Drop what the last generation holds (its KV cache), so RSS reads between cells are comparable."""
 
+    # --- scoring (the ``evaluate`` command on an LLM folder: edgeopt_agent.llm_eval) ---
+    def load_scoring(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
+        """Load what :meth:`tokenize`, :meth:`logits` and :meth:`greedy` need (default: :meth:`load`)."""
+        self.load(model_path, options, threads)
+
+    def tokenize(self, text: str) -> List[int]:
+        """``text`` as token ids by the folder's own tokenizer."""
+        raise NotImplementedError
+
+    def logits(self, ids: List[int]) -> Any:
+        """Next-token logits (numpy ``[len(ids), vocab]``) of one sequence from an empty cache: teacher forcing."""
+        raise NotImplementedError
+
+    def greedy(self, ids: List[int], tokens: int) -> List[int]:
+        """``tokens`` new token ids after ``ids``, argmax each step (EOS ignored)."""
+        raise NotImplementedError
+
     # --- the per-inference interface does not apply ---
     def inputs(self) -> List[TensorInfo]:
         raise RuntimeError(NOT_A_GRAPH % self.name)

@@ -117,5 +117,31 @@ class OrtGenaiRuntime(GenerativeRuntime):
     def close_generation(self) -> None:
         self._generator = None
 
+    def tokenize(self, text: str) -> List[int]:
+        return [int(t) for t in self._og.Tokenizer(self._model).encode(text)]
+
+    def _generator_for(self, length: int) -> Any:
+        params = self._og.GeneratorParams(self._model)
+        params.set_search_options(max_length=length, min_length=length, do_sample=False, batch_size=1)
+        return self._og.Generator(self._model, params)
+
+    def logits(self, ids: List[int]) -> Any:
+        """The prompt pass's ``logits`` output holds every position (``get_logits`` keeps only the last)."""
+        import numpy as np
+
+        gen = self._generator_for(len(ids) + 1)
+        gen.append_tokens(np.asarray([ids], dtype=np.int32))
+        out = np.asarray(gen.get_output("logits"), dtype=np.float32)
+        return out.reshape(-1, out.shape[-1])[-len(ids):]
+
+    def greedy(self, ids: List[int], tokens: int) -> List[int]:
+        import numpy as np
+
+        gen = self._generator_for(len(ids) + tokens)
+        gen.append_tokens(np.asarray([ids], dtype=np.int32))
+        while not gen.is_done():
+            gen.generate_next_token()
+        return [int(t) for t in gen.get_sequence(0)[len(ids):len(ids) + tokens]]
+
     def details(self) -> Dict[str, Any]:
         return {"folder": self._folder}

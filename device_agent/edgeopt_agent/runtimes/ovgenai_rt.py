@@ -58,6 +58,8 @@ class OvGenaiRuntime(GenerativeRuntime):
                           "openvino_model.xml with the openvino runtime instead"
     option_schema = (
         Option("device", "str", "OpenVINO device for the pipeline (CPU, GPU, NPU)", default="CPU"),
+        Option("inference_precision", "str", "precision of float layers (default: the device's, bf16 on AMX CPUs)",
+               choices=("f32", "bf16", "f16"), fold="lower"),
     )
 
     def __init__(self) -> None:
@@ -66,6 +68,8 @@ class OvGenaiRuntime(GenerativeRuntime):
         self._folder = ""
         self._threads = 0
         self._device = "CPU"
+        self._request: Any = None
+        self._tokenizer: Any = None
 
     def version(self) -> str:
         return str(getattr(self._genai, "__version__", "unknown"))
@@ -74,12 +78,54 @@ class OvGenaiRuntime(GenerativeRuntime):
         self.check_options(options)
         folder = model_path if os.path.isdir(model_path) else os.path.dirname(model_path)
         self._device = str(options.get("device") or "CPU")
-        props: Dict[str, Any] = {}
-        if threads > 0:
-            props["INFERENCE_NUM_THREADS"] = int(threads)
-        self._pipe = self._genai.LLMPipeline(folder, self._device, **props)
+        self._pipe = self._genai.LLMPipeline(folder, self._device, **_properties(options, threads))
         self._folder = folder
         self._threads = int(threads)
+
+    def load_scoring(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
+        """The stateful IR compiled directly (LLMPipeline does not expose logits) and the folder's tokenizer."""
+        import openvino as ov
+
+        self.check_options(options)
+        folder = model_path if os.path.isdir(model_path) else os.path.dirname(model_path)
+        self._device = str(options.get("device") or "CPU")
+        compiled = ov.Core().compile_model(os.path.join(folder, _MODEL_XML), self._device,
+                                           _properties(options, threads))
+        self._request = compiled.create_infer_request()
+        self._tokenizer = self._genai.Tokenizer(folder)
+        self._folder = folder
+        self._threads = int(threads)
+
+    def tokenize(self, text: str) -> List[int]:
+        import numpy as np
+
+        return [int(t) for t in np.asarray(self._tokenizer.encode(text).input_ids.data).reshape(-1)]
+
+    def _forward(self, ids: List[int], start: int) -> Any:
+        """Logits ``[len(ids), vocab]`` of ``ids`` at positions ``start``.. on the request's kept KV state."""
+        import numpy as np
+
+        n = len(ids)
+        self._request.infer({"input_ids": np.asarray([ids], dtype=np.int64),
+                             "attention_mask": np.ones((1, start + n), dtype=np.int64),
+                             "position_ids": np.arange(start, start + n, dtype=np.int64)[None],
+                             "beam_idx": np.zeros(1, dtype=np.int32)})
+        out = np.asarray(self._request.get_tensor("logits").data, dtype=np.float32)
+        return out.reshape(-1, out.shape[-1])[-n:]
+
+    def logits(self, ids: List[int]) -> Any:
+        self._request.reset_state()
+        return self._forward(ids, 0)
+
+    def greedy(self, ids: List[int], tokens: int) -> List[int]:
+        self._request.reset_state()
+        last = self._forward(ids, 0)[-1]
+        out: List[int] = []
+        while len(out) < tokens:
+            out.append(int(last.argmax()))
+            if len(out) < tokens:
+                last = self._forward(out[-1:], len(ids) + len(out) - 1)[-1]
+        return out
 
     def model_facts(self) -> Dict[str, Any]:
         """Read from config.json next to the IR when present (optimum writes it), else from the IR's KV inputs."""
@@ -143,6 +189,15 @@ class OvGenaiRuntime(GenerativeRuntime):
 
     def details(self) -> Dict[str, Any]:
         return {"folder": self._folder, "device": self._device}
+
+
+def _properties(options: Dict[str, Any], threads: int) -> Dict[str, Any]:
+    props: Dict[str, Any] = {}
+    if threads > 0:
+        props["INFERENCE_NUM_THREADS"] = int(threads)
+    if options.get("inference_precision"):
+        props["INFERENCE_PRECISION_HINT"] = str(options["inference_precision"]).lower()
+    return props
 
 
 def _facts_from_ir(xml_path: str) -> Dict[str, Any]:

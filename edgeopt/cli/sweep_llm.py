@@ -1,0 +1,51 @@
+"""``edgeopt sweep LLM_DIR --eval TEXT``: the LLM branch of the sweep command (edgeopt.llm.sweep; docs/llm.md).
+
+Exit codes as the ONNX sweep: 0 a recommendation exists, 1 no level keeps the retention threshold,
+2 bad input (folder, text, metric, level), 3 device error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import ExitCode
+from ..llm.retention import RetentionSettings
+from ..llm.sweep import LlmSweepOptions, bench_cell, run_llm_sweep
+from ..llm.sweep_result import LlmSweepResult
+from ..settings import RemoteSpec
+from .json_out import emit_json
+
+
+def _render(result: LlmSweepResult) -> None:
+    click.echo(f"{'level':18} {'runtime':18} {'retention':>9} {'top1':>6} {'KL':>9} {'ppl':>9} {'tok/s':>8} "
+               f"{'TTFT ms':>8}  verdict")
+    for lv in result.levels:
+        r = lv.retention
+        verdict = "reference" if lv.reference else ("pass" if lv.passed else "fail")
+        click.echo(f"{lv.name:18} {lv.runtime:18} {r.retention:9.4f} {r.top1_agreement:6.3f} {r.kl_mean:9.2e} "
+                   f"{r.ppl_candidate:9.2f} {lv.rank_tokens_per_s or 0:8.1f} {lv.ttft_ms_p50 or 0:8.2f}  {verdict}")
+    rec = result.recommendation
+    if rec is not None:
+        click.echo(f"recommended: {rec.name}@{rec.runtime} ({rec.reason}); deployment: {rec.deployment}")
+    else:
+        click.echo(f"no recommendation: {result.binding_constraint}")
+    click.echo(f"sweep.json: {Path(result.out_dir) / 'sweep.json'}  chart: {result.plot}", err=True)
+
+
+def sweep_llm_cmd(model: Path, *, eval_text: Path, min_retention: float, metric: str | None, levels: list[str] | None,
+                  runtimes: list[str] | None, out_dir: Path | None, threads: int | None, eval_limit: int | None,
+                  target: str | None, remote: RemoteSpec, as_json: bool) -> int:
+    """Run the LLM sweep with the shared sweep flags that apply (the ONNX-only ones are ignored)."""
+    retention = RetentionSettings(threads=threads or 0, **({"windows": eval_limit} if eval_limit else {}))
+    options = LlmSweepOptions(eval_text=eval_text, min_retention=min_retention, metric=metric, levels=levels,
+                              runtimes=runtimes, out_dir=out_dir, retention=retention,
+                              workload=bench_cell(threads or 0))
+    result = run_llm_sweep(model, options, target=target, remote=remote,
+                           say=lambda text: click.echo(text, err=True))
+    if as_json:
+        emit_json(result)
+    else:
+        _render(result)
+    return int(ExitCode.OK if result.recommendation else ExitCode.GATE_FAILED)

@@ -1,0 +1,65 @@
+"""The LLM sweep's recommendation and its Pareto chart (decode speed against retention).
+
+Speed is the median per-output-token time (TPOT p50; ``rank_tokens_per_s`` = 1000 / it): a single bench cell
+of a few repetitions, and its mean-based decode rate moves with every descheduled token on a busy machine.
+Rule: among the passing levels (retention >= the threshold; each runtime's FP32 export is a level too, as the
+ONNX sweep's ``fp32``: when no compressed level decodes faster, it is the honest answer), those on the frontier of
+(decode time per token, retention); of those, the fastest decode. So the recommendation is never both slower and
+less accurate than another passing level (the ONNX sweep's dominance rule).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..fsutil import atomic_write_text
+from ..reports import svg
+from ..reports.charts.pareto import ParetoContext, ParetoPoint, pareto_chart
+from ..sweep.pareto import pareto_indices
+from .sweep_result import LlmRecommendation, LlmSweepLevel
+
+
+def _timed(rows: Sequence[LlmSweepLevel]) -> list[LlmSweepLevel]:
+    return [r for r in rows if r.tpot_ms_p50]
+
+
+def _points(rows: Sequence[LlmSweepLevel]) -> list[tuple[float, float]]:
+    return [(float(r.tpot_ms_p50 or 0.0), r.retention.retention) for r in rows]
+
+
+def recommend_llm(rows: Sequence[LlmSweepLevel], min_retention: float, metric: str
+                  ) -> tuple[LlmRecommendation | None, str | None, list[str]]:
+    """(recommendation or None, the binding constraint when None, the frontier's ``name@runtime`` keys)."""
+    timed = _timed(rows)
+    front = [f"{timed[i].name}@{timed[i].runtime}" for i in pareto_indices(_points(timed))]
+    passing = [r for r in timed if r.passed]
+    if not passing:
+        if not rows:
+            return None, "no level was measured", front
+        top = max(rows, key=lambda r: r.retention.retention)
+        return None, (f"retention: the best level ({top.name}@{top.runtime}) keeps {top.retention.retention:.4f} "
+                      f"({metric}) < --min-retention {min_retention}"), front
+    on_front = [passing[i] for i in pareto_indices(_points(passing))]
+    best = max(on_front, key=lambda r: (float(r.rank_tokens_per_s or 0.0), r.retention.retention))
+    reason = (f"{best.name}@{best.runtime}: fastest decode (TPOT p50 {best.tpot_ms_p50:.3f} ms, "
+              f"{best.rank_tokens_per_s:.1f} tok/s) of the levels keeping {metric} retention >= {min_retention} "
+              "(one bench cell each)")
+    return LlmRecommendation(name=best.name, runtime=best.runtime, folder=best.folder,
+                             retention=best.retention.retention,
+                             decode_tokens_per_s=float(best.rank_tokens_per_s or 0.0), reason=reason), None, front
+
+
+def write_llm_plot(rows: Sequence[LlmSweepLevel], path: Path, min_retention: float,
+                   rec: LlmRecommendation | None) -> Path:
+    """TPOT p50 (decode ms per token = 1000 / rank_tokens_per_s: lower is faster) against retention, frontier and
+    threshold."""
+    timed = _timed(rows)
+    points = [ParetoPoint(f"{r.name}@{r.runtime}", x, y, status="pass" if r.passed else "fail")
+              for r, (x, y) in zip(timed, _points(timed), strict=True)]
+    index = next((i for i, r in enumerate(timed) if rec and (r.name, r.runtime) == (rec.name, rec.runtime)), None)
+    ctx = ParetoContext(x_label="decode ms/token (TPOT p50 = 1000 / tokens/s)", x_unit="ms/token",
+                        min_retention=min_retention, recommended=index)
+    chart = pareto_chart(points, ctx=ctx, title="Pareto: decode speed vs retention")
+    atomic_write_text(path, svg.standalone(chart))
+    return path

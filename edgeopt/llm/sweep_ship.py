@@ -1,0 +1,64 @@
+"""The LLM sweep's answer as a deployment: ``<out>/recommended/`` holds the recommended level's runtime folder
+(its files at the top) and ``deployment.json``, written whole or not at all (:mod:`edgeopt.sweep.ship`'s
+publish). ``model`` names the file that marks the folder (``genai_config.json``, ``openvino_model.xml``); both
+generative runtimes load the folder that holds it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+from .._version import __version__
+from ..deploy import DeployedFile, Deployment, DeploymentMeasured, save_deployment
+from ..fsutil import sha256_file
+from ..sweep.ship import RECOMMENDED_DIR, discard, publish
+from .sweep_levels import STAMP
+from .sweep_result import LlmSweepLevel, LlmSweepResult
+
+MARKER = {"onnxruntime_genai": "genai_config.json", "openvino_genai": "openvino_model.xml"}
+
+
+def _copy(src: Path, dst: Path, marker: str) -> list[DeployedFile]:
+    files = []
+    for path in sorted(p for p in src.rglob("*") if p.is_file() and p.name != STAMP):
+        rel = path.relative_to(src)
+        (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, dst / rel)
+        files.append(DeployedFile(path=rel.as_posix(), sha256=sha256_file(dst / rel), size_bytes=path.stat().st_size,
+                                  role="model" if rel.as_posix() == marker else "companion"))
+    return sorted(files, key=lambda f: f.role != "model")
+
+
+def _deployment(row: LlmSweepLevel, files: list[DeployedFile], result: LlmSweepResult) -> Deployment:
+    measured = DeploymentMeasured(
+        target=result.target, cpu=row.cpu, metric=result.metric, min_retention=result.min_retention,
+        retention=row.retention.retention, latency_ms=float(row.tpot_ms_p50 or 0.0), size_bytes=row.size_bytes,
+        eval_samples=row.retention.positions, decode_tokens_per_s=row.rank_tokens_per_s, ttft_ms=row.ttft_ms_p50)
+    return Deployment(
+        name=f"{row.name}/{row.runtime}", recipe=row.name, model=MARKER[row.runtime], format=row.runtime,
+        files=tuple(files), runtime=row.runtime, runtime_version=row.runtime_version, runtime_options={},
+        source_model_sha256=result.model_sha256, measured=measured, edgeopt_version=__version__,
+        created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+
+
+def ship_llm(result: LlmSweepResult, out: Path) -> LlmSweepResult:
+    """Write ``<out>/recommended`` for the result's recommendation (or remove a stale one); the result with the
+    deployment's path."""
+    rec = result.recommendation
+    if rec is None:
+        discard(out)
+        return result
+    row = next(r for r in result.levels if (r.name, r.runtime) == (rec.name, rec.runtime))
+    tmp = out / f".{RECOMMENDED_DIR}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        save_deployment(tmp, _deployment(row, _copy(Path(row.folder), tmp, MARKER[row.runtime]), result))
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    final = publish(tmp, out)
+    return result.model_copy(update={"recommendation": rec.model_copy(update={"deployment": str(final)})})

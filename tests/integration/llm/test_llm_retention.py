@@ -1,0 +1,176 @@
+"""Retention of generative models, scored on the device by the agent (edgeopt_agent.llm_eval) and compared on the
+host (edgeopt.llm.retention), and the LLM sweep built on it (edgeopt.llm.sweep): the zoo's random-weight
+tiny-llama, exported by the real onnxruntime-genai builder and OpenVINO conversion. Random weights still make
+top-1 agreement meaningful between FP32 and INT4: both carry the same weights, INT4 rounds them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnxruntime_genai", reason="the LLM retention tests need onnxruntime-genai (edgeopt[llm])")
+pytest.importorskip("torch", reason="the zoo LLM is built with torch (pip install 'edgeopt[llm,torch]')")
+pytest.importorskip("transformers", reason="the zoo LLM needs transformers (pip install 'edgeopt[llm]')")
+
+from edgeopt.deploy import load_deployment  # noqa: E402
+from edgeopt.errors import InputError  # noqa: E402
+from edgeopt.llm.retention import RetentionSettings, llm_retention  # noqa: E402
+from edgeopt.llm.sweep import LlmSweepOptions, run_llm_sweep  # noqa: E402
+from edgeopt.llm.sweep_levels import ALL_LEVELS, build_level  # noqa: E402
+from edgeopt.registry.lookup import model_digest  # noqa: E402
+from edgeopt.zoo import build  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[3]
+FAST = RetentionSettings(window=32, windows=4, prompts=2, prompt_tokens=8, gen_tokens=8)
+
+
+def _level(name: str, runtime: str = "onnxruntime_genai"):  # noqa: ANN202
+    return next(lv for lv in ALL_LEVELS if (lv.name, lv.runtime) == (name, runtime))
+
+
+@pytest.fixture(scope="module")
+def zoo(tmp_path_factory) -> dict[str, Path]:
+    """tiny-llama, its fp32 and int4 onnxruntime-genai levels built where the sweep looks for them (~15 s)."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    root = tmp_path_factory.mktemp("llm-ret")
+    src = build("tiny-llama", root / "tiny-llama")
+    digest = model_digest(src, "hf_llm")[0]
+    sweep = root / "sweep"
+    fp32, _ = build_level(_level("fp32"), src, digest, sweep / "levels")
+    int4, _ = build_level(_level("int4-b32-rtn"), src, digest, sweep / "levels")
+    from edgeopt.zoo.llm_corpus import corpus_texts, split_texts
+
+    text = root / "heldout.txt"
+    text.write_text("\n".join(split_texts(corpus_texts())[1])[:12000], encoding="utf-8")
+    return {"src": src, "fp32": fp32, "int4": int4, "text": text, "sweep": sweep}
+
+
+def test_fp32_against_itself_keeps_everything(zoo):
+    r = llm_retention(zoo["fp32"], zoo["fp32"], zoo["text"], settings=FAST)
+    assert r.retention == r.top1_agreement == r.topk_overlap == 1.0
+    assert r.kl_mean < 1e-9 and r.kl_exact  # K = 2048 covers the zoo vocabulary: the KL is exact
+    assert r.ppl_candidate == pytest.approx(r.ppl_reference) and r.ppl_reference > 1
+    assert r.first_divergence == [None, None] and r.greedy_tokens == 8
+    assert r.positions == 4 * 31 and r.windows == 4
+
+
+def test_int4_loses_agreement_and_diverges(zoo):
+    r = llm_retention(zoo["int4"], zoo["fp32"], zoo["text"], settings=FAST)
+    assert 0.2 < r.top1_agreement < 1.0 and r.topk_overlap < 1.0
+    assert r.kl_mean > 1e-5 and r.ppl_candidate != pytest.approx(r.ppl_reference, rel=1e-6)
+    assert any(d is not None for d in r.first_divergence)
+    kl = llm_retention(zoo["int4"], zoo["fp32"], zoo["text"], settings=FAST, metric="kl")
+    assert kl.retention == pytest.approx(np.exp(-kl.kl_mean)) and kl.kl_mean == pytest.approx(r.kl_mean)
+
+
+def test_custom_metric_through_the_metric_hook(zoo):
+    r = llm_retention(zoo["int4"], zoo["fp32"], zoo["text"], settings=FAST,
+                      metric="tests.llm_metric_fns:greedy_token_agreement")
+    assert r.custom_value is not None and any(d is not None for d in r.first_divergence)
+    assert r.retention == pytest.approx(r.custom_value)  # its value on the reference itself is 1.0
+    assert r.custom_value < 1.0 and r.metric.endswith(":greedy_token_agreement")
+
+
+def test_a_text_shorter_than_one_window_is_an_input_error(zoo, tmp_path):
+    short = tmp_path / "short.txt"
+    short.write_text("def f(): pass\n", encoding="utf-8")
+    with pytest.raises(InputError, match="window"):
+        llm_retention(zoo["int4"], zoo["fp32"], short, settings=FAST)
+
+
+def test_cli_bad_eval_file_is_exit_2_with_one_line(zoo, tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"\xff\xfe\x00 not text")
+    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{REPO / 'device_agent'}"}
+    done = subprocess.run([sys.executable, "-m", "edgeopt", "sweep", str(zoo["src"]), "--eval", str(bad)],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 2, done.stderr
+    lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "not UTF-8" in lines[0] and str(bad) in lines[0]
+
+
+def test_sweep_onnxruntime_genai_recommends_and_ships_a_deployment(zoo):
+    """The levels are already built (the fixture's folders, same stamps): the sweep scores, benches, ships."""
+    opts = LlmSweepOptions(eval_text=zoo["text"], min_retention=0.2, levels=["int4-b32-rtn"],
+                           runtimes=["onnxruntime_genai"], out_dir=zoo["sweep"], retention=FAST)
+    result = run_llm_sweep(zoo["src"], opts)
+    assert [(lv.name, lv.reused) for lv in result.levels] == [("int4-b32-rtn", True), ("fp32", True)]
+    ref = next(lv for lv in result.levels if lv.reference)
+    assert ref.retention.retention == 1.0 and ref.passed
+    rec = result.recommendation
+    assert rec is not None and all(lv.passed for lv in result.levels)  # 0.2: int4 passes too
+    # the dominance rule: no passing level is both faster and at least as accurate as the recommendation
+    chosen = next(lv for lv in result.levels if (lv.name, lv.runtime) == (rec.name, rec.runtime))
+    assert not any(lv.rank_tokens_per_s > chosen.rank_tokens_per_s and lv.retention.retention >=
+                   chosen.retention.retention for lv in result.levels if lv is not chosen)
+    assert f"{rec.name}@{rec.runtime}" in result.pareto
+    deployment, folder = load_deployment(Path(rec.deployment))  # hashes checked
+    assert deployment.format == "onnxruntime_genai" and deployment.model == "genai_config.json"
+    assert deployment.recipe == rec.name and (folder / "model.onnx.data").is_file()
+    assert deployment.measured.decode_tokens_per_s == rec.decode_tokens_per_s
+    assert deployment.measured.retention == rec.retention and not (folder / ".edgeopt-level.json").exists()
+    again = llm_retention(folder, zoo["fp32"], zoo["text"], settings=FAST)  # the shipped folder scores the same
+    assert again.retention == pytest.approx(rec.retention)
+    saved = json.loads((zoo["sweep"] / "sweep.json").read_text())
+    assert saved["kind"] == "llm_sweep" and saved["schema_version"] == 1
+    assert set(saved) == set(result.model_dump()) and (zoo["sweep"] / "pareto.svg").is_file()
+    from tests.integration.test_result_schemas import SNAPSHOT, _diff
+    from tests.schema_keys import key_types
+
+    pinned = {path: types.split("|") for path, types in json.loads(SNAPSHOT.read_text())["llm_sweep"].items()}
+    assert not _diff(pinned, key_types(saved)), _diff(pinned, key_types(saved))  # docs/result-schema.md
+
+
+def test_sweep_threshold_nobody_meets_is_exit_1_without_a_deployment(zoo):
+    """(Retention is at most 1 on top1: a threshold above it fails every level, the FP32 export included.)"""
+    from edgeopt.cli.main import main
+
+    code = main(["sweep", str(zoo["src"]), "--eval", str(zoo["text"]), "--levels", "int4-b32-rtn",
+                 "--runtimes", "onnxruntime_genai", "--out", str(zoo["sweep"]), "--min-retention", "1.01",
+                 "--eval-limit", "2", "--json"])
+    assert code == 1
+    saved = json.loads((zoo["sweep"] / "sweep.json").read_text())
+    assert saved["recommendation"] is None and "(fp32@onnxruntime_genai) keeps 1.0000" in saved["binding_constraint"]
+    assert not (zoo["sweep"] / "recommended").exists()
+
+
+@pytest.mark.slow
+def test_sweep_on_both_runtimes_end_to_end(zoo, tmp_path):
+    """Every runtime, an int4 variant each and int8 (~2 min: six exports)."""
+    pytest.importorskip("openvino_genai", reason="the OpenVINO GenAI levels need openvino-genai")
+    opts = LlmSweepOptions(eval_text=zoo["text"], min_retention=0.5, levels=["int4-b128-rtn", "int4-g128", "int8"],
+                           out_dir=tmp_path / "both", retention=FAST)
+    result = run_llm_sweep(zoo["src"], opts)
+    keys = {(lv.name, lv.runtime) for lv in result.levels}
+    assert keys == {("int4-b128-rtn", "onnxruntime_genai"), ("int8", "onnxruntime_genai"),
+                    ("fp32", "onnxruntime_genai"), ("int4-g128", "openvino_genai"), ("int8", "openvino_genai"),
+                    ("fp32", "openvino_genai")}
+    for lv in result.levels:
+        assert lv.rank_tokens_per_s and lv.decode_tokens_per_s and lv.ttft_ms_p50
+        assert 0 < lv.retention.retention <= 1.0 + 1e-9
+    assert result.recommendation is not None and result.pareto
+    load_deployment(Path(result.recommendation.deployment))
+
+
+@pytest.mark.slow
+def test_openvino_genai_fp32_keeps_everything_and_int4_does_not(zoo):
+    """(Two OpenVINO conversions: ~60 s on 2 busy cores.) The OpenVINO folders are scored from the compiled
+    stateful IR (its logits; LLMPipeline has none), the reference in FP32 (inference_precision f32: this CPU would
+    run it in BF16 by default)."""
+    pytest.importorskip("openvino_genai", reason="the OpenVINO GenAI levels need openvino-genai")
+    digest = model_digest(zoo["src"], "hf_llm")[0]
+    fp32, _ = build_level(_level("fp32", "openvino_genai"), zoo["src"], digest, zoo["sweep"] / "levels")
+    int4, _ = build_level(_level("int4-g32", "openvino_genai"), zoo["src"], digest, zoo["sweep"] / "levels")
+    f32 = {"inference_precision": "f32"}
+    same = llm_retention(fp32, fp32, zoo["text"], settings=FAST, reference_options=f32, candidate_options=f32)
+    assert same.retention == 1.0 and same.kl_mean < 1e-9 and same.first_divergence == [None, None]
+    ort = llm_retention(zoo["fp32"], zoo["fp32"], zoo["text"], settings=FAST)
+    assert same.ppl_reference == pytest.approx(ort.ppl_reference, rel=1e-4)  # same weights, same tokens
+    lossy = llm_retention(int4, fp32, zoo["text"], settings=FAST, reference_options=f32)
+    assert lossy.top1_agreement < 1.0 and lossy.kl_mean > 1e-5
