@@ -3,7 +3,7 @@
 Flow (the one-pass engine's, with LLM parts): place the targets -> the reference folder (a Hugging Face folder, an
 exported folder, or an LLM zoo model built into the work dir) -> per target, the qualified folder (an LLM
 ``recipe`` exported with ``optimize_llm``, ``optimized``, or the exported folder itself) -> retention on the host
-when gated (:mod:`.llm_retention`: not wired yet, the gate then fails with the reason) -> per device a fleet job
+when gated (:mod:`.llm_retention`: against the FP32 export on the same runtime, on ``llm.eval``) -> per device a fleet job
 (:mod:`.llm_jobs`: ``bench_llm``) -> here, per device: the LLM gates (:mod:`.llm_gates`), the history record ->
 ``QualifyResult`` (devices carry ``llm`` instead of ``bench``). Reports and exit codes are qualify's.
 """
@@ -63,7 +63,7 @@ def run_llm_qualification(loaded: LoadedSpec, o: QualifyOptions) -> QualifyResul
     for p in placements:
         if p.target not in qualified:
             qualified[p.target] = _qualified(loaded, reference, p.target, work, say)
-    retention = {t: _retention(loaded, reference, folder, say) for t, folder in qualified.items()} \
+    retention = {t: _retention(loaded, reference, folder, work, say) for t, folder in qualified.items()} \
         if s.gates.retention is not None else {}
     group_id = uuid.uuid4().hex[:12]
     rows = _run(loaded, o, placements, qualified, say)
@@ -151,11 +151,13 @@ def _check_runtime(loaded: LoadedSpec, folder: Path, want: str | None, key: tupl
     return folder
 
 
-def _retention(loaded: LoadedSpec, reference: Path, candidate: Path, say: Log) -> RetentionResult:
+def _retention(loaded: LoadedSpec, reference: Path, candidate: Path, work: Path, say: Log) -> RetentionResult:
     s = loaded.spec
     text = loaded.resolve(s.llm.eval) if s.llm is not None and s.llm.eval else None
     say(f"retention of {candidate.name} vs {reference.name} on the host")
-    result = retention_or_reason(reference, candidate, text=text, seed=s.measure.seed)
+    if text is not None and not text.is_file():
+        raise loaded.error(("llm", "eval"), f"held-out text {text} not found: give a UTF-8 text file")
+    result = retention_or_reason(reference, candidate, text=text, work=work / "reference")
     for note in result.notes if result.retention is None else []:
         say(f"retention: {note}")
     return result

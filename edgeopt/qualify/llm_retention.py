@@ -1,43 +1,94 @@
-"""The retention gate of an LLM spec: the hook LLM retention plugs into (not wired yet).
+"""The retention gate of an LLM spec: the qualified folder's next-token behaviour against its FP32 reference.
 
-LLM retention (next-token top-1 agreement, top-k overlap, KL, perplexity against the FP32 reference on a held-out
-text) is being written as ``llm_retention(...)`` on another branch (``llm-sweep``). Until it is wired here,
-:func:`llm_retention` raises :class:`LlmRetentionUnavailable`; the engine turns that into a retention result with
-no value and the reason, so a ``retention`` gate on an LLM spec FAILS saying so (a gate is never passed on a value
-that was not measured). Wiring it: replace the body of :func:`llm_retention` with a call to the real function,
-returning a :class:`~edgeopt.qualify.result.RetentionResult` (``metric``, ``reference_value``, ``candidate_value``,
-``retention`` = candidate / reference, ``samples``, ``data``, ``evaluated_on``, paths, ``notes``).
+:func:`edgeopt.llm.retention.llm_retention` scores both folders on the spec's held-out text (``llm.eval``) through
+the agent: next-token top-1 agreement (the gate's retention), top-k overlap, KL, perplexity and the first greedy
+divergence. The reference is the FP32 export of the spec's Hugging Face folder **on the qualified folder's runtime**
+(built once into the work directory; OpenVINO's at ``inference_precision: f32``, since this runtime runs FP32 in
+BF16 by default on AMX/AVX512_BF16 CPUs), or, when the spec's model is already an exported folder of that runtime,
+that folder. A spec without ``llm.eval``, or whose reference cannot be made (an exported ``model`` of another
+runtime), gets a retention result without a value whose note says why: the gate FAILS saying so (a gate is never
+passed on a value that was not measured).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import InputError, RunnerError
+from .llm_kind import folder_format
 from .result import RetentionResult
+
+REFERENCE_OPTIONS = {"openvino_genai": {"inference_precision": "f32"}}
 
 
 class LlmRetentionUnavailable(InputError):
-    """LLM retention is not available in this build (the gate then fails with this reason)."""
+    """LLM retention cannot be computed for this spec (the gate then fails with this reason)."""
 
 
-def llm_retention(reference: Path, candidate: Path, *, text: Path | None, seed: int = 0) -> RetentionResult:
-    """Retention of the ``candidate`` LLM folder against the ``reference`` (Hugging Face) folder on ``text``.
+def fp32_reference(reference: Path, candidate: Path, work: Path) -> Path:
+    """The FP32 folder the ``candidate`` is judged against, on its runtime (exported from ``reference`` when that is
+    a Hugging Face folder; reused when already built).
 
     Raises:
-        LlmRetentionUnavailable: always, until the LLM retention metrics are wired in (see the module docstring).
+        LlmRetentionUnavailable: ``reference`` is an exported folder of another runtime.
     """
-    raise LlmRetentionUnavailable(
-        "LLM retention is not available yet in this edgeopt (next-token agreement / KL / perplexity land with "
-        "`edgeopt sweep LLM_DIR`); drop gates.retention from this LLM spec for now")
+    runtime = folder_format(candidate)
+    ref_fmt = folder_format(reference)
+    if ref_fmt == runtime:
+        return reference
+    if ref_fmt != "hf_llm":
+        raise LlmRetentionUnavailable(f"the reference {reference} is a {ref_fmt} folder and the qualified one a "
+                                      f"{runtime} folder: retention needs the FP32 export of the same runtime; "
+                                      "set model.path to the Hugging Face folder")
+    out = work / f"fp32-{runtime}"
+    if folder_format(out) == runtime:
+        return out
+    if runtime == "onnxruntime_genai":
+        from ..llm.ort_genai_export import export_ort_genai
+        from ..llm.recipe import OrtGenaiSettings
+
+        export_ort_genai(reference, out, OrtGenaiSettings(precision="fp32"))
+    else:
+        from ..llm.ov_genai_export import export_ov_genai
+        from ..llm.recipe import OvGenaiSettings
+
+        export_ov_genai(reference, out, OvGenaiSettings(weights="fp32"))
+    return out
 
 
-def retention_or_reason(reference: Path, candidate: Path, *, text: Path | None, seed: int) -> RetentionResult:
+def llm_retention(reference: Path, candidate: Path, *, text: Path | None, work: Path) -> RetentionResult:
+    """Retention of the ``candidate`` LLM folder against the FP32 export of ``reference`` on ``text``.
+
+    Raises:
+        LlmRetentionUnavailable: no text, or no reference of the candidate's runtime.
+        InputError: a bad text file (exit 2). RunnerError: the agent failed (exit 3).
+    """
+    if text is None:
+        raise LlmRetentionUnavailable("gates.retention on an LLM spec needs llm.eval: a held-out UTF-8 text file "
+                                      "(next-token agreement is scored on it)")
+    from ..llm.retention import llm_retention as score
+
+    ref = fp32_reference(reference, candidate, work)
+    runtime = str(folder_format(candidate))
+    res = score(candidate, ref, text, reference_options=REFERENCE_OPTIONS.get(runtime))
+    divergence = [d for d in res.first_divergence if d is not None]
+    notes = [f"next-token top-1 agreement {res.top1_agreement:.4f} over {res.positions} positions "
+             f"({res.windows} windows); top-k overlap {res.topk_overlap:.4f}; mean KL {res.kl_mean:.3g} nats"
+             f"{'' if res.kl_exact else ' (lower bound)'}; perplexity {res.ppl_reference:.2f} -> "
+             f"{res.ppl_candidate:.2f}; first greedy divergence "
+             f"{min(divergence) if divergence else 'none'} of {res.greedy_tokens} tokens"]
+    return RetentionResult(metric=f"llm {res.metric}", reference_value=1.0, candidate_value=res.retention,
+                           retention=res.retention, samples=res.positions, data=str(text),
+                           evaluated_on=f"host-{runtime}", reference_path=str(ref), candidate_path=str(candidate),
+                           notes=notes)
+
+
+def retention_or_reason(reference: Path, candidate: Path, *, text: Path | None, work: Path) -> RetentionResult:
     """:func:`llm_retention`'s result, or a result without a value whose note says why (the gate fails on it)."""
     try:
-        return llm_retention(reference, candidate, text=text, seed=seed)
-    except InputError as exc:
-        return RetentionResult(metric="llm next-token agreement", reference_value=None, candidate_value=None,
+        return llm_retention(reference, candidate, text=text, work=work)
+    except (LlmRetentionUnavailable, RunnerError) as exc:  # a bad text file stays a spec error (exit 2)
+        return RetentionResult(metric="llm top1", reference_value=None, candidate_value=None,
                                retention=None, samples=0, data=str(text) if text else "none",
                                evaluated_on="host", reference_path=str(reference), candidate_path=str(candidate),
                                notes=[str(exc)])

@@ -1,6 +1,6 @@
 """``edgeopt qualify`` of LLM specs on real onnxruntime-genai sessions: an exported folder against the
 llm-interactive profile, a Hugging Face zoo folder exported by an LLM recipe, the reports (TPOT over the
-generation, TTFT vs prompt length), the history record, exit codes, and the retention hook that is not wired yet."""
+generation, TTFT vs prompt length), the history record, exit codes, and retention against the FP32 export."""
 
 from __future__ import annotations
 
@@ -73,7 +73,9 @@ def test_exported_folder_passes_the_interactive_profile_with_reports_and_history
 
 
 @pytest.mark.slow  # the LLM recipe export: ~30 s on 2 cores
-def test_recipe_export_then_gates_that_fail_and_retention_not_wired_yet(tiny_ortgenai, tmp_path):
+def test_recipe_export_then_gates_that_fail_and_retention_against_the_fp32_export(tiny_ortgenai, tmp_path):
+    """The int4 export fails an impossible TPOT gate; its retention is measured on held-out text against the FP32
+    export of the same runtime (built once): a 0.9 floor passes or fails on that number, 1.01 always fails."""
     pytest.importorskip("torch", reason="the zoo LLM is built with torch")
     from edgeopt.llm.recipe import load_llm_recipe
 
@@ -85,17 +87,24 @@ def test_recipe_export_then_gates_that_fail_and_retention_not_wired_yet(tiny_ort
         name: tiny-llm-recipe
         model: {zoo: tiny-llama}
         recipe: int4-ort.yaml
-        llm: {prompt_tokens: [8], gen_tokens: [6], repetitions: 3, warmup: 0}
+        llm: {prompt_tokens: [8], gen_tokens: [6], repetitions: 3, warmup: 0, eval: held-out.txt}
         measure: {energy: false}
         gates:
           tpot_ms: {percentile: p50, max_ms: 0.000001}
-          retention: {min_ratio: 0.9}
+          retention: {min_ratio: 1.01}
         """)
+    import json as json_pkg
+
+    (tmp_path / "held-out.txt").write_text(Path(json_pkg.__file__).read_text(encoding="utf-8"), encoding="utf-8")
     result = qualify(spec, report_dir=tmp_path / "out", record=False)
     assert result.exit_code == 1 and not result.passed
     rows = {g.gate: g for g in result.devices[0].gates}
     assert rows["tpot_ms"].status.value == "fail" and rows["tpot_ms"].measured > 0.000001
-    assert rows["retention"].status.value == "fail" and "not available yet" in rows["retention"].detail
+    ret = result.retention["local"]
+    assert ret.retention is not None and 0 < ret.retention < 1 and ret.samples > 0  # int4 of random weights
+    assert "onnxruntime_genai" in ret.evaluated_on and "fp32-onnxruntime_genai" in ret.reference_path
+    assert "perplexity" in ret.notes[0] and "mean KL" in ret.notes[0]
+    assert rows["retention"].status.value == "fail" and rows["retention"].measured == pytest.approx(ret.retention)
     assert result.model.source == "recipe" and "onnxruntime_genai" in result.model.qualified["local"]
     assert result.devices[0].llm.model_format == "onnxruntime_genai"
 

@@ -1,6 +1,6 @@
 """LLM specs: the gates each kind of model takes (spec errors with file:line), the llm-* profiles, repetitions
 from the gates' percentiles, and the LLM gates on a hand-made bench result (worst cell, INVALID percentiles,
-estimates, the retention hook that is not wired yet)."""
+estimates, the retention gate without held-out text)."""
 
 from __future__ import annotations
 
@@ -94,12 +94,12 @@ def test_llm_gates_judge_the_worst_cell_and_refuse_unsupported_percentiles():
     assert row.status is GateStatus.FAIL and row.detail.startswith("INVALID: p99 needs at least 100 repetitions")
 
 
-def test_retention_gate_fails_with_the_reason_until_llm_retention_is_wired(tmp_path):
-    r = retention_or_reason(tmp_path / "ref", tmp_path / "cand", text=None, seed=0)
-    assert r.retention is None and "not available yet" in r.notes[0]
+def test_retention_gate_without_held_out_text_fails_saying_why(tmp_path):
+    r = retention_or_reason(tmp_path / "ref", tmp_path / "cand", text=None, work=tmp_path / "work")
+    assert r.retention is None and "needs llm.eval" in r.notes[0]
     (row,) = evaluate_llm(Gates.model_validate({"retention": {"min_ratio": 0.9}}),
                           LlmGateContext("dev", _bench(_cell(8, [1.0] * 10, [1.0] * 110)), retention=r))
-    assert row.status is GateStatus.FAIL and "not available yet" in row.detail
+    assert row.status is GateStatus.FAIL and "needs llm.eval" in row.detail
 
 
 def test_a_device_that_is_not_its_targets_hardware_gets_a_failed_target_row_unless_allowed():
