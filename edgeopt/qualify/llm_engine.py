@@ -3,7 +3,7 @@
 Flow (the one-pass engine's, with LLM parts): place the targets -> the reference folder (a Hugging Face folder, an
 exported folder, or an LLM zoo model built into the work dir) -> per target, the qualified folder (an LLM
 ``recipe`` exported with ``optimize_llm``, ``optimized``, or the exported folder itself) -> retention on the host
-when gated (:mod:`.llm_retention`: against the FP32 export on the same runtime, on ``llm.eval``) -> per device a fleet job
+when gated (:mod:`.llm_retention`: vs the FP32 export on the same runtime, on ``llm.eval``) -> per device a job
 (:mod:`.llm_jobs`: ``bench_llm``) -> here, per device: the LLM gates (:mod:`.llm_gates`), the history record ->
 ``QualifyResult`` (devices carry ``llm`` instead of ``bench``). Reports and exit codes are qualify's.
 """
