@@ -31,6 +31,8 @@ def _render(result: LlmSweepResult) -> None:
         click.echo(f"recommended: {rec.name}@{rec.runtime} ({rec.reason}); deployment: {rec.deployment}")
     else:
         click.echo(f"no recommendation: {result.binding_constraint}")
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
     click.echo(f"sweep.json: {Path(result.out_dir) / 'sweep.json'}  chart: {result.plot}", err=True)
 
 

@@ -21,13 +21,14 @@ from typing import Any
 from .._version import __version__
 from ..bench.llm import bench_llm
 from ..bench.llm.workload import LlmWorkload
-from ..errors import InputError
+from ..errors import InputError, first_line
 from ..fsutil import atomic_write_text
 from ..registry.lookup import detect_format, model_digest
-from ..runners import Runner
+from ..runners import AgentError, Runner
 from ..runners.select import use_runner
 from ..settings import RemoteSpec
 from .folders import check_hf_folder
+from .ort_genai_export import LlmExportError
 from .retention import RetentionSettings, Scores, check_metric, compare, read_text, score_folder, vocab_covered
 from .sweep_levels import REFERENCE, RUNTIMES, LlmLevel, build_level, select_levels
 from .sweep_rank import recommend_llm, write_llm_plot
@@ -87,7 +88,9 @@ def _measure(level: LlmLevel, folder: Path, reused: bool, ref: Scores, opts: Llm
 
 
 def _sweep_runtime(runtime: str, levels: list[LlmLevel], src: Path, digest: str, out: Path, opts: LlmSweepOptions,
-                   metric: str, runner: Runner, say: Say) -> list[LlmSweepLevel]:
+                   metric: str, runner: Runner, say: Say, warnings: list[str]) -> list[LlmSweepLevel]:
+    """Every level of one runtime against its fp32 reference; a level the exporter or the runtime cannot handle is
+    skipped with a warning in ``warnings`` (the reference's failure, or a lost device, ends the sweep)."""
     ref_level = next(lv for lv in levels if lv.name == REFERENCE)
     ref_folder, _ = build_level(ref_level, src, digest, out / "levels")
     say(f"{runtime}: scoring the fp32 reference")
@@ -96,9 +99,16 @@ def _sweep_runtime(runtime: str, levels: list[LlmLevel], src: Path, digest: str,
     rows = []
     for level in levels:
         say(f"{level.key}: building")
-        folder, reused = build_level(level, src, digest, out / "levels")
-        say(f"{level.key}: scoring and benching")
-        row = _measure(level, folder, reused, ref, opts, metric, runner)
+        try:
+            folder, reused = build_level(level, src, digest, out / "levels")
+            say(f"{level.key}: scoring and benching")
+            row = _measure(level, folder, reused, ref, opts, metric, runner)
+        except (AgentError, LlmExportError) as exc:
+            if level.name == REFERENCE:
+                raise
+            warnings.append(f"{level.key} skipped: {first_line(exc)}")
+            say(f"{level.key}: skipped ({first_line(exc, limit=160)})")
+            continue
         say(f"{level.key}: retention {row.retention.retention:.4f} ({metric}), TPOT p50 "
             f"{row.tpot_ms_p50 or 0:.3f} ms ({row.rank_tokens_per_s or 0:.1f} tok/s)")
         rows.append(row)
@@ -131,10 +141,11 @@ def run_llm_sweep(model: str | Path, opts: LlmSweepOptions, *, target: str | Non
     out = Path(opts.out_dir) if opts.out_dir is not None else Path("out") / f"{src.name}.llm-sweep"
     out.mkdir(parents=True, exist_ok=True)
     rows: list[LlmSweepLevel] = []
+    warnings: list[str] = []
     with use_runner(runner, remote, target) as placed:
         for runtime in runtimes:
             rows += _sweep_runtime(runtime, [lv for lv in levels if lv.runtime == runtime], src, digest, out, opts,
-                                   metric, placed.runner, say)
+                                   metric, placed.runner, say, warnings)
         runner_name, target_name = placed.runner.name, placed.target or "local"
     rec, constraint, front = recommend_llm(rows, opts.min_retention, metric)
     plot = write_llm_plot(rows, out / "pareto.svg", opts.min_retention, rec)
@@ -144,7 +155,7 @@ def run_llm_sweep(model: str | Path, opts: LlmSweepOptions, *, target: str | Non
         metric=metric, min_retention=opts.min_retention, retention_settings=opts.retention,
         workload=opts.workload.request_dict(), levels=rows, pareto=front, recommendation=rec,
         binding_constraint=constraint, plot=str(plot), out_dir=str(out), seconds=0.0,
-        cpu=rows[0].cpu if rows else "")
+        cpu=rows[0].cpu if rows else "", warnings=warnings)
     result = ship_llm(result, out)
     result = result.model_copy(update={"seconds": round(time.monotonic() - start, 3)})
     atomic_write_text(out / "sweep.json", json.dumps(result.model_dump(mode="json"), indent=2) + "\n")
