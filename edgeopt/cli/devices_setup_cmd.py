@@ -34,7 +34,7 @@ def _render(rows: list[SetupRow]) -> None:
             click.echo(f"{r.device}: ERROR ({r.error_kind}): {r.error}")
             continue
         rep = r.report
-        click.echo(f"{r.device}: {rep.message}")
+        click.echo(f"{r.device}: {rep.summary}; {rep.message}")
         for action in rep.actions:
             click.echo(f"  - {action}")
         packages = ", ".join(f"{k} {v}" for k, v in rep.packages.items() if v)

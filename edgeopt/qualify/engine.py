@@ -257,7 +257,7 @@ def _judge(loaded: LoadedSpec, p: Placement, row: DeviceOutcome, retention: Rete
     if bench is None:
         error = f"{row.error_kind}: {row.error}"
         return DeviceResult(label=p.label, target=p.target, runner=p.runner_name, status="error", error=error,
-                            passed=False, gates=error_results(s.gates, p.label, error))
+                            error_kind=str(row.error_kind), passed=False, gates=error_results(s.gates, p.label, error))
     paced = row.paced if isinstance(row, QualifyRow) else None
     if deployment is not None:
         bench = mark_result(deployment, bench)

@@ -186,7 +186,7 @@ def _judge(s: QualifySpec, p: Placement, row: Any, retention: RetentionResult | 
     if llm is None:
         error = f"{row.error_kind}: {row.error}"
         return DeviceResult(label=p.label, target=p.target, runner=p.runner_name, status="error", error=error,
-                            passed=False, gates=error_results(s.gates, p.label, error))
+                            error_kind=str(row.error_kind), passed=False, gates=error_results(s.gates, p.label, error))
     ctx = LlmGateContext(device=p.label, bench=llm, retention=retention)
     gates = evaluate_llm(s.gates, ctx)
     mismatch = llm_target_check(ctx, allowed=s.allow_target_mismatch)

@@ -97,6 +97,8 @@ class DeviceResult(_Frozen):
     runner: str | None
     status: Literal["ok", "error"]
     error: str | None = Field(default=None, description="Why the device run failed (status error).")
+    error_kind: str | None = Field(default=None, description="The failure's kind (status error): unreachable, "
+                                   "device, deadline, trust (a host key refused), ... as in fleet rows.")
     passed: bool
     bench: BenchResult | None = Field(default=None, description="The timed run (with raw samples).")
     paced: BenchResult | None = Field(default=None, description="The frame-paced run of the deadline_miss gate.")
@@ -131,7 +133,8 @@ class QualifyResult(_Frozen):
     started_at: str
     seconds: float
     passed: bool = Field(description="Every gate passed on every device.")
-    exit_code: int = Field(description="0 all gates pass, 1 a gate failed, 3 a device or runner error.")
+    exit_code: int = Field(description="0 all gates pass, 1 a gate failed, 3 no device could run (4: every host key "
+                                       "refused).")
     model: ModelInfo
     retention: dict[str, RetentionResult] = Field(description="Retention per target name (when gated).")
     devices: list[DeviceResult]
@@ -155,13 +158,15 @@ class QualifyResult(_Frozen):
 
 
 def exit_code_for(devices: list[DeviceResult]) -> int:
-    """3 when every device errored (none could run), else 1 when a gate failed or a device errored, else 0.
+    """3 when every device errored (none could run; 4 when every one refused its host key), else 1 when a gate
+    failed or a device errored, else 0.
 
     One dead board among many does not hide the others' verdicts: its gates are errors (exit 1) and the result's
     warnings name it (docs/exit-codes.md).
     """
     if devices and all(d.status == "error" for d in devices):
-        return int(ExitCode.DEVICE)
+        trust = all(d.error_kind == "trust" for d in devices)  # every host key refused: a trust decision (exit 4)
+        return int(ExitCode.TRUST if trust else ExitCode.DEVICE)
     if any(not d.passed for d in devices):
         return int(ExitCode.GATE_FAILED)
     return int(ExitCode.OK)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from ..._version import __version__
 from ...config import from_environment
@@ -60,6 +60,20 @@ class SetupReport(BaseModel):
     @property
     def ready(self) -> bool:
         return bool(self.packages.get(NUMPY)) and not self.vendor and all(self.runtimes.values())
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def summary(self) -> str:
+        """``ready with onnxruntime; tensorrt missing (vendor-only: ...)``: the runtime a benchmark will use (the
+        target's first one the device can load), so a device is never called ready for a runtime it lacks."""
+        usable = [name for name, ok in self.runtimes.items() if ok]
+        missing = [f"{name} missing" + (f" (vendor-only: {self.vendor[name]})" if name in self.vendor else "")
+                   for name, ok in self.runtimes.items() if not ok]
+        if not self.packages.get(NUMPY) or not usable:
+            reasons = [] if self.packages.get(NUMPY) else ["numpy missing"]
+            reasons += missing or ([] if usable else ["no runtime of the target is there"])
+            return "NOT READY: " + "; ".join(reasons)
+        return "; ".join([f"ready with {usable[0]}", *missing])
 
 
 @dataclass

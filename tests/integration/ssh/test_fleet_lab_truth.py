@@ -101,6 +101,14 @@ def test_a_refused_host_key_is_a_trust_decision_with_its_own_kind_and_exit_code(
                  str(empty), "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert code == 4 and doc["devices"][0]["error_kind"] == "trust"
+    spec = tmp_path / "q.yaml"
+    spec.write_text(f"name: q\nmodel: {{path: {tiny_cnn}}}\ninventory: {orin_lab.inventory}\n"
+                    f"targets:\n  - {{devices: 'tag:lab', known_hosts: {empty}}}\n"
+                    "measure: {iterations: 20, min_duration_s: 0.2, warmup: 2, energy: false}\n"
+                    "gates: {latency: {max_ms: 1000}}\nallow_target_mismatch: true\n")
+    code = main(["qualify", str(spec), "--report-dir", str(tmp_path / "r"), "--no-history", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 4 == doc["exit_code"] and {d["error_kind"] for d in doc["devices"]} == {"trust"}
     assert empty.read_text() == ""  # nothing recorded
 
 
