@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..history import Baseline, RunComparison, RunRecord
+from ..untrusted import for_rich
 from .tables import Col, fit_table, human_count
 
 _out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 150)
@@ -59,7 +60,7 @@ def render_comparison(c: RunComparison) -> None:
     _out.print(table)
     _out.print(c.explanation)
     for note in c.notes:
-        _out.print(f"[yellow]note:[/] {note}")
+        _out.print(f"[yellow]note:[/] {for_rich(note)}")  # notes quote runtime versions a device reported
 
 
 def render_baselines(items: list[Baseline], path: Path) -> None:
