@@ -168,16 +168,16 @@ def _eval_npz(arrays: dict[str, Any] | None = None, raw_members: dict[str, bytes
 
 
 def _huge_header() -> bytes:
-    """An .npy that declares 4 GB of float32 and holds 16 bytes."""
+    """An .npy that declares 4 GB of float32 (4 samples) and holds 16 bytes."""
     buf = io.BytesIO()
-    np.lib.format.write_array_header_1_0(buf, {"descr": "<f4", "fortran_order": False, "shape": (1_000_000, 1000)})
+    np.lib.format.write_array_header_1_0(buf, {"descr": "<f4", "fortran_order": False, "shape": (4, 250_000_000)})
     return buf.getvalue() + b"\0" * 16
 
 
 def _zeros_bomb() -> bytes:
-    """A real .npy of 256 MB of zeros (deflates to ~250 KB in the archive)."""
+    """A real .npy of 256 MB of zeros, 4 samples (deflates to ~250 KB in the archive)."""
     buf = io.BytesIO()
-    np.lib.format.write_array_header_1_0(buf, {"descr": "<f4", "fortran_order": False, "shape": (64, 1 << 20)})
+    np.lib.format.write_array_header_1_0(buf, {"descr": "<f4", "fortran_order": False, "shape": (4, 1 << 24)})
     return buf.getvalue() + bytes(256 << 20)
 
 

@@ -73,6 +73,8 @@ def build_result(raw: RawRun, ctx: MetricInputs) -> BenchResult:
     budget = None
     if ctx.fps is not None:
         budget = check_fps(ctx.fps, ctx.percentile, getattr(stats, ctx.percentile), chosen.supported)
+        if numbers.reasons:  # never "passed" on numbers that cannot be true
+            budget = budget.model_copy(update={"passed": False, "reason": numbers.reasons[0]})
     energy, energy_warnings = energy_from_run(raw.power, target=ctx.target, inferences=n,
                                               timed_s=wall_s, flops_per_inference=ctx.flops_per_inference)
     warnings.extend(energy_warnings)
