@@ -61,7 +61,7 @@ def _args(argv: list[str]) -> tuple[str, dict[str, str], list[str]]:
 def _real(command: str, opts: dict[str, str], passed: list[str], tmp: Path) -> dict[str, Any]:
     """Run the real agent with the same request; its result as a dict."""
     request = opts.get("--request", "-")
-    if request == "-":
+    if request == "-" and command != "probe":
         (tmp / "request.json").write_text(sys.stdin.read())
         request = str(tmp / "request.json")
     out = tmp / "result.json"
@@ -104,7 +104,7 @@ def main(mode: str, argv: list[str]) -> int:
         result = _real(command, opts, passed, Path(tmp))
     if command == "probe":
         if mode == "inject":
-            result["hostname"] = result["cpu"] = INJECT
+            result["environment"]["hostname"] = result["environment"]["cpu"] = result["agent_version"] = INJECT
         sys.stdout.write(json.dumps(result) + "\n")
         return 0
     text = LIES.get(mode, _same)(result, opts)

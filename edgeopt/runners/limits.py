@@ -93,8 +93,8 @@ class FloodError(RunnerError):
 def flood_error(where: str, channel: str, limit: int) -> FloodError:
     """The one line for a channel over its budget."""
     return FloodError(
-        f"the agent on {where} flooded its {channel} (more than {limit / MIB:.0f} MiB, the most this request can "
-        "produce); the run was stopped and nothing of it kept: check the device's agent and runtime (a board "
+        f"the agent on {where} flooded its {channel} (more than {limit / MIB:.0f} MiB, the most this command can "
+        "legitimately send); the run was stopped and nothing of it kept: check the device's agent and runtime (a board "
         "that floods is broken or not trustworthy)"
     )
 

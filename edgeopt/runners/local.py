@@ -75,16 +75,32 @@ class LocalRunner:
         Raises:
             RunnerError: the interpreter cannot start, the probe timed out or printed no JSON.
         """
+        limits = ReadLimits.for_probe()
         try:
-            proc = subprocess.run([self.python, "-m", "edgeopt_agent", "probe"], capture_output=True, text=True,
-                                  env=self._env(), timeout=PROBE_TIMEOUT_S, check=False)
+            proc = subprocess.Popen([self.python, "-m", "edgeopt_agent", "probe"], stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self._env())
         except OSError as exc:
             raise RunnerError(f"cannot start the agent with {self.python} ({exc}): pass a valid --python") from None
+        tail = LineTail(limits.stderr_bytes)
+        out: dict[str, Any] = {}
+        readers = [threading.Thread(target=_pump_stderr, args=(proc, tail), daemon=True),
+                   threading.Thread(target=_pump_stdout, args=(proc, limits.stdout_bytes, out), daemon=True)]
+        for t in readers:
+            t.start()
+        try:
+            proc.wait(timeout=PROBE_TIMEOUT_S)
         except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
             raise RunnerError(f"the local probe did not finish within {PROBE_TIMEOUT_S:.0f} s: check the runtimes "
                               f"installed for {self.python}") from None
-        tail = " | ".join(proc.stderr.strip().splitlines()[-20:])
-        return parse_probe(proc.stdout, proc.returncode, tail, "local", self.python)
+        finally:
+            for t in readers:
+                t.join(timeout=10)
+        if out.get("over") or tail.flooded:
+            raise flood_error("local", "stdout" if out.get("over") else "stderr", limits.stdout_bytes)
+        stdout = out.get("data", b"").decode("utf-8", "replace")
+        return parse_probe(stdout, proc.returncode, tail.text(), "local", self.python)
 
     def close(self) -> None:
         """Nothing is held between calls: each command is its own subprocess."""

@@ -130,3 +130,11 @@ gates: {{latency: {{max_ms: 1000}}}}
     assert "&lt;script&gt;" in summary  # the device's text is shown, as text
     html = (reports / "report.html").read_text()
     assert "<script>alert(1)</script>" not in html and INJECT not in html
+
+
+def test_devices_check_shows_a_lying_hostname_as_text(lying_lab: Lab, capsys):
+    code = main(["devices", "check", "lab-03", "--inventory", str(lying_lab.inventory),
+                 "--known-hosts", str(lying_lab.known_hosts)])
+    out = capsys.readouterr()
+    assert code == 0 and _clean(out.out) and _clean(out.err), out.err
+    assert "[link=https://evil.example]" in out.out.replace("\n", "").replace(" ", "").replace("│", "")
