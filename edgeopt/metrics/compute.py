@@ -75,7 +75,8 @@ def build_result(raw: RawRun, ctx: MetricInputs) -> BenchResult:
         budget = check_fps(ctx.fps, ctx.percentile, getattr(stats, ctx.percentile), chosen.supported)
         if numbers.reasons:  # never "passed" on numbers that cannot be true
             budget = budget.model_copy(update={"passed": False, "reason": numbers.reasons[0]})
-    energy, energy_warnings = energy_from_run(raw.power, target=ctx.target, inferences=n,
+    power = raw.power if not numbers.reasons else {}  # no energy figures from numbers that cannot be true
+    energy, energy_warnings = energy_from_run(power, target=ctx.target, inferences=n,
                                               timed_s=wall_s, flops_per_inference=ctx.flops_per_inference)
     warnings.extend(energy_warnings)
     mismatch = target_mismatch(ctx.target, raw.environment)

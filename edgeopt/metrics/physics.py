@@ -92,6 +92,8 @@ def _other_numbers(raw: RawRun) -> list[str]:
              "warm-up duration_s": raw.warmup_done.get("duration_s"),
              "warm-up iterations": raw.warmup_done.get("iterations")}
     named.update({f"memory {k} (KiB)": v for k, v in raw.memory_kb.items()})
+    for window in ("idle", "active"):  # the power the energy figures come from
+        named[f"{window} power (W)"] = (raw.power.get(window) or {}).get("avg_w")
     for name, value in named.items():
         if value is not None and (not _finite(value) or value < 0):
             reasons.append(f"the device reported {name} = {value}: it must be a finite number >= 0")

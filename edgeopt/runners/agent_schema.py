@@ -39,6 +39,41 @@ class WarmupDone(_Open):
     duration_s: Number = 0.0
 
 
+class PowerWindow(_Open):
+    samples: StrictInt = 0
+    duration_s: Number = 0.0
+    avg_w: Number | None = None
+    energy_j: Number | None = None
+    channels_w: dict[StrictStr, Number | None] = {}
+
+
+class PowerFacts(_Open):
+    """What the power sampler measured (``edgeopt_agent.power.sampler``): the figures energy is computed from."""
+
+    sensor: StrictStr | None = None
+    kind: StrictStr | None = None
+    rails: list[StrictStr] = []
+    rate_hz: Number | None = None
+    rate_hz_used: Number | None = None
+    read_errors: StrictInt = 0
+    idle: PowerWindow | None = None
+    active: PowerWindow | None = None
+
+
+class Frames(_Open):
+    """A paced run's frames (``edgeopt_agent.paced.paced_loop``): the deadline figures come from them."""
+
+    fps: Number
+    period_ns: StrictInt
+    scheduled: StrictInt
+    completed: StrictInt
+    misses: StrictInt
+    late_starts: StrictInt = 0
+    max_lateness_ns: StrictInt = 0
+    response_ns: list[StrictInt] = []
+    wall_ns: StrictInt = 0
+
+
 class AgentResult(BaseModel):
     """The types of every field of :class:`edgeopt_agent.protocol.RawRun` (the agent's result)."""
 
@@ -97,16 +132,21 @@ def accept_result(text: str, where: str) -> RawRun:
         p = SchemaProblem.of(exc)
         raise _malformed(where, f"{'.'.join(str(x) for x in p.loc) or 'result'}: {p.msg}{p.got}") from None
     if checked.status == protocol.STATUS_OK:
-        _require_runtime(data, where)
+        _require_parts(data, where)
     try:
         return RawRun.from_dict(data)
     except protocol.ProtocolError as exc:
         raise RunnerError(f"the agent on {where} returned an unreadable result ({exc}): update the agent") from None
 
 
-def _require_runtime(data: dict[str, Any], where: str) -> None:
-    """A successful result names its runtime and version as strings (they label every table and record)."""
-    for name, model in (("runtime", RuntimeFacts), ("warmup_done", WarmupDone)):
+def _require_parts(data: dict[str, Any], where: str) -> None:
+    """A successful result names its runtime and version as strings (they label every table and record), and
+    its warm-up, power and frames hold the types the metrics compute with."""
+    parts: tuple[tuple[str, type[BaseModel]], ...] = (
+        ("runtime", RuntimeFacts), ("warmup_done", WarmupDone), ("power", PowerFacts), ("frames", Frames))
+    for name, model in parts:
+        if name in ("power", "frames") and not data.get(name):
+            continue  # energy disabled, or not a paced run
         try:
             model.model_validate(data.get(name) or {})
         except ValidationError as exc:

@@ -56,7 +56,7 @@ def test_injected_error_text_is_one_clean_line(matmul_model: Path, tmp_path: Pat
 
 
 @pytest.mark.parametrize("mode", ["nan", "negative", "zero", "too_many", "negative_wall", "nan_wall",
-                                  "negative_memory"])
+                                  "negative_memory", "nan_power"])
 def test_impossible_numbers_make_an_invalid_run(matmul_model: Path, tmp_path: Path, capsys, mode: str):
     code, out, err = _bench(matmul_model, tmp_path, mode, capsys, "--json")
     result = json.loads(out)
@@ -75,7 +75,8 @@ def test_impossible_numbers_never_print_pass(matmul_model: Path, tmp_path: Path,
     assert code == 1 and "PASS" not in out and "FAIL: the run is invalid" in out.replace("\n", " ")
 
 
-@pytest.mark.parametrize("mode", ["type_samples", "type_runtime", "type_wall", "type_version", "deep"])
+@pytest.mark.parametrize("mode", ["type_samples", "type_runtime", "type_wall", "type_version", "type_frames",
+                                  "deep"])
 def test_malformed_results_are_device_errors(matmul_model: Path, tmp_path: Path, capsys, mode: str):
     code, out, err = _bench(matmul_model, tmp_path, mode, capsys)
     lines = err.strip().splitlines()
