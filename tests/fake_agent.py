@@ -206,6 +206,7 @@ LIES: dict[str, Any] = {
     "type_runtime": _numbers({"runtime": ["onnxruntime", "1.0"]}),
     "type_wall": _numbers({"timed_wall_s": "1.0"}),
     "type_version": _numbers({"runtime": {"name": "onnxruntime", "version": {"major": 1}}}),
+    "type_profile": _numbers({"profile": {"layers": [{"name": 5, "median_us": "fast"}], "inference_ns": [1]}}),
     "deep": _deep,
     "eval_keys": _eval_npz({"logits": np.zeros((4, 3), np.float32)}),
     "eval_header_bomb": _eval_npz(raw_members={"out0.npy": _huge_header()}),

@@ -74,6 +74,42 @@ class Frames(_Open):
     wall_ns: StrictInt = 0
 
 
+class ProfileLayer(_Open):
+    """One runtime layer of a profile (``edgeopt_agent.layer_stats.layer_records``)."""
+
+    name: StrictStr
+    op_type: StrictStr = ""
+    original_names: list[StrictStr] = []
+    executed: StrictBool = True
+    calls: StrictInt = 1
+    runs: StrictInt = 0
+    median_us: Number = 0.0
+    p90_us: Number = 0.0
+    mean_us: Number = 0.0
+    min_us: Number = 0.0
+    max_us: Number = 0.0
+    share: Number = 0.0
+
+
+class TraceEvent(_Open):
+    name: StrictStr
+    op_type: StrictStr = ""
+    start_us: Number | None = None
+    duration_us: Number
+
+
+class ProfileFacts(_Open):
+    """The ``profile`` command's records (``edgeopt_agent.profile``)."""
+
+    layers: list[ProfileLayer] = []
+    inference_ns: list[StrictInt] = []
+    trace: list[TraceEvent] = []
+    trace_source: StrictStr = "runtime"
+    warmup: StrictInt = 0
+    iterations: StrictInt = 0
+    notes: list[StrictStr] = []
+
+
 class AgentResult(BaseModel):
     """The types of every field of :class:`edgeopt_agent.protocol.RawRun` (the agent's result)."""
 
@@ -141,12 +177,13 @@ def accept_result(text: str, where: str) -> RawRun:
 
 def _require_parts(data: dict[str, Any], where: str) -> None:
     """A successful result names its runtime and version as strings (they label every table and record), and
-    its warm-up, power and frames hold the types the metrics compute with."""
+    its warm-up, power, frames and profile hold the types the host computes with."""
     parts: tuple[tuple[str, type[BaseModel]], ...] = (
-        ("runtime", RuntimeFacts), ("warmup_done", WarmupDone), ("power", PowerFacts), ("frames", Frames))
+        ("runtime", RuntimeFacts), ("warmup_done", WarmupDone), ("power", PowerFacts), ("frames", Frames),
+        ("profile", ProfileFacts))
     for name, model in parts:
-        if name in ("power", "frames") and not data.get(name):
-            continue  # energy disabled, or not a paced run
+        if name in ("power", "frames", "profile") and not data.get(name):
+            continue  # energy disabled, not a paced run, not a profile
         try:
             model.model_validate(data.get(name) or {})
         except ValidationError as exc:

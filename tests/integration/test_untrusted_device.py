@@ -91,6 +91,12 @@ def test_a_flood_stops_the_agent_with_one_line(matmul_model: Path, tmp_path: Pat
     assert len([line for line in err.splitlines() if line.startswith("edgeopt: error:")]) == 1
 
 
+def test_a_malformed_profile_is_a_device_error(matmul_model: Path, tmp_path: Path, capsys):
+    code = main(["profile", str(matmul_model), "--python", str(fake_python(tmp_path, "type_profile")), "-n", "5"])
+    err = capsys.readouterr().err
+    assert code == 3 and "malformed result (profile.layers.0.name" in err and "Traceback" not in err, err
+
+
 @pytest.fixture()
 def eval_npz(tmp_path: Path) -> Path:
     path = tmp_path / "eval.npz"
