@@ -42,6 +42,8 @@ EVAL_OUTPUT_RATIO = 16
 EVAL_MIN_BYTES_PER_SAMPLE = 1 * MIB
 # A probe's JSON (machine facts and the runtimes found) is small.
 PROBE_STDOUT_BYTES = 4 * MIB
+# A device setup step (pip installing wheels) may print more than a probe.
+SETUP_OUTPUT_BYTES = 64 * MIB
 
 
 def max_samples(request: Request) -> int:
@@ -71,7 +73,13 @@ class ReadLimits:
 
     @classmethod
     def for_probe(cls) -> ReadLimits:
+        """A probe's JSON facts, and any short command run on a device."""
         return cls(result_bytes=PROBE_STDOUT_BYTES, stderr_bytes=STDERR_BASE_BYTES, stdout_bytes=PROBE_STDOUT_BYTES)
+
+    @classmethod
+    def for_setup(cls) -> ReadLimits:
+        """A setup step (``pip install`` prints progress): generous, still bounded."""
+        return cls(result_bytes=SETUP_OUTPUT_BYTES, stderr_bytes=SETUP_OUTPUT_BYTES, stdout_bytes=SETUP_OUTPUT_BYTES)
 
 
 def eval_output_bytes(request: Request) -> int:

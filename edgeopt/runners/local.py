@@ -97,8 +97,10 @@ class LocalRunner:
         finally:
             for t in readers:
                 t.join(timeout=10)
-        if out.get("over") or tail.flooded:
-            raise flood_error("local", "stdout" if out.get("over") else "stderr", limits.stdout_bytes)
+        if out.get("over"):
+            raise flood_error("local", "stdout", limits.stdout_bytes)
+        if tail.flooded:
+            raise flood_error("local", "stderr", limits.stderr_bytes)
         stdout = out.get("data", b"").decode("utf-8", "replace")
         return parse_probe(stdout, proc.returncode, tail.text(), "local", self.python)
 

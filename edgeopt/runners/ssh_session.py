@@ -291,7 +291,8 @@ class SshSession:
                         f"the link to {self.where} died during {what}: no answer to keepalives for "
                         f"{self.timeouts.dead_after_s:g} s; check the network (the agent stops itself on the device)"
                     )
-                select.select([fd], [], [], min(0.5, reader.left_s(), beat.interval_s or 0.5))
+                if not (chan.recv_ready() or chan.recv_stderr_ready()):  # the fd wakes for stdout data only
+                    select.select([fd], [], [], min(0.5, reader.left_s(), beat.interval_s or 0.5))
         except (OSError, paramiko.SSHException, EOFError) as exc:
             raise RunnerError(f"{what} on {self.where} failed ({_one_line(exc)}): check the device") from None
         finally:
@@ -330,7 +331,9 @@ class _ChannelReader:
     def drain(self) -> None:
         """Read what is ready on both channels; the deadline and the budgets are checked after every chunk."""
         chan = self.chan
-        while chan.recv_ready() or chan.recv_stderr_ready():
+        for _ in range(64):  # then back to the caller's loop: heartbeat and liveness go on during a long stream
+            if not (chan.recv_ready() or chan.recv_stderr_ready()):
+                return
             if chan.recv_ready():
                 chunk = chan.recv(1 << 16)
                 self.out_size += len(chunk)
