@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -214,7 +213,3 @@ LIES: dict[str, Any] = {
     "eval_flood": _eval_flood,
 }
 
-MODES = sorted({*LIES, "stderr_flood", "stdout_flood", "result_flood"})
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main(os.environ.get("FAKE_MODE", "same"), sys.argv[1:]))
