@@ -9,6 +9,7 @@ from rich.table import Table
 
 from ..devices.check import DeviceReport
 from ..devices.schema import Inventory
+from ..untrusted import for_rich
 
 _out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 120)
 
@@ -32,24 +33,25 @@ def _mb(value: float | None) -> str:
 
 
 def render_device_report(r: DeviceReport) -> None:
-    t = Table(title=f"device {r.device} ({r.runner}, target {r.target or '-'})", show_header=False)
+    t = Table(title=for_rich(f"device {r.device} ({r.runner}, target {r.target or '-'})"), show_header=False)
     t.add_column("fact")
     t.add_column("value")
-    t.add_row("ready", r.summary or ("yes" if r.ready else "NO"))
+    t.add_row("ready", for_rich(r.summary) if r.summary else ("yes" if r.ready else "NO"))
     if r.target_mismatch:
-        t.add_row("target", f"MISMATCH: not {r.target} hardware: {'; '.join(r.target_mismatch)}")
-    t.add_row("host", f"{r.hostname or '-'}: {r.os}, {r.arch}, {r.cpu or '-'} ({r.cores or '?'} cores)")
-    t.add_row("python", f"{r.python} ({r.python_executable}); agent {r.agent_version}")
-    t.add_row("packages", ", ".join(f"{k} {v}" for k, v in r.packages.items() if v) or "(none)")
+        t.add_row("target", for_rich(f"MISMATCH: not {r.target} hardware: {'; '.join(r.target_mismatch)}"))
+    # Everything here but the labels was reported by the device: data, never markup (edgeopt.untrusted).
+    t.add_row("host", for_rich(f"{r.hostname or '-'}: {r.os}, {r.arch}, {r.cpu or '-'} ({r.cores or '?'} cores)"))
+    t.add_row("python", for_rich(f"{r.python} ({r.python_executable}); agent {r.agent_version}"))
+    t.add_row("packages", for_rich(", ".join(f"{k} {v}" for k, v in r.packages.items() if v) or "(none)"))
     for s in r.runtimes:
         state = f"{s.version or 'available'}" if s.available else f"MISSING: {s.install}"
-        t.add_row(f"runtime {s.runtime.value}", state)
+        t.add_row(f"runtime {s.runtime.value}", for_rich(state))
     t.add_row("memory", f"{_mb(r.memory_available_mb)} available of {_mb(r.memory_total_mb)}")
     t.add_row("disk", f"{_mb(r.disk_free_mb)} free in {r.workdir}")
-    t.add_row("governor", r.governor or "- (no cpufreq)")
+    t.add_row("governor", for_rich(r.governor or "- (no cpufreq)"))
     temps = ", ".join(f"{k} {v:.1f} C" for k, v in r.temperature_c.items())
-    t.add_row("temperature", temps or "- (no thermal zones)")
-    t.add_row("power sensors", "; ".join(r.power_sensors) or "none (energy will be an estimate)")
+    t.add_row("temperature", for_rich(temps or "- (no thermal zones)"))
+    t.add_row("power sensors", for_rich("; ".join(r.power_sensors) or "none (energy will be an estimate)"))
     _out.print(t)
     for p in r.problems:
-        _out.print(f"[yellow]to fix:[/yellow] {p}", soft_wrap=True)
+        _out.print(f"[yellow]to fix:[/yellow] {for_rich(p)}", soft_wrap=True)

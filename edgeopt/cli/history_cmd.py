@@ -34,6 +34,8 @@ def history_cmd(model: str | None, target: str | None, kind: str | None, limit: 
     """List recorded runs, newest first."""
     store = open_store(history_db)
     runs = store.runs(model=model, target=target, kind=kind, limit=limit)
+    for note in store.skipped:
+        click.echo(f"edgeopt: warning: {note}", err=True)
     if tensorboard is not None:
         from ..sinks.tensorboard_history import export_history
 

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from ..history import Baseline, RunComparison, RunRecord
 from ..history.llm_compare import LlmRunComparison
+from ..untrusted import for_rich
 from .tables import Col, fit_table, human_count
 
 _out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 150)
@@ -60,7 +61,7 @@ def render_comparison(c: RunComparison) -> None:
     _out.print(table)
     _out.print(c.explanation)
     for note in c.notes:
-        _out.print(f"[yellow]note:[/] {note}")
+        _out.print(f"[yellow]note:[/] {for_rich(note)}")  # notes quote runtime versions a device reported
 
 
 def render_baselines(items: list[Baseline], path: Path) -> None:

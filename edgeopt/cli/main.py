@@ -30,8 +30,11 @@ TERMINATED = (143, "terminated (SIGTERM); the device's agent stops itself, run a
 def _fail(message: str, code: int, as_json: bool) -> int:
     import click
 
+    from ..untrusted import clean_text
     from .json_out import emit_json
 
+    # An error line may quote a device (its error text, its stderr): one line, no escapes (edgeopt.untrusted).
+    message = clean_text(message, limit=4000)
     click.echo(f"edgeopt: error: {message}", err=True)
     if as_json:
         emit_json({"error": message, "exit_code": code})

@@ -12,6 +12,7 @@ from rich.table import Table
 from ..analysis.report import InspectResult
 from ..metrics.result import BenchResult, Energy
 from ..targets.schema import Sourced, Target
+from ..untrusted import for_rich
 from .tables import Col, fit_table
 
 _out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 120)
@@ -148,9 +149,12 @@ def _energy(e: Energy) -> str:
 
 def render_bench(r: BenchResult) -> None:
     if r.target_mismatch:
-        _out.print(f"[bold red]TARGET MISMATCH[/bold red]: not {r.target} hardware: {'; '.join(r.target_mismatch)}",
+        _out.print(f"[bold red]TARGET MISMATCH[/bold red]: not {r.target} hardware: "
+                   f"{for_rich('; '.join(r.target_mismatch))}",
                    soft_wrap=True)
-    t = Table(title=f"bench {r.model.path} on {r.target} ({r.runner}, {r.runtime.name} {r.runtime.version})",
+    # The runtime's name and version come from the device: data, never markup (edgeopt.untrusted).
+    t = Table(title=escape(f"bench {r.model.path} on {r.target} ({r.runner}, ") + for_rich(r.runtime.name) + " "
+              + for_rich(r.runtime.version) + ")",
               show_header=False)
     t.add_column("metric")
     t.add_column("value")
@@ -182,12 +186,13 @@ def render_bench(r: BenchResult) -> None:
         b = r.fps_budget
         numbers = f"{b.percentile} {b.latency_ms:.3f} ms vs {b.budget_ms:.3f} ms at {b.fps:g} FPS"
         if not r.valid:  # the reason on the same line: a FAIL next to a large headroom reads like a bug otherwise
-            t.add_row("FPS budget", f"FAIL: the run is invalid ({'; '.join(r.invalid_reasons)}); {numbers}")
+            t.add_row("FPS budget", f"FAIL: the run is invalid ({for_rich('; '.join(r.invalid_reasons))}); {numbers}")
         else:
             t.add_row("FPS budget", f"{'PASS' if b.passed else 'FAIL'}: {numbers} (headroom {b.headroom_pct:.1f}%)")
-    t.add_row("valid", "yes" if r.valid else "NO: " + "; ".join(r.invalid_reasons))
+    t.add_row("valid", "yes" if r.valid else "NO: " + for_rich("; ".join(r.invalid_reasons)))
     if r.target_mismatch:
-        t.add_row("[bold red]target[/bold red]", "[bold red]MISMATCH[/bold red]: " + "; ".join(r.target_mismatch))
+        t.add_row("[bold red]target[/bold red]",
+                  "[bold red]MISMATCH[/bold red]: " + for_rich("; ".join(r.target_mismatch)))
     _out.print(t)
     for w in r.warnings:
-        _out.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True)
+        _out.print(f"[yellow]warning:[/yellow] {for_rich(w)}", soft_wrap=True)

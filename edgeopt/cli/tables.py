@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.table import Table
+from rich.text import Text
 
 _EMPTY = {"", "-"}
 
@@ -101,6 +102,6 @@ def fit_table(title: str | None, cols: Sequence[Col], rows: Sequence[Sequence[st
         else:
             table.add_column(col.header, justify="right" if col.numeric else "left", no_wrap=True,
                              min_width=need[i])
-    for r in rows:
-        table.add_row(*(str(r[i]) for i in keep))
+    for r in rows:  # cells are data (runtime versions and device names come from devices): text, never markup
+        table.add_row(*(Text(str(r[i])) for i in keep))
     return table, [cols[i].header for i in sorted(dropped)]

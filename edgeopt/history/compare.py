@@ -12,6 +12,7 @@ median ratio says how sure the size is.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -174,6 +175,7 @@ def compare(
     notes = comparability_notes(RunIdentity.of(ra), RunIdentity.of(rb))
     if not (ra.valid and rb.valid):
         notes.append("at least one run is marked invalid (too few samples for its percentile or truncated)")
+    notes += store.skipped  # damaged rows left out of the noise floor
     return RunComparison(
         **result.model_dump(), run_a=ra.id, run_b=rb.id, model_a=ra.model_name, model_b=rb.model_name,
         device_a=ra.device, device_b=rb.device, notes=notes,
@@ -240,7 +242,7 @@ def noise_floor(store: HistoryStore, identity: RunIdentity, *, exclude: Sequence
     (``max / min - 1``), over the valid runs with the same model, device, runtime and settings, less ``exclude``.
     None with fewer than two such runs (nothing to learn the run-to-run spread from)."""
     medians = [r.latency_ms_p50 for r in store.runs(model=identity.model_sha256, target=identity.device, limit=500)
-               if r.id not in exclude and r.valid and r.latency_ms_p50 > 0
+               if r.id not in exclude and r.valid and math.isfinite(r.latency_ms_p50) and r.latency_ms_p50 > 0
                and not comparability_notes(identity, RunIdentity.of(r))]
     if len(medians) < 2:
         return None, len(medians)

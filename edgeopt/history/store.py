@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, first_line
 from ..metrics.result import BenchResult
 from .codec import SAMPLES_FORMAT, SampleCodecError, decode_samples, encode_samples
 from .llm_runs import is_llm_json, llm_values
@@ -120,6 +120,9 @@ class HistoryStore:
     def __init__(self, path: str | Path, *, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> None:
         self.path = Path(path).expanduser()
         self.busy_timeout_s = busy_timeout_s
+        # Rows skipped because they cannot be read (damaged, or impossible numbers an untrusted device sent
+        # before edgeopt checked them): one line each, for the caller to show as warnings.
+        self.skipped: list[str] = []
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -293,7 +296,16 @@ class HistoryStore:
             names: dict[int, list[str]] = {}
             for name, run_id in conn.execute("SELECT name, run_id FROM baselines ORDER BY name"):
                 names.setdefault(int(run_id), []).append(str(name))
-        return [self._record(row, names) for row in rows]
+        records: list[RunRecord] = []
+        for row in rows:
+            try:
+                records.append(self._record(row, names))
+            except (ValueError, TypeError, KeyError) as exc:  # JSON and pydantic errors are ValueErrors
+                note = (f"history run {row[0]} in {self.path} is unreadable ({first_line(exc, limit=120)}): "
+                        "skipped; delete it or record the run again")
+                if note not in self.skipped:
+                    self.skipped.append(note)
+        return records
 
     @staticmethod
     def _record(row: tuple[Any, ...], names: dict[int, list[str]]) -> RunRecord:
@@ -348,6 +360,9 @@ class HistoryStore:
         text = str(ref).strip()
         if text.isdigit():
             rows = self._rows("WHERE id = ?", (int(text),))
+            damaged = next((n for n in self.skipped if n.startswith(f"history run {int(text)} ")), None)
+            if not rows and damaged:
+                raise HistoryError(damaged.replace(": skipped;", ": it cannot be used;"))
             if not rows:
                 raise HistoryError(f"run {text} is not in history {self.path}; list runs with: edgeopt history")
             return rows[0]
@@ -382,9 +397,14 @@ class HistoryStore:
         if fmt != SAMPLES_FORMAT:
             raise HistoryError(f"run {record.id}: unknown samples format {fmt!r}; upgrade edgeopt")
         try:
-            return decode_samples(bytes(blob), record.samples_count)
+            samples = decode_samples(bytes(blob), record.samples_count)
         except SampleCodecError as exc:
             raise HistoryError(f"run {record.id}: {exc}") from None
+        if not (np.isfinite(samples).all() and (samples > 0).all()):
+            raise HistoryError(f"run {record.id} in {self.path} holds latency samples that are not finite positive "
+                               "numbers (recorded from a device before edgeopt checked them): it cannot be "
+                               "compared; record the run again")
+        return samples
 
     def result(self, ref: int | str) -> BenchResult:
         """The full stored result of a run (without its raw samples).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import math
 from dataclasses import dataclass
 
 from edgeopt_agent.protocol import RawRun
@@ -13,6 +14,7 @@ from .budget import check_fps
 from .deadline import deadline_from_frames
 from .energy import energy_from_run
 from .latency import PERCENTILES, PercentileSupport, latency_stats, required_samples
+from .physics import check_numbers
 from .result import (
     BenchResult,
     ColdStart,
@@ -43,7 +45,12 @@ class MetricInputs:
 
 
 def _mb(kb: int | None) -> float | None:
-    return None if kb is None else kb / 1024.0
+    return None if kb is None or not math.isfinite(kb) else kb / 1024.0
+
+
+def _finite_or_zero(value: float | None) -> float:
+    """A device number for display: NaN, infinities and None read 0 (the run is invalid then, with the reason)."""
+    return float(value) if value is not None and math.isfinite(value) else 0.0
 
 
 def build_result(raw: RawRun, ctx: MetricInputs) -> BenchResult:
@@ -51,25 +58,31 @@ def build_result(raw: RawRun, ctx: MetricInputs) -> BenchResult:
     if not raw.ok or raw.request is None:
         raise ValueError("build_result needs a successful run; turn error runs into RunnerError first")
     req = raw.request
-    n = len(raw.samples_ns)
-    stats = latency_stats(raw.samples_ns)
+    numbers = check_numbers(raw)  # a device is untrusted: impossible numbers make the run invalid
+    n = len(numbers.samples_ns)
+    stats = latency_stats(numbers.samples_ns or [0])
     support = {
         key: PercentileSupport(supported=n >= required_samples(q), samples=n, required=required_samples(q))
         for key, q in PERCENTILES.items()
     }
     invalid, warnings = _validity(raw, ctx.percentile, support)
+    invalid[:0] = numbers.reasons
     chosen = support[ctx.percentile]
-    inferences_per_s = n / raw.timed_wall_s if raw.timed_wall_s > 0 else 0.0
+    wall_s = _finite_or_zero(raw.timed_wall_s)
+    inferences_per_s = n / wall_s if wall_s > 0 and not numbers.reasons else 0.0
     budget = None
     if ctx.fps is not None:
         budget = check_fps(ctx.fps, ctx.percentile, getattr(stats, ctx.percentile), chosen.supported)
-    energy, energy_warnings = energy_from_run(raw.power, target=ctx.target, inferences=n,
-                                              timed_s=raw.timed_wall_s, flops_per_inference=ctx.flops_per_inference)
+        if numbers.reasons:  # never "passed" on numbers that cannot be true
+            budget = budget.model_copy(update={"passed": False, "reason": numbers.reasons[0]})
+    power = raw.power if not numbers.reasons else {}  # no energy figures from numbers that cannot be true
+    energy, energy_warnings = energy_from_run(power, target=ctx.target, inferences=n,
+                                              timed_s=wall_s, flops_per_inference=ctx.flops_per_inference)
     warnings.extend(energy_warnings)
     mismatch = target_mismatch(ctx.target, raw.environment)
     if mismatch:
         warnings.insert(0, mismatch_note(mismatch, ctx.target.name))
-    load, first = float(raw.load_ms or 0.0), float(raw.first_inference_ms or 0.0)
+    load, first = _finite_or_zero(raw.load_ms), _finite_or_zero(raw.first_inference_ms)
     return BenchResult(
         edgeopt_version=ctx.edgeopt_version,
         model=ctx.model,
@@ -94,14 +107,14 @@ def build_result(raw: RawRun, ctx: MetricInputs) -> BenchResult:
         warnings=warnings,
         environment=raw.environment,
         target_mismatch=mismatch,
-        samples_ms=[s / 1e6 for s in raw.samples_ns] if ctx.keep_samples else None,
+        samples_ms=[s / 1e6 for s in numbers.samples_ns] if ctx.keep_samples else None,
     )
 
 
 def _validity(raw: RawRun, percentile: str, support: dict[str, PercentileSupport]) -> tuple[list[str], list[str]]:
     """Why the run is invalid (too few samples for the chosen percentile, the watchdog) and what to warn about."""
     req = raw.request or {}
-    n = len(raw.samples_ns)
+    n = support[percentile].samples  # the usable ones (edgeopt.metrics.physics)
     invalid: list[str] = []
     warnings: list[str] = []
     chosen = support[percentile]
@@ -149,9 +162,9 @@ def _memory(raw: RawRun) -> MemoryMb:
 def _run_info(raw: RawRun, ctx: MetricInputs) -> RunInfo:
     return RunInfo(
         samples=len(raw.samples_ns),
-        timed_s=raw.timed_wall_s,
+        timed_s=_finite_or_zero(raw.timed_wall_s),
         warmup_iterations=int(raw.warmup_done.get("iterations", 0)),
-        warmup_s=float(raw.warmup_done.get("duration_s", 0.0)),
+        warmup_s=_finite_or_zero(raw.warmup_done.get("duration_s", 0.0)),
         truncated=raw.truncated,
         started_at=ctx.started_at.astimezone(_dt.timezone.utc).isoformat(timespec="seconds"),
     )

@@ -6,8 +6,10 @@ import sys
 from collections.abc import Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from ..untrusted import for_rich
 from .schema import LayerRecord, ProfileComparison, ProfileResult
 
 _NODES_SHOWN = 2
@@ -39,7 +41,8 @@ def roof_text(layer: LayerRecord) -> str:
 
 def header(p: ProfileResult) -> str:
     rt = p.runtime
-    return (f"{p.model.path} on {rt.get('name')} {rt.get('version')} ({p.target}, {p.runner}): "
+    return (f"{escape(p.model.path)} on {for_rich(rt.get('name'))} {for_rich(rt.get('version'))} "
+            f"({p.target}, {p.runner}): "
             f"{p.settings.profiled_iterations} profiled inferences after {p.settings.warmup} warm-up; profiled "
             f"{_ms(p.profiled_ms)} ms/inference (layers {_ms(p.layers_ms)} ms), unprofiled p50 "
             f"{_ms(p.unprofiled_p50_ms)} ms, overhead {p.overhead:.2f}x")
@@ -74,7 +77,7 @@ def render_profile(p: ProfileResult, top: int = 15) -> None:
     out.print(layer_table(p, top))
     out.print(op_table(p))
     for note in p.notes:
-        out.print(f"note: {note}")
+        out.print(f"note: {for_rich(note)}")
 
 
 def compare_table(c: ProfileComparison, top: int) -> Table:
@@ -107,4 +110,4 @@ def render_comparison(c: ProfileComparison, top: int = 15) -> None:
     if c.extra:
         out.print(extra_table(c))
     for line in c.explanation:
-        out.print(f"- {line}")
+        out.print(f"- {for_rich(line)}")

@@ -9,10 +9,20 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from ..qualify.result import GateStatus, QualifyResult
+from ..untrusted import clean_text
 
 
 def _suite_name(result: QualifyResult, device: str) -> str:
     return f"edgeopt.qualify.{result.name}.{device}"
+
+
+def _clean(root: ET.Element) -> None:
+    """Every attribute and text made valid XML 1.0 (no raw 0x1B, no other control character): details and errors
+    quote devices, which are untrusted (edgeopt.untrusted). ElementTree escapes ``<>&"`` itself."""
+    for element in root.iter():
+        element.attrib = {k: clean_text(v, limit=8000) for k, v in element.attrib.items()}
+        if element.text:
+            element.text = clean_text(element.text, limit=8000)
 
 
 def render_junit(result: QualifyResult) -> str:
@@ -52,5 +62,6 @@ def render_junit(result: QualifyResult) -> str:
                 ET.SubElement(case, "error", {"message": message, "type": "DeviceError"}).text = d.error or message
             else:
                 ET.SubElement(case, "system-out").text = message
+    _clean(root)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from ..bench.llm.result import LlmBenchResult
 from ..qualify.result import GateStatus, QualifyResult
+from ..untrusted import for_markdown
 
 _ICON = {GateStatus.PASS: "✅ pass", GateStatus.FAIL: "❌ fail", GateStatus.ERROR: "⚠️ error"}
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Text for a table cell or a list item: device text is data, so HTML, pipes and brackets are escaped
+    (a ``<script>`` or ``<img onerror>`` in a device's error shows as text where the summary is rendered)."""
+    return for_markdown(text)
 
 
 def _value(value: float | None, unit: str) -> str:
@@ -59,7 +62,7 @@ def render_markdown(result: QualifyResult) -> str:
         if d.costs is not None:
             cost = (f", {d.costs.cost_per_million:.3g} {d.costs.currency} and {d.costs.co2_g_per_million:.3g} g CO2 "
                     "per million inferences" + (" (ESTIMATE)" if d.costs.source == "estimate" else ""))
-        lines.append(f"- `{d.label}` ({d.target}, {b.runtime.name} {b.runtime.version}): p50 "
+        lines.append(f"- `{d.label}` ({d.target}, {_cell(b.runtime.name)} {_cell(b.runtime.version)}): p50 "
                      f"{b.latency_ms.p50:.4g} ms, p99 {b.latency_ms.p99:.4g} ms, {b.throughput_ips:.4g} ips, memory "
                      f"+{_value(b.memory_mb.delta, 'MiB')}, cold start {b.cold_start_ms.total:.4g} ms, energy "
                      f"{energy}{cost}; {b.run.samples} samples" + ("" if b.valid else " — **run INVALID**"))

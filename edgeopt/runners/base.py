@@ -22,7 +22,9 @@ from edgeopt_agent import protocol
 from edgeopt_agent.protocol import RawRun, Request
 
 from ..errors import InputError, RunnerError, RuntimeUnavailableError
+from ..untrusted import clean_text, clean_tree
 from .agent_exit import AgentTrace
+from .agent_schema import accept_result
 
 ProgressSink = Callable[[dict[str, Any]], None]
 
@@ -124,8 +126,8 @@ def parse_progress_line(line: str) -> dict[str, Any] | None:
     if not text.startswith("{"):
         return None
     try:
-        event = json.loads(text)
-    except ValueError:
+        event = clean_tree(json.loads(text))
+    except (ValueError, RecursionError):  # UntrustedDataError is a ValueError: too deep is not an event
         return None
     return event if isinstance(event, dict) and "event" in event else None
 
@@ -140,14 +142,14 @@ def parse_result(stdout: str, stderr_tail: str, where: str, status: int | None =
         where: the runner's name, for messages.
         status: the agent's exit status (negative: killed by that signal; 128+N from a remote shell).
         trace: the agent's events, to say in which phase and after how long it ended.
+
+    The result is checked against the one schema of what an agent returns (:mod:`.agent_schema`) and every
+    string in it cleaned: a device is untrusted input.
     """
     text = stdout.strip()
     if not text:
-        raise RunnerError((trace or AgentTrace()).no_result_message(status, where, stderr_tail))
-    try:
-        return RawRun.from_dict(json.loads(text.splitlines()[-1]))
-    except (ValueError, protocol.ProtocolError) as exc:
-        raise RunnerError(f"the agent on {where} returned an unreadable result ({exc}): update the agent") from None
+        raise RunnerError((trace or AgentTrace()).no_result_message(status, where, clean_text(stderr_tail)))
+    return accept_result(text, where)
 
 
 def raise_for_error(raw: RawRun, where: str) -> RawRun:
@@ -165,12 +167,13 @@ def raise_for_error(raw: RawRun, where: str) -> RawRun:
 def parse_probe(stdout: str, status: int, stderr_tail: str, where: str, python: str) -> dict[str, Any]:
     """The probe's JSON line as a dict; no JSON is a :class:`RunnerError` naming the interpreter."""
     try:
-        facts: Any = json.loads(stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
+        facts: Any = clean_tree(json.loads(stdout.strip().splitlines()[-1]))
+    except (ValueError, IndexError, RecursionError):  # a device's facts are untrusted: too deep is no answer
         facts = None
     if not isinstance(facts, dict):
         raise RunnerError(
-            f"the probe on {where} printed no result (exit {status}; last output: {stderr_tail or '(none)'}): "
+            f"the probe on {where} printed no result (exit {status}; "
+            f"last output: {clean_text(stderr_tail) or '(none)'}): "
             f"the agent needs Python 3.8+ at {python}"
         )
     return facts

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from .base import (
     parse_progress_line,
     parse_result,
 )
+from .limits import LineTail, ReadLimits, flood_error, read_capped
 
 # Variables the agent may inherit; everything else is dropped so runs do not depend on the caller's shell.
 # EDGEOPT_PLUGIN_PATH: plug-in runtimes that are not installed (edgeopt.registry.plugins) load in the agent too.
@@ -86,24 +87,37 @@ class LocalRunner:
         Raises:
             RunnerError: the interpreter cannot start, the probe timed out or printed no JSON.
         """
+        limits = ReadLimits.for_probe()
         try:
-            proc = subprocess.run([self.python, "-m", "edgeopt_agent", "probe"], capture_output=True, text=True,
-                                  env=self._env(), timeout=PROBE_TIMEOUT_S, check=False)
+            proc = subprocess.Popen([self.python, "-m", "edgeopt_agent", "probe"], stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self._env())
         except OSError as exc:
             raise RunnerError(f"cannot start the agent with {self.python} ({exc}): pass a valid --python") from None
+        tail = LineTail(limits.stderr_bytes)
+        out: dict[str, Any] = {}
+        readers = [threading.Thread(target=_pump_stderr, args=(proc, tail), daemon=True),
+                   threading.Thread(target=_pump_stdout, args=(proc, limits.stdout_bytes, out), daemon=True)]
+        for t in readers:
+            t.start()
+        try:
+            proc.wait(timeout=PROBE_TIMEOUT_S)
         except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
             raise RunnerError(f"the local probe did not finish within {PROBE_TIMEOUT_S:.0f} s: check the runtimes "
                               f"installed for {self.python}") from None
-        tail = " | ".join(proc.stderr.strip().splitlines()[-20:])
-        return parse_probe(proc.stdout, proc.returncode, tail, "local", self.python)
+        finally:
+            for t in readers:
+                t.join(timeout=10)
+        if out.get("over"):
+            raise flood_error("local", "stdout", limits.stdout_bytes)
+        if tail.flooded:
+            raise flood_error("local", "stderr", limits.stderr_bytes)
+        stdout = out.get("data", b"").decode("utf-8", "replace")
+        return parse_probe(stdout, proc.returncode, tail.text(), "local", self.python)
 
     def close(self) -> None:
         """Nothing is held between calls: each command is its own subprocess."""
-
-    def _lock_args(self) -> list[str]:
-        if self.lock_dir is None:
-            return []
-        return ["--lock-dir", str(self.lock_dir), "--lock-wait-s", f"{self.lock_wait_s:g}"]
 
     def _env(self) -> dict[str, str]:
         env = {k: os.environ[k] for k in _KEEP_ENV if k in os.environ}
@@ -111,29 +125,50 @@ class LocalRunner:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         return env
 
+    def _lock_args(self) -> list[str]:
+        if self.lock_dir is None:
+            return []
+        return ["--lock-dir", str(self.lock_dir), "--lock-wait-s", f"{self.lock_wait_s:g}"]
+
     def _call(self, command: AgentCommand, request: Request, model_path: Path,
               progress: ProgressSink | None) -> RawRun:
-        """Send ``request`` to ``python -m edgeopt_agent <command>`` on stdin; its result JSON comes on stdout."""
+        """Send ``request`` to ``python -m edgeopt_agent <command>`` on stdin; its result JSON comes on stdout.
+
+        Both channels are read within the request's budgets (:class:`ReadLimits`): a flood stops the agent.
+        """
         request = dataclasses.replace(request, model_path=str(Path(model_path).resolve()))
+        limits = ReadLimits.for_request(request)
         try:
             proc = subprocess.Popen(
                 [self.python, "-m", "edgeopt_agent", command.value, "--request", "-", "--result", "-",
                  *self._lock_args()],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self._env(), text=True,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self._env(),
             )
         except OSError as exc:
             raise RunnerError(f"cannot start the agent with {self.python} ({exc}): pass a valid --python") from None
-        tail: deque[str] = deque(maxlen=20)
-        chunks: list[str] = []
         trace = AgentTrace()
-        readers = [threading.Thread(target=_pump_stderr, args=(proc, tail, progress, trace), daemon=True),
-                   threading.Thread(target=lambda: chunks.append(proc.stdout.read()), daemon=True)]  # type: ignore[union-attr]
+        tail = LineTail(limits.stderr_bytes, _progress_handler(progress, trace))
+        out: dict[str, Any] = {}
+        readers = [threading.Thread(target=_pump_stderr, args=(proc, tail), daemon=True),
+                   threading.Thread(target=_pump_stdout, args=(proc, limits.result_bytes, out), daemon=True)]
         for t in readers:
             t.start()
+        self._wait(proc, request, json.dumps(request.to_dict()).encode())
+        for t in readers:
+            t.join(timeout=10)
+        if out.get("over"):
+            raise flood_error("local", "stdout (the result)", limits.result_bytes)
+        if tail.flooded:
+            raise flood_error("local", "stderr", limits.stderr_bytes)
+        text = out.get("data", b"").decode("utf-8", "replace")
+        return parse_result(text, tail.text(), "local", proc.returncode, trace)
+
+    def _wait(self, proc: subprocess.Popen[bytes], request: Request, payload: bytes) -> None:
+        """Write the request, wait for the agent within its deadline; kill it on a timeout or an interrupt."""
         limit_s = request.max_duration_s + KILL_GRACE_S + (self.lock_wait_s if self.lock_dir else 0.0)
         try:
             assert proc.stdin is not None
-            proc.stdin.write(json.dumps(request.to_dict()))
+            proc.stdin.write(payload)
             proc.stdin.close()
             proc.wait(timeout=limit_s)
         except subprocess.TimeoutExpired:
@@ -149,24 +184,23 @@ class LocalRunner:
             proc.kill()
             proc.wait()
             raise
-        for t in readers:
-            t.join(timeout=10)
-        return parse_result("".join(chunks), " | ".join(tail), "local", proc.returncode, trace)
 
 
-def _pump_stderr(proc: subprocess.Popen[str], tail: deque[str], progress: ProgressSink | None,
-                 trace: AgentTrace) -> None:
-    """Progress lines to ``trace`` and ``progress``; other lines (library logs) into ``tail`` for error messages."""
-    for line in proc.stderr:  # type: ignore[union-attr]
+def _progress_handler(progress: ProgressSink | None, trace: AgentTrace) -> Callable[[str], bool]:
+    """A stderr line handler: progress events to ``trace`` and ``progress`` (True), other lines kept (False)."""
+
+    def on_line(line: str) -> bool:
         event = parse_progress_line(line)
         if event is None:
-            tail.append(line.rstrip())
-            continue
+            return False
         if event.get("event") == "phase" and event.get("phase") == "lock_wait":
             _say_waiting(event)
         trace.observe(event)
         if progress is not None:
             progress(event)
+        return True
+
+    return on_line
 
 
 def _say_waiting(event: dict[str, Any]) -> None:
@@ -176,3 +210,27 @@ def _say_waiting(event: dict[str, Any]) -> None:
                      f"machine; waiting for it to finish so neither slows the other down (lock "
                      f"{event.get('path', '?')})\n")
     sys.stderr.flush()
+
+
+def _pump_stderr(proc: subprocess.Popen[bytes], tail: LineTail) -> None:
+    """Read stderr in chunks into ``tail`` (linear, bounded); past its budget the agent is killed."""
+    stream = proc.stderr
+    assert stream is not None
+    while True:
+        chunk = stream.read1(1 << 16)  # type: ignore[attr-defined]
+        if not chunk:
+            break
+        tail.feed(chunk)
+        if tail.flooded:
+            proc.kill()
+            break
+    tail.close()
+
+
+def _pump_stdout(proc: subprocess.Popen[bytes], limit: int, out: dict[str, Any]) -> None:
+    """Read the result from stdout up to ``limit`` bytes; past it the agent is killed and ``over`` set."""
+    assert proc.stdout is not None
+    data, over = read_capped(proc.stdout.read1, limit)  # type: ignore[attr-defined]
+    out["data"], out["over"] = data, over
+    if over:
+        proc.kill()

@@ -34,6 +34,7 @@ from ..errors import RunnerError
 from ..interrupts import stop_on_interrupt
 from .agent_exit import AgentTrace
 from .base import AgentCommand, ProgressSink, RunnerInfo, RunnerKind, parse_probe, parse_progress_line, parse_result
+from .limits import ReadLimits, flood_error
 from .ssh_cache import (
     DEFAULT_LIMIT_BYTES,
     UNPACK_SCRIPT,
@@ -177,9 +178,10 @@ class SshRunner:
                        if getattr(request, f)}
             remote = dataclasses.replace(request, **placed, **fetches)
             stats.job_dir = job
+            limits = ReadLimits.for_request(request)
             try:
-                text, result = self._run_job(s, workdir, agent_path, job, remote, stats, emit, command, trace)
-                self._fetch_outputs(s, {getattr(request, f): path for f, path in fetches.items()})
+                text, result = self._run_job(s, workdir, agent_path, job, remote, stats, emit, command, trace, limits)
+                self._fetch_outputs(s, {getattr(request, f): path for f, path in fetches.items()}, limits)
             finally:
                 self._cleanup(s, job, stats)
         if result.status == _NOT_FOUND and not text:
@@ -202,16 +204,17 @@ class SshRunner:
         stats.timed("upload", started)
         return placed
 
-    def _fetch_outputs(self, s: SshSession, outputs: dict[str, str]) -> None:
-        """Copy each device file to its host path; a missing one is skipped (the agent failed: its result says why)."""
+    def _fetch_outputs(self, s: SshSession, outputs: dict[str, str], limits: ReadLimits) -> None:
+        """Copy each device file to its host path, at most ``limits.file_bytes`` of it (a larger or growing file
+        is a flood); a missing one is skipped (the agent failed: its result says why)."""
         for host_path, device_path in outputs.items():
             with s.step(f"fetching {PurePosixPath(device_path).name} from {s.where}", self.timeouts.upload_s), \
                     contextlib.suppress(FileNotFoundError):
-                s.sftp.get(device_path, host_path)
+                _copy_capped(s, device_path, Path(host_path), limits.file_bytes, PurePosixPath(device_path).name)
 
     def _run_job(self, s: SshSession, workdir: str, agent_path: str, job: str, request: Request,
                  stats: TransferStats, emit: ProgressSink, command: AgentCommand,
-                 trace: AgentTrace) -> tuple[str, ExecResult]:
+                 trace: AgentTrace, limits: ReadLimits) -> tuple[str, ExecResult]:
         t = self.timeouts
         started = time.perf_counter()
         with s.step(f"creating the job directory on {s.where}", t.fetch_s):
@@ -240,14 +243,12 @@ class SshRunner:
 
         started = time.perf_counter()
         result = s.execute(line, what="the agent run", on_stderr_line=on_line, heartbeat=True,
-                           timeout_s=request.max_duration_s + t.lock_wait_s + t.run_grace_s)
+                           timeout_s=request.max_duration_s + t.lock_wait_s + t.run_grace_s, limits=limits)
         stats.timed("run", started)
         started = time.perf_counter()
         with s.step(f"fetching the result from {s.where}", t.fetch_s):
             try:
-                with s.sftp.open(f"{job}/result.json", "r") as fh:
-                    fh.prefetch()  # pipelined reads: a long link costs ~1 round trip, not one per 32 KiB
-                    text = fh.read().decode("utf-8", "replace")
+                text = _read_capped(s, f"{job}/result.json", limits.result_bytes, "result.json")
             except FileNotFoundError:
                 text = ""
         stats.timed("fetch", started)
@@ -288,3 +289,36 @@ class SshRunner:
         facts = parse_probe(result.stdout, result.status, result.stderr_tail, s.where, self.address.python)
         facts["workdir"] = workdir
         return facts
+
+
+def _read_capped(s: SshSession, path: str, limit: int, what: str) -> str:
+    """A device file's text, refused (a flood) when its size is over ``limit`` before anything is read."""
+    size = s.sftp.stat(path).st_size or 0
+    if size > limit:
+        raise flood_error(s.where, what, limit)
+    with s.sftp.open(path, "r") as fh:
+        fh.prefetch(size)  # pipelined reads: a long link costs ~1 round trip, not one per 32 KiB
+        data = fh.read(limit + 1)
+    if len(data) > limit:  # it grew while it was read
+        raise flood_error(s.where, what, limit)
+    return data.decode("utf-8", "replace")
+
+
+def _copy_capped(s: SshSession, device_path: str, host_path: Path, limit: int, what: str) -> None:
+    """Copy a device file to ``host_path``, refused when it is (or grows) over ``limit`` bytes; nothing is left
+    on the host then."""
+    size = s.sftp.stat(device_path).st_size or 0
+    if size > limit:
+        raise flood_error(s.where, what, limit)
+    copied = 0
+    try:
+        with s.sftp.open(device_path, "r") as src, host_path.open("wb") as dst:
+            src.prefetch(size)
+            while chunk := src.read(1 << 20):
+                copied += len(chunk)
+                if copied > limit:
+                    raise flood_error(s.where, what, limit)
+                dst.write(chunk)
+    except BaseException:
+        host_path.unlink(missing_ok=True)
+        raise

@@ -14,7 +14,6 @@ import select
 import socket
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from .. import interrupts
 from ..devices.schema import SshAddress
 from ..errors import EdgeoptError, InputError, RunnerError
 from ..settings import SshTimeouts
+from .limits import LineTail, ReadLimits, flood_error
 from .ssh_hostkeys import DEFAULT_KNOWN_HOSTS, TrustOnFirstUse, changed_key_error, load_known_hosts
 
 __all__ = ["ExecResult", "SshSession", "SshTimeouts"]  # SshTimeouts lives in edgeopt.settings (RemoteSpec)
@@ -246,11 +246,13 @@ class SshSession:
 
     # -- commands ---------------------------------------------------------------------------------------------
     def execute(self, command: str, *, what: str, timeout_s: float,
-                on_stderr_line: Callable[[str], bool] | None = None, heartbeat: bool = False) -> ExecResult:
+                on_stderr_line: Callable[[str], bool] | None = None, heartbeat: bool = False,
+                limits: ReadLimits | None = None) -> ExecResult:
         """Run ``command`` on the device, streaming stderr lines as they arrive.
 
         stdin stays open for the whole command, so a process started with ``--exit-on-stdin-eof`` ends when
-        this session ends, whatever ended it.
+        this session ends, whatever ended it. stdout and stderr are read within ``limits`` (linear time, stderr
+        in constant memory); the deadline is checked between every chunk, so a flood cannot outlive it.
 
         Args:
             command: the remote command line; every value in it must already be shell-quoted.
@@ -259,9 +261,10 @@ class SshSession:
             on_stderr_line: receives each stderr line; returns True when it consumed it (not kept in the tail).
             heartbeat: send a newline on the command's stdin every ``keepalive_s`` (the agent's
                 ``--host-silence-s`` ends it when they stop coming: the link died).
+            limits: byte budgets of stdout and stderr (default: a probe's).
 
         Raises:
-            RunnerError: timeout, dead link, or the connection dropped before the command finished.
+            RunnerError: timeout, dead link, a flood, or the connection dropped before the command finished.
         """
         assert self._client is not None, "connect() first"
         transport = self._client.get_transport()
@@ -269,55 +272,82 @@ class SshSession:
             assert transport is not None
             chan = transport.open_session(timeout=self.timeouts.connect_s)
             chan.exec_command(command)
-        deadline = time.monotonic() + timeout_s
+        limits = limits or ReadLimits.for_probe()
+        reader = _ChannelReader(chan, limits, on_stderr_line, what, self.where, timeout_s)
         beat = _Heartbeat(chan, self.timeouts.keepalive_s if heartbeat else 0.0)
-        out: list[bytes] = []
-        tail: deque[str] = deque(maxlen=20)
-        pending = b""
         try:
             fd = chan.fileno()
             while True:
-                while chan.recv_ready():
-                    out.append(chan.recv(1 << 16))
-                while chan.recv_stderr_ready():
-                    pending += chan.recv_stderr(1 << 16)
-                    *lines, pending = pending.split(b"\n")
-                    for raw in lines:
-                        line = raw.decode("utf-8", "replace")
-                        if not (on_stderr_line and on_stderr_line(line)):
-                            tail.append(line.rstrip())
+                reader.drain()
                 if chan.exit_status_ready() and not chan.recv_ready() and not chan.recv_stderr_ready():
                     break
                 gone = chan.closed or not transport.is_active()
                 if gone and not chan.recv_ready() and not chan.recv_stderr_ready():
                     break
                 beat.maybe_send()
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise RunnerError(
-                        f"{what} on {self.where} did not finish within {timeout_s:.0f} s and was stopped "
-                        "(channel closed): raise --max-duration or check the device"
-                    )
                 if self._liveness is not None and self._liveness.silent_s() > self.timeouts.dead_after_s:
                     self.abort()
                     raise RunnerError(
                         f"the link to {self.where} died during {what}: no answer to keepalives for "
                         f"{self.timeouts.dead_after_s:g} s; check the network (the agent stops itself on the device)"
                     )
-                select.select([fd], [], [], min(0.5, left, beat.interval_s or 0.5))
+                if not (chan.recv_ready() or chan.recv_stderr_ready()):  # the fd wakes for stdout data only
+                    select.select([fd], [], [], min(0.5, reader.left_s(), beat.interval_s or 0.5))
         except (OSError, paramiko.SSHException, EOFError) as exc:
             raise RunnerError(f"{what} on {self.where} failed ({_one_line(exc)}): check the device") from None
         finally:
             chan.close()
-        if pending:
-            tail.append(pending.decode("utf-8", "replace").rstrip())
+        reader.tail.close()
         # A closed channel reads as "exit status ready" with status -1: the connection is gone, not the command.
         if chan.exit_status == -1 and not transport.is_active():
             raise RunnerError(
                 f"lost the connection to {self.where} during {what} (sshd stopped or the link dropped); "
-                f"the agent stops itself on the device; last output: {' | '.join(tail) or '(none)'}"
+                f"the agent stops itself on the device; last output: {reader.tail.text() or '(none)'}"
             )
-        return ExecResult(chan.recv_exit_status(), b"".join(out).decode("utf-8", "replace"), " | ".join(tail))
+        return ExecResult(chan.recv_exit_status(), reader.stdout(), reader.tail.text())
+
+
+class _ChannelReader:
+    """Reads a channel's stdout (up to a budget) and stderr (linear, bounded lines) and enforces the deadline."""
+
+    def __init__(self, chan: paramiko.Channel, limits: ReadLimits, on_line: Callable[[str], bool] | None,
+                 what: str, where: str, timeout_s: float) -> None:
+        self.chan, self.limits, self.what, self.where, self.timeout_s = chan, limits, what, where, timeout_s
+        self.deadline = time.monotonic() + timeout_s
+        self.tail = LineTail(limits.stderr_bytes, on_line)
+        self.out: list[bytes] = []
+        self.out_size = 0
+
+    def left_s(self) -> float:
+        """Seconds to the deadline; past it a RunnerError (the channel is closed by the caller)."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise RunnerError(
+                f"{self.what} on {self.where} did not finish within {self.timeout_s:.0f} s and was stopped "
+                "(channel closed): raise --max-duration or check the device"
+            )
+        return left
+
+    def drain(self) -> None:
+        """Read what is ready on both channels; the deadline and the budgets are checked after every chunk."""
+        chan = self.chan
+        for _ in range(64):  # then back to the caller's loop: heartbeat and liveness go on during a long stream
+            if not (chan.recv_ready() or chan.recv_stderr_ready()):
+                return
+            if chan.recv_ready():
+                chunk = chan.recv(1 << 16)
+                self.out_size += len(chunk)
+                if self.out_size > self.limits.stdout_bytes:
+                    raise flood_error(self.where, "stdout", self.limits.stdout_bytes)
+                self.out.append(chunk)
+            if chan.recv_stderr_ready():
+                self.tail.feed(chan.recv_stderr(1 << 16))
+                if self.tail.flooded:
+                    raise flood_error(self.where, "stderr", self.limits.stderr_bytes)
+            self.left_s()
+
+    def stdout(self) -> str:
+        return b"".join(self.out).decode("utf-8", "replace")
 
 
 class _Heartbeat:

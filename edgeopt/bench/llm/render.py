@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .fleet import LlmFleetResult
+from ...untrusted import for_rich
 from .result import LlmBenchResult, LlmCell
 
 
@@ -31,8 +33,8 @@ def render_llm_bench(r: LlmBenchResult, console: Console | None = None) -> None:
     if not out.is_terminal:  # piped: never squeeze the numbers into 80 columns
         out = Console(width=200)
     rt = r.runtime
-    t = Table(title=f"bench {r.model_path} ({r.runner}, {rt.get('name')} {rt.get('version')}, "
-                    f"{r.workload.repetitions} reps)")
+    t = Table(title=f"bench {escape(r.model_path)} ({r.runner}, {for_rich(rt.get('name'))} "
+                    f"{for_rich(rt.get('version'))}, {r.workload.repetitions} reps)")
     for col in ("prompt", "gen", "depth", "batch", "thr", "TTFT p50 ms", "TTFT p90 ms", "prefill tok/s",
                 "TPOT p50 ms", "TPOT p99 ms", "decode tok/s", "e2e ms", "peak RSS MB", "KV MiB", "prefill mJ/tok",
                 "decode mJ/tok", "valid"):

@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ...errors import RunnerError
+from ...runners.limits import ReadLimits
 from ...runners.ssh_cache import makedirs
 from ...runners.ssh_session import ExecResult, SshSession
 
@@ -68,7 +69,7 @@ class DeviceShell:
              check: bool = True) -> ExecResult:
         prefix = ["env", "-i", f"PATH={REMOTE_PATH}", "PIP_DISABLE_PIP_VERSION_CHECK=1"] if clean_env else []
         command = "exec " + " ".join(shlex.quote(w) for w in [*prefix, *words])
-        result = self.s.execute(command, what=what, timeout_s=timeout_s)
+        result = self.s.execute(command, what=what, timeout_s=timeout_s, limits=ReadLimits.for_setup())
         if check and result.status != 0:
             raise RunnerError(f"{what} failed on {self.s.where} (exit {result.status}): "
                               f"{result.stderr_tail or result.stdout.strip()[-300:] or '(no output)'}")
@@ -79,7 +80,7 @@ class DeviceShell:
         out = self._run([self.base_python, "-c", _FACTS, self.venv], what="reading the device's Python facts")
         try:
             data: Any = json.loads(out.stdout.strip().splitlines()[-1])
-        except (ValueError, IndexError):
+        except (ValueError, IndexError, RecursionError):
             raise RunnerError(f"{self.base_python} on {self.s.where} printed no facts: it needs Python 3.8+") from None
         return data if isinstance(data, dict) else {}
 

@@ -15,7 +15,7 @@ TARGET = Target(
 
 
 def _raw(n: int, ms: float = 2.0, truncated: bool = False, batch: int = 1) -> RawRun:
-    req = Request(model_path="m.onnx", iterations=n, batch=batch)
+    req = Request(model_path="m.onnx", iterations=n, batch=batch, min_duration_s=0.0)
     return RawRun(status="ok", request=req.to_dict(), runtime={"name": "onnxruntime", "version": "1"},
                   samples_ns=[int(ms * 1e6)] * n, timed_wall_s=n * ms / 1000, timed_inferences=n,
                   warmup_done={"iterations": 10, "duration_s": 0.02}, load_ms=5.0, first_inference_ms=3.0,

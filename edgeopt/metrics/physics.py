@@ -1,0 +1,100 @@
+"""Numbers an agent sent that cannot be true: such a run is invalid with the reason, never a PASS.
+
+A board is untrusted (docs/reliability.md, "Untrusted device"). The schema at the boundary
+(:mod:`edgeopt.runners.agent_schema`) checked the types; this checks the values against the request and physics:
+latencies finite and positive, the sample count what the request asked for and what the wall time allows, the
+wall time, load time and memory non-negative. :func:`check_numbers` returns the reasons and the samples that can
+be used for statistics (the finite, positive ones), so the report shows numbers, never ``nan``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from edgeopt_agent.protocol import RawRun
+
+# The fastest a stream of the agent's harness can time one inference (timer included): ~70 ns measured for a
+# no-op on a 2-core Xeon; 50 ns is beyond any board. Also the rate the read limits assume
+# (edgeopt.runners.limits.MAX_SAMPLES_PER_S).
+MIN_SAMPLE_NS = 50
+# The timed phase's wall time may exceed the sum of one stream's samples by the harness's own work, never the
+# other way round; slack for clock granularity.
+WALL_SLACK = 1.01
+WALL_SLACK_NS = 1_000_000
+# How much shorter than min_duration_s a (not truncated) timed phase may report.
+DURATION_SLACK_S = 0.01
+
+
+@dataclass(frozen=True)
+class NumberCheck:
+    """What :func:`check_numbers` found.
+
+    Attributes:
+        reasons: why the run is invalid (empty when every number is possible).
+        samples_ns: the samples usable for statistics (finite and positive; all of them when none is bad).
+    """
+
+    reasons: list[str]
+    samples_ns: list[int]
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_numbers(raw: RawRun) -> NumberCheck:
+    """Why the numbers of a successful run cannot be true (the request is ``raw.request``, echoed back)."""
+    samples = raw.samples_ns
+    usable = [int(s) for s in samples if _finite(s) and s > 0]
+    reasons: list[str] = []
+    bad = len(samples) - len(usable)
+    if bad:
+        reasons.append(f"the device reported {bad} latency sample(s) that are not finite positive numbers "
+                       "(NaN, infinite, zero or negative): its timings cannot be trusted")
+    reasons += _wall_and_counts(raw, usable)
+    reasons += _other_numbers(raw)
+    return NumberCheck(reasons=reasons, samples_ns=usable)
+
+
+def _wall_and_counts(raw: RawRun, usable: list[int]) -> list[str]:
+    """The sample count against the request and the wall time, the wall time against the samples."""
+    req = raw.request or {}
+    streams = max(1, int(req.get("streams", 1) or 1))
+    wall, n = raw.timed_wall_s, len(raw.samples_ns)
+    if not _finite(wall) or wall < 0:
+        return [f"the device reported a timed phase of {wall} s: a wall time must be a finite number >= 0"]
+    reasons: list[str] = []
+    wall_ns = wall * 1e9
+    if n > streams * (wall_ns / MIN_SAMPLE_NS) + streams:
+        reasons.append(f"the device reported {n:,} samples in {wall:.3g} s on {streams} stream(s): more than one "
+                       f"inference every {MIN_SAMPLE_NS} ns per stream is impossible")
+    if usable and sum(usable) > streams * wall_ns * WALL_SLACK + WALL_SLACK_NS:
+        reasons.append(f"the device's samples add up to {sum(usable) / 1e9:.3g} s but its timed phase took "
+                       f"{wall:.3g} s on {streams} stream(s): the latencies or the wall time are wrong")
+    if raw.timed_inferences != n:
+        reasons.append(f"the device reported {raw.timed_inferences} timed inferences but {n} samples")
+    if not raw.truncated and req.get("pacing_fps") is None:
+        iterations, min_s = int(req.get("iterations", 0) or 0), float(req.get("min_duration_s", 0.0) or 0.0)
+        if n < streams * iterations:
+            reasons.append(f"the device reported {n} samples for {iterations} iterations on {streams} stream(s) "
+                           "without being stopped: samples are missing")
+        if wall < min_s - DURATION_SLACK_S:
+            reasons.append(f"the device reported a timed phase of {wall:.3g} s, shorter than the {min_s:g} s "
+                           "minimum it was asked for, without being stopped")
+    return reasons
+
+
+def _other_numbers(raw: RawRun) -> list[str]:
+    """Load and first-inference times, warm-up and memory: finite and non-negative when given."""
+    reasons: list[str] = []
+    named = {"load_ms": raw.load_ms, "first_inference_ms": raw.first_inference_ms,
+             "warm-up duration_s": raw.warmup_done.get("duration_s"),
+             "warm-up iterations": raw.warmup_done.get("iterations")}
+    named.update({f"memory {k} (KiB)": v for k, v in raw.memory_kb.items()})
+    for window in ("idle", "active"):  # the power the energy figures come from
+        named[f"{window} power (W)"] = (raw.power.get(window) or {}).get("avg_w")
+    for name, value in named.items():
+        if value is not None and (not _finite(value) or value < 0):
+            reasons.append(f"the device reported {name} = {value}: it must be a finite number >= 0")
+    return reasons

@@ -1,0 +1,51 @@
+"""Rows an untrusted device left in a history before edgeopt checked its numbers (NaN or negative samples, a
+damaged JSON column): ``compare`` and ``history`` skip them with a warning, and naming one gives one line."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from edgeopt.cli.main import main
+from edgeopt.history import HistoryStore
+from edgeopt.history.codec import encode_samples
+from tests.synthetic_results import bench_result, samples
+
+
+@pytest.fixture()
+def damaged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Runs 1-3 sound; 4 holds NaN samples, 5 negative ones (and a negative p50), 6 an unreadable JSON column."""
+    path = tmp_path / "history.sqlite3"
+    store = HistoryStore(path)
+    for _ in range(6):
+        store.record(bench_result(samples(200, 2.0)), kind="bench", device="pi-1")
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE runs SET samples = ? WHERE id = 4", (encode_samples([float("nan")] * 200),))
+        conn.execute("UPDATE runs SET samples = ?, latency_ms_p50 = -1 WHERE id = 5", (encode_samples([-1.0] * 200),))
+        conn.execute("UPDATE runs SET settings_json = '[[[' WHERE id = 6")
+    monkeypatch.setenv("EDGEOPT_HISTORY_DB", str(path))
+    return path
+
+
+def test_compare_skips_damaged_rows_with_a_warning(damaged: Path, capsys):
+    assert main(["compare", "1", "2", "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert any("history run 6" in n and "skipped" in n for n in notes), notes
+
+
+@pytest.mark.parametrize(("run", "needle"), [("4", "not finite positive"), ("5", "not finite positive"),
+                                             ("6", "unreadable")])
+def test_comparing_a_damaged_run_is_one_line(damaged: Path, capsys, run: str, needle: str):
+    code = main(["compare", "1", run])
+    err = capsys.readouterr().err
+    assert code == 2 and needle in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_history_lists_the_sound_rows_and_warns(damaged: Path, capsys):
+    assert main(["history", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert sorted(r["id"] for r in json.loads(captured.out)) == [1, 2, 3, 4, 5]
+    assert "history run 6" in captured.err and "skipped" in captured.err
