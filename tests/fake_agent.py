@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -88,7 +89,10 @@ def _flood(stream: Any, size: int, chunk: bytes = b"A" * (1 << 16)) -> None:
 
 
 def main(mode: str, argv: list[str]) -> int:
-    """Behave as ``python -m edgeopt_agent ...`` on a board lying in ``mode``."""
+    """Behave as ``python -m edgeopt_agent ...`` on a board lying in ``mode``; anything else the host runs with
+    the board's interpreter (``python -c`` unpacking the uploaded agent, ``python -V``) is the real interpreter."""
+    if argv[:2] != ["-m", "edgeopt_agent"]:
+        os.execv(sys.executable, [sys.executable, *argv])
     command, opts, passed = _args(argv)
     if mode == "stderr_flood":  # one endless line, then a real result
         _flood(sys.stderr.buffer, FLOOD_BYTES)
