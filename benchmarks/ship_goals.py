@@ -353,6 +353,15 @@ def _flags() -> list[str]:
     return []
 
 
+def _save(doc: dict[str, Any], out: Path, t0: float) -> None:
+    doc["machine"]["loadavg_after"] = os.getloadavg()
+    doc["total_s"] = round(time.perf_counter() - t0, 1)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    part = out.with_suffix(".part")
+    part.write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    part.replace(out)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="ppocr-det,ppocr-rec,orientation")
@@ -380,12 +389,8 @@ def main() -> int:
             res = run_model(name, args, Path(tmp))
             if res is not None:
                 doc["models"][name] = res
-    doc["machine"]["loadavg_after"] = os.getloadavg()
-    doc["total_s"] = round(time.perf_counter() - t0, 1)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp_out = args.out.with_suffix(".part")
-    tmp_out.write_text(json.dumps(doc, indent=2, default=str) + "\n")
-    tmp_out.replace(args.out)
+            _save(doc, args.out, t0)  # after each model: a long run interrupted keeps what it measured
+    _save(doc, args.out, t0)
     print(f"wrote {args.out} ({doc['total_s']} s)", file=sys.stderr)
     return 0
 

@@ -146,7 +146,7 @@ def _layer(i: int) -> LayerRecord:
         precision=KernelPrecision.INT8 if i % 3 else KernelPrecision.FP32,
         origin=LayerOrigin.INSERTED if i % 11 == 5 else LayerOrigin.ONNX, onnx_nodes=[name], onnx_op_types=["Conv"],
         primary_op="Conv", executed=True, order=i, calls=1, median_ms=ms, p90_ms=ms * 1.1, mean_ms=ms,
-        share=ms / 20.0, achieved_gops=None, bound=None)
+        share=ms / 20.0, achieved_gops=None, arithmetic_intensity=None, bound=None, roof_fraction=None)
 
 
 def profile(n: int) -> ProfileResult:
