@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -36,6 +35,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "device_agent"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import importlib  # noqa: E402
@@ -46,20 +46,10 @@ from edgeopt.sweep import sweep  # noqa: E402
 from edgeopt.sweep.api import level_settings  # noqa: E402
 from edgeopt.sweep.measure import others_cpu_pct  # noqa: E402
 from edgeopt.sweep.ranking import RoundRobin, level_stats  # noqa: E402
+from edgeopt_agent.environment import cpu_model  # noqa: E402
 
 confirm = importlib.import_module("edgeopt.sweep.confirm")  # edgeopt.sweep is the function; the module by name
 LIMIT = 0.15  # the issue's goal: no first pass more than 15 % from its re-measured median
-
-
-def _cpu() -> str:
-    """The CPU's model name (``/proc/cpuinfo``), else the platform's word for it."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _model(work: Path) -> tuple[Path, Path, str]:
@@ -158,7 +148,7 @@ def main() -> int:
         confirmed, confirmed_s = _sweep(model, data, work / "confirmed", args.threads, shipped)
         ref = _reference(confirmed.levels, data, confirmed.threads, args.rounds, args.run_s)
     rows = _rows(single, confirmed, ref)
-    doc = {"model": what, "machine": {"cpu": _cpu(), "cores": os.cpu_count(),
+    doc = {"model": what, "machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
                                       "loadavg_before": load_before, "loadavg_after": os.getloadavg()},
            "threads": confirmed.threads, "confirm_rounds": shipped, "reference_rounds": args.rounds,
            "reference_run_s": args.run_s, "sweep_s": {"single": round(single_s, 1), "confirmed": round(confirmed_s, 1)},

@@ -44,11 +44,13 @@ REPO = Path(__file__).resolve().parents[1]
 # benchmarks/profile.py would shadow the standard library's profile module that transformers' imports reach
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != REPO / "benchmarks"]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "device_agent"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from edgeopt.bench.llm import LlmWorkload, bench_llm  # noqa: E402
 from edgeopt.llm.optimize import optimize_llm  # noqa: E402
 from edgeopt.zoo.tiny_llama import TinyLlamaConfig, build_tiny_llama  # noqa: E402
+from edgeopt_agent.environment import cpu_model  # noqa: E402
 
 # benchmark_e2e.py's loop, standalone: one JSON line with the per-repetition times (seconds).
 E2E_LOOP = r"""
@@ -225,16 +227,6 @@ def kv_check(folders: dict[str, Path], args: argparse.Namespace) -> dict[str, An
     return out
 
 
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def _versions() -> dict[str, str]:
     import onnxruntime_genai
     import openvino
@@ -257,7 +249,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks/results/llm_goals.json")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    doc: dict[str, Any] = {"benchmark": "llm_goals", "machine": {"cpu": _cpu(), "cores": os.cpu_count(),
+    doc: dict[str, Any] = {"benchmark": "llm_goals", "machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
                                                                 "loadavg_before": os.getloadavg()},
                            "versions": _versions(), "settings": {k: v for k, v in vars(args).items() if k != "out"}}
     with tempfile.TemporaryDirectory(prefix="edgeopt-llm-goals-") as tmp:

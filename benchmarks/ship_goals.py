@@ -47,16 +47,19 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "device_agent"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from sweep import text_lines  # noqa: E402  (benchmarks/sweep.py)
 
 from edgeopt.bench import run_benchmark  # noqa: E402
+from edgeopt.deploy import decision_cpu_flags  # noqa: E402
 from edgeopt.evaluation import resolve_metric, retention  # noqa: E402
 from edgeopt.runners import LocalRunner  # noqa: E402
 from edgeopt.settings import MeasureSettings  # noqa: E402
 from edgeopt.sweep import sweep  # noqa: E402
 from edgeopt.sweep.ranking import RoundRobin, level_stats  # noqa: E402
+from edgeopt_agent.environment import cpu_flags, cpu_model  # noqa: E402
 from recipes import text_images  # noqa: E402  (benchmarks/recipes.py)
 from tests.real_models import fetch  # noqa: E402
 
@@ -332,27 +335,6 @@ def _print_row(name: str, row: dict[str, Any]) -> None:
           + (f"  repeat same={row['repeat']['same']}" if "repeat" in row else ""))
 
 
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def _flags() -> list[str]:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                wanted = ("avx512_bf16", "amx", "avx512_vnni", "avx_vnni", "avx512f", "avx2")
-                return sorted(f for f in line.split(":", 1)[1].split() if f.startswith(wanted))
-    except OSError:
-        pass
-    return []
-
-
 def _save(doc: dict[str, Any], out: Path, t0: float) -> None:
     doc["machine"]["loadavg_after"] = os.getloadavg()
     doc["total_s"] = round(time.perf_counter() - t0, 1)
@@ -378,8 +360,9 @@ def main() -> int:
     import openvino
 
     doc: dict[str, Any] = {
-        "benchmark": "ship_goals", "machine": {"cpu": _cpu(), "flags": _flags(), "cores": os.cpu_count(),
-                                               "loadavg_before": os.getloadavg()},
+        "benchmark": "ship_goals",
+        "machine": {"cpu": cpu_model(), "flags": decision_cpu_flags(cpu_flags()), "cores": os.cpu_count(),
+                    "loadavg_before": os.getloadavg()},
         "versions": {"onnxruntime": onnxruntime.__version__, "openvino": openvino.__version__,
                      "python": platform.python_version()},
         "rounds": args.rounds, "run_s": args.run_s, "models": {}}

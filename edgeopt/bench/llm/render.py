@@ -6,8 +6,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .fleet import LlmFleetResult
 from ...untrusted import for_rich
+from .fleet import LlmFleetResult
 from .result import LlmBenchResult, LlmCell
 
 
