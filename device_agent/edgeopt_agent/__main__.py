@@ -18,7 +18,7 @@ import sys
 import threading
 from typing import Any, Callable, Dict, List
 
-from . import __version__, deps, environment, runtimes
+from . import __version__, deps, environment, loaded, memory, runtimes
 from . import probe as probe_facts
 from .lock import DeviceLock, LockBusy
 from .protocol import ERROR_INPUT, ERROR_TIMEOUT, STATUS_ERROR, ProtocolError, RawRun, Request
@@ -27,6 +27,8 @@ from .protocol import ERROR_INPUT, ERROR_TIMEOUT, STATUS_ERROR, ProtocolError, R
 WATCHDOG_GRACE_S = 60.0
 # Exit status when the host went away (stdin reached EOF with --exit-on-stdin-eof).
 EXIT_HOST_GONE = 125
+# Commands a served agent (``serve``) answers; ``generate`` measures a process's memory per cell: one-shot only.
+SERVED_COMMANDS = ("run", "evaluate", "profile")
 
 # Run before any forced exit (watchdog, host gone), so a lock is never left behind by a live-but-ending agent.
 _CLEANUPS: List[Callable[[], None]] = []
@@ -85,10 +87,12 @@ def _emit_phases(event: Dict[str, Any]) -> None:
         _emit(event)
 
 
-def _emit_start() -> None:
+def _emit_start(**extra: Any) -> None:
     """The first event of a run: this process and the memory free at start (an OOM kill is judged from it)."""
     available, total = probe_facts.memory_headroom_mb()  # the memory cgroup's limit counts (containers)
-    _emit({"event": "start", "pid": os.getpid(), "memory_available_mb": available, "memory_total_mb": total})
+    event = {"event": "start", "pid": os.getpid(), "memory_available_mb": available, "memory_total_mb": total}
+    event.update(extra)
+    _emit(event)
 
 
 def _write_result(raw: RawRun, result_path: str, stdout_fd: int) -> None:
@@ -105,16 +109,7 @@ def _write_result(raw: RawRun, result_path: str, stdout_fd: int) -> None:
             data = data[written:]
 
 
-def _read_request(source: str) -> Dict[str, Any]:
-    if source == "-":
-        text = sys.stdin.read()
-    else:
-        with open(source) as fh:
-            text = fh.read()
-    return json.loads(text)
-
-
-def _start_watchdog(seconds: float, result_path: str, stdout_fd: int, request: Request) -> None:
+def _start_watchdog(seconds: float, result_path: str, stdout_fd: int, request: Request) -> threading.Timer:
     """End the process if the whole run outlives ``seconds``: an agent is never left running on a device."""
 
     def fire() -> None:
@@ -130,6 +125,70 @@ def _start_watchdog(seconds: float, result_path: str, stdout_fd: int, request: R
     timer = threading.Timer(seconds, fire)
     timer.daemon = True
     timer.start()
+    return timer
+
+
+def _dispatch(command: str) -> Callable[[Request, Callable[[Dict[str, Any]], None]], RawRun]:
+    """The function that carries out ``command`` (imported on first use: numpy is kept out of ``probe``)."""
+    if command == "evaluate":  # accuracy on the device: outputs of the eval samples (evaluate.py)
+        from .evaluate import evaluate
+        return evaluate
+    if command == "generate":  # generative models: TTFT, TPOT, memory per workload cell (generate.py)
+        from .generate import generate
+        return generate
+    if command == "profile":  # per-layer times with the runtime's own profiler (profile.py)
+        from .profile import profile
+        return profile
+    from .harness import run
+    return run
+
+
+def _one_request(command: str, text: Any, args: argparse.Namespace, result_path: str, stdout_fd: int) -> int:
+    """Parse, check, lock, run and answer one request (``text``: its JSON, or the exception reading it raised);
+    the exit status a one-shot agent returns for it. The lock is released before this returns."""
+    try:
+        if isinstance(text, Exception):
+            raise text
+        request = Request.from_dict(json.loads(text))
+    except (OSError, ValueError, ProtocolError) as exc:
+        bad = Request(model_path="")
+        raw = RawRun(status=STATUS_ERROR, error_kind=ERROR_INPUT, error="bad request: %s" % exc,
+                     request=bad.to_dict(), agent_version=__version__)
+        _write_result(raw, result_path, stdout_fd)
+        return 2
+    missing = deps.check(request)  # numpy and the runtime, before the lock: one line instead of a traceback
+    if missing is not None:
+        _write_result(missing, result_path, stdout_fd)
+        return deps.EXIT_MISSING
+    if args.lock_dir:
+        lock = DeviceLock(args.lock_dir)
+        _CLEANUPS.append(lock.release)
+        try:
+            lock.acquire(args.lock_wait_s, on_event=_emit)
+        except LockBusy as exc:
+            raw = RawRun(status=STATUS_ERROR, error_kind=ERROR_TIMEOUT, error=str(exc),
+                         request=request.to_dict(), agent_version=__version__)
+            _write_result(raw, result_path, stdout_fd)
+            return 1
+    watchdog = _start_watchdog(request.max_duration_s + WATCHDOG_GRACE_S, result_path, stdout_fd, request)
+    try:
+        raw = _dispatch(command)(request, _emit if request.progress_interval_s > 0 else _emit_phases)
+    finally:
+        watchdog.cancel()
+        _run_cleanups()  # the lock, at once: a served agent must not hold it between requests
+    _write_result(raw, result_path, stdout_fd)
+    return 0 if raw.ok else 1
+
+
+def _read_text(source: str) -> Any:
+    """The request text from ``source`` (a file, or - for stdin), or the OSError reading it raised."""
+    try:
+        if source == "-":
+            return sys.stdin.read()
+        with open(source) as fh:
+            return fh.read()
+    except OSError as exc:
+        return exc
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -141,41 +200,42 @@ def cmd_run(args: argparse.Namespace) -> int:
     os.dup2(2, 1)  # anything printed by libraries goes to stderr
     _emit_start()
     try:
-        try:
-            request = Request.from_dict(_read_request(args.request))
-        except (OSError, ValueError, ProtocolError) as exc:
-            bad = Request(model_path="")
-            raw = RawRun(status=STATUS_ERROR, error_kind=ERROR_INPUT, error="bad request: %s" % exc,
-                         request=bad.to_dict(), agent_version=__version__)
-            _write_result(raw, args.result, stdout_fd)
-            return 2
-        missing = deps.check(request)  # numpy and the runtime, before the lock: one line instead of a traceback
-        if missing is not None:
-            _write_result(missing, args.result, stdout_fd)
-            return deps.EXIT_MISSING
-        if args.lock_dir:
-            lock = DeviceLock(args.lock_dir)
-            _CLEANUPS.append(lock.release)
-            try:
-                lock.acquire(args.lock_wait_s, on_event=_emit)
-            except LockBusy as exc:
-                raw = RawRun(status=STATUS_ERROR, error_kind=ERROR_TIMEOUT, error=str(exc),
-                             request=request.to_dict(), agent_version=__version__)
-                _write_result(raw, args.result, stdout_fd)
-                return 1
-        _start_watchdog(request.max_duration_s + WATCHDOG_GRACE_S, args.result, stdout_fd, request)
-        if args.command == "evaluate":  # accuracy on the device: outputs of the eval samples (evaluate.py)
-            from .evaluate import evaluate as run
-        elif args.command == "generate":  # generative models: TTFT, TPOT, memory per workload cell (generate.py)
-            from .generate import generate as run  # type: ignore[assignment]
-        elif args.command == "profile":  # per-layer times with the runtime's own profiler (profile.py)
-            from .profile import profile as run  # type: ignore[assignment]
-        else:
-            from .harness import run  # type: ignore[assignment]  # numpy: kept out of `probe`
+        return _one_request(args.command, _read_text(args.request), args, args.result, stdout_fd)
+    finally:
+        _run_cleanups()
+        sys.stdout.flush()
+        os.dup2(stdout_fd, 1)
 
-        raw = run(request, _emit if request.progress_interval_s > 0 else _emit_phases)
-        _write_result(raw, args.result, stdout_fd)
-        return 0 if raw.ok else 1
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Answer requests one by one from stdin until it closes: one JSON line ``{"command": "run"|"evaluate"|
+    "profile", "request": {...}, "keep_loaded": false}`` in, one result JSON line out (served.py on the host);
+    with ``keep_loaded`` a ``run`` takes and keeps its loaded model between requests (loaded.py). Each request is
+    handled exactly as a one-shot agent handles it (lock, watchdog, result); the process, its imports and the runtimes'
+    thread pools stay, so a sweep's hundred short calls do not each pay a process start. The peak-memory counter
+    is reset before each request; a request's ``start`` event says whether that worked (``peak_reset``)."""
+    if args.lock_dir:
+        _exit_on_signals()
+    stdout_fd = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            loaded.set_keep(False)
+            try:
+                msg = json.loads(line)
+                command, text = msg["command"], json.dumps(msg["request"])
+                loaded.set_keep(msg.get("keep_loaded") is True)
+                if command not in SERVED_COMMANDS:
+                    raise ValueError("command %r is not served (one of %s)" % (command, ", ".join(SERVED_COMMANDS)))
+            except (ValueError, KeyError, TypeError) as exc:
+                command, text = "run", ValueError("bad served message: %s" % exc)
+            peak_reset = memory.reset_peak()
+            _emit_start(peak_reset=peak_reset)
+            status = _one_request(command, text, args, "-", stdout_fd)
+            _emit({"event": "served", "status": status})
+        return 0
     finally:
         _run_cleanups()
         sys.stdout.flush()
@@ -235,6 +295,12 @@ def main(argv: Any = None) -> int:
     for action in p_run._actions[1:]:
         p_gen._add_action(action)
     p_gen.set_defaults(func=cmd_run)
+    p_serve = sub.add_parser("serve", help="answer run/evaluate/profile requests, one JSON line each, until stdin "
+                                           "closes (one process for many requests)")
+    for action in p_run._actions[1:]:
+        if action.dest in ("lock_dir", "lock_wait_s"):
+            p_serve._add_action(action)
+    p_serve.set_defaults(func=cmd_serve)
     p_probe = sub.add_parser("probe", help="print machine facts and available runtimes")
     p_probe.add_argument("--workdir", default="", help="also report free disk space where this directory lives")
     p_probe.set_defaults(func=cmd_probe)

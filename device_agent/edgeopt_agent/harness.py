@@ -12,7 +12,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
-from . import __version__, cpu_share, environment, inputs, memory, paced, power, runtimes, static_shapes
+from . import __version__, cpu_share, environment, inputs, loaded, memory, paced, power, runtimes, static_shapes
 from .protocol import (
     ERROR_INPUT,
     ERROR_RUNTIME,
@@ -169,11 +169,17 @@ def run(request: Request, emit: Progress) -> RawRun:
     problem = _validate(request)
     if problem:
         return _error(request, ERROR_INPUT, problem)
+    held = loaded.key(request)  # a served agent asked to keep models (loaded.py); None otherwise
     try:
-        rt = _create(request)
+        rt = loaded.take(held)
+        reused = rt is not None
+        if rt is None:
+            rt = _create(request)
         env = environment.collect({rt.name: rt.version()})
         baseline_kb = memory.vm_hwm_kb()
-        load_ns = _load(rt, request, env, emit)
+        if reused:
+            emit({"event": "phase", "phase": "load"})
+        load_ns = 0 if reused else _load(rt, request, env, emit)
         feeds = _feeds(rt, request, env)
         infer = rt.bind(feeds)
         first_out, first_ns = _first_inference(infer, request, env)
@@ -183,6 +189,9 @@ def run(request: Request, emit: Progress) -> RawRun:
     outputs = _describe_outputs(rt.outputs(), first_out)
     runtime_info: Dict[str, Any] = {"name": rt.name, "version": rt.version()}
     runtime_info.update(rt.details())
+    if reused:
+        runtime_info["reused_load"] = True
+    loaded.keep(held, rt, request.model_path)
     return RawRun(
         status=STATUS_OK,
         request=request.to_dict(),

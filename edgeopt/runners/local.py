@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from .base import (
     parse_result,
 )
 from .limits import LineTail, ReadLimits, flood_error, read_capped
+from .served import ServedAgent, ServedRunner, ServeSpec
 
 # Variables the agent may inherit; everything else is dropped so runs do not depend on the caller's shell.
 # EDGEOPT_PLUGIN_PATH: plug-in runtimes that are not installed (edgeopt.registry.plugins) load in the agent too.
@@ -118,6 +120,23 @@ class LocalRunner:
 
     def close(self) -> None:
         """Nothing is held between calls: each command is its own subprocess."""
+
+    def serving(self) -> ServedRunner:
+        """This runner with run/evaluate/profile answered by one ``edgeopt_agent serve`` process (started on the
+        first request) until the returned runner is closed (:mod:`.served`: what a shared process changes, and
+        what stays one-shot)."""
+        spec = ServeSpec(argv=(self.python, "-m", "edgeopt_agent", "serve", *self._lock_args()), env=self._env(),
+                         where="local", grace_s=KILL_GRACE_S + (self.lock_wait_s if self.lock_dir else 0.0))
+        return ServedRunner(self, ServedAgent(spec))
+
+    @contextlib.contextmanager
+    def served(self) -> Iterator[ServedRunner]:
+        """:meth:`serving` for the block's duration (closed after it)."""
+        runner = self.serving()
+        try:
+            yield runner
+        finally:
+            runner.close()
 
     def _env(self) -> dict[str, str]:
         env = {k: os.environ[k] for k in _KEEP_ENV if k in os.environ}

@@ -31,11 +31,12 @@ from ..recipes import load_recipe
 from ..registry import get_runtime, loaders
 from ..runners import Runner, RunnerKind
 from ..runners.select import use_runner
+from ..runners.served import agent_session
 from ..settings import MeasureSettings, RemoteSpec, build
 from ..targets import Target, load_registry
 from .cache import LevelCache
 from .honest import GraphChange, pipeline_change, steps_of
-from .int8_precision import LowBranch, low_branches
+from .int8_precision import LowBranch, low_branches, low_precision_int8_level
 from .int8_search import SearchPlan, search_int8
 from .levels import LevelTable, Progress
 from .measure import Context
@@ -214,12 +215,15 @@ def measure_sweep(model: Path, options: SweepOptions, measure: MeasureSettings, 
             in the recommendation's deployment (``measured.device``).
     """
     started = time.perf_counter()
-    run = _SweepRun.start(model, options, measure, tgt, runner, progress, targets_dirs)
-    run.measure_recipes(prebuilt or {})
-    search = run.int8_search(gains_dir)
-    run.table.confirm()  # every kept latency re-measured in interleaved rounds, or marked single-run (.confirm)
-    result = run.result(search, started)  # the ranking rounds run on the runner
-    result = ship(result, run.ctx, run.model, run.facts(result, device))  # <out>/recommended, checked as shipped
+    with agent_session(runner) as served:  # evaluations and repeated rounds: one agent process (runners.served)
+        run = _SweepRun.start(model, options, measure, tgt, runner, progress, targets_dirs)
+        run.ctx.served = served
+        run.measure_recipes(prebuilt or {})
+        search = run.int8_search(gains_dir)
+        run.table.confirm()  # every kept latency re-measured in interleaved rounds, or marked single-run (.confirm)
+        result = run.result(search, started)  # the ranking rounds run on the runner
+    # <out>/recommended, checked as shipped in a fresh agent (ctx.runner), with only what the deployment carries
+    result = ship(result, run.ctx, run.model, run.facts(result, device))
     return result, list(run.ctx.bench_results)
 
 
@@ -412,7 +416,9 @@ class _SweepRun:
                               opts.preprocessing, self.targets_dirs, prebuilt.get(name))
             try:
                 for rt in self.rts:
-                    self.table(cfg, name, rt, functools.partial(made.artifact, rt), functools.partial(made.facts, rt))
+                    make, facts = functools.partial(made.artifact, rt), functools.partial(made.facts, rt)
+                    self.table(cfg, name, rt, make, facts)
+                    low_precision_int8_level(self.table, cfg, name, rt, make, facts, self.cpu_flags)  # int8+bf16
             except InputError as exc:
                 if opts.recipes:
                     raise

@@ -61,7 +61,7 @@ def confirm_levels(ctx: Context, levels: Sequence[Level], *, rounds: int | None 
 
     def measure(name: str, n: int) -> list[float]:
         lv = levels[todo[name]]
-        bench = ctx.latency(Path(lv.artifact), lv.runtime, lv.details.get("runtime_options"), iterations=n,
+        bench = ctx.latency(Path(lv.artifact), lv.runtime, lv.details.get("runtime_options"), iterations=n, fresh=False,
                             min_duration_s=RUN_S, warmup_s=max(ctx.measure.warmup_s, RUN_WARMUP_S))
         share = others_cpu_pct(bench)
         if share is not None:

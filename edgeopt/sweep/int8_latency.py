@@ -43,7 +43,7 @@ def int8_runtimes(rts: Sequence[str], backend: Int8Backend = Int8Backend.QDQ) ->
 def _node_ms(ctx: Context, model: Path, runtime: str, options: dict[str, Any] | None = None) -> dict[str, float]:
     res = profile(model, target=ctx.target, runtime=runtime, runtime_options=ctx.options(runtime, options),
                   iterations=PROFILE_ITERATIONS, warmup=5, threads=ctx.measure.threads, shapes=ctx.measure.shapes,
-                  runner=ctx.runner, targets_dirs=ctx.targets_dirs)
+                  runner=ctx.warm_runner, targets_dirs=ctx.targets_dirs)
     return res.node_times_ms()
 
 

@@ -16,15 +16,19 @@ a CPU without BF16 the search space simply has no bf16 branch.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..registry import find_runtime
 from ..registry.runtime_sweep import LowPrecisionDefault
+from .levels import Details, LevelTable
 from .result import Level
 
 MIX = "int8-search"
+QUANTIZE_PASS = "quantize_int8"
+NEUTRAL_PASSES = frozenset({"cleanup"})  # passes that change no weight or precision
 
 
 def low_mix_name(low_level: str) -> str:
@@ -33,8 +37,32 @@ def low_mix_name(low_level: str) -> str:
 
 
 def is_low_precision_mix(recipe: str) -> bool:
-    """Whether a level's recipe column names an INT8 mix with low-precision float parts."""
-    return recipe.startswith(f"{MIX}+")
+    """Whether a level's recipe column names an INT8 model with low-precision float parts (``int8-search+bf16``,
+    ``int8+bf16``)."""
+    return "+" in recipe
+
+
+def quantizes_only(recipe_cfg: Mapping[str, Any]) -> bool:
+    """Whether a recipe's passes quantize to INT8 and change nothing else (``int8``; not ``prune30-int8``)."""
+    names = {str(p.get("pass_name")) for p in recipe_cfg.get("passes", [])}
+    return QUANTIZE_PASS in names and names <= NEUTRAL_PASSES | {QUANTIZE_PASS}
+
+
+def low_precision_int8_level(table: LevelTable, recipe_cfg: Mapping[str, Any], name: str, runtime: str,
+                             make: Callable[[], Path], facts: Details, cpu_flags: Sequence[str] | None) -> None:
+    """The plain INT8 recipe's artifact with its float parts at ``runtime``'s default low precision, as level
+    ``<recipe>+<low>`` (``int8+bf16``), when the runtime has one this CPU runs and reports running in it.
+
+    Why: on OpenVINO the non-quantized ops of an INT8 model (and the dequantized tensors between them) run in f32
+    under the sweep's reference options; at the runtime's default they run in bf16, which is what a user loading
+    the file gets, and often the fastest INT8 there is. Its retention is measured, like every level's."""
+    desc = find_runtime(runtime)
+    low = desc.low_precision_default if desc is not None else None
+    if low is None or not low.expected(cpu_flags) or not quantizes_only(recipe_cfg):
+        return
+    lvl = table(dict(recipe_cfg), f"{name}+{low.level}", runtime, make, facts, keep=False, options={low.option: None})
+    if low.ran_low(lvl.details):
+        table.levels.append(lvl)
 
 
 @dataclass(frozen=True)

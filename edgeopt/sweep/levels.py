@@ -59,6 +59,9 @@ class LevelTable:
     levels: list[Level] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     keys: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (recipe, runtime, artifact) -> cache key
+    # cache key -> the level measured in this run: an INT8 search trial adopted as a level is not measured twice,
+    # even under --no-cache (which reads nothing from the cache)
+    measured: dict[str, Level] = field(default_factory=dict)
 
     def __call__(self, recipe_cfg: Any, name: str, runtime: str, make: Callable[[], Path],
                  details: Details = None, keep: bool = True, options: dict[str, Any] | None = None) -> Level:
@@ -66,7 +69,10 @@ class LevelTable:
         k = cache_key(**self.key_parts, recipe=recipe_cfg, runtime=runtime, version=self.ctx.versions[runtime],
                       options=self.ctx.options(runtime, options))
         hit = self.cache.get(k)
-        if hit is not None:
+        if k in self.measured and Path(self.measured[k].artifact).is_file():
+            lvl = self._again(self.measured[k], name, details)
+            self.cache.put(k, lvl.model_dump(mode="json"))
+        elif hit is not None:
             ok = hit["retention"] >= self.ctx.min_retention
             lvl = Level.model_validate({**hit, "cached": True, "meets_retention": ok,
                                         "passed": ok and hit["meets_budget"]})
@@ -75,6 +81,7 @@ class LevelTable:
             facts = details() if callable(details) else details
             lvl = self.ctx.level(artifact, runtime, name, self.reference, facts, options)
             self.cache.put(k, lvl.model_dump(mode="json"))
+        self.measured.setdefault(k, lvl)
         self.keys[(lvl.recipe, lvl.runtime, lvl.artifact)] = k
         if keep:
             self.levels.append(lvl)
@@ -83,6 +90,12 @@ class LevelTable:
         if keep:
             self._warn(lvl)
         return lvl
+
+    @staticmethod
+    def _again(lvl: Level, name: str, details: Details) -> Level:
+        """A level measured earlier in this run under the same key, named ``name``, with ``details`` over its own."""
+        facts = details() if callable(details) else details
+        return lvl.model_copy(update={"recipe": name, "details": {**lvl.details, **(facts or {})}})
 
     def confirm(self) -> None:
         """Every kept level's latency confirmed in interleaved rounds (:mod:`.confirm`; once all artifacts are built,

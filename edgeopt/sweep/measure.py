@@ -34,6 +34,9 @@ class Context:
             ``inference_precision: f32``, so "fp32" is FP32 and not the CPU's BF16 default); the reference too.
         refs: reference outputs per runtime (the original model's, measured once).
         bench_results: every fresh level with its benchmark (for the history).
+        served: while the sweep holds one, a runner answering from one long-lived agent process
+            (:mod:`edgeopt.runners.served`): evaluations, profiles and the confirmation/ranking rounds go there;
+            each level's first pass (its memory and cold numbers) still runs in a fresh agent.
     """
 
     target: str
@@ -49,6 +52,12 @@ class Context:
     runtime_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     refs: dict[str, tuple[list[np.ndarray], list[str]]] = field(default_factory=dict)
     bench_results: list[tuple[Level, BenchResult]] = field(default_factory=list)
+    served: Runner | None = None
+
+    @property
+    def warm_runner(self) -> Runner:
+        """The runner of evaluations, profiles and repeated rounds: the served agent when there is one."""
+        return self.served or self.runner
 
     def options(self, runtime: str, override: dict[str, Any] | None = None) -> dict[str, Any]:
         """The runtime options of a level on ``runtime``: the sweep's for it, with ``override`` on top (a None value
@@ -59,7 +68,7 @@ class Context:
     def reference(self, model: Path, runtime: str) -> tuple[list[np.ndarray], list[str]]:
         """The original model's outputs on ``runtime`` with the sweep's options for it (measured once)."""
         if runtime not in self.refs:
-            outs, names, _ = device_outputs(model, self.eval_npz, runtime=runtime, runner=self.runner,
+            outs, names, _ = device_outputs(model, self.eval_npz, runtime=runtime, runner=self.warm_runner,
                                             runtime_options=self.options(runtime), threads=self.measure.threads)
             self.refs[runtime] = (outs, names)
         return self.refs[runtime]
@@ -68,18 +77,19 @@ class Context:
                  options: dict[str, Any] | None = None) -> tuple[float, float]:
         """(metric value, retention) of ``artifact`` on ``runtime`` vs the reference model on the same runtime."""
         ref_outs, ref_names = self.reference(reference, runtime)
-        outs, names, _ = device_outputs(artifact, self.eval_npz, runtime=runtime, runner=self.runner,
+        outs, names, _ = device_outputs(artifact, self.eval_npz, runtime=runtime, runner=self.warm_runner,
                                         runtime_options=self.options(runtime, options), threads=self.measure.threads)
         ref = self.selection.pick(ref_outs, ref_names)
         out = self.selection.pick(outs, names)
         return retention(self.metric, ref, out.astype(ref.dtype, copy=False), self.labels)
 
-    def latency(self, artifact: Path, runtime: str, options: dict[str, Any] | None = None,
+    def latency(self, artifact: Path, runtime: str, options: dict[str, Any] | None = None, *, fresh: bool = True,
                 **settings: Any) -> BenchResult:
-        """Benchmark ``artifact`` on ``runtime`` with the sweep's settings (``settings``: fields replaced)."""
+        """Benchmark ``artifact`` on ``runtime`` with the sweep's settings (``settings``: fields replaced);
+        ``fresh``: in a fresh agent process (a first pass), else on :attr:`warm_runner` (a repeated round)."""
         measure = self.measure.replace(runtime=runtime, runtime_options=self.options(runtime, options), **settings)
-        return run_benchmark(artifact, measure, target=self.target, runner=self.runner,
-                             targets_dirs=self.targets_dirs)
+        return run_benchmark(artifact, measure, target=self.target,
+                             runner=self.runner if fresh else self.warm_runner, targets_dirs=self.targets_dirs)
 
     def level(self, artifact: Path, runtime: str, recipe: str, reference: Path,
               details: dict[str, Any] | None = None, options: dict[str, Any] | None = None) -> Level:

@@ -98,7 +98,7 @@ def rank(ctx: Context, levels: list[Level]) -> tuple[list[Level], Recommendation
 
     def measure(name: str, n: int) -> list[float]:
         lv = by_name[name]
-        bench = ctx.latency(Path(lv.artifact), lv.runtime, lv.details.get("runtime_options"), iterations=n,
+        bench = ctx.latency(Path(lv.artifact), lv.runtime, lv.details.get("runtime_options"), iterations=n, fresh=False,
                             min_duration_s=RUN_S, warmup=2)
         return list(bench.samples_ms or [bench.latency_ms.p50])
 

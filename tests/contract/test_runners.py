@@ -30,6 +30,7 @@ RunnerFactory = Callable[[pytest.FixtureRequest], Runner]
 # Every runner the contract applies to. A new runner (e.g. a fleet) is added here and runs the whole template.
 RUNNERS: dict[str, RunnerFactory] = {
     "local": lambda request: LocalRunner(),
+    "served": lambda request: LocalRunner().serving(),  # one agent process answering every request
     "ssh": lambda request: request.getfixturevalue("shared_device").runner(),
 }
 FAST = {"iterations": 20, "min_duration_s": 0.05, "warmup": 1}

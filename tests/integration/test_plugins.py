@@ -154,6 +154,11 @@ def test_sweep_gives_the_plugin_runtime_its_low_precision_level_and_int8_search(
     assert low.details["effective_runtime_options"] == {} and low.details["inference_precision"] == "f16"
     assert low.retention == pytest.approx(1.0)  # retention against the f32 reference
     assert not by[("int8", "ortplug")].meets_retention
+    # the plain INT8 artifact with its float parts at the runtime's default (what `compile` with no options runs)
+    int8, int8_low = by[("int8", "ortplug")], by[("int8+f16", "ortplug")]
+    assert int8_low.artifact == int8.artifact and int8_low.details["effective_runtime_options"] == {}
+    assert int8_low.details["inference_precision"] == "f16" and int8.details["inference_precision"] == "f32"
+    assert int8_low.retention <= 1.0 + 1e-9 and int8_low.latency_ms > 0
     search = result.int8_search
     assert search is not None and search.runtime == "ortplug"
     assert search.runtimes == ["ortplug"] and search.float_sets["ortplug"]["profiled"] is True

@@ -1,7 +1,7 @@
 """Precision-aware INT8 search on the real OpenVINO (issue 21 item 4): on a CPU that runs BF16 (AVX512_BF16 or
 AMX), the INT8 search also measures its mix with the float parts at OpenVINO's default bf16, kept as level
 ``int8-search+bf16`` with its own retention (against the f32 reference) and latency, and ranked with ``int8-search``
-and plain ``bf16``. The mechanism on any CPU: tests/integration/test_plugins.py (ortplug's f16) and
+and plain ``bf16``; the plain ``int8`` file is measured at bf16 too (``int8+bf16``). The mechanism on any CPU: tests/integration/test_plugins.py (ortplug's f16) and
 tests/unit/sweep/test_decision_rules.py (the CPU-flag rule)."""
 
 from __future__ import annotations
@@ -49,6 +49,9 @@ def test_openvino_int8_search_measures_and_ranks_its_mix_with_bf16_float_parts(d
     assert by["int8-search"].details["effective_runtime_options"] == {"inference_precision": "f32"}
     assert mix.retention <= 1.0 + 1e-9 and mix.latency_ms > 0 and mix.details["float_precision"] == "bf16"
     assert any(t.precision == "bf16" for t in search.trials)
+    plain = by["int8+bf16"]  # the plain INT8 file as OpenVINO loads it with no options: bf16 float parts
+    assert plain.artifact == by["int8"].artifact and plain.details["inference_precision"] == "bf16"
+    assert plain.details["effective_runtime_options"] == {} and by["int8"].details["inference_precision"] == "f32"
     ranking = result.ranking
     assert ranking is not None and result.recommendation is not None and result.recommendation.reason
     # ranked like any level: a candidate whenever it passes within reach of the fastest

@@ -70,7 +70,7 @@ class FakeContext:
         return Level(recipe=name, runtime=runtime, runtime_version="1.0", artifact=str(artifact), size_bytes=1,
                      latency_ms=1.0, latency_ms_p99=1.0, memory_mb_peak=None, energy_mj=None, energy_source=None,
                      metric="detection", metric_value=1.0, retention=1.0, meets_retention=True, meets_budget=True,
-                     passed=True, valid=True, cached=False)
+                     passed=True, valid=True, cached=False, details=dict(facts or {}))
 
 
 @pytest.mark.parametrize(("second", "cached"), [
@@ -88,3 +88,19 @@ def test_a_level_is_read_back_only_under_the_same_metric_and_parameters(
         levels.append(table("fp16", "fp16", "onnxruntime", lambda: model))
     assert [lv.cached for lv in levels] == [False, cached]
     assert ctx.measured == (["fp16"] if cached else ["fp16", "fp16"])
+
+
+def test_a_search_trial_adopted_as_a_level_is_measured_once_even_without_the_cache(tmp_path: Path) -> None:
+    model = tmp_path / "m.onnx"
+    model.write_bytes(b"x")
+    ctx = FakeContext()
+    table = LevelTable(ctx, LevelCache(tmp_path / "cache", enabled=False), parts(name="detection"), model,  # type: ignore[arg-type]
+                       lambda event: None)
+    cfg = {"int8-search": {"nodes_to_exclude": ["a"]}, "base": "m.onnx"}
+    trial = table(cfg, "int8-search", "onnxruntime", lambda: model, {"search": "trial 1"}, keep=False)
+    adopted = table(cfg, "int8-search", "onnxruntime", lambda: model, {"searched_on": "onnxruntime"})
+    other = table({**cfg, "base": "other"}, "int8-search", "onnxruntime", lambda: model)
+    assert ctx.measured == ["int8-search", "int8-search"]  # the trial and the other config; not the adoption
+    assert adopted.latency_ms == trial.latency_ms and not adopted.cached
+    assert adopted.details == {"search": "trial 1", "searched_on": "onnxruntime"}
+    assert table.levels == [adopted, other]
