@@ -89,3 +89,42 @@ def float_set(ctx: Context, reference: Path, qdq: onnx.ModelProto, base: onnx.Mo
 
     cost = gain_ms or {n: 1.0 for n in nodes}
     return choose_float_set(list(nodes), cost, passes, max_evaluations=max_evaluations, budget=budget)
+
+
+# How much slower (beyond both intervals) a runtime's fastest full-INT8 level must be than the fastest passing level
+# before its latency-aware search is skipped: a mix keeps parts in float, so it is rarely faster than full INT8, and
+# never by this much (the nodes whose INT8 kernel is slower than float are a small share of the time).
+HOPELESS_RATIO = 1.3
+# Below this (ms per inference) a runtime is always searched: on a model that small the per-op overhead of the QDQ
+# pairs dominates, so a mix with fewer of them can beat full INT8, and its trials cost little anyway.
+HOPELESS_MIN_MS = 1.0
+
+
+def hopeless_runtimes(levels: Sequence[Any], rts: Sequence[str]) -> dict[str, str]:
+    """INT8 runtimes among ``rts`` whose search cannot produce the recommendation, each with the one-line reason.
+
+    A runtime is hopeless when its fastest plain INT8 level (``int8``, or ``int8+<low>``: the full INT8 model, the
+    lower bound of any mix) is, by its confirmed interval's low end, more than :data:`HOPELESS_RATIO` x slower than
+    the confirmed interval's high end of the fastest passing level: no INT8 mix there would beat a level that
+    already passes, and its device trials (the slowest part of a sweep on a detector) are skipped. Levels without a
+    confirmed interval decide nothing (a single run can be 2x off); a full INT8 model under
+    :data:`HOPELESS_MIN_MS` never makes its runtime hopeless."""
+    confirmed = [lv for lv in levels if lv.latency_ms_low is not None and lv.latency_ms_high is not None
+                 and not lv.single_run]
+    passing = [lv for lv in confirmed if lv.passed and not lv.no_change]
+    if not passing:
+        return {}
+    best = min(passing, key=lambda lv: lv.latency_ms_high)
+    out: dict[str, str] = {}
+    for rt in rts:
+        plain = [lv for lv in confirmed if lv.runtime == rt and (lv.recipe == "int8" or lv.recipe.startswith("int8+"))]
+        if not plain:
+            continue
+        fastest = min(plain, key=lambda lv: lv.latency_ms_low)
+        if fastest.latency_ms_low >= HOPELESS_MIN_MS and fastest.latency_ms_low > HOPELESS_RATIO * best.latency_ms_high:
+            ratio = fastest.latency_ms / best.latency_ms
+            out[rt] = (f"int8 search on {rt} skipped: its full INT8 model ({fastest.recipe}, "
+                       f"{fastest.latency_ms:.2f} ms) is {ratio:.2f}x slower than {best.recipe}@{best.runtime} "
+                       f"({best.latency_ms:.2f} ms), which already passes; an INT8 mix keeps parts in float and is "
+                       "not faster than full INT8 by that much")
+    return out

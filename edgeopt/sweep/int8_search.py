@@ -92,7 +92,9 @@ class SearchPlan:
         least this much search time is left (0: off). gains_dir: where per-node sensitivities and latency gains are
         cached (None: ``out/gains``); a fleet sweep shares one between its devices, so the host's sensitivity
         scoring is reused across them. low_precision: runtime -> its low-precision branch
-        (:func:`.int8_precision.low_branches`; empty: f32 float parts only).
+        (:func:`.int8_precision.low_branches`; empty: f32 float parts only). skip: runtimes whose latency-aware
+        search (and low-precision branch) is skipped (:func:`.int8_latency.hopeless_runtimes`); the chosen config
+        is still measured there.
     """
 
     runtime: str
@@ -105,6 +107,7 @@ class SearchPlan:
     nncf_budget_s: float = 0.0
     gains_dir: Path | None = None
     low_precision: dict[str, LowBranch] = field(default_factory=dict)
+    skip: frozenset[str] = frozenset()
 
 
 class Int8Search:
@@ -156,6 +159,8 @@ class Int8Search:
         nodes = quantized_nodes(qdq, QUANT_OPS)
         q_cfg: dict[str, Any] = {"op_types_to_quantize": QUANT_OPS}
         for rt in int8_runtimes(self.plan.rts):
+            if rt in self.plan.skip:
+                continue
             if not self.budget_left():
                 break
             gain = gains(self.ctx, self.cache, self.base, Path(full.artifact), nodes, rt, q_cfg, self.emit)

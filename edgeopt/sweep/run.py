@@ -32,6 +32,7 @@ from ..settings import MeasureSettings, RemoteSpec
 from ..targets import Target
 from .cache import LevelCache
 from .honest import GraphChange, pipeline_change, steps_of
+from .int8_latency import hopeless_runtimes, int8_runtimes
 from .int8_precision import LowBranch, low_branches, low_precision_int8_level
 from .int8_search import SearchPlan, search_int8
 from .levels import LevelTable, Progress
@@ -283,9 +284,16 @@ class _SweepRun:
         int8_fails = [lv for lv in self.table.levels if lv.recipe == "int8" and not lv.meets_retention]
         if not (opts.int8_search and int8_fails):
             return None
+        self.table.confirm()  # the levels so far confirmed in rounds: what decides which runtimes are worth a search
+        skip = hopeless_runtimes(self.table.levels, int8_runtimes(self.rts))
+        for reason in skip.values():
+            self.emit({"event": "info", "message": reason})
+        hopeful = [lv.runtime for lv in int8_fails if lv.runtime not in skip]
+        if not hopeful:
+            return None
         self.emit({"event": "info", "message": f"int8 retention {int8_fails[0].retention:.4f} < {opts.min_retention}: "
                                                "searching for an accuracy-aware INT8 config"})
-        plan = SearchPlan(runtime=int8_fails[0].runtime, rts=tuple(self.rts), out=self.out / "int8-search",
+        plan = SearchPlan(runtime=hopeful[0], rts=tuple(self.rts), out=self.out / "int8-search", skip=frozenset(skip),
                           calib=opts.calib or self.eval_npz, max_trials=opts.max_trials,
                           max_seconds=opts.max_search_s, targets_dirs=self.targets_dirs,
                           nncf_budget_s=opts.nncf_budget_s, gains_dir=gains_dir,

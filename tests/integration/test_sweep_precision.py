@@ -1,8 +1,9 @@
 """Precision-aware INT8 search on the real OpenVINO (issue 21 item 4): on a CPU that runs BF16 (AVX512_BF16 or
 AMX), the INT8 search also measures its mix with the float parts at OpenVINO's default bf16, kept as level
 ``int8-search+bf16`` with its own retention (against the f32 reference) and latency, and ranked with ``int8-search``
-and plain ``bf16``; the plain ``int8`` file is measured at bf16 too (``int8+bf16``). The mechanism on any CPU: tests/integration/test_plugins.py (ortplug's f16) and
-tests/unit/sweep/test_decision_rules.py (the CPU-flag rule)."""
+and plain ``bf16``; the plain ``int8`` file is measured at bf16 too (``int8+bf16``). The mechanism on any CPU:
+tests/integration/test_plugins.py (ortplug's f16) and tests/unit/sweep/test_decision_rules.py (the CPU-flag
+rule)."""
 
 from __future__ import annotations
 
