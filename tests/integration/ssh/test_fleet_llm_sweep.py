@@ -23,6 +23,7 @@ pytest.importorskip("onnxruntime_genai", reason="the LLM sweep tests need onnxru
 pytest.importorskip("torch", reason="the zoo LLM is built with torch (pip install 'edgeopt[llm,torch]')")
 
 from edgeopt.cli.main import main  # noqa: E402
+from edgeopt.cli.sweep_llm_fleet import render_llm_fleet_sweep  # noqa: E402
 from edgeopt.deploy import load_deployment  # noqa: E402
 from edgeopt.llm.retention import RetentionSettings  # noqa: E402
 from edgeopt.llm.sweep_fleet import fleet_llm_sweep  # noqa: E402
@@ -95,7 +96,7 @@ def test_llm_fleet_sweep_one_recommendation_per_device(lab: Lab, zoo, tmp_path, 
     assert json.loads((out / "fleet-sweep.json").read_text())["rows"][0]["device"] == "lab-00"
 
 
-def test_a_device_without_the_runtime_is_its_row_and_the_other_still_ships(lab: Lab, zoo, tmp_path):
+def test_a_device_without_the_runtime_is_its_row_and_the_other_still_ships(lab: Lab, zoo, tmp_path, capsys):
     lab["lab-01"].python = NO_RUNTIME_PYTHON
     lab.write_inventory()
     out = _out(zoo, tmp_path)
@@ -112,3 +113,6 @@ def test_a_device_without_the_runtime_is_its_row_and_the_other_still_ships(lab: 
     assert ok.status == "ok" and ok.result is not None and ok.recommendation is not None
     assert load_deployment(out / "devices" / "lab-00" / "recommended")[0].measured.device == "lab-00"
     assert result.summary.failed == ["lab-01"] and result.exit_code == 1  # one device could not run
+    render_llm_fleet_sweep(result)
+    shown = capsys.readouterr().out
+    assert "fp32@onnxruntime_genai" in shown and "dependency" in shown and "could not run: lab-01" in shown
