@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import ExitCode, InputError
+from ..errors import ExitCode
 from ..settings import RemoteSpec
 from .fleet_options import FleetOptions, fleet_options
 from .json_out import emit_json
@@ -123,7 +123,9 @@ def _render_shipped(result: SweepResult) -> None:
 @measure_options("fps", fps={"help": "Real-time budget (p99 <= 1000/fps)."})
 @click.option("--objective", default="latency", show_default=True, type=click.Choice(["latency", "size", "energy"]))
 @click.option("--runtimes", default=None, help="Comma-separated runtimes (default: all installed for the target).")
-@click.option("--calib", default=None, type=click.Path(path_type=Path), help="Calibration data (default: --eval).")
+@click.option("--calib", default=None, type=click.Path(path_type=Path),
+              help="Calibration data (default: --eval); LLM folders: calibration text for the int4-awq level "
+                   "(never the --eval text; without it int4-awq is not tried).")
 @click.option("--out", "out_dir", default=None, type=click.Path(file_okay=False, path_type=Path), help="Output dir.")
 @click.option("--max-trials", default=12, show_default=True, type=int, help="Most INT8 search trials.")
 @click.option("--max-search-s", default=600.0, show_default=True, type=float, help="Time bound of the INT8 search, s.")
@@ -156,13 +158,10 @@ def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | N
     if model.is_dir():  # a Hugging Face decoder folder: the LLM sweep (edgeopt.llm.sweep)
         from .sweep_llm import sweep_llm_cmd
 
-        if fleet.enabled:
-            raise InputError("--devices does not take an LLM folder yet: sweep one device with --device NAME")
-
         return sweep_llm_cmd(model, eval_text=eval_data, min_retention=min_retention, metric=metric,
                              levels=_csv(levels), runtimes=_csv(runtimes), out_dir=out_dir,
-                             threads=measure.get("threads"), eval_limit=eval_limit, target=target, remote=remote,
-                             as_json=as_json)
+                             threads=measure.get("threads"), eval_limit=eval_limit, calib=calib, target=target,
+                             remote=remote, fleet=fleet, as_json=as_json)
     from ..sweep.api import SweepOptions, level_settings, run_sweep
 
     options = SweepOptions(eval_data=eval_data, recipes=_csv(recipes), min_retention=min_retention,

@@ -1,7 +1,9 @@
 """``edgeopt sweep LLM_DIR --eval TEXT``: the LLM branch of the sweep command (edgeopt.llm.sweep; docs/llm.md).
 
 Exit codes as the ONNX sweep: 0 a recommendation exists, 1 no level keeps the retention threshold,
-2 bad input (folder, text, metric, level), 3 device error.
+2 bad input (folder, text, calibration text, metric, level), 3 device error. With ``--devices``
+(edgeopt/cli/sweep_llm_fleet.py) as the ONNX fleet sweep's: 0 every device has a recommendation, 1 a device has
+none or could not run, 3 every device failed to run.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from ..llm.retention import RetentionSettings
 from ..llm.sweep import LlmSweepOptions, bench_cell, run_llm_sweep
 from ..llm.sweep_result import LlmSweepResult
 from ..settings import RemoteSpec
+from .fleet_options import FleetOptions
 from .json_out import emit_json
 
 
@@ -38,12 +41,18 @@ def _render(result: LlmSweepResult) -> None:
 
 def sweep_llm_cmd(model: Path, *, eval_text: Path, min_retention: float, metric: str | None, levels: list[str] | None,
                   runtimes: list[str] | None, out_dir: Path | None, threads: int | None, eval_limit: int | None,
-                  target: str | None, remote: RemoteSpec, as_json: bool) -> int:
-    """Run the LLM sweep with the shared sweep flags that apply (the ONNX-only ones are ignored)."""
+                  calib: Path | None, target: str | None, remote: RemoteSpec, fleet: FleetOptions,
+                  as_json: bool) -> int:
+    """Run the LLM sweep (on one runner, or with --devices on each device) with the shared sweep flags that
+    apply (the ONNX-only ones are ignored)."""
     retention = RetentionSettings(threads=threads or 0, **({"windows": eval_limit} if eval_limit else {}))
     options = LlmSweepOptions(eval_text=eval_text, min_retention=min_retention, metric=metric, levels=levels,
                               runtimes=runtimes, out_dir=out_dir, retention=retention,
-                              workload=bench_cell(threads or 0))
+                              workload=bench_cell(threads or 0), calib_text=calib)
+    if fleet.enabled:
+        from .sweep_llm_fleet import run_llm_fleet_sweep
+
+        return run_llm_fleet_sweep(model, options, fleet=fleet, remote=remote, target=target, as_json=as_json)
     result = run_llm_sweep(model, options, target=target, remote=remote,
                            say=lambda text: click.echo(text, err=True))
     if as_json:

@@ -122,7 +122,15 @@ def _calibration_text(recipe: LlmRecipe, calib: str | Path | None) -> Path | Non
     if calib is None:
         raise InputError(f"LLM recipe {recipe.name} is data-aware (AWQ / scale estimation): give --calib TEXT, a "
                          "UTF-8 text file in the model's domain (a few KB or more)")
-    path = Path(calib)
+    return check_calib_text(Path(calib))
+
+
+def check_calib_text(path: Path) -> Path:
+    """``path`` when it is UTF-8 text long enough to calibrate on (AWQ, scale estimation); else exit 2.
+
+    Raises:
+        InputError: unreadable, not UTF-8, or under 200 characters.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -13,13 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
+from ..fsutil import sha256_file
 from .ort_genai_export import export_ort_genai
 from .ov_genai_export import export_ov_genai
-from .recipe import OrtGenaiSettings, OvGenaiSettings
+from .recipe import OrtGenaiSettings, OvGenaiSettings, load_llm_recipe
 
 STAMP = ".edgeopt-level.json"
 RUNTIMES = ("onnxruntime_genai", "openvino_genai")
 REFERENCE = "fp32"
+AWQ = "int4-awq"  # the data-aware level: the recipe of that name, on --calib TEXT (OpenVINO GenAI only)
 
 
 @dataclass(frozen=True)
@@ -61,28 +63,46 @@ ALL_LEVELS: tuple[LlmLevel, ...] = (
 )
 
 
-def select_levels(names: list[str] | None, runtimes: list[str]) -> list[LlmLevel]:
-    """The levels named (all by default) on ``runtimes``, plus each runtime's FP32 reference.
+def awq_level() -> LlmLevel:
+    """``int4-awq`` on OpenVINO GenAI: the settings of the recipe of that name (recipes/llm/int4-awq.yaml)."""
+    settings = load_llm_recipe(AWQ)[0].openvino_genai
+    assert settings is not None and settings.data_aware, "recipes/llm/int4-awq.yaml lost its openvino_genai block"
+    return LlmLevel(AWQ, "openvino_genai", settings)
+
+
+def select_levels(names: list[str] | None, runtimes: list[str], *, calib: bool = False) -> list[LlmLevel]:
+    """The levels named (all by default) on ``runtimes``, plus each runtime's FP32 reference; with ``calib``
+    (calibration text given) the data-aware ``int4-awq`` too.
 
     Raises:
-        InputError: an unknown level or runtime name.
+        InputError: an unknown level or runtime name, or ``int4-awq`` named without calibration text.
     """
     bad = [r for r in runtimes if r not in RUNTIMES]
     if bad:
         raise InputError(f"unknown LLM runtime(s) {', '.join(bad)}: use {', '.join(RUNTIMES)}")
-    known = sorted({lv.name for lv in ALL_LEVELS})
+    known = sorted({lv.name for lv in ALL_LEVELS} | {AWQ})
     unknown = [n for n in names or [] if n not in known]
     if unknown:
         raise InputError(f"unknown LLM level(s) {', '.join(unknown)}; levels: {', '.join(known)}")
+    if AWQ in (names or []) and not calib:
+        raise InputError(f"level {AWQ} calibrates on text: give --calib TEXT (a file other than --eval)")
     wanted = set(names or known) | {REFERENCE}
-    return [lv for lv in ALL_LEVELS if lv.runtime in runtimes and lv.name in wanted]
+    candidates = ALL_LEVELS + ((awq_level(),) if calib else ())
+    return [lv for lv in candidates if lv.runtime in runtimes and lv.name in wanted]
 
 
-def build_level(level: LlmLevel, src: Path, source_sha256: str, out: Path) -> tuple[Path, bool]:
+def build_level(level: LlmLevel, src: Path, source_sha256: str, out: Path,
+                calib_text: Path | None = None) -> tuple[Path, bool]:
     """The level's folder under ``out`` (``<runtime>/<name>``), exported unless a matching build is there; returns
-    (folder, reused)."""
+    (folder, reused). ``calib_text``: what a data-aware level calibrates on (its hash is part of the stamp)."""
     folder = out / level.runtime / level.name
-    stamp = {"source_sha256": source_sha256, "runtime": level.runtime, "settings": level.settings.model_dump()}
+    stamp: dict[str, object] = {"source_sha256": source_sha256, "runtime": level.runtime,
+                                "settings": level.settings.model_dump()}
+    data_aware = isinstance(level.settings, OvGenaiSettings) and level.settings.data_aware
+    if data_aware:
+        if calib_text is None:
+            raise InputError(f"level {level.key} calibrates on text: give --calib TEXT")
+        stamp["calib_sha256"] = sha256_file(calib_text)
     try:
         if json.loads((folder / STAMP).read_text(encoding="utf-8")) == stamp:
             return folder, True
@@ -92,6 +112,6 @@ def build_level(level: LlmLevel, src: Path, source_sha256: str, out: Path) -> tu
     if isinstance(level.settings, OrtGenaiSettings):
         export_ort_genai(src, folder, level.settings)
     else:
-        export_ov_genai(src, folder, level.settings)
+        export_ov_genai(src, folder, level.settings, calib_text=calib_text if data_aware else None)
     (folder / STAMP).write_text(json.dumps(stamp), encoding="utf-8")
     return folder, False

@@ -32,9 +32,10 @@ def _copy(src: Path, dst: Path, marker: str) -> list[DeployedFile]:
     return sorted(files, key=lambda f: f.role != "model")
 
 
-def _deployment(row: LlmSweepLevel, files: list[DeployedFile], result: LlmSweepResult) -> Deployment:
+def _deployment(row: LlmSweepLevel, files: list[DeployedFile], result: LlmSweepResult,
+                device: str | None) -> Deployment:
     measured = DeploymentMeasured(
-        target=result.target, cpu=row.cpu, metric=result.metric, min_retention=result.min_retention,
+        target=result.target, device=device, cpu=row.cpu, metric=result.metric, min_retention=result.min_retention,
         retention=row.retention.retention, latency_ms=float(row.tpot_ms_p50 or 0.0), size_bytes=row.size_bytes,
         eval_samples=row.retention.positions, decode_tokens_per_s=row.rank_tokens_per_s, ttft_ms=row.ttft_ms_p50)
     return Deployment(
@@ -44,9 +45,9 @@ def _deployment(row: LlmSweepLevel, files: list[DeployedFile], result: LlmSweepR
         created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
 
-def ship_llm(result: LlmSweepResult, out: Path) -> LlmSweepResult:
+def ship_llm(result: LlmSweepResult, out: Path, device: str | None = None) -> LlmSweepResult:
     """Write ``<out>/recommended`` for the result's recommendation (or remove a stale one); the result with the
-    deployment's path."""
+    deployment's path. ``device``: the inventory name it was measured on (``measured.device``)."""
     rec = result.recommendation
     if rec is None:
         discard(out)
@@ -56,7 +57,8 @@ def ship_llm(result: LlmSweepResult, out: Path) -> LlmSweepResult:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
-        save_deployment(tmp, _deployment(row, _copy(Path(row.folder), tmp, MARKER[row.runtime]), result))
+        save_deployment(tmp, _deployment(row, _copy(Path(row.folder), tmp, MARKER[row.runtime]), result,
+                                             device))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -8,6 +8,7 @@ Schema (``--json``), documented in docs/fleet.md (*Sweeping a fleet*): ``FleetSw
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import Field
@@ -93,12 +94,12 @@ def summarize(rows: list[FleetSweepRow]) -> FleetSweepSummary:
                              recommendation=next(iter(distinct)) if agree else None)
 
 
-def fleet_sweep_exit_code(rows: list[FleetSweepRow]) -> int:
+def fleet_sweep_exit_code(rows: Sequence[DeviceOutcome]) -> int:
     """3 when every device failed to run (4: every one refused its host key), else 1 when any device could not
-    run or has no recommendation, else 0."""
+    run or has no recommendation, else 0. ``rows``: an ONNX or an LLM fleet sweep's (each has ``recommendation``)."""
     failed = all_failed_code(rows)
     if failed is not None:
         return failed
-    if any(r.recommendation is None for r in rows):
+    if any(getattr(r, "recommendation", None) is None for r in rows):
         return int(ExitCode.GATE_FAILED)
     return int(ExitCode.OK)

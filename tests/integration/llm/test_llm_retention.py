@@ -174,3 +174,29 @@ def test_openvino_genai_fp32_keeps_everything_and_int4_does_not(zoo):
     assert same.ppl_reference == pytest.approx(ort.ppl_reference, rel=1e-4)  # same weights, same tokens
     lossy = llm_retention(int4, fp32, zoo["text"], settings=FAST, reference_options=f32)
     assert lossy.top1_agreement < 1.0 and lossy.kl_mean > 1e-5
+
+
+@pytest.mark.slow
+def test_sweep_with_calibration_text_adds_the_awq_level_with_its_retention(zoo, tmp_path):
+    """(Two OpenVINO conversions, one of them calibrated: ~60 s.) --calib TEXT adds int4-awq on OpenVINO GenAI,
+    calibrated on the corpus's training split, scored on the held-out one like every other level."""
+    pytest.importorskip("openvino_genai", reason="the OpenVINO GenAI levels need openvino-genai")
+    import json as json_mod
+
+    from edgeopt.zoo.llm_corpus import corpus_texts, split_texts
+
+    calib = tmp_path / "calib.txt"
+    calib.write_text("\n".join(split_texts(corpus_texts())[0])[:40000], encoding="utf-8")
+    said: list[str] = []
+    opts = LlmSweepOptions(eval_text=zoo["text"], calib_text=calib, min_retention=0.0, levels=["int4-awq"],
+                           runtimes=["openvino_genai"], out_dir=zoo["sweep"], retention=FAST)
+    result = run_llm_sweep(zoo["src"], opts, say=said.append)
+    rows = {(lv.name, lv.runtime): lv for lv in result.levels}
+    assert set(rows) == {("int4-awq", "openvino_genai"), ("fp32", "openvino_genai")}, result.warnings
+    awq = rows[("int4-awq", "openvino_genai")]
+    assert awq.settings["awq"] and awq.settings["scale_estimation"] and awq.settings["weights"] == "int4_asym"
+    assert 0 < awq.retention.retention < 1.0 and awq.retention.kl_mean > 1e-6  # int4: it does lose something
+    assert awq.rank_tokens_per_s and awq.ttft_ms_p50
+    stamp = json_mod.loads((Path(awq.folder) / ".edgeopt-level.json").read_text())
+    assert len(stamp["calib_sha256"]) == 64  # another calibration text rebuilds the level
+    assert not any("not tried" in line for line in said)

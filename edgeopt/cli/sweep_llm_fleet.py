@@ -1,0 +1,68 @@
+"""``edgeopt sweep LLM_DIR --eval TEXT --devices SELECTION``: the LLM sweep on a fleet (edgeopt.llm.sweep_fleet;
+docs/llm.md, "Sweeping a fleet"); kept apart so ``sweep_llm`` stays a thin command. Exit codes as the ONNX fleet
+sweep's (docs/exit-codes.md)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..llm.sweep_fleet_result import LlmFleetSweepResult
+from ..llm.sweep_options import LlmSweepOptions
+from ..settings import RemoteSpec
+from .fleet_options import FleetOptions
+from .json_out import emit_json
+
+
+def run_llm_fleet_sweep(model: Path, options: LlmSweepOptions, *, fleet: FleetOptions, remote: RemoteSpec,
+                        target: str | None, as_json: bool) -> int:
+    """Sweep the LLM folder on every selected device, render it; the fleet sweep's exit code."""
+    from ..fleet import FleetProgress
+    from ..llm.sweep_fleet import fleet_llm_sweep
+
+    with FleetProgress() as progress:
+        result = fleet_llm_sweep(model, options, devices=str(fleet.devices), jobs=fleet.jobs,
+                                 executor=fleet.executor, deadline_s=fleet.deadline_s, remote=remote, target=target,
+                                 progress=progress, say=lambda text: click.echo(text, err=True))
+    for warning in result.warnings:
+        print(f"edgeopt: warning: {warning}", file=sys.stderr)
+    if as_json:
+        emit_json(result)
+    else:
+        render_llm_fleet_sweep(result)
+    return result.exit_code
+
+
+def render_llm_fleet_sweep(result: LlmFleetSweepResult) -> None:
+    """Per device its recommendation; per level the devices' decode-rate spread; whether the devices agree."""
+    out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    table = Table(title=f"LLM fleet sweep {result.model} ({result.executor}, {result.jobs} at a time)")
+    for col in ("device", "target", "status", "levels", "recommendation", "s", "notes"):
+        table.add_column(col, overflow="fold")
+    for r in result.rows:
+        res = r.result
+        notes = f"{r.error_kind}: {r.error}" if res is None else (res.binding_constraint or "")
+        table.add_row(Text(r.device), r.target, r.status, str(len(res.levels)) if res else "-",
+                      r.recommendation or "-", f"{r.seconds:.1f}", Text(notes))
+    out.print(table)
+    levels = Table(title="levels across devices (decode tokens/s = 1000 / TPOT p50)")
+    for col in ("level", "runtime", "devices", "median tok/s", "min tok/s", "max tok/s", "min retention",
+                "passed on"):
+        levels.add_column(col, overflow="fold")
+    for s in result.summary.levels:
+        levels.add_row(s.name, s.runtime, str(s.devices), f"{s.tokens_per_s_median:.1f}",
+                       f"{s.tokens_per_s_min:.1f} ({s.min_device})", f"{s.tokens_per_s_max:.1f} ({s.max_device})",
+                       f"{s.retention_min:.4f}", Text(", ".join(s.passed_on)))
+    out.print(levels)
+    summary = result.summary
+    agree = (f"every device recommends {summary.recommendation}" if summary.agree
+             else "the devices do not agree on a recommendation")
+    out.print(Text(f"{agree}; host side {result.host_seconds:.1f} s; {summary.ok}/{summary.devices} devices ran in "
+                   f"{result.seconds:.1f} s; exit {result.exit_code}; out {result.out_dir}"))
+    if summary.failed:
+        out.print(Text(f"could not run: {', '.join(summary.failed)}"))

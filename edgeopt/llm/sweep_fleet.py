@@ -1,0 +1,176 @@
+"""``edgeopt sweep LLM_DIR --eval TEXT --devices SELECTION``: the LLM sweep on every device of a fleet.
+
+1. Host side, once (:func:`~.sweep_build.prepare_llm_sweep`): inputs checked, every level built into
+   ``<out>/host/levels`` (the exporters need torch), the eval text copied beside them; that folder is the bundle
+   every device job reads, by content hash (:class:`ModelRef`: a shared path, or its bytes under Ray).
+2. One :class:`LlmSweepJob` per device on the fleet's executor (:class:`FleetRunner`: bounded concurrency, a
+   deadline per device, a failure costs only its own row): each level scored against that device's own FP32
+   reference and benched there (:func:`~.sweep.measure_levels`, as the single sweep does over ``--host``).
+3. Per device, here: the ranking, ``<out>/devices/<name>/sweep.json``, ``pareto.svg`` and the recommendation as a
+   deployment in ``<out>/devices/<name>/recommended/`` (``measured.device`` = the inventory name)
+   (:func:`~.sweep.finish_llm_sweep`); the fleet's result in ``<out>/fleet-sweep.json``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import shutil
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._version import __version__
+from ..errors import InputError
+from ..fleet.artifacts import ModelRef
+from ..fleet.devices import FleetDevice, fleet_selection, resolve_devices
+from ..fleet.executors import DeviceEvents, Executor
+from ..fleet.jobs import CancelToken, EventSink, Watchdog, _now, classify
+from ..fleet.result import ErrorKind
+from ..fleet.runner import FleetRunner
+from ..fsutil import atomic_write_text
+from ..settings import RemoteSpec
+from ..sweep.ship import discard
+from .sweep import finish_llm_sweep, measure_levels
+from .sweep_build import LlmBuild, Say, prepare_llm_sweep
+from .sweep_fleet_result import LlmFleetSweepResult, LlmFleetSweepRow, summarize_llm
+from .sweep_options import LlmSweepOptions
+
+EVAL_FILE = "eval.txt"
+LEVELS_DIR = "levels"
+# Beyond the levels' own time: connect, upload every level folder, lock waits.
+LLM_SWEEP_DEADLINE_S = 3600.0
+
+
+@dataclass(frozen=True)
+class LlmSweepJob:
+    """Every built level scored and benched on one device (a fleet job); the host ranks and ships.
+
+    Attributes:
+        device: the device (its runner is built where the job runs).
+        bundle: ``<out>/host`` (``levels/``, ``eval.txt``), by content hash.
+        build: the host side's checked inputs and built levels (host paths).
+        options: the sweep's options.
+        target: the device's target.
+        deadline_s: the device's deadline from the moment the job starts.
+    """
+
+    device: FleetDevice
+    bundle: ModelRef
+    build: LlmBuild
+    options: LlmSweepOptions
+    target: str
+    deadline_s: float = LLM_SWEEP_DEADLINE_S
+
+    def model_ref(self) -> ModelRef:
+        return self.bundle
+
+    def _base(self) -> dict[str, Any]:
+        return {"device": self.device.name, "target": self.target,
+                "runner": f"ssh:{self.device.address.label()}", "tags": list(self.device.tags)}
+
+    def error_row(self, kind: ErrorKind, message: str, seconds: float) -> LlmFleetSweepRow:
+        return LlmFleetSweepRow(**self._base(), status="error", error=message, error_kind=kind,
+                                seconds=round(seconds, 3))
+
+    def __call__(self, blobs: Mapping[str, bytes] | None = None, progress: EventSink | None = None,
+                 cancel: CancelToken | None = None) -> LlmFleetSweepRow:
+        started, started_at = time.perf_counter(), _now()
+        root = self.bundle.locate(blobs)
+        warnings: list[str] = []
+
+        def say(text: str) -> None:
+            if progress is not None:
+                progress({"event": "phase", "phase": text[:80]})
+
+        runner = self.device.runner()
+        with Watchdog(runner, self.deadline_s, cancel) as dog:
+            try:
+                rows = measure_levels(self.build, self.options, runner, say=say, warnings=warnings,
+                                      root=root / LEVELS_DIR, eval_text=root / EVAL_FILE)
+            except Exception as exc:  # every failure of this device becomes its row, never another device's
+                kind, message = classify(exc, self.device.name, connected=runner.connected, fired=dog.fired,
+                                         deadline_s=self.deadline_s)
+                return self.error_row(kind, message, time.perf_counter() - started).model_copy(
+                    update={"started_at": started_at})
+            finally:
+                runner.close()
+        if blobs is not None:  # a copy from the object store: the host ships from its own level folders
+            rows = [r.model_copy(update={"folder": str(self.build.levels_dir / r.runtime / r.name)}) for r in rows]
+        return LlmFleetSweepRow(**self._base(), status="ok", seconds=round(time.perf_counter() - started, 3),
+                                started_at=started_at, measured=rows, device_warnings=warnings)
+
+
+def _finish(row: LlmFleetSweepRow, build: LlmBuild, opts: LlmSweepOptions, out: Path) -> LlmFleetSweepRow:
+    """A device's levels ranked here: ``devices/<name>/sweep.json``, chart, deployment; an error row leaves no
+    stale answer of an earlier run behind."""
+    dev_out = out / "devices" / row.device
+    if row.status != "ok":
+        discard(dev_out)
+        (dev_out / "sweep.json").unlink(missing_ok=True)
+        return row
+    result = finish_llm_sweep(build, row.measured, opts, dev_out, runner_name=row.runner, target=row.target,
+                              warnings=[*build.warnings, *row.device_warnings],
+                              started=time.monotonic() - row.seconds, device=row.device)
+    rec = result.recommendation
+    return row.model_copy(update={"result": result, "measured": [],
+                                  "recommendation": f"{rec.name}@{rec.runtime}" if rec is not None else None})
+
+
+def _bundle(model: Path, opts: LlmSweepOptions, host: Path, say: Say) -> tuple[LlmBuild, ModelRef]:
+    """Build the levels into ``host/levels`` and copy the eval text beside them: the bundle."""
+    host.mkdir(parents=True, exist_ok=True)
+    build = prepare_llm_sweep(model, opts, host / LEVELS_DIR, say)
+    keep = {(lv.runtime, lv.name) for lv in build.levels}
+    for folder in sorted((host / LEVELS_DIR).glob("*/*")):  # levels not swept this time must not travel
+        if (folder.parent.name, folder.name) not in keep:
+            shutil.rmtree(folder, ignore_errors=True)
+    shutil.copyfile(opts.eval_text, host / EVAL_FILE)
+    return build, ModelRef.of(host)
+
+
+def fleet_llm_sweep(model: str | Path, opts: LlmSweepOptions, *, devices: str | Sequence[str | FleetDevice],
+                    jobs: int | None = None, executor: str | Executor = "local", deadline_s: float | None = None,
+                    remote: RemoteSpec | None = None, target: str | None = None,
+                    progress: DeviceEvents | None = None, say: Say | None = None,
+                    **remote_options: Any) -> LlmFleetSweepResult:
+    """Sweep the Hugging Face folder ``model`` on every selected device: the levels built here once, then each
+    device's retention and bench in parallel, one recommendation per device.
+
+    Args:
+        opts: as for :func:`~.sweep.run_llm_sweep` (``out_dir``: the fleet's output directory).
+        devices, jobs, executor, deadline_s, remote, target, progress, remote_options: as for
+            :func:`edgeopt.sweep.fleet.fleet_sweep`. say: the host side's progress lines.
+
+    Raises:
+        InputError: bad folder, text, calibration text, level, selection or option (exit 2).
+        LlmExportError: a runtime's FP32 reference could not be built here.
+    """
+    from ..sweep.fleet.result import fleet_sweep_exit_code
+
+    src, say = Path(model), say or (lambda _text: None)
+    selected = resolve_devices(devices, remote, **remote_options)
+    deadline = float(deadline_s) if deadline_s is not None else LLM_SWEEP_DEADLINE_S
+    if deadline <= 0:
+        raise InputError(f"--deadline {deadline:g}: give each device a positive number of seconds")
+    out = Path(opts.out_dir) if opts.out_dir is not None else Path("out") / f"{src.name}.llm-sweep"
+    fleet = FleetRunner(selected, jobs=jobs, executor=executor, progress=progress)
+    started, started_at = time.perf_counter(), _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    build, bundle = _bundle(src, opts, out / "host", say)
+    host_seconds = round(time.perf_counter() - started, 3)
+    raw = fleet.map(lambda d: LlmSweepJob(d, bundle, build, opts, target or d.target, deadline))
+    rows = [r for r in raw if isinstance(r, LlmFleetSweepRow)]
+    if rows and all(r.error_kind == "input" for r in rows):
+        raise InputError(str(rows[0].error))
+    rows = [_finish(r, build, opts, out) for r in rows]
+    warnings = [*build.warnings, *(f"{r.device}: {w}" for r in rows for w in r.device_warnings)]
+    result = LlmFleetSweepResult(
+        edgeopt_version=__version__, fleet_id=uuid.uuid4().hex[:12], model=str(src), model_sha256=build.digest,
+        selection=fleet_selection(devices), executor=fleet.executor.name, jobs=fleet.jobs, deadline_s=deadline,
+        started_at=started_at, seconds=round(time.perf_counter() - started, 3), host_seconds=host_seconds,
+        out_dir=str(out), rows=rows, summary=summarize_llm(rows), warnings=warnings,
+        exit_code=fleet_sweep_exit_code(rows))
+    atomic_write_text(out / "fleet-sweep.json", result.model_dump_json(indent=2) + "\n")
+    return result
