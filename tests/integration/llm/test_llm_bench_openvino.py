@@ -3,6 +3,8 @@ streamer, with OpenVINO's own PerfMetrics beside edgeopt's numbers."""
 
 from __future__ import annotations
 
+import openvino as ov
+
 from edgeopt.bench.llm import LlmWorkload, bench_llm
 from tests.llm_models import HEADS, HIDDEN, KV_HEADS, LAYERS
 
@@ -16,7 +18,10 @@ def test_ov_genai_cells_time_tokens_and_compare_with_perf_metrics(tiny_ovgenai):
     assert cell.valid, cell.invalid_reasons
     assert cell.tokens_out == 12 and len(cell.tpot_trace_ms) == 11  # ignore_eos + min_new_tokens: fixed length
     assert cell.ttft_ms_p50 > 0 and 0 < cell.tpot_ms_p50 <= cell.tpot_ms_p99 and cell.decode_tokens_per_s > 0
-    assert cell.kv_cache_bytes == LAYERS * 2 * KV_HEADS * (HIDDEN // HEADS) * 20 * 4
+    # the cache's element type is the plugin's KV_CACHE_PRECISION (u8 on x86 CPUs), not the model's f32
+    kv_bytes = ov.Core().get_property("CPU", "KV_CACHE_PRECISION").bitwidth // 8
+    assert cell.kv_dtype_bytes == kv_bytes
+    assert cell.kv_cache_bytes == LAYERS * 2 * KV_HEADS * (HIDDEN // HEADS) * 20 * kv_bytes
     # the runtime's own numbers come along; edgeopt's TTFT includes its own generate() call, so it is not smaller
     assert cell.runtime_ttft_ms_mean is not None and cell.runtime_tpot_ms_mean is not None
     assert cell.ttft_ms_p50 > 0.5 * cell.runtime_ttft_ms_mean
