@@ -82,7 +82,11 @@ class OvGenaiRuntime(GenerativeRuntime):
         self._pipe = self._genai.LLMPipeline(folder, self._device, **_properties(options, threads))
         self._folder = folder
         self._threads = int(threads)
-        self._kv = _kv_precision(self._device)
+        try:
+            head = int(self.model_facts()["head_size"])
+        except (OSError, ValueError, KeyError):
+            head = 0
+        self._kv = _kv_precision(self._device, head)
 
     def load_scoring(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
         """The stateful IR compiled directly (LLMPipeline does not expose logits) and the folder's tokenizer."""
@@ -202,20 +206,29 @@ def _properties(options: Dict[str, Any], threads: int) -> Dict[str, Any]:
     return props
 
 
-def _kv_precision(device: str) -> Dict[str, Any]:
+def _kv_precision(device: str, head_size: int) -> Dict[str, Any]:
     """The element type the device plugin keeps the KV cache in (``KV_CACHE_PRECISION``: u8 by default on x86
     CPUs, not the model's f32), as the ``kv`` dict edgeopt's KV formula reads; ``{}`` where the plugin does not
-    say or the type is below a byte. Scales and zero points of a u8 cache are not counted (see docs/llm-bench.md)."""
+    say or the type is below a byte. An integer cache also keeps an f32 scale and zero point per group of
+    ``KEY_CACHE_GROUP_SIZE`` values (0: the head) for every token and head: ``extra_bytes_per_token_head``
+    (the layout whose size ContinuousBatchingPipeline's ``kv_cache_size_in_bytes`` reports)."""
     try:
         import openvino as ov
 
-        kind = ov.Core().get_property(device.split(":")[0], "KV_CACHE_PRECISION")
+        core = ov.Core()
+        plugin = device.split(":")[0]
+        kind = core.get_property(plugin, "KV_CACHE_PRECISION")
         bits = int(kind.bitwidth)
-    except Exception:  # a plugin without the property (NPU, older releases): the host assumes f32
+        group = int(core.get_property(plugin, "KEY_CACHE_GROUP_SIZE") or 0) if kind.is_integral() else 0
+    except Exception:  # a plugin without the properties (NPU, older releases): the host assumes f32
         return {}
     if bits < 8:
         return {}
-    return {"dtype": kind.get_type_name(), "dtype_bytes": bits // 8, "source": "KV_CACHE_PRECISION"}
+    out = {"dtype": kind.get_type_name(), "dtype_bytes": bits // 8, "source": "KV_CACHE_PRECISION"}
+    if kind.is_integral() and head_size:
+        group = group or head_size
+        out["extra_bytes_per_token_head"] = 8 * (-(-head_size // group))
+    return out
 
 
 def _facts_from_ir(xml_path: str) -> Dict[str, Any]:
