@@ -213,11 +213,15 @@ def kv(args: argparse.Namespace) -> dict[str, Any]:
         rows = _kv_points(KV_OV, args.work / args.kv_model / "openvino_genai", [precision, str(int(args.ov_warm))],
                           args)
         fit = _fit([r["depth"] for r in rows], [r["held"] for r in rows])
-        # what edgeopt predicts today for OpenVINO GenAI (no dtype reported: DEFAULT_KV_DTYPE_BYTES)
-        edgeopt_pred = kv_cache_bytes(facts, 1, 1, 4)
+        # edgeopt's formula with the cache's element type (the CPU plugin's default is u8 + an f32 scale and zero
+        # point per token and head), and the fp32 it assumed before session 7
+        kind = rows[0]["core_kv_precision"] if precision.partition("@")[0] == "default" else precision.partition("@")[0]
+        elem = {"u8": 1, "uint8_t": 1, "bf16": 2, "f16": 2, "f32": 4}.get(kind.replace("<Type: '", "").rstrip("'>"), 4)
+        pred = kv_cache_bytes(facts, 1, 1, elem, 8 if elem == 1 else 0)
         out[f"openvino_genai[{precision}]"] = {
-            "points": rows, "fit": fit, "edgeopt_predicted_bytes_per_token": edgeopt_pred,
-            "ratio_edgeopt_to_measured": round(edgeopt_pred / fit["bytes_per_token"], 4)}
+            "points": rows, "fit": fit, "predicted_bytes_per_token": pred,
+            "ratio_predicted_to_measured": round(pred / fit["bytes_per_token"], 4),
+            "fp32_assumption_bytes_per_token": kv_cache_bytes(facts, 1, 1, 4)}
     return out
 
 
@@ -396,7 +400,7 @@ def _kv_rows(doc: dict[str, Any]) -> list[str]:
     for key in ("kv", "kv_ov_warm", "kv_ov_warm2"):
         for name, v in (doc.get(key) or {}).items():
             if isinstance(v, dict) and "fit" in v:
-                pred = v.get("predicted_bytes_per_token") or v.get("edgeopt_predicted_bytes_per_token")
+                pred = v.get("predicted_bytes_per_token") or v.get("edgeopt_predicted_bytes_per_token")  # old runs
                 held = ", ".join(f"{p['depth']}: {p['held'] / 2**20:.1f}" for p in v["points"])
                 rows.append(f"| {name} | {key} | {held} | {v['fit']['bytes_per_token']:,.0f} | "
                             f"{v['fit']['max_residual_mb']} | {pred:,} |")
