@@ -70,6 +70,7 @@ class OvGenaiRuntime(GenerativeRuntime):
         self._device = "CPU"
         self._request: Any = None
         self._tokenizer: Any = None
+        self._kv: Dict[str, Any] = {}
 
     def version(self) -> str:
         return str(getattr(self._genai, "__version__", "unknown"))
@@ -81,6 +82,11 @@ class OvGenaiRuntime(GenerativeRuntime):
         self._pipe = self._genai.LLMPipeline(folder, self._device, **_properties(options, threads))
         self._folder = folder
         self._threads = int(threads)
+        try:
+            head = int(self.model_facts()["head_size"])
+        except (OSError, ValueError, KeyError):
+            head = 0
+        self._kv = _kv_precision(self._device, head)
 
     def load_scoring(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
         """The stateful IR compiled directly (LLMPipeline does not expose logits) and the folder's tokenizer."""
@@ -185,7 +191,7 @@ class OvGenaiRuntime(GenerativeRuntime):
         if perf is not None:
             own = {"ttft_ms": float(perf.get_ttft().mean), "tpot_ms": float(perf.get_tpot().mean)}
         return {"t0_ns": t0, "ttft_ns": stamps[0] - t0, "prefill_ns": None, "token_ns": token_ns, "e2e_ns": t_end - t0,
-                "tokens_out": len(tokens[0]), "kv": {}, "runtime_metrics": own}
+                "tokens_out": len(tokens[0]), "kv": dict(self._kv), "runtime_metrics": own}
 
     def details(self) -> Dict[str, Any]:
         return {"folder": self._folder, "device": self._device}
@@ -198,6 +204,31 @@ def _properties(options: Dict[str, Any], threads: int) -> Dict[str, Any]:
     if options.get("inference_precision"):
         props["INFERENCE_PRECISION_HINT"] = str(options["inference_precision"]).lower()
     return props
+
+
+def _kv_precision(device: str, head_size: int) -> Dict[str, Any]:
+    """The element type the device plugin keeps the KV cache in (``KV_CACHE_PRECISION``: u8 by default on x86
+    CPUs, not the model's f32), as the ``kv`` dict edgeopt's KV formula reads; ``{}`` where the plugin does not
+    say or the type is below a byte. An integer cache also keeps an f32 scale and zero point per group of
+    ``KEY_CACHE_GROUP_SIZE`` values (0: the head) for every token and head: ``extra_bytes_per_token_head``
+    (the layout whose size ContinuousBatchingPipeline's ``kv_cache_size_in_bytes`` reports)."""
+    try:
+        import openvino as ov
+
+        core = ov.Core()
+        plugin = device.split(":")[0]
+        kind = core.get_property(plugin, "KV_CACHE_PRECISION")
+        bits = int(kind.bitwidth)
+        group = int(core.get_property(plugin, "KEY_CACHE_GROUP_SIZE") or 0) if kind.is_integral() else 0
+    except Exception:  # a plugin without the properties (NPU, older releases): the host assumes f32
+        return {}
+    if bits < 8:
+        return {}
+    out = {"dtype": kind.get_type_name(), "dtype_bytes": bits // 8, "source": "KV_CACHE_PRECISION"}
+    if kind.is_integral() and head_size:
+        group = group or head_size
+        out["extra_bytes_per_token_head"] = 8 * (-(-head_size // group))
+    return out
 
 
 def _facts_from_ir(xml_path: str) -> Dict[str, Any]:

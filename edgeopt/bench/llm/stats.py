@@ -22,9 +22,11 @@ _MB = 1024.0
 DEFAULT_KV_DTYPE_BYTES = 4  # fp32 cache: what CPU exports of int4/fp32 models allocate
 
 
-def kv_cache_bytes(facts: dict[str, Any], context: int, batch: int, dtype_bytes: int) -> int:
-    """layers x 2 (key and value) x kv_heads x head_size x context tokens x dtype bytes x batch."""
-    return int(facts["layers"]) * 2 * int(facts["kv_heads"]) * int(facts["head_size"]) * context * dtype_bytes * batch
+def kv_cache_bytes(facts: dict[str, Any], context: int, batch: int, dtype_bytes: int, extra_bytes: int = 0) -> int:
+    """layers x 2 (key and value) x kv_heads x (head_size x dtype bytes + extra) x context tokens x batch;
+    ``extra_bytes`` per token and head: the scales and zero points of an integer cache (OpenVINO's u8)."""
+    per_head = int(facts["head_size"]) * dtype_bytes + extra_bytes
+    return int(facts["layers"]) * 2 * int(facts["kv_heads"]) * per_head * context * batch
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -57,7 +59,8 @@ def _kv(raw: dict[str, Any], facts: dict[str, Any], reps: list[dict[str, Any]]) 
     allocated = None
     if kv.get("shape"):
         allocated = int(np.prod(kv["shape"])) * dtype_bytes * 2 * int(facts["layers"])
-    return {"kv_cache_bytes": kv_cache_bytes(facts, context, raw["batch"], dtype_bytes),
+    extra = int(kv.get("extra_bytes_per_token_head") or 0)
+    return {"kv_cache_bytes": kv_cache_bytes(facts, context, raw["batch"], dtype_bytes, extra),
             "kv_dtype_bytes": dtype_bytes, "kv_cache_bytes_allocated": allocated}
 
 
