@@ -93,8 +93,8 @@ class SearchPlan:
         cached (None: ``out/gains``); a fleet sweep shares one between its devices, so the host's sensitivity
         scoring is reused across them. low_precision: runtime -> its low-precision branch
         (:func:`.int8_precision.low_branches`; empty: f32 float parts only). skip: runtimes whose latency-aware
-        search (and low-precision branch) is skipped (:func:`.int8_latency.hopeless_runtimes`); the chosen config
-        is still measured there.
+        search (and low-precision branch) is skipped, with why (:func:`.int8_latency.hopeless_runtimes`); the
+        chosen config is still measured there.
     """
 
     runtime: str
@@ -107,7 +107,7 @@ class SearchPlan:
     nncf_budget_s: float = 0.0
     gains_dir: Path | None = None
     low_precision: dict[str, LowBranch] = field(default_factory=dict)
-    skip: frozenset[str] = frozenset()
+    skip: dict[str, str] = field(default_factory=dict)
 
 
 class Int8Search:
@@ -403,7 +403,7 @@ class Int8Search:
             seconds=round(time.perf_counter() - self.started, 2), runtimes=list(self.float_sets),
             chosen_by_runtime=dict(self.chosen_by_rt), float_sets=dict(self.float_sets),
             chosen_low_precision_by_runtime=dict(self.chosen_low_by_rt),
-            low_precision_float_sets=dict(self.low_float_sets),
+            low_precision_float_sets=dict(self.low_float_sets), skipped_runtimes=dict(self.plan.skip),
         )
 
 

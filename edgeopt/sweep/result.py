@@ -152,6 +152,9 @@ class Int8SearchResult(BaseModel):
         "low-precision float parts (level 'int8-search+bf16'), docs/sweep.md.")
     low_precision_float_sets: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="Per runtime: the low-precision branch's float set search, as float_sets.")
+    skipped_runtimes: dict[str, str] = Field(
+        default_factory=dict, description="INT8 runtimes given no latency-aware search, each with why: its full INT8 "
+        "model is already clearly slower than a passing level (docs/sweep.md).")
 
 
 class SweepResult(BaseModel):

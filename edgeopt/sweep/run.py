@@ -286,14 +286,17 @@ class _SweepRun:
             return None
         self.table.confirm()  # the levels so far confirmed in rounds: what decides which runtimes are worth a search
         skip = hopeless_runtimes(self.table.levels, int8_runtimes(self.rts))
-        for reason in skip.values():
-            self.emit({"event": "info", "message": reason})
         hopeful = [lv.runtime for lv in int8_fails if lv.runtime not in skip]
+        for reason in skip.values():  # in sweep.json: int8_search.skipped_runtimes, or a warning when none is left
+            if hopeful:
+                self.emit({"event": "info", "message": reason})
+            else:
+                self.table.warn(reason)
         if not hopeful:
             return None
         self.emit({"event": "info", "message": f"int8 retention {int8_fails[0].retention:.4f} < {opts.min_retention}: "
                                                "searching for an accuracy-aware INT8 config"})
-        plan = SearchPlan(runtime=hopeful[0], rts=tuple(self.rts), out=self.out / "int8-search", skip=frozenset(skip),
+        plan = SearchPlan(runtime=hopeful[0], rts=tuple(self.rts), out=self.out / "int8-search", skip=skip,
                           calib=opts.calib or self.eval_npz, max_trials=opts.max_trials,
                           max_seconds=opts.max_search_s, targets_dirs=self.targets_dirs,
                           nncf_budget_s=opts.nncf_budget_s, gains_dir=gains_dir,
