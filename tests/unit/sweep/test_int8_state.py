@@ -33,6 +33,7 @@ def test_result_json_has_the_schema_of_sweep_json():
     assert list(doc) == ["runtime", "trials", "chosen", "sensitivity", "host_checks", "quantized_nodes",
                          "float_nodes", "latency_cost_ms_vs_naive_int8", "best_model", "best_model_passed", "seconds",
                          "runtimes", "chosen_by_runtime", "float_sets",  # added by issue 14
-                         "chosen_low_precision_by_runtime", "low_precision_float_sets"]  # issue 21
+                         "chosen_low_precision_by_runtime", "low_precision_float_sets",  # issue 21
+                         "skipped_runtimes"]  # issue 21, session 7
     assert list(doc["chosen"]) == ["trial", "label", "config", "retention", "latency_ms", "passed", "artifact",
                                    "runtime", "precision"]
