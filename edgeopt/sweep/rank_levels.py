@@ -23,7 +23,7 @@ from typing import Any
 from ..registry import find_runtime
 from .int8_precision import is_low_precision_mix
 from .measure import Context
-from .ranking import DEFAULT_TOLERANCE, RETENTION_TIE, Candidate, RoundRobin, decide
+from .ranking import DEFAULT_TOLERANCE, RETENTION_TIE, Candidate, decide_in_rounds
 from .result import Level, Recommendation
 
 ROUNDS = 5
@@ -102,9 +102,10 @@ def rank(ctx: Context, levels: list[Level]) -> tuple[list[Level], Recommendation
                             min_duration_s=RUN_S, warmup=2)
         return list(bench.samples_ms or [bench.latency_ms.p50])
 
-    samples = RoundRobin(rounds=ROUNDS, samples_per_round=RUN_ITERATIONS).run(list(by_name), measure)
-    decision = decide(samples, [Candidate(name=n, size_bytes=lv.size_bytes, complexity=complexity(lv),
-                                          retention=lv.retention) for n, lv in by_name.items()])
+    pool = [Candidate(name=n, size_bytes=lv.size_bytes, complexity=complexity(lv), retention=lv.retention)
+            for n, lv in by_name.items()]
+    samples, decision = decide_in_rounds(list(by_name), measure, pool, rounds=ROUNDS,
+                                         samples_per_round=RUN_ITERATIONS)
     out = []
     for lv in levels:
         st = decision.stats.get(level_name(lv)) if lv in cands else None
@@ -114,7 +115,9 @@ def rank(ctx: Context, levels: list[Level]) -> tuple[list[Level], Recommendation
     win = by_name[decision.winner]
     rec = Recommendation(recipe=win.recipe, runtime=win.runtime, artifact=win.artifact, retention=win.retention,
                          latency_ms=win.latency_ms, size_bytes=win.size_bytes, reason=decision.reason)
-    facts = {"rounds": ROUNDS, "run_s": RUN_S, "iterations_per_run": RUN_ITERATIONS, "tolerance": DEFAULT_TOLERANCE,
+    done = len(samples[decision.winner])
+    facts = {"rounds": done, "extra_rounds": done - ROUNDS, "run_s": RUN_S, "iterations_per_run": RUN_ITERATIONS,
+             "tolerance": DEFAULT_TOLERANCE,
              "retention_tie": RETENTION_TIE, "confidence": 0.95, "candidates": list(by_name),
              "unbeaten": list(decision.unbeaten), "beaten_by": dict(decision.beaten_by),
              "dominated_by": dict(decision.dominated_by), "rule": decision.rule, "reason": decision.reason}

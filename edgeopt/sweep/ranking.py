@@ -281,3 +281,38 @@ def compare_to(samples: RoundSamples, baseline: str, *, confidence: float = 0.95
     """Every level's latency ratio to ``baseline`` (``level / baseline``; below 1: faster), with intervals."""
     return {n: pair_ratio(samples, baseline, n, confidence=confidence, resamples=resamples, seed=seed)
             for n in samples}
+
+
+# Extra interleaved rounds a ranking may add, in batches, while a tie-break decides against a level its rounds say is
+# faster (:func:`leaning`): on a VM whose speed drifts between seconds, five rounds sometimes leave a 1.4x difference
+# inside the interval, and the answer then flips between sweeps (issue 21: fp16 vs int8-search on PP-OCRv4 det).
+MAX_EXTRA_ROUNDS = 6
+EXTRA_BATCH = 2
+
+
+def leaning(samples: RoundSamples, decision: Decision, *, tolerance: float = DEFAULT_TOLERANCE) -> list[str]:
+    """The tied levels the winner beat only by a tie-break although their paired rounds put them faster than it
+    beyond ``tolerance`` (point estimate, not the interval): what more rounds can settle."""
+    if not decision.rule.startswith("tie"):
+        return []
+    win = decision.winner
+    return [o for o in decision.unbeaten[1:] if pair_ratio(samples, win, o).ratio < 1 - tolerance]
+
+
+def decide_in_rounds(names: Sequence[str], measure: Measure, candidates: Sequence[Candidate], *, rounds: int,
+                     samples_per_round: int, max_extra_rounds: int = MAX_EXTRA_ROUNDS,
+                     tolerance: float = DEFAULT_TOLERANCE) -> tuple[dict[str, list[list[float]]], Decision]:
+    """``rounds`` interleaved rounds and :func:`decide`; then, while the decision :func:`leaning` says a tie-break
+    overruled a faster-looking level, :data:`EXTRA_BATCH` more rounds of every level (up to ``max_extra_rounds``)
+    and decide again. The samples (all rounds) and the final decision."""
+    samples = RoundRobin(rounds=rounds, samples_per_round=samples_per_round).run(names, measure)
+    decision = decide(samples, candidates, tolerance=tolerance)
+    added = 0
+    while added < max_extra_rounds and leaning(samples, decision, tolerance=tolerance):
+        batch = min(EXTRA_BATCH, max_extra_rounds - added)
+        more = RoundRobin(rounds=batch, samples_per_round=samples_per_round, seed=1 + added).run(names, measure)
+        for name in names:
+            samples[name].extend(more[name])
+        added += batch
+        decision = decide(samples, candidates, tolerance=tolerance)
+    return samples, decision

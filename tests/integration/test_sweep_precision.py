@@ -111,5 +111,5 @@ def test_openvino_int8_search_measures_and_ranks_its_mix_with_bf16_float_parts(o
                   versions={"openvino": mix.runtime_version}, runtime_options=float_options(["openvino"]))
     ranked, rec, facts = rank(ctx, [lv.model_copy(update={"latency_ms": 1.0}) for lv in trio])
     assert rec is not None and facts is not None and len(facts["candidates"]) == 3
-    assert all(lv.latency_rounds == 5 for lv in ranked) and rec.reason == facts["reason"]
+    assert all(lv.latency_rounds == facts["rounds"] >= 5 for lv in ranked) and rec.reason == facts["reason"]
     print({level_name(lv): (round(lv.retention, 6), lv.latency_ms_round_median) for lv in ranked}, rec.reason)
