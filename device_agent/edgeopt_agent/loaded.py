@@ -30,7 +30,7 @@ def set_keep(keep: bool) -> None:
 
 
 def _size(path: str) -> Tuple[int, int]:
-    """(bytes, mtime ns) of a model file or folder (an OpenVINO IR's .bin beside its .xml counts)."""
+    """(bytes, mtime ns) of a model file (an OpenVINO IR's .bin beside its .xml counts)."""
     total, newest = 0, 0
     paths = [path]
     root, ext = os.path.splitext(path)

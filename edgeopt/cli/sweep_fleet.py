@@ -4,7 +4,9 @@ fleet*); kept apart so ``sweep_cmd`` stays a thin command."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -35,13 +37,18 @@ def run_fleet_sweep(model: Path, options: SweepOptions, measure: MeasureSettings
         result = fleet_sweep(model, options, measure, devices=str(fleet.devices), jobs=fleet.jobs,
                              executor=fleet.executor, deadline_s=fleet.deadline_s, remote=remote, target=target,
                              progress=progress)
+    return report_fleet_sweep(result, as_json, render_fleet_sweep)
+
+
+def report_fleet_sweep(result: Any, as_json: bool, render: Callable[[Any], None]) -> int:
+    """A fleet sweep's (ONNX or LLM) warnings on stderr, then its JSON or its tables; its exit code."""
     for warning in result.warnings:
         print(f"edgeopt: warning: {warning}", file=sys.stderr)
     if as_json:
         emit_json(result)
     else:
-        render_fleet_sweep(result)
-    return result.exit_code
+        render(result)
+    return int(result.exit_code)
 
 
 def render_fleet_sweep(result: FleetSweepResult) -> None:

@@ -16,7 +16,7 @@ from ..llm.sweep_fleet_result import LlmFleetSweepResult
 from ..llm.sweep_options import LlmSweepOptions
 from ..settings import RemoteSpec
 from .fleet_options import FleetOptions
-from .json_out import emit_json
+from .sweep_fleet import report_fleet_sweep
 
 
 def run_llm_fleet_sweep(model: Path, options: LlmSweepOptions, *, fleet: FleetOptions, remote: RemoteSpec,
@@ -29,13 +29,7 @@ def run_llm_fleet_sweep(model: Path, options: LlmSweepOptions, *, fleet: FleetOp
         result = fleet_llm_sweep(model, options, devices=str(fleet.devices), jobs=fleet.jobs,
                                  executor=fleet.executor, deadline_s=fleet.deadline_s, remote=remote, target=target,
                                  progress=progress, say=lambda text: click.echo(text, err=True))
-    for warning in result.warnings:
-        print(f"edgeopt: warning: {warning}", file=sys.stderr)
-    if as_json:
-        emit_json(result)
-    else:
-        render_llm_fleet_sweep(result)
-    return result.exit_code
+    return report_fleet_sweep(result, as_json, render_llm_fleet_sweep)
 
 
 def render_llm_fleet_sweep(result: LlmFleetSweepResult) -> None:

@@ -68,8 +68,9 @@ class LevelTable:
         """See :class:`LevelRunner`; a cached level's pass/fail is judged again (the threshold is not in the key)."""
         k = cache_key(**self.key_parts, recipe=recipe_cfg, runtime=runtime, version=self.ctx.versions[runtime],
                       options=self.ctx.options(runtime, options))
-        hit = self.cache.get(k)
-        if k in self.measured and Path(self.measured[k].artifact).is_file():
+        again = k in self.measured and Path(self.measured[k].artifact).is_file()
+        hit = None if again else self.cache.get(k)
+        if again:
             lvl = self._again(self.measured[k], name, details)
             self.cache.put(k, lvl.model_dump(mode="json"))
         elif hit is not None:
