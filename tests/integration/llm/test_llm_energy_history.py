@@ -87,15 +87,17 @@ def test_llm_runs_are_recorded_and_compared_cell_by_cell(tiny_ortgenai, tmp_path
     assert cell["cell"] == "p8 g12 d0 b1 t0"
     assert [m["metric"] for m in cell["metrics"]] == ["ttft_ms", "tpot_ms", "decode_tokens_per_s"]
     assert all(m["verdict"] is not None for m in cell["metrics"])
-    # a candidate 3x slower on every token: a regression on TPOT and decode rate, exit 1
+    # a candidate 10x slower on every token: a regression on TPOT and decode rate, exit 1. The verdict allows for
+    # the noise the two runs above show (their spread is the noise floor); on a busy 2-core CI machine that spread
+    # of a sub-millisecond decode reached 200 %, so 3x was called no change there
     slow = stored.model_copy(update={"cells": [c.model_copy(update={"samples": c.samples.model_copy(update={
-        "tpot_ms": [t * 3 for t in c.samples.tpot_ms],
-        "decode_tokens_per_s": [v / 3 for v in c.samples.decode_tokens_per_s]})}) for c in stored.cells]})
+        "tpot_ms": [t * 10 for t in c.samples.tpot_ms],
+        "decode_tokens_per_s": [v / 10 for v in c.samples.decode_tokens_per_s]})}) for c in stored.cells]})
     slow_run = store.record_llm(slow)
     code = main(["compare", str(a.id), str(slow_run.id), "--history-db", str(db), "--json"])
     cmp = json.loads(capsys.readouterr().out)
     verdicts = {m["metric"]: m["verdict"] for m in cmp["cells"][0]["metrics"]}
     assert code == 1 and cmp["regression"], cmp
-    assert verdicts["tpot_ms"] == "regression" and verdicts["decode_tokens_per_s"] == "regression"
+    assert verdicts["tpot_ms"] == "regression" and verdicts["decode_tokens_per_s"] == "regression", cmp
     with pytest.raises(Exception, match="LLM bench run"):
         store.result(a.id)
