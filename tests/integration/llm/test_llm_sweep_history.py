@@ -1,12 +1,13 @@
 """``edgeopt sweep LLM_DIR --history-db DB``: every measured level is a ``sweep`` run in the history (its LLM bench
 result), listed by ``edgeopt history`` and compared cell by cell by ``edgeopt compare``; a history that cannot be
 written is a warning, never the sweep's answer. The zoo's random-weight tiny-llama, only its fp32
-onnxruntime-genai level (exported once for the module, ~5 s), scored on a short text: a sweep takes seconds."""
+onnxruntime-genai level (exported once per session: ``tiny_llama_fp32``), scored on a short text: a sweep takes
+seconds."""
 
 from __future__ import annotations
 
 import json
-import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -21,20 +22,13 @@ TEXT = "import json\nclass Path(object):\n    '''A path.'''\n    def name(self):
 
 
 @pytest.fixture(scope="module")
-def zoo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """tiny-llama with its fp32 onnxruntime-genai level built where the sweeps look, and a held-out text."""
-    from edgeopt.llm.sweep_build import prepare_llm_sweep
-    from edgeopt.llm.sweep_options import LlmSweepOptions
-    from edgeopt.zoo import build
-
-    os.environ["HF_HUB_OFFLINE"] = "1"
+def zoo(tiny_llama_fp32: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """tiny-llama, its fp32 level (built once per session) copied where the sweeps look, and a held-out text."""
     root = tmp_path_factory.mktemp("llm-history")
-    src = build("tiny-llama", root / "tiny-llama")
+    shutil.copytree(tiny_llama_fp32["levels"], root / "sweep" / "levels")
     text = root / "heldout.txt"
     text.write_text(TEXT)
-    prepare_llm_sweep(src, LlmSweepOptions(eval_text=text, levels=["fp32"], runtimes=["onnxruntime_genai"]),
-                      root / "sweep" / "levels", lambda _line: None)
-    return {"src": src, "text": text, "out": root / "sweep"}
+    return {"src": tiny_llama_fp32["src"], "text": text, "out": root / "sweep"}
 
 
 def _sweep(zoo: dict[str, Path], db: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict]:
