@@ -32,16 +32,17 @@ from .sweep_levels import REFERENCE, LlmLevel
 from .sweep_options import LlmSweepOptions, bench_cell
 from .sweep_rank import recommend_llm, write_llm_plot
 from .sweep_result import LlmSweepLevel, LlmSweepResult
+from .sweep_ship import ship_llm
 
 if TYPE_CHECKING:
     from ..bench.llm.result import LlmBenchResult
-from .sweep_ship import ship_llm
 
 __all__ = ["LlmLevelRuns", "LlmSweepOptions", "bench_cell", "finish_llm_sweep", "measure_levels", "run_llm_sweep"]
 
-# Each measured level's row with its bench result (the history records the latter).
-LlmLevelRuns = list[tuple[LlmSweepLevel, "LlmBenchResult"]]
+# A measured level's row with its bench result (the history records the latter), and every level's.
 LlmLevelRun = tuple[LlmSweepLevel, "LlmBenchResult"]
+LlmLevelRuns = list[LlmLevelRun]
+
 # Options a reference is scored with, per runtime: every float in FP32.
 REFERENCE_OPTIONS: dict[str, dict[str, Any]] = {"onnxruntime_genai": {},
                                                 "openvino_genai": {"inference_precision": "f32"}}
@@ -77,8 +78,8 @@ def _sweep_runtime(runtime: str, build: LlmBuild, text: str, root: Path | None, 
     for level in levels:
         say(f"{level.key}: scoring and benching")
         try:
-            row, bench = _measure(level, build.folder(level, root), build.reused.get(level.key, False), ref, text, opts,
-                           build.metric, runner)
+            row, bench = _measure(level, build.folder(level, root), build.reused.get(level.key, False), ref, text,
+                                  opts, build.metric, runner)
         except AgentError as exc:
             if level.name == REFERENCE:
                 raise
