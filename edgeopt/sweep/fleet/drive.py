@@ -2,10 +2,10 @@
 
 Both run in one executor session that offers every selected device's resource (:meth:`Executor.session`): under
 Ray the cluster is joined, or started with an ``edgeopt-device:NAME`` resource per device, before the host side
-runs, so a missing Ray or a cluster that cannot be joined fails the run before minutes of building; the host side's CPU tasks (the
-ONNX sweep's recipes) run on it; and each device job then holds its device's resource for as long as it
-measures (:class:`~edgeopt.fleet.executors.ray_exec.RayExecutor`), so two jobs never measure one device at once.
-The local executor has nothing to keep up.
+runs, so a missing Ray or a cluster that cannot be joined fails the run before minutes of building; the host
+side's CPU tasks (the ONNX sweep's recipes) run on it; and each device job then holds its device's resource for
+as long as it measures (:class:`~edgeopt.fleet.executors.ray_exec.RayExecutor`), so two jobs never measure one
+device at once. The local executor has nothing to keep up.
 """
 
 from __future__ import annotations
