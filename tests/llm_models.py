@@ -237,7 +237,25 @@ def _fixture():
         os.environ["HF_HUB_OFFLINE"] = "1"
         return cached_ovgenai(tmp_path_factory.mktemp("tiny-ov-llm"))
 
-    return tiny_ortgenai, tiny_ovgenai
+    @pytest.fixture(scope="session")
+    def tiny_llama_fp32(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+        """The zoo's random-weight tiny-llama (``src``, a Hugging Face folder) and its fp32 onnxruntime-genai
+        sweep level under ``levels`` (~15 s once per session). A sweep test copies ``levels`` into its own
+        output, where the sweep finds the level built (same stamp) and only measures it."""
+        for module in ("onnxruntime_genai", "torch", "transformers", "tokenizers"):
+            pytest.importorskip(module, reason=f"the LLM sweep tests need {module} (pip install 'edgeopt[llm,torch]')")
+        from edgeopt.llm.sweep_levels import ALL_LEVELS, build_level
+        from edgeopt.registry.lookup import model_digest
+        from edgeopt.zoo import build
+
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        root = tmp_path_factory.mktemp("tiny-llama-fp32")
+        src = build("tiny-llama", root / "tiny-llama")
+        fp32 = next(lv for lv in ALL_LEVELS if (lv.name, lv.runtime) == ("fp32", "onnxruntime_genai"))
+        build_level(fp32, src, model_digest(src, "hf_llm")[0], root / "levels")
+        return {"src": src, "levels": root / "levels"}
+
+    return tiny_ortgenai, tiny_ovgenai, tiny_llama_fp32
 
 
-tiny_ortgenai, tiny_ovgenai = _fixture()
+tiny_ortgenai, tiny_ovgenai, tiny_llama_fp32 = _fixture()

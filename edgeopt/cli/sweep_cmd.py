@@ -161,7 +161,7 @@ def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | N
         return sweep_llm_cmd(model, eval_text=eval_data, min_retention=min_retention, metric=metric,
                              levels=_csv(levels), runtimes=_csv(runtimes), out_dir=out_dir,
                              threads=measure.get("threads"), eval_limit=eval_limit, calib=calib, target=target,
-                             remote=remote, fleet=fleet, as_json=as_json)
+                             remote=remote, fleet=fleet, as_json=as_json, history_db=history_db)
     from ..sweep.api import SweepOptions, level_settings, run_sweep
 
     options = SweepOptions(eval_data=eval_data, recipes=_csv(recipes), min_retention=min_retention,

@@ -34,27 +34,29 @@ def _render(result: LlmSweepResult) -> None:
         click.echo(f"recommended: {rec.name}@{rec.runtime} ({rec.reason}); deployment: {rec.deployment}")
     else:
         click.echo(f"no recommendation: {result.binding_constraint}")
-    for warning in result.warnings:
-        click.echo(f"warning: {warning}", err=True)
     click.echo(f"sweep.json: {Path(result.out_dir) / 'sweep.json'}  chart: {result.plot}", err=True)
 
 
 def sweep_llm_cmd(model: Path, *, eval_text: Path, min_retention: float, metric: str | None, levels: list[str] | None,
                   runtimes: list[str] | None, out_dir: Path | None, threads: int | None, eval_limit: int | None,
                   calib: Path | None, target: str | None, remote: RemoteSpec, fleet: FleetOptions,
-                  as_json: bool) -> int:
+                  as_json: bool, history_db: Path | None = None) -> int:
     """Run the LLM sweep (on one runner, or with --devices on each device) with the shared sweep flags that
-    apply (the ONNX-only ones are ignored)."""
+    apply (the ONNX-only ones are ignored); ``history_db``: record every measured level there."""
     retention = RetentionSettings(threads=threads or 0, **({"windows": eval_limit} if eval_limit else {}))
     options = LlmSweepOptions(eval_text=eval_text, min_retention=min_retention, metric=metric, levels=levels,
                               runtimes=runtimes, out_dir=out_dir, retention=retention,
-                              workload=bench_cell(threads or 0), calib_text=calib)
+                              workload=bench_cell(threads or 0), calib_text=calib, history_db=history_db)
     if fleet.enabled:
         from .sweep_llm_fleet import run_llm_fleet_sweep
 
         return run_llm_fleet_sweep(model, options, fleet=fleet, remote=remote, target=target, as_json=as_json)
     result = run_llm_sweep(model, options, target=target, remote=remote,
                            say=lambda text: click.echo(text, err=True))
+    for warning in result.warnings:  # on stderr with --json too (a level skipped, a history not written)
+        click.echo(f"edgeopt: warning: {warning}", err=True)
+    if result.history_run_ids:
+        click.echo(f"history: runs {', '.join(map(str, result.history_run_ids))} (kind sweep)", err=True)
     if as_json:
         emit_json(result)
     else:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..bench.llm import bench_llm
@@ -25,6 +25,7 @@ from ..fsutil import atomic_write_text
 from ..runners import AgentError, Runner
 from ..runners.select import use_runner
 from ..settings import RemoteSpec
+from ..sweep.run import device_name
 from .retention import Scores, compare, read_text, score_folder, vocab_covered
 from .sweep_build import LlmBuild, Say, prepare_llm_sweep
 from .sweep_levels import REFERENCE, LlmLevel
@@ -33,7 +34,14 @@ from .sweep_rank import recommend_llm, write_llm_plot
 from .sweep_result import LlmSweepLevel, LlmSweepResult
 from .sweep_ship import ship_llm
 
-__all__ = ["LlmSweepOptions", "bench_cell", "finish_llm_sweep", "measure_levels", "run_llm_sweep"]
+if TYPE_CHECKING:
+    from ..bench.llm.result import LlmBenchResult
+
+__all__ = ["LlmLevelRuns", "LlmSweepOptions", "bench_cell", "finish_llm_sweep", "measure_levels", "run_llm_sweep"]
+
+# A measured level's row with its bench result (the history records the latter), and every level's.
+LlmLevelRun = tuple[LlmSweepLevel, "LlmBenchResult"]
+LlmLevelRuns = list[LlmLevelRun]
 
 # Options a reference is scored with, per runtime: every float in FP32.
 REFERENCE_OPTIONS: dict[str, dict[str, Any]] = {"onnxruntime_genai": {},
@@ -41,8 +49,8 @@ REFERENCE_OPTIONS: dict[str, dict[str, Any]] = {"onnxruntime_genai": {},
 
 
 def _measure(level: LlmLevel, folder: Path, reused: bool, ref: Scores, text: str, opts: LlmSweepOptions,
-             metric: str, runner: Runner) -> LlmSweepLevel:
-    """Score ``folder`` against ``ref`` and bench it: one row of the result."""
+             metric: str, runner: Runner) -> LlmLevelRun:
+    """Score ``folder`` against ``ref`` and bench it: one row of the result, with its bench (the history's)."""
     cand = score_folder(folder, text, opts.retention, runner, kl_ids=ref["kl_ids"])
     ret = compare(ref, cand, metric=metric, vocab_covered=vocab_covered(ref))
     bench = bench_llm(folder, opts.workload, runner=runner)
@@ -54,11 +62,11 @@ def _measure(level: LlmLevel, folder: Path, reused: bool, ref: Scores, text: str
         passed=ret.retention >= opts.min_retention, runtime_version=str(bench.runtime.get("version", "")),
         decode_tokens_per_s=cell.decode_tokens_per_s, tpot_ms_p50=cell.tpot_ms_p50, ttft_ms_p50=cell.ttft_ms_p50,
         rank_tokens_per_s=1000.0 / cell.tpot_ms_p50 if cell.tpot_ms_p50 else None,
-        peak_rss_mb=cell.peak_rss_mb, bench_valid=cell.valid, cpu=str(bench.environment.get("cpu") or ""))
+        peak_rss_mb=cell.peak_rss_mb, bench_valid=cell.valid, cpu=str(bench.environment.get("cpu") or "")), bench
 
 
 def _sweep_runtime(runtime: str, build: LlmBuild, text: str, root: Path | None, opts: LlmSweepOptions,
-                   runner: Runner, say: Say, warnings: list[str]) -> list[LlmSweepLevel]:
+                   runner: Runner, say: Say, warnings: list[str]) -> LlmLevelRuns:
     """Every built level of one runtime against its fp32 reference; a level the runtime cannot run is skipped
     with a warning in ``warnings`` (the reference's failure, or a lost device, ends the sweep)."""
     levels = [lv for lv in build.levels if lv.runtime == runtime]
@@ -66,12 +74,12 @@ def _sweep_runtime(runtime: str, build: LlmBuild, text: str, root: Path | None, 
     say(f"{runtime}: scoring the fp32 reference")
     ref = score_folder(build.folder(ref_level, root), text, opts.retention, runner,
                        runtime_options=REFERENCE_OPTIONS[runtime])
-    rows = []
+    rows: LlmLevelRuns = []
     for level in levels:
         say(f"{level.key}: scoring and benching")
         try:
-            row = _measure(level, build.folder(level, root), build.reused.get(level.key, False), ref, text, opts,
-                           build.metric, runner)
+            row, bench = _measure(level, build.folder(level, root), build.reused.get(level.key, False), ref, text,
+                                  opts, build.metric, runner)
         except AgentError as exc:
             if level.name == REFERENCE:
                 raise
@@ -80,31 +88,39 @@ def _sweep_runtime(runtime: str, build: LlmBuild, text: str, root: Path | None, 
             continue
         say(f"{level.key}: retention {row.retention.retention:.4f} ({build.metric}), TPOT p50 "
             f"{row.tpot_ms_p50 or 0:.3f} ms ({row.rank_tokens_per_s or 0:.1f} tok/s)")
-        rows.append(row)
+        rows.append((row, bench))
     return rows
 
 
 def measure_levels(build: LlmBuild, opts: LlmSweepOptions, runner: Runner, *, say: Say, warnings: list[str],
-                   root: Path | None = None, eval_text: Path | None = None) -> list[LlmSweepLevel]:
-    """Score and bench every built level through ``runner``, runtime by runtime.
+                   root: Path | None = None, eval_text: Path | None = None) -> LlmLevelRuns:
+    """Score and bench every built level through ``runner``, runtime by runtime: each level's row with its bench
+    result.
 
     Args:
         root: where the built levels are on this worker (None: ``build.levels_dir``).
         eval_text: where the eval text is on this worker (None: ``opts.eval_text``).
     """
     text = read_text(eval_text if eval_text is not None else opts.eval_text)
-    rows: list[LlmSweepLevel] = []
+    rows: LlmLevelRuns = []
     for runtime in build.runtimes:
         rows += _sweep_runtime(runtime, build, text, root, opts, runner, say, warnings)
     return rows
 
 
-def finish_llm_sweep(build: LlmBuild, rows: list[LlmSweepLevel], opts: LlmSweepOptions, out: Path, *,
+def finish_llm_sweep(build: LlmBuild, runs: LlmLevelRuns, opts: LlmSweepOptions, out: Path, *,
                      runner_name: str, target: str, warnings: list[str], started: float,
-                     device: str | None = None) -> LlmSweepResult:
-    """Recommend, chart, ship ``<out>/recommended`` (``measured.device`` = ``device``) and write
-    ``<out>/sweep.json``; the result."""
+                     device: str | None = None, group_id: str | None = None) -> LlmSweepResult:
+    """Record the levels in the history (``opts.history_db``), recommend, chart, ship ``<out>/recommended``
+    (``measured.device`` = ``device``) and write ``<out>/sweep.json``; the result.
+
+    Args:
+        device: the device's inventory name (the deployment's and the history's; None: the runner's address).
+        group_id: the history group of the levels' runs (a fleet run's id; None: one for this sweep).
+    """
     out.mkdir(parents=True, exist_ok=True)
+    rows = [row for row, _ in runs]
+    ids = _record(runs, build, opts, warnings, device=device, group_id=group_id)
     rec, constraint, front = recommend_llm(rows, opts.min_retention, build.metric)
     plot = write_llm_plot(rows, out / "pareto.svg", opts.min_retention, rec)
     result = LlmSweepResult(
@@ -113,11 +129,25 @@ def finish_llm_sweep(build: LlmBuild, rows: list[LlmSweepLevel], opts: LlmSweepO
         metric=build.metric, min_retention=opts.min_retention, retention_settings=opts.retention,
         workload=opts.workload.request_dict(), levels=rows, pareto=front, recommendation=rec,
         binding_constraint=constraint, plot=str(plot), out_dir=str(out), seconds=0.0,
-        cpu=rows[0].cpu if rows else "", warnings=warnings)
+        cpu=rows[0].cpu if rows else "", history_run_ids=ids, warnings=warnings)
     result = ship_llm(result, out, device=device)
     result = result.model_copy(update={"seconds": round(time.monotonic() - started, 3)})
     atomic_write_text(out / "sweep.json", json.dumps(result.model_dump(mode="json"), indent=2) + "\n")
     return result
+
+
+def _record(runs: LlmLevelRuns, build: LlmBuild, opts: LlmSweepOptions, warnings: list[str], *,
+            device: str | None, group_id: str | None) -> list[int]:
+    """Every measured level as a ``sweep`` run in ``opts.history_db`` (the ids; none without one); a history that
+    cannot be written is a line in ``warnings``, the sweep goes on."""
+    if opts.history_db is None or not runs:
+        return []
+    from ..history.sweep_runs import SweptLevel, record_or_warn
+
+    levels = [SweptLevel(f"{row.name}@{row.runtime}", row.retention.retention, row.passed, bench)
+              for row, bench in runs]
+    return record_or_warn(opts.history_db, levels, warnings, model_sha256=build.digest, device=device,
+                          group_id=group_id)
 
 
 def run_llm_sweep(model: str | Path, opts: LlmSweepOptions, *, target: str | None = None, runner: Runner | None = None,
@@ -134,7 +164,8 @@ def run_llm_sweep(model: str | Path, opts: LlmSweepOptions, *, target: str | Non
     build = prepare_llm_sweep(src, opts, out / "levels", say)
     warnings = list(build.warnings)
     with use_runner(runner, remote, target) as placed:
-        rows = measure_levels(build, opts, placed.runner, say=say, warnings=warnings)
+        runs = measure_levels(build, opts, placed.runner, say=say, warnings=warnings)
         runner_name, target_name = placed.runner.name, placed.target or "local"
-    return finish_llm_sweep(build, rows, opts, out, runner_name=runner_name, target=target_name, warnings=warnings,
-                            started=start)
+        device = device_name(remote, placed.runner)
+    return finish_llm_sweep(build, runs, opts, out, runner_name=runner_name, target=target_name, warnings=warnings,
+                            started=start, device=device)

@@ -20,10 +20,9 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._version import __version__
-from ..errors import InputError
 from ..fleet.artifacts import ModelRef
 from ..fleet.devices import FleetDevice, fleet_selection, resolve_devices
 from ..fleet.executors import DeviceEvents, Executor
@@ -33,10 +32,14 @@ from ..fleet.runner import FleetRunner
 from ..fsutil import atomic_write_text
 from ..settings import RemoteSpec
 from ..sweep.ship import discard
-from .sweep import finish_llm_sweep, measure_levels
+from .sweep import LlmLevelRun, finish_llm_sweep, measure_levels
 from .sweep_build import LlmBuild, Say, prepare_llm_sweep
 from .sweep_fleet_result import LlmFleetSweepResult, LlmFleetSweepRow, summarize_llm
 from .sweep_options import LlmSweepOptions
+from .sweep_result import LlmSweepLevel
+
+if TYPE_CHECKING:
+    from ..bench.llm.result import LlmBenchResult
 
 EVAL_FILE = "eval.txt"
 LEVELS_DIR = "levels"
@@ -88,7 +91,7 @@ class LlmSweepJob:
         runner = self.device.runner()
         with Watchdog(runner, self.deadline_s, cancel) as dog:
             try:
-                rows = measure_levels(self.build, self.options, runner, say=say, warnings=warnings,
+                runs = measure_levels(self.build, self.options, runner, say=say, warnings=warnings,
                                       root=root / LEVELS_DIR, eval_text=root / EVAL_FILE)
             except Exception as exc:  # every failure of this device becomes its row, never another device's
                 kind, message = classify(exc, self.device.name, connected=runner.connected, fired=dog.fired,
@@ -97,30 +100,47 @@ class LlmSweepJob:
                     update={"started_at": started_at})
             finally:
                 runner.close()
-        if blobs is not None:  # a copy from the object store: the host ships from its own level folders
-            rows = [r.model_copy(update={"folder": str(self.build.levels_dir / r.runtime / r.name)}) for r in rows]
+        if blobs is not None:  # a copy from the object store: the host ships (and hashes) its own level folders
+            runs = [_on_host(row, bench, str(self.build.levels_dir / row.runtime / row.name)) for row, bench in runs]
         return LlmFleetSweepRow(**self._base(), status="ok", seconds=round(time.perf_counter() - started, 3),
-                                started_at=started_at, measured=rows, device_warnings=warnings)
+                                started_at=started_at, measured=runs, device_warnings=warnings)
 
 
-def _finish(row: LlmFleetSweepRow, build: LlmBuild, opts: LlmSweepOptions, out: Path) -> LlmFleetSweepRow:
-    """A device's levels ranked here: ``devices/<name>/sweep.json``, chart, deployment; an error row leaves no
-    stale answer of an earlier run behind."""
+def _on_host(row: LlmSweepLevel, bench: LlmBenchResult, folder: str) -> LlmLevelRun:
+    """A level measured from a worker's copy, named by the host's folder (the deployment's and history's)."""
+    return row.model_copy(update={"folder": folder}), bench.model_copy(update={"model_path": folder})
+
+
+def _finish(row: LlmFleetSweepRow, build: LlmBuild, opts: LlmSweepOptions, out: Path,
+            fleet_id: str) -> LlmFleetSweepRow:
+    """A device's levels ranked here: ``devices/<name>/sweep.json``, chart, deployment, and its levels in the
+    history grouped by ``fleet_id``; an error row leaves no stale answer of an earlier run behind."""
     dev_out = out / "devices" / row.device
     if row.status != "ok":
         discard(dev_out)
         (dev_out / "sweep.json").unlink(missing_ok=True)
         return row
+    warnings = [*build.warnings, *row.device_warnings]  # the history's warning, if any, is added to it
     result = finish_llm_sweep(build, row.measured, opts, dev_out, runner_name=row.runner, target=row.target,
-                              warnings=[*build.warnings, *row.device_warnings],
-                              started=time.monotonic() - row.seconds, device=row.device)
+                              warnings=warnings, started=time.monotonic() - row.seconds, device=row.device,
+                              group_id=fleet_id)
     rec = result.recommendation
-    return row.model_copy(update={"result": result, "measured": [],
+    return row.model_copy(update={"result": result, "measured": [], "history_run_ids": result.history_run_ids,
+                                  "device_warnings": warnings[len(build.warnings):],
                                   "recommendation": f"{rec.name}@{rec.runtime}" if rec is not None else None})
 
 
-def _bundle(model: Path, opts: LlmSweepOptions, host: Path, say: Say) -> tuple[LlmBuild, ModelRef]:
+class HostSide(NamedTuple):
+    """What the host side hands the device jobs: the built levels and the bundle, and how long that took."""
+
+    build: LlmBuild
+    bundle: ModelRef
+    seconds: float
+
+
+def _bundle(model: Path, opts: LlmSweepOptions, host: Path, say: Say) -> HostSide:
     """Build the levels into ``host/levels`` and copy the eval text beside them: the bundle."""
+    started = time.perf_counter()
     host.mkdir(parents=True, exist_ok=True)
     build = prepare_llm_sweep(model, opts, host / LEVELS_DIR, say)
     keep = {(lv.runtime, lv.name) for lv in build.levels}
@@ -128,7 +148,7 @@ def _bundle(model: Path, opts: LlmSweepOptions, host: Path, say: Say) -> tuple[L
         if (folder.parent.name, folder.name) not in keep:
             shutil.rmtree(folder, ignore_errors=True)
     shutil.copyfile(opts.eval_text, host / EVAL_FILE)
-    return build, ModelRef.of(host)
+    return HostSide(build, ModelRef.of(host), round(time.perf_counter() - started, 3))
 
 
 def fleet_llm_sweep(model: str | Path, opts: LlmSweepOptions, *, devices: str | Sequence[str | FleetDevice],
@@ -148,28 +168,26 @@ def fleet_llm_sweep(model: str | Path, opts: LlmSweepOptions, *, devices: str | 
         InputError: bad folder, text, calibration text, level, selection or option (exit 2).
         LlmExportError: a runtime's FP32 reference could not be built here.
     """
+    from ..sweep.fleet.drive import device_deadline, sweep_devices
     from ..sweep.fleet.result import fleet_sweep_exit_code
 
     src, say = Path(model), say or (lambda _text: None)
     selected = resolve_devices(devices, remote, **remote_options)
-    deadline = float(deadline_s) if deadline_s is not None else LLM_SWEEP_DEADLINE_S
-    if deadline <= 0:
-        raise InputError(f"--deadline {deadline:g}: give each device a positive number of seconds")
+    deadline = device_deadline(deadline_s, LLM_SWEEP_DEADLINE_S)
     out = Path(opts.out_dir) if opts.out_dir is not None else Path("out") / f"{src.name}.llm-sweep"
     fleet = FleetRunner(selected, jobs=jobs, executor=executor, progress=progress)
+    fleet_id = uuid.uuid4().hex[:12]
     started, started_at = time.perf_counter(), _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    build, bundle = _bundle(src, opts, out / "host", say)
-    host_seconds = round(time.perf_counter() - started, 3)
-    raw = fleet.map(lambda d: LlmSweepJob(d, bundle, build, opts, target or d.target, deadline))
-    rows = [r for r in raw if isinstance(r, LlmFleetSweepRow)]
-    if rows and all(r.error_kind == "input" for r in rows):
-        raise InputError(str(rows[0].error))
-    rows = [_finish(r, build, opts, out) for r in rows]
+    host, rows = sweep_devices(fleet, lambda: _bundle(src, opts, out / "host", say),
+                               lambda d, h: LlmSweepJob(d, h.bundle, h.build, opts, target or d.target, deadline),
+                               LlmFleetSweepRow)
+    build = host.build
+    rows = [_finish(r, build, opts, out, fleet_id) for r in rows]
     warnings = [*build.warnings, *(f"{r.device}: {w}" for r in rows for w in r.device_warnings)]
     result = LlmFleetSweepResult(
-        edgeopt_version=__version__, fleet_id=uuid.uuid4().hex[:12], model=str(src), model_sha256=build.digest,
+        edgeopt_version=__version__, fleet_id=fleet_id, model=str(src), model_sha256=build.digest,
         selection=fleet_selection(devices), executor=fleet.executor.name, jobs=fleet.jobs, deadline_s=deadline,
-        started_at=started_at, seconds=round(time.perf_counter() - started, 3), host_seconds=host_seconds,
+        started_at=started_at, seconds=round(time.perf_counter() - started, 3), host_seconds=host.seconds,
         out_dir=str(out), rows=rows, summary=summarize_llm(rows), warnings=warnings,
         exit_code=fleet_sweep_exit_code(rows))
     atomic_write_text(out / "fleet-sweep.json", result.model_dump_json(indent=2) + "\n")

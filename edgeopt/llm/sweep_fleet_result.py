@@ -24,8 +24,11 @@ class LlmFleetSweepRow(DeviceOutcome):
     result: LlmSweepResult | None = Field(default=None, description="The device's LLM sweep (null on error).")
     recommendation: str | None = Field(default=None, description="name@runtime this device would ship (null: none "
                                                                  "passes, or the device could not run).")
+    history_run_ids: list[int] = Field(default_factory=list, description="Its levels' runs in the history (kind "
+                                       "sweep, grouped by fleet_id; result.history_run_ids).")
     measured: list[Any] = Field(default_factory=list, exclude=True,
-                                description="The device's measured levels, before the host ranks them (not JSON).")
+                                description="(LlmSweepLevel, LlmBenchResult) of each level the device measured, "
+                                            "before the host ranks and records them (not JSON).")
     device_warnings: list[str] = Field(default_factory=list, exclude=True,
                                        description="Levels the device skipped (not JSON; in result.warnings).")
 

@@ -22,6 +22,8 @@ class LlmSweepOptions:
         eval_text: the held-out text every level is scored on.
         calib_text: calibration text for the data-aware level ``int4-awq`` (None: that level is not tried). Never
             the eval text: a level calibrated on the held-out data would score on what it was fitted to.
+        history_db: record every measured level (its LLM bench result) in this history store as a run of kind
+            ``sweep`` (None: not recorded).
     """
 
     eval_text: Path
@@ -33,3 +35,4 @@ class LlmSweepOptions:
     retention: RetentionSettings = field(default_factory=RetentionSettings)
     workload: LlmWorkload = field(default_factory=lambda: bench_cell())
     calib_text: Path | None = None
+    history_db: Path | None = None

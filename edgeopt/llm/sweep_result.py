@@ -77,4 +77,6 @@ class LlmSweepResult(_Frozen):
     plot: str | None = None
     out_dir: str
     seconds: float
+    history_run_ids: list[int] = Field(default_factory=list, description="Its levels' runs in the history (kind "
+                                       "sweep; --history-db), in the levels' order; empty when not recorded.")
     warnings: list[str] = Field(default_factory=list)

@@ -8,11 +8,10 @@ sweep resumes where it stopped.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .._version import __version__
 from ..calib import ImagePreprocessing
 from ..evaluation import MetricSpec
 from ..fsutil import atomic_write_text
@@ -40,6 +39,9 @@ from .run import (  # noqa: F401 - re-exported
     measure_sweep,
     sweep_threads,
 )
+
+if TYPE_CHECKING:
+    from ..history.sweep_runs import SweptLevel
 
 
 def sweep(
@@ -136,12 +138,19 @@ def run_sweep(
 def record_levels(history_db: str | Path, runs: LevelRuns, result: SweepResult, *, device: str | None = None,
                   group_id: str | None = None) -> list[int]:
     """History hook: every freshly measured level as a ``sweep`` run, grouped by this sweep (or ``group_id``: a
-    fleet sweep's id); the run ids."""
-    from ..history import open_store
+    fleet sweep's id); the run ids (:mod:`edgeopt.history.sweep_runs`, shared with the LLM sweep).
 
-    store = open_store(history_db)
-    group = group_id or f"sweep-{int(time.time())}-{result.model_sha256[:8]}"
-    return [store.record(bench, kind="sweep", device=device, verdict="pass" if lvl.passed else "fail",
-                         group_id=group,
-                         label=f"{lvl.recipe}/{lvl.runtime} retention={lvl.retention:.4f} (edgeopt {__version__})").id
-            for lvl, bench in runs]
+    Raises:
+        HistoryError: the history cannot be opened or written.
+    """
+    from ..history.sweep_runs import record_sweep_levels
+
+    return record_sweep_levels(history_db, swept_levels(runs), model_sha256=result.model_sha256, device=device,
+                               group_id=group_id)
+
+
+def swept_levels(runs: LevelRuns) -> list[SweptLevel]:
+    """The fresh levels as the history keeps them (``recipe/runtime``, retention, verdict, bench)."""
+    from ..history.sweep_runs import SweptLevel
+
+    return [SweptLevel(f"{lvl.recipe}/{lvl.runtime}", lvl.retention, lvl.passed, bench) for lvl, bench in runs]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration import shared_runs
+from tests.llm_models import tiny_llama_fp32  # noqa: F401 - the LLM sweep tests' built model (llm/, ssh/)
 
 
 @pytest.fixture(scope="session")

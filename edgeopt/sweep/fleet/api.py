@@ -22,15 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from ..._version import __version__
-from ...errors import InputError
 from ...fleet.artifacts import ModelRef
 from ...fleet.devices import FleetDevice, fleet_selection, resolve_devices
 from ...fleet.executors import DeviceEvents, Executor
 from ...fleet.runner import FleetRunner
 from ...fsutil import atomic_write_text
 from ...settings import MeasureSettings, RemoteSpec
-from ..api import DEFAULT_RECIPES, SweepOptions, check_inputs, record_levels
+from ..api import DEFAULT_RECIPES, SweepOptions, check_inputs, swept_levels
 from ..report import write_plot
+from .drive import device_deadline, sweep_devices
 from .host import EVAL_FILE, Bundle, build_all, stage_inputs
 from .job import SweepJob
 from .result import FleetSweepResult, FleetSweepRow, fleet_sweep_exit_code, summarize
@@ -95,22 +95,17 @@ def fleet_sweep(
     """
     model_path = Path(model)
     selected = resolve_devices(devices, remote, **remote_options)
-    deadline = float(deadline_s) if deadline_s is not None else SWEEP_DEADLINE_S
-    if deadline <= 0:
-        raise InputError(f"--deadline {deadline:g}: give each device a positive number of seconds")
+    deadline = device_deadline(deadline_s, SWEEP_DEADLINE_S)
     out = Path(options.out_dir or Path("out") / f"{model_path.stem}.sweep")
     fleet = FleetRunner(selected, jobs=jobs, executor=executor, progress=progress)
     targets = list(dict.fromkeys(target or d.target for d in selected))
     fleet_id = uuid.uuid4().hex[:12]
     started, started_at = time.perf_counter(), _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    with fleet.executor.session({d.resource: 1.0 for d in selected}):
-        bundle = prepare(model_path, options, fleet.executor, targets=targets, out=out,
-                         targets_dirs=tuple(targets_dirs))
-        raw = fleet.map(lambda d: SweepJob(d, bundle, options, measure, target or d.target,
-                                           out / "devices" / d.name, deadline, tuple(targets_dirs)))
-    rows = [r for r in raw if isinstance(r, FleetSweepRow)]
-    if rows and all(r.error_kind == "input" for r in rows):
-        raise InputError(str(rows[0].error))
+    bundle, rows = sweep_devices(
+        fleet, lambda: prepare(model_path, options, fleet.executor, targets=targets, out=out,
+                               targets_dirs=tuple(targets_dirs)),
+        lambda d, built: SweepJob(d, built, options, measure, target or d.target, out / "devices" / d.name,
+                                   deadline, tuple(targets_dirs)), FleetSweepRow)
     warnings: list[str] = []
     rows = [_finish(r, out, model_path, options, fleet_id, warnings) for r in rows]
     # Each device's own sweep warnings (runtimes it skipped, ...) reach the fleet's output, named by device.
@@ -140,10 +135,9 @@ def _finish(row: FleetSweepRow, out: Path, model: Path, options: SweepOptions, f
     atomic_write_text(dev_out / "sweep.json", res.model_dump_json(indent=2) + "\n")
     ids: list[int] = []
     if options.history_db is not None and row.level_runs:
-        from ...history import HistoryError
+        from ...history.sweep_runs import record_or_warn
 
-        try:
-            ids = record_levels(options.history_db, row.level_runs, res, device=row.device, group_id=fleet_id)
-        except HistoryError as exc:
-            warnings.append(f"{row.device}: levels not recorded in the history: {exc}")
+        ids = record_or_warn(options.history_db, swept_levels(row.level_runs), warnings,
+                             model_sha256=res.model_sha256, device=row.device, group_id=fleet_id,
+                             prefix=f"{row.device}: ")
     return row.model_copy(update={"result": res, "history_run_ids": ids, "level_runs": []})

@@ -2,14 +2,14 @@
 
 The levels (onnxruntime-genai) are built once on the host; each device scores them against its own FP32 reference
 and benches them; each gets its recommendation as a deployment naming it. A device whose Python lacks the runtime
-is its own error row, and the other still gets its answer. The fp32 export is made once per module (~12 s) and
-copied into each test's output, where the host side finds it built (same stamp); the first test adds int8.
+is its own error row, and the other still gets its answer. The fp32 export is made once per session (~12 s,
+``tiny_llama_fp32``) and copied into each test's output, where the host side finds it built (same stamp); the
+first test adds int8.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +25,7 @@ pytest.importorskip("torch", reason="the zoo LLM is built with torch (pip instal
 from edgeopt.cli.main import main  # noqa: E402
 from edgeopt.cli.sweep_llm_fleet import render_llm_fleet_sweep  # noqa: E402
 from edgeopt.deploy import load_deployment  # noqa: E402
+from edgeopt.history import HistoryStore  # noqa: E402
 from edgeopt.llm.retention import RetentionSettings  # noqa: E402
 from edgeopt.llm.sweep_fleet import fleet_llm_sweep  # noqa: E402
 from edgeopt.llm.sweep_options import LlmSweepOptions  # noqa: E402
@@ -35,19 +36,11 @@ NO_RUNTIME_PYTHON = "/usr/bin/python3"  # the system Python: no numpy, no onnxru
 
 
 @pytest.fixture(scope="module")
-def zoo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """tiny-llama, its fp32 onnxruntime-genai level built once, and a held-out text."""
-    from edgeopt.llm.sweep_build import prepare_llm_sweep
-    from edgeopt.zoo import build
-
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    root = tmp_path_factory.mktemp("llm-fleet")
-    src = build("tiny-llama", root / "tiny-llama")
-    text = root / "heldout.txt"
+def zoo(tiny_llama_fp32: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """tiny-llama, its fp32 onnxruntime-genai level (built once per session), and a held-out text."""
+    text = tmp_path_factory.mktemp("llm-fleet") / "heldout.txt"
     text.write_text(TEXT)
-    prepare_llm_sweep(src, LlmSweepOptions(eval_text=text, levels=["fp32"], runtimes=["onnxruntime_genai"]),
-                      root / "levels", lambda _line: None)
-    return {"src": src, "text": text, "levels": root / "levels"}
+    return {**tiny_llama_fp32, "text": text}
 
 
 def _out(zoo: dict[str, Path], tmp_path: Path) -> Path:
@@ -66,11 +59,11 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
 
 
 def test_llm_fleet_sweep_one_recommendation_per_device(lab: Lab, zoo, tmp_path, capsys):
-    out = _out(zoo, tmp_path)
+    out, db = _out(zoo, tmp_path), tmp_path / "h.sqlite3"
     code = main(["sweep", str(zoo["src"]), "--eval", str(zoo["text"]), "--levels", "int8", "--runtimes",
                  "onnxruntime_genai", "--min-retention", "0.5", "--eval-limit", "2", "--devices", "tag:lab",
                  "--inventory", str(lab.inventory), "--known-hosts", str(lab.known_hosts), "--out", str(out),
-                 "--json"])
+                 "--history-db", str(db), "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert doc["kind"] == "llm_fleet_sweep" and doc["exit_code"] == code == 0, doc
     rows = {r["device"]: r for r in doc["rows"]}
@@ -94,6 +87,15 @@ def test_llm_fleet_sweep_one_recommendation_per_device(lab: Lab, zoo, tmp_path, 
     assert summary["ok"] == 2 and summary["failed"] == [] and len(summary["levels"]) == 2
     assert {s["devices"] for s in summary["levels"]} == {2}
     assert json.loads((out / "fleet-sweep.json").read_text())["rows"][0]["device"] == "lab-00"
+    # every device's levels in the history, grouped by the fleet run, named by the device
+    runs = HistoryStore(db).runs(kind="sweep")
+    assert {r.group_id for r in runs} == {doc["fleet_id"]} and len(runs) == 4
+    for name, row in rows.items():
+        mine = sorted(r.id for r in runs if r.device == name)
+        assert mine == sorted(row["history_run_ids"]) == sorted(row["result"]["history_run_ids"])
+        assert {r.label.split(" ")[0] for r in runs if r.device == name} == {
+            "fp32@onnxruntime_genai", "int8@onnxruntime_genai"}
+        assert {r.model_path for r in runs if r.device == name} == {lv["folder"] for lv in row["result"]["levels"]}
 
 
 def test_a_device_without_the_runtime_is_its_row_and_the_other_still_ships(lab: Lab, zoo, tmp_path, capsys):
@@ -102,8 +104,10 @@ def test_a_device_without_the_runtime_is_its_row_and_the_other_still_ships(lab: 
     out = _out(zoo, tmp_path)
     stale = out / "devices" / "lab-01" / "recommended"
     stale.mkdir(parents=True)  # an earlier run's answer must not outlive this run's error
+    not_a_db = tmp_path / "h.sqlite3"
+    not_a_db.write_text("no SQLite file\n" * 100)  # a history that cannot be written: a warning, not an error
     opts = LlmSweepOptions(eval_text=zoo["text"], min_retention=0.5, levels=["fp32"],
-                           runtimes=["onnxruntime_genai"], out_dir=out, retention=FAST)
+                           runtimes=["onnxruntime_genai"], out_dir=out, retention=FAST, history_db=not_a_db)
     result = fleet_llm_sweep(zoo["src"], opts, devices="tag:lab", inventory=lab.inventory,
                              known_hosts=lab.known_hosts)
     ok, broken = result.rows
@@ -113,6 +117,9 @@ def test_a_device_without_the_runtime_is_its_row_and_the_other_still_ships(lab: 
     assert ok.status == "ok" and ok.result is not None and ok.recommendation is not None
     assert load_deployment(out / "devices" / "lab-00" / "recommended")[0].measured.device == "lab-00"
     assert result.summary.failed == ["lab-01"] and result.exit_code == 1  # one device could not run
+    (warning,) = [w for w in result.warnings if "history" in w]
+    assert warning.startswith("lab-00: levels not recorded in the history: ") and str(not_a_db) in warning
+    assert ok.history_run_ids == [] and any(w.startswith("levels not recorded") for w in ok.result.warnings)
     render_llm_fleet_sweep(result)
     shown = capsys.readouterr().out
     assert "fp32@onnxruntime_genai" in shown and "dependency" in shown and "could not run: lab-01" in shown

@@ -6,6 +6,7 @@ Skips with the reason when Ray is not installed (``pip install -e '.[ray]'``).
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -113,6 +114,35 @@ def test_sweep_under_ray_builds_on_cpu_tasks_and_matches_the_local_rows(ray_lab:
     assert ok.result.out_dir == str(tmp_path / "ray" / "devices" / "lab-00")
     assert (tmp_path / "ray" / "devices" / "lab-00" / "pareto.svg").is_file()
     assert on_ray.exit_code == 1 and local.exit_code == 0 and on_ray.executor == "ray"
+
+
+# ray_lab's worker, not the one of tiny_llama_fp32's other users: one Ray cluster per run (tests/xdist_groups.py)
+@pytest.mark.xdist_group("tests/integration/ssh/test_fleet_ray.py")
+def test_llm_fleet_sweep_jobs_hold_their_device_resource(ray_lab: Lab, tiny_llama_fp32: dict[str, Path],
+                                                         tmp_path: Path):
+    """The LLM fleet sweep on the same executor path as the ONNX one: each device job a Ray task holding its
+    device's resource (a device no node offers is its unreachable row), the levels by content hash, the host
+    ranking, shipping and recording from its own level folders."""
+    from edgeopt.history import HistoryStore
+    from edgeopt.llm.sweep_fleet import fleet_llm_sweep
+    from edgeopt.llm.sweep_options import LlmSweepOptions
+    from tests.integration.ssh.test_fleet_llm_sweep import FAST, TEXT
+
+    out, text, db = tmp_path / "llm", tmp_path / "heldout.txt", tmp_path / "h.sqlite3"
+    shutil.copytree(tiny_llama_fp32["levels"], out / "host" / "levels")
+    text.write_text(TEXT)
+    opts = LlmSweepOptions(eval_text=text, min_retention=0.5, levels=["fp32"], runtimes=["onnxruntime_genai"],
+                           out_dir=out, retention=FAST, history_db=db)
+    result = fleet_llm_sweep(tiny_llama_fp32["src"], opts, devices="lab-00,lab-off", inventory=ray_lab.inventory,
+                             known_hosts=ray_lab.known_hosts, executor=RayExecutor(shared_paths=False))
+    ok, off = result.rows
+    assert ok.status == "ok" and ok.worker and ok.worker.startswith("ray:"), ok.error
+    assert off.error_kind == "unreachable" and "edgeopt-device:lab-off" in str(off.error)
+    host_folder = str(out / "host" / "levels" / "onnxruntime_genai" / "fp32")  # the worker read a copy
+    assert ok.result is not None and [lv.folder for lv in ok.result.levels] == [host_folder]
+    (run,) = HistoryStore(db).runs(kind="sweep")
+    assert run.id in ok.history_run_ids and run.group_id == result.fleet_id and run.model_path == host_folder
+    assert run.device == "lab-00" and result.executor == "ray" and result.exit_code == 1  # lab-off did not run
 
 
 def _device_shape(device: Any) -> Any:
