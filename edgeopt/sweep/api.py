@@ -129,9 +129,13 @@ def run_sweep(
         tgt = load_registry(extra_dirs=targets_dirs).get(placed.target or "local")
         result, runs = measure_sweep(model_path, options, measure, tgt, placed.runner, progress=progress,
                                      targets_dirs=tuple(targets_dirs), device=device_name(remote, placed.runner))
-    atomic_write_text(Path(result.out_dir) / "sweep.json", result.model_dump_json(indent=2) + "\n")
     if options.history_db is not None:
-        record_levels(options.history_db, runs, result)
+        from ..history.sweep_runs import record_or_warn
+
+        warnings = list(result.warnings)
+        ids = record_or_warn(options.history_db, swept_levels(runs), warnings, model_sha256=result.model_sha256)
+        result = result.model_copy(update={"history_run_ids": ids, "warnings": warnings})
+    atomic_write_text(Path(result.out_dir) / "sweep.json", result.model_dump_json(indent=2) + "\n")
     return result
 
 

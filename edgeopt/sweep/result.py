@@ -196,3 +196,6 @@ class SweepResult(BaseModel):
         default=None, description="Set when the eval data cannot tell levels apart (the reference predicts one "
         "class for every sample, a constant map, a constant output): why, in one line. Every level then scores "
         "alike and the recommendation's retention is 'untested by this data' (docs/sweep.md).")
+    history_run_ids: list[int] = Field(
+        default_factory=list, description="Its freshly measured levels' runs in the history (kind sweep; with "
+        "--history-db), as the LLM sweep and the fleet rows list theirs.")
