@@ -24,7 +24,7 @@ from ...errors import ExitCode, InputError
 from ...fleet.artifacts import ModelRef
 from ...fleet.devices import FleetDevice, fleet_selection, resolve_devices
 from ...fleet.executors import DeviceEvents, Executor
-from ...fleet.jobs import CancelToken, EventSink, Watchdog, classify
+from ...fleet.jobs import CancelToken, EventSink, OnFleetDevice, guarded, watched
 from ...fleet.result import DeviceOutcome, ErrorKind
 from ...fleet.runner import FleetRunner
 from ...settings import EnergySettings, RemoteSpec
@@ -69,7 +69,7 @@ class LlmFleetResult(_Frozen):
 
 
 @dataclass(frozen=True)
-class LlmBenchJob:
+class LlmBenchJob(OnFleetDevice):
     """``bench_llm`` of one folder on one device (a fleet job)."""
 
     device: FleetDevice
@@ -82,38 +82,24 @@ class LlmBenchJob:
     target: str | None = None
     targets_dirs: Sequence[Path] = ()
 
-    def model_ref(self) -> ModelRef:
-        return self.model
-
-    def _base(self) -> dict[str, Any]:
-        return {"device": self.device.name, "target": self.target or self.device.target,
-                "runner": f"ssh:{self.device.address.label()}", "tags": list(self.device.tags)}
-
     def error_row(self, kind: ErrorKind, message: str, seconds: float) -> LlmFleetRow:
-        return LlmFleetRow(**self._base(), status="error", error=message, error_kind=kind, seconds=round(seconds, 3))
+        return LlmFleetRow(**self.row_fields(), status="error", error=message, error_kind=kind,
+                           seconds=round(seconds, 3))
 
     def __call__(self, blobs: Mapping[str, bytes] | None = None, progress: EventSink | None = None,
                  cancel: CancelToken | None = None) -> LlmFleetRow:
         from .api import bench_llm
 
-        started = time.perf_counter()
-        runner = self.device.runner()
-        try:
-            with Watchdog(runner, self.deadline_s, cancel) as dog:
-                try:
-                    result = bench_llm(self.model.locate(blobs), self.workload, runtime=self.runtime,
-                                       runtime_options=self.runtime_options, runner=runner, progress=progress,
-                                       target=self.target or self.device.target, energy=self.energy,
-                                       targets_dirs=self.targets_dirs)
-                except Exception as exc:  # every failure of this device becomes its row, never another device's
-                    kind, message = classify(exc, self.device.name, connected=runner.connected, fired=dog.fired,
-                                             deadline_s=self.deadline_s)
-                    return self.error_row(kind, message, time.perf_counter() - started)
-        finally:
-            runner.close()
-        if blobs is not None:  # a copy from the object store: report the folder under its host path
-            result = result.model_copy(update={"model_path": str(self.model.path)})
-        return LlmFleetRow(**self._base(), status="ok", seconds=round(time.perf_counter() - started, 3), result=result)
+        def ok(result: LlmBenchResult, seconds: float) -> LlmFleetRow:
+            if blobs is not None:  # a copy from the object store: report the folder under its host path
+                result = result.model_copy(update={"model_path": str(self.model.path)})
+            return LlmFleetRow(**self.row_fields(), status="ok", seconds=seconds, result=result)
+
+        return guarded(self, self.device.name, watched(self.device.runner(), self.deadline_s, cancel),
+                       lambda runner: bench_llm(self.model.locate(blobs), self.workload, runtime=self.runtime,
+                                                runtime_options=self.runtime_options, runner=runner,
+                                                progress=progress, target=self.target or self.device.target,
+                                                energy=self.energy, targets_dirs=self.targets_dirs), ok)
 
 
 def fleet_llm_benchmark(folder: str | Path, *, devices: str | Sequence[str | FleetDevice], workload: LlmWorkload,
