@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -25,13 +25,17 @@ from ...fleet.artifacts import ModelRef
 from ...fleet.devices import FleetDevice, fleet_selection, resolve_devices
 from ...fleet.executors import DeviceEvents, Executor
 from ...fleet.jobs import CancelToken, EventSink, OnFleetDevice, guarded, watched
+from ...fleet.record import record_each
 from ...fleet.result import DeviceOutcome, ErrorKind
 from ...fleet.runner import FleetRunner
 from ...settings import EnergySettings, RemoteSpec
+from ..fleet.api import checked_deadline_s, refuse_input_everywhere
 from .result import LlmBenchResult, _Frozen
 from .workload import LlmWorkload
 
-DEADLINE_MARGIN_S = 300.0  # beyond the repetitions' watchdog: connect, upload, lock wait, load, warm-up
+if TYPE_CHECKING:
+    from ...history import HistoryStore
+
 
 
 class LlmFleetRow(DeviceOutcome):
@@ -120,9 +124,7 @@ def fleet_llm_benchmark(folder: str | Path, *, devices: str | Sequence[str | Fle
         raise InputError(f"{folder} is not an LLM folder (onnxruntime-genai or OpenVINO GenAI)")
     ref = ModelRef.of(folder)
     selected = resolve_devices(devices, remote, **remote_options)
-    deadline = float(deadline_s) if deadline_s is not None else workload.max_duration_s + DEADLINE_MARGIN_S
-    if deadline <= 0:
-        raise InputError(f"--deadline {deadline:g}: give each device a positive number of seconds")
+    deadline = checked_deadline_s(deadline_s, workload.max_duration_s)
     fleet = FleetRunner(selected, jobs=jobs, executor=executor, progress=progress)
     fleet_id = uuid.uuid4().hex[:12]
     started, started_at = time.perf_counter(), _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
@@ -130,8 +132,7 @@ def fleet_llm_benchmark(folder: str | Path, *, devices: str | Sequence[str | Fle
                                                        runtime, dict(runtime_options or {}), target,
                                                        tuple(targets_dirs)))
             if isinstance(r, LlmFleetRow)]
-    if rows and all(r.error_kind == "input" for r in rows):
-        raise InputError(str(rows[0].error))
+    refuse_input_everywhere(rows)
     warnings: list[str] = []
     if record:
         rows = _record(rows, history_db, fleet_id, f"fleet {','.join(fleet_selection(devices))}", warnings)
@@ -146,21 +147,10 @@ def fleet_llm_benchmark(folder: str | Path, *, devices: str | Sequence[str | Fle
 def _record(rows: list[LlmFleetRow], history_db: str | Path | None, fleet_id: str, label: str,
             warnings: list[str]) -> list[LlmFleetRow]:
     """Each device's run in the history (``group_id`` = the fleet run); a history error is a warning."""
-    from ...history import HistoryError, open_store
+    def save(store: HistoryStore, row: LlmFleetRow) -> int | None:
+        if row.result is None:
+            return None
+        return store.record_llm(row.result, kind="bench", device=row.device, group_id=fleet_id, label=label,
+                                verdict=None if row.result.valid else "fail").id
 
-    try:
-        store = open_store(history_db)
-    except HistoryError as exc:
-        warnings.append(f"runs not recorded in the history: {exc}")
-        return rows
-    out = []
-    for row in rows:
-        if row.result is not None:
-            try:
-                run = store.record_llm(row.result, kind="bench", device=row.device, group_id=fleet_id, label=label,
-                                       verdict=None if row.result.valid else "fail")
-                row = row.model_copy(update={"history_run_id": run.id})
-            except HistoryError as exc:
-                warnings.append(f"{row.device}: run not recorded in the history: {exc}")
-        out.append(row)
-    return out
+    return record_each(rows, history_db, warnings, save)
