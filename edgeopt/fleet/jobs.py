@@ -9,22 +9,29 @@ sees its session go away, ends itself and releases the device lock.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from ..devices.dependency import name_device_in_hint
 from ..errors import EdgeoptError, InputError, RunnerError, RuntimeUnavailableError, TrustError
+from ..metrics.result import BenchResult
+from ..runners import Runner
 from ..settings import MeasureSettings
 from .artifacts import ModelRef
 from .devices import AbortableSshRunner, FleetDevice
 from .result import DeviceOutcome, ErrorKind, FleetRow
 
 EventSink = Callable[[dict[str, Any]], None]
+RowT = TypeVar("RowT", bound=DeviceOutcome)
+RowT_co = TypeVar("RowT_co", bound=DeviceOutcome, covariant=True)
+ResultT = TypeVar("ResultT")
 
 
 class CancelToken(Protocol):
@@ -125,8 +132,74 @@ def classify(exc: BaseException, device: str, *, connected: bool, fired: str | N
     return "internal", f"{type(exc).__name__}: {text}"
 
 
+class Session(NamedTuple):
+    """A job's runner while it works: its watchdog (None for a local run) and whether it ever connected."""
+
+    runner: Runner
+    dog: Watchdog | None
+    connected: Callable[[], bool]
+
+
+@contextlib.contextmanager
+def watched(runner: AbortableSshRunner, deadline_s: float, cancel: CancelToken | None) -> Iterator[Session]:
+    """``runner`` under a watchdog that aborts its SSH session at the deadline (or on cancel), closed afterwards."""
+    try:
+        with Watchdog(runner, deadline_s, cancel) as dog:
+            yield Session(runner, dog, lambda: runner.connected)
+    finally:
+        runner.close()
+
+
+class ErrorRows(Protocol[RowT_co]):
+    """What :func:`guarded` needs of a job: its deadline and how it writes an error row."""
+
+    @property
+    def deadline_s(self) -> float: ...
+
+    def error_row(self, kind: ErrorKind, message: str, seconds: float) -> RowT_co: ...
+
+
+def guarded(job: ErrorRows[RowT], device: str, session: AbstractContextManager[Session],
+            work: Callable[[Runner], ResultT], ok: Callable[[ResultT, float], RowT],
+            log: Callable[[str], None] | None = None) -> RowT:
+    """``work`` on the session's runner as the device's row: ``ok(result, seconds)``, or, whatever it raised, the
+    job's error row of :func:`classify`'s kind (a device's problem is its own row, never another device's).
+
+    Why one place: every fleet job (bench, LLM bench, qualify, LLM qualify) must time, classify and report a
+    failing device alike, so a dead board reads the same in every command.
+    """
+    started = time.perf_counter()
+    with session as s:
+        try:
+            result = work(s.runner)
+        except Exception as exc:  # every failure of this device becomes its row, never another device's
+            kind, message = classify(exc, device, connected=s.connected(), fired=s.dog.fired if s.dog else None,
+                                     deadline_s=job.deadline_s)
+            if log is not None:
+                log(f"{device}: {kind} error: {message}")
+            return job.error_row(kind, message, time.perf_counter() - started)
+    return ok(result, round(time.perf_counter() - started, 3))
+
+
+class OnFleetDevice:
+    """What the jobs on an inventory device (:class:`BenchJob`, the LLM bench's) share: the model they carry and
+    the fields their rows start with."""
+
+    device: FleetDevice
+    model: ModelRef
+    target: str | None
+
+    def model_ref(self) -> ModelRef:
+        return self.model
+
+    def row_fields(self) -> dict[str, Any]:
+        """The row's device, target, runner and tags."""
+        return {"device": self.device.name, "target": self.target or self.device.target,
+                "runner": f"ssh:{self.device.address.label()}", "tags": list(self.device.tags)}
+
+
 @dataclass(frozen=True)
-class BenchJob:
+class BenchJob(OnFleetDevice):
     """``edgeopt.benchmark`` of one model on one device.
 
     Attributes:
@@ -145,32 +218,23 @@ class BenchJob:
     target: str | None = None
     targets_dirs: Sequence[Path] = ()
 
-    def model_ref(self) -> ModelRef:
-        return self.model
-
-    def _base(self) -> dict[str, Any]:
-        return {"device": self.device.name, "target": self.target or self.device.target,
-                "runner": f"ssh:{self.device.address.label()}", "tags": list(self.device.tags)}
-
     def error_row(self, kind: ErrorKind, message: str, seconds: float) -> FleetRow:
-        return FleetRow(**self._base(), status="error", error=message, error_kind=kind, seconds=round(seconds, 3))
+        return FleetRow(**self.row_fields(), status="error", error=message, error_kind=kind, seconds=round(seconds, 3))
 
     def __call__(self, blobs: Mapping[str, bytes] | None = None, progress: EventSink | None = None,
                  cancel: CancelToken | None = None) -> FleetRow:
         from ..bench import run_benchmark  # the heavy stack loads on the worker, once
 
-        started, started_at = time.perf_counter(), _now()
-        runner = self.device.runner()
-        with Watchdog(runner, self.deadline_s, cancel) as dog:
-            try:
-                result = run_benchmark(self.model.locate(blobs), self.settings, runner=runner, progress=progress,
-                                       target=self.target or self.device.target, targets_dirs=self.targets_dirs)
-            except Exception as exc:  # every failure of this device becomes its row, never another device's
-                kind, message = classify(exc, self.device.name, connected=runner.connected, fired=dog.fired,
-                                         deadline_s=self.deadline_s)
-                row = self.error_row(kind, message, time.perf_counter() - started)
-                return row.model_copy(update={"started_at": started_at})
-        if blobs is not None:  # a copy from the object store: report the model under its host path
-            result = result.model_copy(update={"model": result.model.model_copy(update={"path": str(self.model.path)})})
-        return FleetRow(**self._base(), status="ok", seconds=round(time.perf_counter() - started, 3),
-                        started_at=started_at, result=result)
+        started_at = _now()
+
+        def ok(result: BenchResult, seconds: float) -> FleetRow:
+            if blobs is not None:  # a copy from the object store: report the model under its host path
+                result = result.model_copy(update={"model": result.model.model_copy(
+                    update={"path": str(self.model.path)})})
+            return FleetRow(**self.row_fields(), status="ok", seconds=seconds, result=result)
+
+        row = guarded(self, self.device.name, watched(self.device.runner(), self.deadline_s, cancel),
+                      lambda runner: run_benchmark(self.model.locate(blobs), self.settings, runner=runner,
+                                                   progress=progress, target=self.target or self.device.target,
+                                                   targets_dirs=self.targets_dirs), ok)
+        return row.model_copy(update={"started_at": started_at})

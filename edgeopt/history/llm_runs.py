@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..registry.lookup import model_digest
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # bench.llm pulls in the bench package (onnx): imported in the function that reads a run
     from ..bench.llm.result import LlmBenchResult
 
 LLM_KIND_MARK = '"kind":"llm_bench"'
@@ -60,3 +60,13 @@ def _edgeopt_version() -> str:
     from .._version import __version__
 
     return __version__
+
+
+def llm_result_of(text: str) -> LlmBenchResult | None:
+    """A stored ``result_json`` as the LLM bench result it holds (every cell's raw readings), or None for another
+    kind of run."""
+    if not is_llm_json(text):
+        return None
+    from ..bench.llm.result import LlmBenchResult  # the bench package (onnx) loads only when an LLM run is read
+
+    return LlmBenchResult.model_validate_json(text)

@@ -7,13 +7,15 @@ journal rolls it back on the next open). One connection per operation: nothing i
 
 The file is local by design: SQLite's locking is unreliable on network file systems (NFS, SMB); keep the history
 on a local disk (docs/history.md).
+
+This module is the SQLite file only (schema, transactions, queries); how a result becomes a row and a row a
+record is :mod:`.bench_runs`' (one-pass runs) and :mod:`.llm_runs`' (LLM bench runs).
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import json
 import re
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -24,11 +26,12 @@ import numpy as np
 
 from ..errors import InputError, first_line
 from ..metrics.result import BenchResult
-from .codec import SAMPLES_FORMAT, SampleCodecError, decode_samples, encode_samples
-from .llm_runs import is_llm_json, llm_values
+from .bench_runs import RUN_COLUMNS, bench_values, device_label, record_of
+from .codec import SAMPLES_FORMAT, SampleCodecError, decode_samples
+from .llm_runs import is_llm_json, llm_result_of, llm_values
 from .records import Baseline, RunKind, RunRecord
 
-if TYPE_CHECKING:  # bench.llm pulls in the bench package (onnx): loaded only when an LLM run is read
+if TYPE_CHECKING:  # bench.llm pulls in the bench package (onnx): loaded only when an LLM run is read (llm_runs)
     from ..bench.llm.result import LlmBenchResult
 
 SCHEMA_VERSION = 1
@@ -84,26 +87,12 @@ _DDL = (
     )""",
 )
 
-_RUN_COLUMNS = (
-    "id", "kind", "created_at", "started_at", "model_name", "model_path", "model_sha256", "model_size_bytes",
-    "target", "device", "runner", "runtime", "runtime_version", "edgeopt_version", "valid", "verdict",
-    "latency_ms_p50", "latency_ms_p99", "latency_ms_mean", "throughput_ips", "memory_mb_peak", "energy_mj",
-    "energy_source", "samples_count", "group_id", "label", "seed", "settings_json", "environment_json",
-    "versions_json",
-)
-
-
 class HistoryError(InputError):
     """The history file cannot be opened or written, or a run / baseline reference does not exist."""
 
 
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
-
-
-def device_label(runner: str) -> str:
-    """The device a result ran on, from its ``runner`` field: ``local`` or ``user@host:port``."""
-    return runner.removeprefix("ssh:")
 
 
 class HistoryStore:
@@ -210,51 +199,13 @@ class HistoryStore:
         Returns:
             The stored row (with its id).
         """
-        samples = result.samples_ms
-        blob = encode_samples(samples) if samples else None
-        env = dict(result.environment)
-        versions = {"edgeopt": result.edgeopt_version, result.runtime.name: result.runtime.version,
-                    "python": env.get("python"), "numpy": env.get("numpy")}
-        values: dict[str, Any] = {
-            "kind": kind,
-            "created_at": _now(),
-            "started_at": result.run.started_at,
-            "model_name": Path(result.model.path).stem,
-            "model_path": result.model.path,
-            "model_sha256": result.model.sha256,
-            "model_size_bytes": result.model.size_bytes,
-            "target": result.target,
-            "device": device or device_label(result.runner),
-            "runner": result.runner,
-            "runtime": result.runtime.name,
-            "runtime_version": result.runtime.version,
-            "edgeopt_version": result.edgeopt_version,
-            "valid": int(result.valid),
-            "verdict": verdict,
-            "latency_ms_p50": result.latency_ms.p50,
-            "latency_ms_p99": result.latency_ms.p99,
-            "latency_ms_mean": result.latency_ms.mean,
-            "throughput_ips": result.throughput_ips,
-            "memory_mb_peak": result.memory_mb.peak,
-            "energy_mj": result.energy.energy_per_inference_mj if result.energy else None,
-            "energy_source": result.energy.source if result.energy else None,
-            "samples_count": len(samples) if samples else 0,
-            "samples_format": SAMPLES_FORMAT if blob is not None else None,
-            "samples": blob,
-            "group_id": group_id,
-            "label": label,
-            "seed": result.settings.seed,
-            "settings_json": result.settings.model_dump_json(),
-            "environment_json": json.dumps(env, default=str),
-            "versions_json": json.dumps(versions, default=str),
-            "result_json": result.model_dump_json(exclude={"samples_ms"}),
-        }
-        return self._insert(values)
+        return self._insert(bench_values(result, kind=kind, device=device, verdict=verdict, group_id=group_id,
+                                         label=label, now=_now()))
 
     def record_llm(self, result: LlmBenchResult, *, kind: RunKind = "bench", device: str | None = None,
                    verdict: str | None = None, group_id: str | None = None, label: str | None = None) -> RunRecord:
         """Store one LLM bench run (``edgeopt bench LLM_FOLDER``): the run's columns hold its first cell's TPOT
-        and decode rate (:mod:`.llm_runs`), the stored result every cell with its raw readings (for compare)."""
+        and decode rate, the stored result every cell with its raw readings (for compare); see :mod:`.llm_runs`."""
         return self._insert(llm_values(result, kind=kind, device=device or device_label(result.runner),
                                        verdict=verdict, group_id=group_id, label=label, now=_now()))
 
@@ -290,7 +241,7 @@ class HistoryStore:
 
     # -- reading ----------------------------------------------------------------------------------------------
     def _rows(self, where: str = "", params: tuple[Any, ...] = (), tail: str = "") -> list[RunRecord]:
-        cols = ", ".join(_RUN_COLUMNS)
+        cols = ", ".join(RUN_COLUMNS)
         with self._connect() as conn:
             rows = conn.execute(f"SELECT {cols} FROM runs {where} {tail}", params).fetchall()
             names: dict[int, list[str]] = {}
@@ -299,22 +250,13 @@ class HistoryStore:
         records: list[RunRecord] = []
         for row in rows:
             try:
-                records.append(self._record(row, names))
+                records.append(record_of(row, names.get(int(row[0]), [])))
             except (ValueError, TypeError, KeyError) as exc:  # JSON and pydantic errors are ValueErrors
                 note = (f"history run {row[0]} in {self.path} is unreadable ({first_line(exc, limit=120)}): "
                         "skipped; delete it or record the run again")
                 if note not in self.skipped:
                     self.skipped.append(note)
         return records
-
-    @staticmethod
-    def _record(row: tuple[Any, ...], names: dict[int, list[str]]) -> RunRecord:
-        data = dict(zip(_RUN_COLUMNS, row, strict=True))
-        for key in ("settings", "environment", "versions"):
-            data[key] = json.loads(data.pop(f"{key}_json"))
-        data["valid"] = bool(data["valid"])
-        data["baselines"] = names.get(int(data["id"]), [])
-        return RunRecord.model_validate(data)
 
     def runs(self, *, model: str | None = None, target: str | None = None, kind: str | None = None,
              limit: int | None = 50) -> list[RunRecord]:
@@ -419,12 +361,7 @@ class HistoryStore:
 
     def llm_result(self, ref: int | str) -> LlmBenchResult | None:
         """The stored LLM bench result of a run (with its cells' raw readings), or None for another kind of run."""
-        text = self._result_json(ref)
-        if not is_llm_json(text):
-            return None
-        from ..bench.llm.result import LlmBenchResult
-
-        return LlmBenchResult.model_validate_json(text)
+        return llm_result_of(self._result_json(ref))
 
     def _result_json(self, ref: int | str) -> str:
         record = self.get(ref)

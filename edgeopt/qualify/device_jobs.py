@@ -15,16 +15,15 @@ that cannot run (unreachable, killed, past its deadline) becomes one error row; 
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic
 
 from pydantic import Field
 
 from ..fleet.artifacts import ModelRef
-from ..fleet.jobs import CancelToken, EventSink, Watchdog, classify
+from ..fleet.jobs import CancelToken, EventSink, ResultT, RowT, Session, guarded, watched
 from ..fleet.result import DeviceOutcome, ErrorKind
 from ..metrics.result import BenchResult
 from ..runners import Runner
@@ -44,8 +43,41 @@ class QualifyRow(DeviceOutcome):
     paced: BenchResult | None = Field(default=None, description="The frame-paced run (deadline_miss gate).")
 
 
+class OnPlacement(Generic[RowT]):
+    """What qualify's jobs (this module's and the LLM one's) share: the placement as the executor's device slot,
+    the model they carry, and the fields their rows start with."""
+
+    placement: Placement
+    model: ModelRef
+    deadline_s: float
+
+    @property
+    def device(self) -> Placement:
+        return self.placement
+
+    def model_ref(self) -> ModelRef:
+        return self.model
+
+    def row_fields(self) -> dict[str, Any]:
+        """The row's device (the placement's label), target and runner."""
+        p = self.placement
+        return {"device": p.label, "target": p.target, "runner": p.runner_name}
+
+    def guarded(self, blobs: Mapping[str, bytes] | None, progress: EventSink | None, cancel: CancelToken | None,
+                work: Callable[[Runner, Path], ResultT], ok: Callable[[ResultT, float], RowT]) -> RowT:
+        """``work(runner, model)`` on the placement's runner under its deadline, as the device's row (any failure:
+        an error row, logged)."""
+        return guarded(self, self.placement.label, _runner(self.placement, self.deadline_s, cancel),
+                       lambda runner: work(runner, self.model.locate(blobs)), ok,
+                       log=lambda message: _log(progress, message))
+
+    def error_row(self, kind: ErrorKind, message: str, seconds: float) -> RowT:
+        """The device's row when it could not run (each job's own row type)."""
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
-class QualifyJob:
+class QualifyJob(OnPlacement[QualifyRow]):
     """The timed (and frame-paced) runs of the qualified model on one placement (a fleet job).
 
     Attributes:
@@ -66,33 +98,17 @@ class QualifyJob:
     model_label: str = ""
     targets_dirs: Sequence[Path] = ()
 
-    @property
-    def device(self) -> Placement:
-        return self.placement
-
-    def model_ref(self) -> ModelRef:
-        return self.model
-
     def error_row(self, kind: ErrorKind, message: str, seconds: float) -> QualifyRow:
-        p = self.placement
-        return QualifyRow(device=p.label, target=p.target, runner=p.runner_name, status="error", error=message,
-                          error_kind=kind, seconds=round(seconds, 3))
+        return QualifyRow(**self.row_fields(), status="error", error=message, error_kind=kind,
+                          seconds=round(seconds, 3))
 
     def __call__(self, blobs: Mapping[str, bytes] | None = None, progress: EventSink | None = None,
                  cancel: CancelToken | None = None) -> QualifyRow:
-        started = time.perf_counter()
-        p = self.placement
-        with _runner(p, self.deadline_s, cancel) as (runner, dog, connected):
-            try:
-                bench, paced = self._measure(runner, self.model.locate(blobs), progress)
-            except Exception as exc:  # this device's problem is this device's row, never another's
-                kind, message = classify(exc, p.label, connected=connected(), fired=dog.fired if dog else None,
-                                         deadline_s=self.deadline_s)
-                _log(progress, f"{p.label}: {kind} error: {message}")
-                return self.error_row(kind, message, time.perf_counter() - started)
-        return QualifyRow(device=p.label, target=p.target, runner=p.runner_name, status="ok",
-                          seconds=round(time.perf_counter() - started, 3), bench=self._host_path(bench),
-                          paced=self._host_path(paced))
+        def ok(runs: tuple[BenchResult, BenchResult | None], seconds: float) -> QualifyRow:
+            return QualifyRow(**self.row_fields(), status="ok", seconds=seconds, bench=self._host_path(runs[0]),
+                              paced=self._host_path(runs[1]))
+
+        return self.guarded(blobs, progress, cancel, lambda runner, model: self._measure(runner, model, progress), ok)
 
     def _measure(self, runner: Runner, model: Path, progress: EventSink | None,
                  ) -> tuple[BenchResult, BenchResult | None]:
@@ -118,24 +134,18 @@ class QualifyJob:
 
 
 @contextlib.contextmanager
-def _runner(p: Placement, deadline_s: float, cancel: CancelToken | None,
-            ) -> Iterator[tuple[Runner, Watchdog | None, Callable[[], bool]]]:
+def _runner(p: Placement, deadline_s: float, cancel: CancelToken | None) -> Iterator[Session]:
     """The placement's fresh runner, closed afterwards; an SSH device's under a watchdog that aborts its session
-    at the deadline (a local run is bounded by the agent's own watchdog and the executor's grace); and whether
-    it ever connected (else a runner error means ``unreachable``)."""
+    at the deadline (a local run is bounded by the agent's own watchdog and the executor's grace)."""
     if p.device is None:
         runner = p.local_runner()
         try:
-            yield runner, None, lambda: True
+            yield Session(runner, None, lambda: True)
         finally:
             runner.close()
         return
-    ssh = p.device.runner()
-    try:
-        with Watchdog(ssh, deadline_s, cancel) as dog:
-            yield ssh, dog, lambda: ssh.connected
-    finally:
-        ssh.close()
+    with watched(p.device.runner(), deadline_s, cancel) as session:
+        yield session
 
 
 def _log(progress: EventSink | None, message: str) -> None:

@@ -10,9 +10,6 @@ reports (json, html, junit, markdown; :mod:`edgeopt.reports`) -> optional sinks.
 
 from __future__ import annotations
 
-import datetime as _dt
-import platform
-import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,7 +19,6 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from .._version import __version__
 from ..deploy.use import DeploymentConflictError, DeploymentUse, deployed_settings, mark_result, mismatch_of
 from ..errors import InputError
 from ..fleet.artifacts import ModelRef
@@ -39,30 +35,35 @@ from ..settings import EnergySettings, MeasureSettings
 from .artifacts import Models, prepare, qualified_for, sha_of
 from .costs import cost_per_million
 from .device_jobs import DEADLINE_MARGIN_S, QualifyJob, QualifyRow, device_events
-from .gates import GateContext, deployment_check, error_results, evaluate, target_check
+from .gates import GateContext, deployment_check, evaluate, target_check
 from .llm_kind import is_llm_model
 from .loader import LoadedSpec
 from .options import QualifyOptions
+from .outcome import (
+    Clock,
+    Run,
+    all_pass,
+    assemble,
+    default_report_dir,
+    error_device,
+    host_facts,
+    parallel_jobs,
+    say_verdict,
+    with_target_row,
+)
 from .placement import Placement, place
 from .result import (
     DeviceResult,
-    GateStatus,
     ModelInfo,
     QualifyResult,
     RegressionInfo,
     RetentionResult,
     SweepPoint,
-    exit_code_for,
 )
 from .retention import HostOnnxEvaluator, RetentionEvaluator
 from .spec import Gates, QualifySpec
 
 DEFAULT_ITERATIONS = 200
-
-
-def default_report_dir(name: str) -> Path:
-    """``out/qualify/<spec name>`` under the current directory."""
-    return Path("out") / "qualify" / name
 
 
 def run_qualification(loaded: LoadedSpec, options: QualifyOptions | None = None) -> QualifyResult:
@@ -80,8 +81,7 @@ def run_qualification(loaded: LoadedSpec, options: QualifyOptions | None = None)
         from .llm_engine import run_llm_qualification
 
         return run_llm_qualification(loaded, o)
-    started = time.perf_counter()
-    started_at = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    clock = Clock()
     say = o.log or (lambda message: None)
     s = loaded.spec
     placements = place(loaded, o.targets_dirs)
@@ -89,27 +89,17 @@ def run_qualification(loaded: LoadedSpec, options: QualifyOptions | None = None)
     _check_sinks(loaded)
     points = _sweep_points(o.sweep)
     out_dir = Path(o.report_dir) if o.report_dir is not None else default_report_dir(s.name)
+    run = Run(loaded, clock, out_dir, open_store(o.history_db) if (o.record or s.gates.regression) else None,
+              uuid.uuid4().hex[:12])
     work = out_dir / "work"
-    store = open_store(o.history_db) if (o.record or s.gates.regression) else None
     models = prepare(loaded, work, say)
-    group_id = uuid.uuid4().hex[:12]
     warnings: list[str] = [p.note for p in placements if p.note]
     # Everything that can fail on the host (recipes, eval data) happens before the first device run.
     qualified, retention = _host_side(loaded, placements, models, work, o.evaluator or HostOnnxEvaluator(), say)
-    devices = _run_devices(loaded, placements, qualified, retention, store, group_id if o.record else None,
+    devices = _run_devices(loaded, placements, qualified, retention, run.store, run.group_id if o.record else None,
                            o.targets_dirs, o.progress, say, warnings, fleet, models.deployment)
-    failed = [d.label for d in devices if d.status == "error"]
-    if failed and len(failed) < len(devices):
-        warnings.append(f"could not run on {len(failed)} of {len(devices)} devices ({', '.join(failed)}): their "
-                        "gates are errors; the other devices' verdicts stand")
-    return QualifyResult(
-        edgeopt_version=__version__, name=s.name, description=s.description, spec_path=str(loaded.path),
-        spec_sha256=loaded.sha256, profiles=loaded.profiles, spec=s.model_dump(mode="json"), started_at=started_at,
-        seconds=round(time.perf_counter() - started, 3), passed=all(d.passed for d in devices),
-        exit_code=exit_code_for(devices), model=_model_info(models), retention=retention, devices=devices,
-        sweep=points, fingerprint=_fingerprint(loaded, models), history_db=str(store.path) if store else None,
-        group_id=group_id, report_dir=str(out_dir), reports={}, warnings=warnings,
-    )
+    return assemble(run, devices, warnings, model=_model_info(models), retention=retention,
+                    fingerprint=_fingerprint(loaded, models), sweep=points)
 
 
 def _check_sinks(loaded: LoadedSpec) -> None:
@@ -159,13 +149,12 @@ def _fleet_plan(s: QualifySpec, count: int, jobs: int | None, executor: str | Ex
     Raises:
         InputError: jobs < 1, a deadline <= 0, or an unknown executor.
     """
-    if jobs is not None and jobs < 1:
-        raise InputError(f"--jobs {jobs}: run at least 1 device at a time (default: all at once)")
+    parallel = parallel_jobs(jobs, count)
     if deadline_s is not None and deadline_s <= 0:
         raise InputError(f"--deadline {deadline_s:g}: give each device a positive number of seconds")
     runs = 2 if s.gates.deadline_miss is not None else 1
     deadline = deadline_s if deadline_s is not None else runs * s.measure.max_duration_s + DEADLINE_MARGIN_S
-    return _FleetPlan(parallel=min(jobs or count, count), deadline_s=deadline, executor=make_executor(executor))
+    return _FleetPlan(parallel=parallel, deadline_s=deadline, executor=make_executor(executor))
 
 
 def _run_devices(loaded: LoadedSpec, placements: list[Placement], qualified: dict[int, Path],
@@ -255,23 +244,17 @@ def _judge(loaded: LoadedSpec, p: Placement, row: DeviceOutcome, retention: Rete
     s = loaded.spec
     bench = row.bench if isinstance(row, QualifyRow) else None
     if bench is None:
-        error = f"{row.error_kind}: {row.error}"
-        return DeviceResult(label=p.label, target=p.target, runner=p.runner_name, status="error", error=error,
-                            error_kind=str(row.error_kind), passed=False, gates=error_results(s.gates, p.label, error))
+        return error_device(p, row, s.gates)
     paced = row.paced if isinstance(row, QualifyRow) else None
     if deployment is not None:
         bench = mark_result(deployment, bench)
     regression = _regression(s.gates, p.label, bench, store, warnings)
     ctx = GateContext(device=p.label, bench=bench, paced=paced, retention=retention, regression=regression)
-    gates = evaluate(s.gates, ctx)
-    mismatch = target_check(ctx, allowed=s.allow_target_mismatch)
-    if mismatch is not None:
-        say(f"{p.label}: {mismatch.detail}")
-        gates.append(mismatch)
+    gates = with_target_row(evaluate(s.gates, ctx), target_check(ctx, allowed=s.allow_target_mismatch), p.label, say)
     if deployment is not None:
         gates.append(deployment_check(ctx, deployment.deployment.name, mismatch_of(deployment, bench),
                                       allowed=s.allow_deployment_mismatch))
-    passed = all(g.status is GateStatus.PASS for g in gates)
+    passed = all_pass(gates)
     costs = None
     if bench.energy is not None and bench.energy.energy_per_inference_mj is not None:
         costs = cost_per_million(bench.energy.energy_per_inference_mj, source=bench.energy.source, settings=s.costs)
@@ -279,8 +262,7 @@ def _judge(loaded: LoadedSpec, p: Placement, row: DeviceOutcome, retention: Rete
     if store is not None and group_id is not None:
         run_id = store.record(bench, kind="qualify", device=p.label, verdict="pass" if passed else "fail",
                               group_id=group_id, label=s.name).id
-    say(f"{p.label}: {'PASS' if passed else 'FAIL'} ({sum(g.status is GateStatus.PASS for g in gates)}/"
-        f"{len(gates)} gates)")
+    say_verdict(say, p.label, gates, passed)
     return DeviceResult(label=p.label, target=p.target, runner=p.runner_name, status="ok", passed=passed,
                         bench=bench, paced=paced.model_copy(update={"samples_ms": None}) if paced else None,
                         gates=gates, costs=costs, regression=regression, history_run_id=run_id)
@@ -333,9 +315,6 @@ def _fingerprint(loaded: LoadedSpec, models: Models) -> dict[str, Any]:
         "recipe": models.recipe,
         "seed": s.measure.seed,
         "measure": s.measure.model_dump(mode="json"),
-        "host": {
-            "hostname": platform.node(), "platform": platform.platform(), "machine": platform.machine(),
-            "python": platform.python_version(), "edgeopt": __version__, "numpy": np.__version__,
-            "onnx": onnx.__version__, "onnxruntime": onnxruntime.__version__, "pydantic": pydantic.__version__,
-        },
+        "host": host_facts(numpy=np.__version__, onnx=onnx.__version__, onnxruntime=onnxruntime.__version__,
+                           pydantic=pydantic.__version__),
     }

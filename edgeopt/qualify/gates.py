@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from ..metrics.deadline import frames_required
 from ..metrics.result import BenchResult
+from .gate_rows import MIB, retention_row, row, target_row
 from .result import GateResult, GateStatus, RegressionInfo, RetentionResult
 from .spec import (
     ColdStartGate,
@@ -31,8 +32,6 @@ from .spec import (
     ThroughputGate,
 )
 
-MIB = float(1 << 20)
-
 
 @dataclass(frozen=True)
 class GateContext:
@@ -43,13 +42,6 @@ class GateContext:
     paced: BenchResult | None = None
     retention: RetentionResult | None = None
     regression: RegressionInfo | None = None
-
-
-def _result(gate: str, ctx: GateContext, *, ok: bool, measured: float | None, threshold: float,
-            comparison: Literal["<=", ">="], unit: str, metric: str, detail: str, estimate: bool = False) -> GateResult:
-    return GateResult(gate=gate, device=ctx.device, status=GateStatus.PASS if ok else GateStatus.FAIL,
-                      measured=measured, threshold=threshold, comparison=comparison, unit=unit, metric=metric,
-                      detail=detail, estimate=estimate)
 
 
 def _invalid_for(bench: BenchResult, percentile: str | None = None) -> str | None:
@@ -71,13 +63,13 @@ def _upper(gate: str, ctx: GateContext, value: float | None, limit: float, unit:
     if problem is None and value is None:
         problem = f"{metric} was not measured"
     if problem is not None:
-        return _result(gate, ctx, ok=False, measured=value, threshold=limit, comparison="<=", unit=unit,
-                       metric=metric, detail=problem, estimate=estimate)
+        return row(gate, ctx.device, ok=False, measured=value, threshold=limit, comparison="<=", unit=unit,
+                   metric=metric, detail=problem, estimate=estimate)
     assert value is not None
     ok = value <= limit
     detail = f"{what}{metric} {value:.4g} {unit} {'<=' if ok else '>'} {limit:g} {unit}"
-    return _result(gate, ctx, ok=ok, measured=value, threshold=limit, comparison="<=", unit=unit, metric=metric,
-                   detail=detail, estimate=estimate)
+    return row(gate, ctx.device, ok=ok, measured=value, threshold=limit, comparison="<=", unit=unit, metric=metric,
+               detail=detail, estimate=estimate)
 
 
 def latency(g: LatencyGate, ctx: GateContext) -> GateResult:
@@ -125,20 +117,15 @@ def model_size(g: ModelSizeGate, ctx: GateContext) -> GateResult:
 
 
 def retention(g: RetentionGate, ctx: GateContext) -> GateResult:
-    r = ctx.retention
-    metric = f"retention ({r.metric})" if r is not None else "retention"
-    if r is None or r.retention is None:
-        why = "; ".join(r.notes) if r is not None and r.notes else "not computed"
-        return _result("retention", ctx, ok=False, measured=None, threshold=g.min_ratio, comparison=">=", unit="",
-                       metric=metric, detail=f"retention could not be computed: {why}")
-    ok = r.retention >= g.min_ratio
+    return retention_row(g, ctx.device, ctx.retention, _retention_tail)
+
+
+def _retention_tail(r: RetentionResult) -> str:
     caveat = " (random inputs: indicative only)" if r.data == "random" else ""
-    detail = (f"{metric} {r.retention:.4f} {'>=' if ok else '<'} {g.min_ratio:g} on {r.samples} samples"
-              f"{caveat}, computed on the host ({r.evaluated_on})")
+    tail = f"{caveat}, computed on the host ({r.evaluated_on})"
     if r.cannot_tell:  # a ratio of 1.0 on data where every model decides alike tested nothing: say so
-        detail += f"; UNTESTED: {r.cannot_tell}"
-    return _result("retention", ctx, ok=ok, measured=r.retention, threshold=g.min_ratio, comparison=">=", unit="",
-                   metric=metric, detail=detail)
+        tail += f"; UNTESTED: {r.cannot_tell}"
+    return tail
 
 
 def energy(g: EnergyGate, ctx: GateContext) -> GateResult:
@@ -163,11 +150,11 @@ def throughput(g: ThroughputGate, ctx: GateContext) -> GateResult:
     value = ctx.bench.throughput_ips
     problem = _invalid_for(ctx.bench)
     if problem:
-        return _result("throughput", ctx, ok=False, measured=value, threshold=g.min_ips, comparison=">=",
-                       unit="ips", metric="throughput", detail=problem)
+        return row("throughput", ctx.device, ok=False, measured=value, threshold=g.min_ips, comparison=">=",
+                   unit="ips", metric="throughput", detail=problem)
     ok = value >= g.min_ips
-    return _result("throughput", ctx, ok=ok, measured=value, threshold=g.min_ips, comparison=">=", unit="ips",
-                   metric="throughput", detail=f"throughput {value:.4g} ips {'>=' if ok else '<'} {g.min_ips:g} ips")
+    return row("throughput", ctx.device, ok=ok, measured=value, threshold=g.min_ips, comparison=">=", unit="ips",
+               metric="throughput", detail=f"throughput {value:.4g} ips {'>=' if ok else '<'} {g.min_ips:g} ips")
 
 
 def regression(g: RegressionGate, ctx: GateContext) -> GateResult:
@@ -178,8 +165,8 @@ def regression(g: RegressionGate, ctx: GateContext) -> GateResult:
         ok = g.if_missing == "pass"
         detail = (f"{missing}: passed because if_missing is 'pass'" if ok else
                   f"{missing}; set one with: edgeopt baseline set RUN --name {g.baseline}")
-        return _result("regression", ctx, ok=ok, measured=None, threshold=g.tolerance_pct, comparison="<=",
-                       unit="%", metric=metric, detail=detail)
+        return row("regression", ctx.device, ok=ok, measured=None, threshold=g.tolerance_pct, comparison="<=",
+                   unit="%", metric=metric, detail=detail)
     c = info.comparison
     problem = _invalid_for(ctx.bench)
     if problem is None and info.not_comparable:
@@ -189,8 +176,8 @@ def regression(g: RegressionGate, ctx: GateContext) -> GateResult:
     ok = problem is None and not c.regression
     detail = problem or (f"{'no regression' if ok else 'REGRESSION'} vs run {info.baseline_run}: {c.explanation}"
                          + "".join(f"; note: {n}" for n in info.notes))
-    return _result("regression", ctx, ok=ok, measured=c.change_pct, threshold=g.tolerance_pct, comparison="<=",
-                   unit="%", metric=metric, detail=detail)
+    return row("regression", ctx.device, ok=ok, measured=c.change_pct, threshold=g.tolerance_pct, comparison="<=",
+               unit="%", metric=metric, detail=detail)
 
 
 _EVALUATORS: dict[str, Callable[[Any, GateContext], GateResult]] = {
@@ -230,15 +217,7 @@ def gate_limit(name: str, gate: Any) -> tuple[float, Literal["<=", ">="], str]:
 def target_check(ctx: GateContext, *, allowed: bool) -> GateResult | None:
     """The ``target`` row of a device measured on hardware that is not its target's (None when it matches):
     a failure unless the spec sets ``allow_target_mismatch: true``."""
-    reasons = ctx.bench.target_mismatch
-    if not reasons:
-        return None
-    why = "; ".join(reasons)
-    detail = (f"TARGET MISMATCH allowed by allow_target_mismatch (dry run): {why}" if allowed else
-              f"TARGET MISMATCH: {why}; run on a {ctx.bench.target} device, or set allow_target_mismatch: true "
-              "for a dry run")
-    return _result("target", ctx, ok=allowed, measured=float(len(reasons)), threshold=0.0, comparison="<=",
-                   unit="mismatches", metric="target hardware", detail=detail)
+    return target_row(ctx.device, ctx.bench.target_mismatch, ctx.bench.target, allowed=allowed)
 
 
 def deployment_check(ctx: GateContext, deployment: str, problems: list[str], *, allowed: bool) -> GateResult:
@@ -252,9 +231,9 @@ def deployment_check(ctx: GateContext, deployment: str, problems: list[str], *, 
     else:
         detail = (f"DEPLOYMENT MISMATCH: {why}; run where {deployment!r} was measured, re-run the sweep on this "
                   "device, or set allow_deployment_mismatch: true")
-    return _result("deployment_match", ctx, ok=allowed or not problems, measured=float(len(problems)),
-                   threshold=0.0, comparison="<=", unit="differences", metric="deployment runtime and CPU",
-                   detail=detail)
+    return row("deployment_match", ctx.device, ok=allowed or not problems, measured=float(len(problems)),
+               threshold=0.0, comparison="<=", unit="differences", metric="deployment runtime and CPU",
+               detail=detail)
 
 
 def error_results(gates: Gates, device: str, message: str) -> list[GateResult]:

@@ -10,18 +10,13 @@ when gated (:mod:`.llm_retention`: vs the FP32 export on the same runtime, on ``
 
 from __future__ import annotations
 
-import datetime as _dt
 import math
-import platform
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .._version import __version__
 from ..bench.llm.workload import LlmWorkload
-from ..errors import InputError
 from ..fleet.artifacts import ModelRef
 from ..fleet.executors import make_executor
 from ..fleet.runner import run_jobs
@@ -30,15 +25,26 @@ from ..metrics.latency import PERCENTILES, required_samples
 from ..registry.lookup import model_digest
 from ..settings import EnergySettings
 from .device_jobs import DEADLINE_MARGIN_S, device_events
-from .gates import error_results
 from .llm_gates import LlmGateContext, evaluate_llm, llm_target_check
 from .llm_jobs import LlmQualifyJob, LlmQualifyRow
 from .llm_kind import folder_format
 from .llm_retention import retention_or_reason
 from .loader import LoadedSpec
 from .options import QualifyOptions
+from .outcome import (
+    Clock,
+    Run,
+    all_pass,
+    assemble,
+    default_report_dir,
+    error_device,
+    host_facts,
+    parallel_jobs,
+    say_verdict,
+    with_target_row,
+)
 from .placement import Placement, place
-from .result import DeviceResult, GateStatus, ModelInfo, QualifyResult, RetentionResult, exit_code_for
+from .result import DeviceResult, ModelInfo, QualifyResult, RetentionResult
 from .spec import Gates, LlmSpec, QualifySpec
 
 DEFAULT_REPETITIONS = 10
@@ -51,13 +57,13 @@ def run_llm_qualification(loaded: LoadedSpec, o: QualifyOptions) -> QualifyResul
     Raises:
         QualifySpecError / InputError: bad spec, folder, recipe or history path (exit 2), before device work.
     """
-    started, started_at = time.perf_counter(), _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     say = o.log or (lambda message: None)
     s = loaded.spec
+    clock = Clock()
     placements = place(loaded, o.targets_dirs)
-    out_dir = Path(o.report_dir) if o.report_dir is not None else Path("out") / "qualify" / s.name
+    out_dir = Path(o.report_dir) if o.report_dir is not None else default_report_dir(s.name)
     work = out_dir / "work"
-    store = open_store(o.history_db) if o.record else None
+    run = Run(loaded, clock, out_dir, open_store(o.history_db) if o.record else None, uuid.uuid4().hex[:12])
     reference = _reference(loaded, work, say)
     qualified: dict[str, Path] = {}
     for p in placements:
@@ -65,23 +71,11 @@ def run_llm_qualification(loaded: LoadedSpec, o: QualifyOptions) -> QualifyResul
             qualified[p.target] = _qualified(loaded, reference, p.target, work, say)
     retention = {t: _retention(loaded, reference, folder, work, say) for t, folder in qualified.items()} \
         if s.gates.retention is not None else {}
-    group_id = uuid.uuid4().hex[:12]
     rows = _run(loaded, o, placements, qualified, say)
-    devices = [_judge(s, p, row, retention.get(p.target), store, group_id if o.record else None, say)
+    devices = [_judge(s, p, row, retention.get(p.target), run.store, run.group_id if o.record else None, say)
                for p, row in zip(placements, rows, strict=True)]
-    warnings = [p.note for p in placements if p.note]
-    failed = [d.label for d in devices if d.status == "error"]
-    if failed and len(failed) < len(devices):
-        warnings.append(f"could not run on {len(failed)} of {len(devices)} devices ({', '.join(failed)}): their "
-                        "gates are errors; the other devices' verdicts stand")
-    return QualifyResult(
-        edgeopt_version=__version__, name=s.name, description=s.description, spec_path=str(loaded.path),
-        spec_sha256=loaded.sha256, profiles=loaded.profiles, spec=s.model_dump(mode="json"), started_at=started_at,
-        seconds=round(time.perf_counter() - started, 3), passed=all(d.passed for d in devices),
-        exit_code=exit_code_for(devices), model=_model_info(s, reference, qualified), retention=retention,
-        devices=devices, sweep=None, fingerprint=_fingerprint(loaded, reference, workload(s)),
-        history_db=str(store.path) if store else None, group_id=group_id, report_dir=str(out_dir), reports={},
-        warnings=warnings)
+    return assemble(run, devices, [p.note for p in placements if p.note], model=_model_info(s, reference, qualified),
+                    retention=retention, fingerprint=_fingerprint(loaded, reference, workload(s)))
 
 
 def workload(s: QualifySpec) -> LlmWorkload:
@@ -167,15 +161,13 @@ def _run(loaded: LoadedSpec, o: QualifyOptions, placements: list[Placement], qua
          say: Log) -> list[Any]:
     """Every placement's generative bench as a fleet job, at most ``--jobs`` at once, each within its deadline."""
     s = loaded.spec
-    if o.jobs is not None and o.jobs < 1:
-        raise InputError(f"--jobs {o.jobs}: run at least 1 device at a time (default: all at once)")
+    parallel = parallel_jobs(o.jobs, len(placements))
     deadline = o.deadline_s if o.deadline_s is not None else s.measure.max_duration_s + DEADLINE_MARGIN_S
     w = workload(s)
     energy = EnergySettings(enabled=s.measure.energy, sensor=s.measure.power_sensor)
     refs = {path: ModelRef.of(path) for path in dict.fromkeys(qualified.values())}
     jobs = [LlmQualifyJob(p, refs[qualified[p.target]], w, energy, deadline, str(qualified[p.target]),
                           targets_dirs=tuple(o.targets_dirs)) for p in placements]
-    parallel = min(o.jobs or len(jobs), len(jobs))
     return run_jobs(jobs, parallel=parallel, executor=make_executor(o.executor),
                     progress=device_events(o.progress, say))
 
@@ -184,22 +176,16 @@ def _judge(s: QualifySpec, p: Placement, row: Any, retention: RetentionResult | 
            group_id: str | None, say: Log) -> DeviceResult:
     llm = row.llm if isinstance(row, LlmQualifyRow) else None
     if llm is None:
-        error = f"{row.error_kind}: {row.error}"
-        return DeviceResult(label=p.label, target=p.target, runner=p.runner_name, status="error", error=error,
-                            error_kind=str(row.error_kind), passed=False, gates=error_results(s.gates, p.label, error))
+        return error_device(p, row, s.gates)
     ctx = LlmGateContext(device=p.label, bench=llm, retention=retention)
-    gates = evaluate_llm(s.gates, ctx)
-    mismatch = llm_target_check(ctx, allowed=s.allow_target_mismatch)
-    if mismatch is not None:
-        say(f"{p.label}: {mismatch.detail}")
-        gates.append(mismatch)
-    passed = all(g.status is GateStatus.PASS for g in gates)
+    gates = with_target_row(evaluate_llm(s.gates, ctx), llm_target_check(ctx, allowed=s.allow_target_mismatch),
+                            p.label, say)
+    passed = all_pass(gates)
     run_id = None
     if store is not None and group_id is not None:
         run_id = store.record_llm(llm, kind="qualify", device=p.label, verdict="pass" if passed else "fail",
                                   group_id=group_id, label=s.name).id
-    say(f"{p.label}: {'PASS' if passed else 'FAIL'} ({sum(g.status is GateStatus.PASS for g in gates)}/"
-        f"{len(gates)} gates)")
+    say_verdict(say, p.label, gates, passed)
     return DeviceResult(label=p.label, target=p.target, runner=p.runner_name, status="ok", passed=passed, llm=llm,
                         gates=gates, history_run_id=run_id)
 
@@ -222,6 +208,5 @@ def _fingerprint(loaded: LoadedSpec, reference: Path, w: LlmWorkload) -> dict[st
         "spec_sha256": loaded.sha256, "profiles": loaded.profiles, "reference_sha256": _digest(reference),
         "recipe": s.recipe, "seed": s.measure.seed, "measure": s.measure.model_dump(mode="json"),
         "llm_workload": w.model_dump(mode="json"),
-        "host": {"hostname": platform.node(), "platform": platform.platform(), "machine": platform.machine(),
-                 "python": platform.python_version(), "edgeopt": __version__},
+        "host": host_facts(),
     }

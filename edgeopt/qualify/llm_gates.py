@@ -18,7 +18,8 @@ import numpy as np
 from ..bench.llm.result import LlmBenchResult, LlmCell
 from ..history.llm_compare import cell_key
 from ..metrics.latency import PERCENTILES, required_samples
-from .result import GateResult, GateStatus, RetentionResult
+from .gate_rows import MIB, retention_row, row, target_row
+from .result import GateResult, RetentionResult
 from .spec import (
     DecodeRateGate,
     EnergyPerTokenGate,
@@ -30,21 +31,12 @@ from .spec import (
     TtftGate,
 )
 
-MIB = float(1 << 20)
-
 
 @dataclass(frozen=True)
 class LlmGateContext:
     device: str
     bench: LlmBenchResult
     retention: RetentionResult | None = None
-
-
-def _row(gate: str, ctx: LlmGateContext, *, ok: bool, measured: float | None, threshold: float,
-         comparison: Literal["<=", ">="], unit: str, metric: str, detail: str, estimate: bool = False) -> GateResult:
-    return GateResult(gate=gate, device=ctx.device, status=GateStatus.PASS if ok else GateStatus.FAIL,
-                      measured=measured, threshold=threshold, comparison=comparison, unit=unit, metric=metric,
-                      detail=detail, estimate=estimate)
 
 
 def _worst(gate: str, ctx: LlmGateContext, values: dict[str, float | None], limit: float,
@@ -59,15 +51,15 @@ def _worst(gate: str, ctx: LlmGateContext, values: dict[str, float | None], limi
     cell = pick(known, key=lambda k: known[k]) if known else None
     value = known[cell] if cell is not None else None
     if problem is not None:
-        return _row(gate, ctx, ok=False, measured=value, threshold=limit, comparison=comparison, unit=unit,
-                    metric=metric, detail=problem, estimate=estimate)
+        return row(gate, ctx.device, ok=False, measured=value, threshold=limit, comparison=comparison, unit=unit,
+                   metric=metric, detail=problem, estimate=estimate)
     assert value is not None
     ok = value <= limit if comparison == "<=" else value >= limit
     sign = comparison if ok else {"<=": ">", ">=": "<"}[comparison]
     detail = (f"{prefix}{metric} {value:.4g} {unit} {sign} {limit:g} {unit} (worst of {len(known)} cell(s): "
               f"{cell})")
-    return _row(gate, ctx, ok=ok, measured=value, threshold=limit, comparison=comparison, unit=unit, metric=metric,
-                detail=detail, estimate=estimate)
+    return row(gate, ctx.device, ok=ok, measured=value, threshold=limit, comparison=comparison, unit=unit,
+               metric=metric, detail=detail, estimate=estimate)
 
 
 def _cut(ctx: LlmGateContext) -> str | None:
@@ -136,16 +128,7 @@ def memory(g: MemoryGate, ctx: LlmGateContext) -> GateResult:
 
 
 def retention(g: RetentionGate, ctx: LlmGateContext) -> GateResult:
-    r = ctx.retention
-    metric = f"retention ({r.metric})" if r is not None else "retention"
-    if r is None or r.retention is None:
-        why = "; ".join(r.notes) if r is not None and r.notes else "not computed"
-        return _row("retention", ctx, ok=False, measured=None, threshold=g.min_ratio, comparison=">=", unit="",
-                    metric=metric, detail=f"retention could not be computed: {why}")
-    ok = r.retention >= g.min_ratio
-    return _row("retention", ctx, ok=ok, measured=r.retention, threshold=g.min_ratio, comparison=">=", unit="",
-                metric=metric, detail=f"{metric} {r.retention:.4f} {'>=' if ok else '<'} {g.min_ratio:g} on "
-                                      f"{r.samples} samples ({r.data})")
+    return retention_row(g, ctx.device, ctx.retention, lambda r: f" ({r.data})")
 
 
 _EVALUATORS: dict[str, Callable[[Any, LlmGateContext], GateResult]] = {
@@ -162,12 +145,4 @@ def evaluate_llm(gates: Gates, ctx: LlmGateContext) -> list[GateResult]:
 def llm_target_check(ctx: LlmGateContext, *, allowed: bool) -> GateResult | None:
     """The ``target`` row of a device whose hardware is not its target's (None when it matches), as for one-pass
     specs: a failure unless the spec sets ``allow_target_mismatch: true``."""
-    reasons = ctx.bench.target_mismatch
-    if not reasons:
-        return None
-    why = "; ".join(reasons)
-    detail = (f"TARGET MISMATCH allowed by allow_target_mismatch (dry run): {why}" if allowed else
-              f"TARGET MISMATCH: {why}; run on a {ctx.bench.target} device, or set allow_target_mismatch: true "
-              "for a dry run")
-    return _row("target", ctx, ok=allowed, measured=float(len(reasons)), threshold=0.0, comparison="<=",
-                unit="mismatches", metric="target hardware", detail=detail)
+    return target_row(ctx.device, ctx.bench.target_mismatch, ctx.bench.target, allowed=allowed)

@@ -104,8 +104,9 @@ def test_sweep_selects_the_plugin_runtimes_of_the_target(active, tmp_path):
     from tests.digits_model import build_digits
 
     model, data = build_digits(tmp_path)
+    # objective size: no latency-ranking rounds (the runtimes' selection is the point here)
     result = sweep(model, eval=data, target="plugbox", recipes=["fp16"], iterations=20, min_duration_s=0.1,
-                   int8_search=False, out_dir=tmp_path / "sweep")
+                   int8_search=False, objective="size", out_dir=tmp_path / "sweep")
     assert result.runtimes == ["ortplug", "onnxruntime"]  # the target's order; ghostrt is not installed
     assert any("ghostrt is not installed" in w for w in result.warnings)
     measured = {(lv.recipe, lv.runtime) for lv in result.levels}

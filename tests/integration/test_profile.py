@@ -94,11 +94,14 @@ def test_tensorrt_profiling_needs_an_nvidia_gpu(models):
 
 def test_cli_json_prints_only_json_and_writes_trace_and_report(models, tmp_path):
     trace, report = tmp_path / "trace.json", tmp_path / "report"
-    p = edgeopt("profile", str(models[0]), "--vs", str(models[1]), "-n", "5", "--warmup", "1", "--json",
-                "--trace", str(trace), "--report-dir", str(report))
+    # 2 headline rounds, not 5: this test checks the CLI's outputs; the rounds' statistics are
+    # test_vs_with_the_int8_model_as_a_explains_a_and_gives_an_interval's
+    p = edgeopt("profile", str(models[0]), "--vs", str(models[1]), "-n", "5", "--warmup", "1", "--rounds", "2",
+                "--json", "--trace", str(trace), "--report-dir", str(report))
     assert p.returncode == 0, p.stderr
     c = ProfileComparison.model_validate(json.loads(p.stdout))  # stdout is one JSON document, nothing else
     assert c.a.model.path == str(models[0]) and BIG in c.precision_changed
+    assert c.headline is not None and c.headline.rounds == 2
     events = json.loads(trace.read_text())["traceEvents"]
     spans = [e for e in events if e["ph"] == "X"]
     assert {e["pid"] for e in spans} == {1, 2} and all(e["dur"] >= 0 for e in spans)

@@ -14,7 +14,9 @@ from edgeopt.cli.main import main  # noqa: E402
 from edgeopt.sweep import sweep  # noqa: E402
 from tests.integration.shared_runs import Int8Search  # noqa: E402
 
-FAST = {"iterations": 20, "min_duration_s": 0.1, "runtimes": ["onnxruntime"]}
+# objective size: no latency-ranking rounds (these tests judge retention, the cache and resuming; the ranking:
+# test_sweep_ranking.py and tests/unit/sweep/test_ranking.py)
+FAST = {"iterations": 20, "min_duration_s": 0.1, "runtimes": ["onnxruntime"], "objective": "size"}
 
 
 class Stop(Exception):
@@ -87,7 +89,7 @@ def test_cli_sweep_resumes_after_ctrl_c(digits: tuple[Path, Path], tmp_path: Pat
     model, data = digits
     cmd = [sys.executable, "-m", "edgeopt", "sweep", str(model), "--eval", str(data), "--recipes", "fp16,int8",
            "--runtimes", "onnxruntime", "--iterations", "20", "--min-duration", "0.1", "--no-int8-search",
-           "--out", str(tmp_path), "--json"]
+           "--objective", "size", "--out", str(tmp_path), "--json"]
     def default_sigint() -> None:  # a job started in the background (CI, `cmd &`) inherits SIGINT ignored
         signal.signal(signal.SIGINT, signal.SIG_DFL)
 

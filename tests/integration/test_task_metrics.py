@@ -18,8 +18,9 @@ from edgeopt.qualify.retention import HostOnnxEvaluator
 from edgeopt.qualify.spec import EvalSpec
 from tests.detector_model import head_inputs, head_model, run
 
+# --objective size: no latency-ranking rounds (these tests judge metrics; the ranking: test_sweep_ranking.py)
 FAST = ["--recipes", "fp16", "--runtimes", "onnxruntime", "--no-int8-search", "--iterations", "10",
-        "--min-duration", "0.05", "--json"]
+        "--min-duration", "0.05", "--objective", "size", "--json"]
 CLASSES = "0,slice=[:,4:,:]"
 
 

@@ -7,7 +7,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..._version import __version__
 from ...errors import InputError
@@ -15,11 +15,15 @@ from ...fleet.artifacts import ModelRef
 from ...fleet.devices import FleetDevice, fleet_selection, resolve_devices
 from ...fleet.executors import DeviceEvents, Executor
 from ...fleet.jobs import BenchJob
-from ...fleet.result import FleetResult, FleetRow, fleet_exit_code
+from ...fleet.record import record_each
+from ...fleet.result import DeviceOutcome, FleetResult, FleetRow, fleet_exit_code
 from ...fleet.runner import FleetRunner
 from ...registry import find_runtime
 from ...settings import MEASURE_KEYWORDS, MeasureSettings, RemoteSpec
 from .aggregate import DEFAULT_OUTLIER_PCT, aggregate
+
+if TYPE_CHECKING:
+    from ...history import HistoryStore
 
 # Beyond the timed phase's watchdog (max_duration_s): connect, upload, lock wait, load, warm-up, fetch.
 DEADLINE_MARGIN_S = 300.0
@@ -95,16 +99,13 @@ def fleet_benchmark(
         runtime.check_options(measure.runtime_options)
     ref = ModelRef.of(model)
     selected = resolve_devices(devices, remote, **remote_opts)
-    deadline = float(deadline_s) if deadline_s is not None else default_deadline_s(measure.max_duration_s)
-    if deadline <= 0:
-        raise InputError(f"--deadline {deadline:g}: give each device a positive number of seconds")
+    deadline = checked_deadline_s(deadline_s, measure.max_duration_s)
     fleet = FleetRunner(selected, jobs=jobs, executor=executor, progress=progress)
     fleet_id = uuid.uuid4().hex[:12]
     started, started_at = time.perf_counter(), _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     raw_rows = fleet.map(lambda d: BenchJob(d, ref, measure, deadline, target, tuple(targets_dirs)))
     rows = [r for r in raw_rows if isinstance(r, FleetRow)]
-    if rows and all(r.error_kind == "input" for r in rows):
-        raise InputError(str(rows[0].error))
+    refuse_input_everywhere(rows)
     rows, agg = aggregate(rows, outlier_pct=outlier_pct)
     warnings = [f"{r.device}: {w}" for r in rows for w in r.warnings]  # never lost in a fleet's output
     if record:
@@ -124,23 +125,34 @@ def record_rows(rows: list[FleetRow], history_db: str | Path | None, *, fleet_id
 
     A history that cannot be written is a warning, never a lost measurement.
     """
-    from ...history import HistoryError, open_store
+    def save(store: HistoryStore, row: FleetRow) -> int | None:
+        res = row.result
+        if res is None:
+            return None
+        verdict = None if res.fps_budget is None and res.valid else ("pass" if res.passed else "fail")
+        return store.record(res, kind="bench", device=row.device, verdict=verdict, group_id=fleet_id,
+                            label=label).id
 
-    try:
-        store = open_store(history_db)
-    except HistoryError as exc:
-        warnings.append(f"runs not recorded in the history: {exc}")
-        return rows
-    out = []
-    for row in rows:
-        if row.result is not None:
-            res = row.result
-            verdict = None if res.fps_budget is None and res.valid else ("pass" if res.passed else "fail")
-            try:
-                run = store.record(res, kind="bench", device=row.device, verdict=verdict, group_id=fleet_id,
-                                   label=label)
-                row = row.model_copy(update={"history_run_id": run.id})
-            except HistoryError as exc:
-                warnings.append(f"{row.device}: run not recorded in the history: {exc}")
-        out.append(row)
-    return out
+    return record_each(rows, history_db, warnings, save)
+
+
+def checked_deadline_s(deadline_s: float | None, max_duration_s: float) -> float:
+    """``--deadline`` (default: the run's watchdog plus the margin) as a positive number of seconds.
+
+    Raises:
+        InputError: a deadline <= 0.
+    """
+    deadline = float(deadline_s) if deadline_s is not None else default_deadline_s(max_duration_s)
+    if deadline <= 0:
+        raise InputError(f"--deadline {deadline:g}: give each device a positive number of seconds")
+    return deadline
+
+
+def refuse_input_everywhere(rows: Sequence[DeviceOutcome]) -> None:
+    """Input every device rejected alike is the caller's error, not the fleet's.
+
+    Raises:
+        InputError: every row is an ``input`` error (the first one's message).
+    """
+    if rows and all(r.error_kind == "input" for r in rows):
+        raise InputError(str(rows[0].error))

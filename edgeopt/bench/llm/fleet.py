@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -24,14 +24,18 @@ from ...errors import ExitCode, InputError
 from ...fleet.artifacts import ModelRef
 from ...fleet.devices import FleetDevice, fleet_selection, resolve_devices
 from ...fleet.executors import DeviceEvents, Executor
-from ...fleet.jobs import CancelToken, EventSink, Watchdog, classify
+from ...fleet.jobs import CancelToken, EventSink, OnFleetDevice, guarded, watched
+from ...fleet.record import record_each
 from ...fleet.result import DeviceOutcome, ErrorKind
 from ...fleet.runner import FleetRunner
 from ...settings import EnergySettings, RemoteSpec
+from ..fleet.api import checked_deadline_s, refuse_input_everywhere
 from .result import LlmBenchResult, _Frozen
 from .workload import LlmWorkload
 
-DEADLINE_MARGIN_S = 300.0  # beyond the repetitions' watchdog: connect, upload, lock wait, load, warm-up
+if TYPE_CHECKING:
+    from ...history import HistoryStore
+
 
 
 class LlmFleetRow(DeviceOutcome):
@@ -69,7 +73,7 @@ class LlmFleetResult(_Frozen):
 
 
 @dataclass(frozen=True)
-class LlmBenchJob:
+class LlmBenchJob(OnFleetDevice):
     """``bench_llm`` of one folder on one device (a fleet job)."""
 
     device: FleetDevice
@@ -82,38 +86,24 @@ class LlmBenchJob:
     target: str | None = None
     targets_dirs: Sequence[Path] = ()
 
-    def model_ref(self) -> ModelRef:
-        return self.model
-
-    def _base(self) -> dict[str, Any]:
-        return {"device": self.device.name, "target": self.target or self.device.target,
-                "runner": f"ssh:{self.device.address.label()}", "tags": list(self.device.tags)}
-
     def error_row(self, kind: ErrorKind, message: str, seconds: float) -> LlmFleetRow:
-        return LlmFleetRow(**self._base(), status="error", error=message, error_kind=kind, seconds=round(seconds, 3))
+        return LlmFleetRow(**self.row_fields(), status="error", error=message, error_kind=kind,
+                           seconds=round(seconds, 3))
 
     def __call__(self, blobs: Mapping[str, bytes] | None = None, progress: EventSink | None = None,
                  cancel: CancelToken | None = None) -> LlmFleetRow:
         from .api import bench_llm
 
-        started = time.perf_counter()
-        runner = self.device.runner()
-        try:
-            with Watchdog(runner, self.deadline_s, cancel) as dog:
-                try:
-                    result = bench_llm(self.model.locate(blobs), self.workload, runtime=self.runtime,
-                                       runtime_options=self.runtime_options, runner=runner, progress=progress,
-                                       target=self.target or self.device.target, energy=self.energy,
-                                       targets_dirs=self.targets_dirs)
-                except Exception as exc:  # every failure of this device becomes its row, never another device's
-                    kind, message = classify(exc, self.device.name, connected=runner.connected, fired=dog.fired,
-                                             deadline_s=self.deadline_s)
-                    return self.error_row(kind, message, time.perf_counter() - started)
-        finally:
-            runner.close()
-        if blobs is not None:  # a copy from the object store: report the folder under its host path
-            result = result.model_copy(update={"model_path": str(self.model.path)})
-        return LlmFleetRow(**self._base(), status="ok", seconds=round(time.perf_counter() - started, 3), result=result)
+        def ok(result: LlmBenchResult, seconds: float) -> LlmFleetRow:
+            if blobs is not None:  # a copy from the object store: report the folder under its host path
+                result = result.model_copy(update={"model_path": str(self.model.path)})
+            return LlmFleetRow(**self.row_fields(), status="ok", seconds=seconds, result=result)
+
+        return guarded(self, self.device.name, watched(self.device.runner(), self.deadline_s, cancel),
+                       lambda runner: bench_llm(self.model.locate(blobs), self.workload, runtime=self.runtime,
+                                                runtime_options=self.runtime_options, runner=runner,
+                                                progress=progress, target=self.target or self.device.target,
+                                                energy=self.energy, targets_dirs=self.targets_dirs), ok)
 
 
 def fleet_llm_benchmark(folder: str | Path, *, devices: str | Sequence[str | FleetDevice], workload: LlmWorkload,
@@ -134,9 +124,7 @@ def fleet_llm_benchmark(folder: str | Path, *, devices: str | Sequence[str | Fle
         raise InputError(f"{folder} is not an LLM folder (onnxruntime-genai or OpenVINO GenAI)")
     ref = ModelRef.of(folder)
     selected = resolve_devices(devices, remote, **remote_options)
-    deadline = float(deadline_s) if deadline_s is not None else workload.max_duration_s + DEADLINE_MARGIN_S
-    if deadline <= 0:
-        raise InputError(f"--deadline {deadline:g}: give each device a positive number of seconds")
+    deadline = checked_deadline_s(deadline_s, workload.max_duration_s)
     fleet = FleetRunner(selected, jobs=jobs, executor=executor, progress=progress)
     fleet_id = uuid.uuid4().hex[:12]
     started, started_at = time.perf_counter(), _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
@@ -144,8 +132,7 @@ def fleet_llm_benchmark(folder: str | Path, *, devices: str | Sequence[str | Fle
                                                        runtime, dict(runtime_options or {}), target,
                                                        tuple(targets_dirs)))
             if isinstance(r, LlmFleetRow)]
-    if rows and all(r.error_kind == "input" for r in rows):
-        raise InputError(str(rows[0].error))
+    refuse_input_everywhere(rows)
     warnings: list[str] = []
     if record:
         rows = _record(rows, history_db, fleet_id, f"fleet {','.join(fleet_selection(devices))}", warnings)
@@ -160,21 +147,10 @@ def fleet_llm_benchmark(folder: str | Path, *, devices: str | Sequence[str | Fle
 def _record(rows: list[LlmFleetRow], history_db: str | Path | None, fleet_id: str, label: str,
             warnings: list[str]) -> list[LlmFleetRow]:
     """Each device's run in the history (``group_id`` = the fleet run); a history error is a warning."""
-    from ...history import HistoryError, open_store
+    def save(store: HistoryStore, row: LlmFleetRow) -> int | None:
+        if row.result is None:
+            return None
+        return store.record_llm(row.result, kind="bench", device=row.device, group_id=fleet_id, label=label,
+                                verdict=None if row.result.valid else "fail").id
 
-    try:
-        store = open_store(history_db)
-    except HistoryError as exc:
-        warnings.append(f"runs not recorded in the history: {exc}")
-        return rows
-    out = []
-    for row in rows:
-        if row.result is not None:
-            try:
-                run = store.record_llm(row.result, kind="bench", device=row.device, group_id=fleet_id, label=label,
-                                       verdict=None if row.result.valid else "fail")
-                row = row.model_copy(update={"history_run_id": run.id})
-            except HistoryError as exc:
-                warnings.append(f"{row.device}: run not recorded in the history: {exc}")
-        out.append(row)
-    return out
+    return record_each(rows, history_db, warnings, save)

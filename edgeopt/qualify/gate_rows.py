@@ -1,0 +1,52 @@
+"""The gate-result rows both gate engines write: one-pass (:mod:`.gates`) and LLM (:mod:`.llm_gates`).
+
+Why one place: a row's shape (status from ``ok``, threshold, comparison, unit), the ``target`` row of hardware
+that is not its target's and the ``retention`` row read the same for every kind of model, so a report, a JUnit
+file or a history verdict cannot tell which engine wrote them. Only what each engine measures differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+from .result import GateResult, GateStatus, RetentionResult
+from .spec import RetentionGate
+
+MIB = float(1 << 20)
+
+
+def row(gate: str, device: str, *, ok: bool, measured: float | None, threshold: float,
+        comparison: Literal["<=", ">="], unit: str, metric: str, detail: str, estimate: bool = False) -> GateResult:
+    """One gate's verdict on one device (PASS when ``ok``, else FAIL)."""
+    return GateResult(gate=gate, device=device, status=GateStatus.PASS if ok else GateStatus.FAIL,
+                      measured=measured, threshold=threshold, comparison=comparison, unit=unit, metric=metric,
+                      detail=detail, estimate=estimate)
+
+
+def target_row(device: str, reasons: Sequence[str], target: str, *, allowed: bool) -> GateResult | None:
+    """The ``target`` row of a device measured on hardware that is not its target's (None when it matches):
+    a failure unless the spec sets ``allow_target_mismatch: true``."""
+    if not reasons:
+        return None
+    why = "; ".join(reasons)
+    detail = (f"TARGET MISMATCH allowed by allow_target_mismatch (dry run): {why}" if allowed else
+              f"TARGET MISMATCH: {why}; run on a {target} device, or set allow_target_mismatch: true "
+              "for a dry run")
+    return row("target", device, ok=allowed, measured=float(len(reasons)), threshold=0.0, comparison="<=",
+               unit="mismatches", metric="target hardware", detail=detail)
+
+
+def retention_row(g: RetentionGate, device: str, r: RetentionResult | None,
+                  tail: Callable[[RetentionResult], str]) -> GateResult:
+    """The ``retention`` row: fails when it could not be computed; ``tail`` adds what the engine knows of the data
+    after ``... on N samples``."""
+    metric = f"retention ({r.metric})" if r is not None else "retention"
+    if r is None or r.retention is None:
+        why = "; ".join(r.notes) if r is not None and r.notes else "not computed"
+        return row("retention", device, ok=False, measured=None, threshold=g.min_ratio, comparison=">=", unit="",
+                   metric=metric, detail=f"retention could not be computed: {why}")
+    ok = r.retention >= g.min_ratio
+    detail = f"{metric} {r.retention:.4f} {'>=' if ok else '<'} {g.min_ratio:g} on {r.samples} samples{tail(r)}"
+    return row("retention", device, ok=ok, measured=r.retention, threshold=g.min_ratio, comparison=">=", unit="",
+               metric=metric, detail=detail)
