@@ -98,10 +98,13 @@ def test_openvino_int8_search_measures_and_ranks_its_mix_with_bf16_float_parts(o
     assert plain.artifact == by["int8"].artifact and plain.details["inference_precision"] == "bf16"
     assert plain.details["effective_runtime_options"] == {} and by["int8"].details["inference_precision"] == "f32"
     ranking = result.ranking
-    assert ranking is not None and result.recommendation is not None and result.recommendation.reason
-    # ranked like any level: a candidate whenever it passes within reach of the fastest
+    assert result.recommendation is not None and result.recommendation.reason
+    # ranked like any level: a candidate whenever it passes within reach of the fastest. Under load the first
+    # passes can leave a single candidate within reach, and then no ranking runs (ranking None); the trio below
+    # is ranked either way
     picked = {level_name(lv) for lv in candidates(result.levels)}
-    assert (level_name(mix) in ranking["candidates"]) == (level_name(mix) in picked)
+    if ranking is not None:
+        assert (level_name(mix) in ranking["candidates"]) == (level_name(mix) in picked)
     # the three compared in interleaved rounds, each with its own runtime options (first runs of a 0.05 ms model
     # are too noisy to say whether the sweep's own ranking took the mix in; marked passing for the ranking alone)
     trio = [by["bf16"], by["int8-search"], mix.model_copy(update={"passed": True, "meets_retention": True})]
