@@ -87,7 +87,8 @@ class RoundRobin:
 
 @dataclass(frozen=True)
 class LevelStats:
-    """One level's latency: median of its round medians (ms) and the bootstrap interval of that median."""
+    """One level's latency: median of its round medians (ms) and the bootstrap interval of that median (below
+    :data:`MIN_PAIRED_ROUNDS` rounds: of all its samples pooled, both)."""
 
     name: str
     median_ms: float
@@ -159,9 +160,11 @@ def level_stats(samples: RoundSamples, *, confidence: float = 0.95, resamples: i
         meds = _round_medians(rounds)
         if meds.size == 0:
             raise InputError(f"level {name}: no latency samples to rank")
+        # below MIN_PAIRED_ROUNDS the interval is the pooled samples' and so is the median: the median of two
+        # round medians (their mean) can lie outside the pooled median's interval when the rounds differ
         unit = meds if meds.size >= MIN_PAIRED_ROUNDS else np.concatenate([np.asarray(r, float) for r in rounds])
         _, low, high = bootstrap_median(unit, resamples=resamples, confidence=confidence, seed=seed)
-        out[name] = LevelStats(name=name, median_ms=float(np.median(meds)), low_ms=low, high_ms=high,
+        out[name] = LevelStats(name=name, median_ms=float(np.median(unit)), low_ms=low, high_ms=high,
                                rounds=int(meds.size), round_medians=tuple(float(v) for v in meds))
     return out
 

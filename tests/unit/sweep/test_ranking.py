@@ -103,6 +103,16 @@ def test_few_rounds_fall_back_to_unpaired_samples() -> None:
     assert not ratio.paired and ratio.ratio == pytest.approx(2.0, rel=0.05)
 
 
+def test_two_rounds_report_the_pooled_median_inside_its_interval() -> None:
+    # profile --vs --rounds 2 showed B's p50 0.54 ms outside its own interval [0.37, 0.42]: the mean of two round
+    # medians (one round slow) against the pooled samples' interval
+    samples = {"b": [[0.38, 0.39, 0.40, 0.41, 0.37, 0.40, 0.39, 0.42], [0.70, 0.71, 0.69, 0.72, 0.70, 0.40, 0.39,
+                                                                        0.38]]}
+    (stats,) = level_stats(samples).values()
+    assert stats.rounds == 2 and stats.low_ms <= stats.median_ms <= stats.high_ms, stats
+    assert stats.median_ms == pytest.approx(0.40)  # the pooled median (the two round medians: 0.395, 0.70)
+
+
 def test_bad_input_is_named() -> None:
     with pytest.raises(InputError, match="no candidate"):
         decide({"a": [[1.0]]}, [])
