@@ -42,7 +42,7 @@ from .options import DEFAULT_RECIPES, SweepOptions
 from .pareto import pareto_indices
 from .rank_levels import rank
 from .report import objective_value, recommend, write_plot
-from .result import Int8SearchResult, Level, SweepResult
+from .result import Int8SearchResult, Level, Recommendation, SweepResult
 from .ship import SweepFacts
 from .shipped import ship
 from .snapshot import snapshot_model
@@ -328,7 +328,7 @@ class _SweepRun:
             rec = rec.model_copy(update={"reason": "; ".join(filter(None, [f"retention {UNTESTED}", rec.reason]))})
         points = [(objective_value(lv, opts.objective), lv.retention) for lv in levels]
         frontier = pareto_indices(points)
-        levels = self.memory(levels, frontier)
+        levels = self.memory(levels, frontier, rec)
         front = [levels[i] for i in frontier]
         plot = write_plot(levels, opts.objective, self.out / "pareto.svg", min_retention=opts.min_retention, fps=fps,
                           recommendation=rec)
@@ -344,14 +344,14 @@ class _SweepRun:
             eval_cannot_tell=untested,
         )
 
-    def memory(self, levels: list[Level], frontier: Sequence[int]) -> list[Level]:
-        """Memory and cold start of the passing and frontier levels from short fresh agents (:mod:`.memory_probe`),
-        where the first passes ran in the served agent."""
-        todo = needs_probe(levels, set(frontier))
+    def memory(self, levels: list[Level], frontier: Sequence[int], rec: Recommendation | None) -> list[Level]:
+        """Memory and cold start of the recommended level and the passing frontier levels from short fresh agents
+        (:mod:`.memory_probe`), where the first passes ran in the served agent."""
+        todo = needs_probe(levels, set(frontier), rec)
         if not todo:
             return levels
         self.emit({"event": "info", "message": f"memory and cold start of {len(todo)} levels, each in a fresh agent"})
-        return probe_memory(self.ctx, levels, set(frontier), self.table.warn)
+        return probe_memory(self.ctx, levels, todo, self.table.warn)
 
     def data_cannot_tell(self) -> str | None:
         """Why the eval data cannot tell levels apart (the reference decides alike on every sample), or None.

@@ -1,7 +1,8 @@
 """Where a sweep's numbers come from (issue 21 goal: no first-pass p50 more than 15 % from its re-measured median):
 each level's first pass runs in the served agent, the process of the rounds that confirm it, and the memory and
-cold start a shared process cannot give come from a short fresh agent, for the passing and frontier levels only
-(edgeopt/sweep/memory_probe.py), also in the history. Real local agent, onnxruntime, the digits MLP."""
+cold start a shared process cannot give come from a short fresh agent, for the recommendation and the passing
+frontier levels only (edgeopt/sweep/memory_probe.py), also in the history. Real local agent, onnxruntime, the
+digits MLP."""
 
 from __future__ import annotations
 
@@ -15,13 +16,13 @@ pytest.importorskip("sklearn", reason="the digits model needs scikit-learn")
 from edgeopt.history import open_store  # noqa: E402
 from edgeopt.sweep import sweep  # noqa: E402
 from edgeopt.sweep.memory_probe import SOURCE, needs_probe  # noqa: E402
-from edgeopt.sweep.result import Level  # noqa: E402
+from edgeopt.sweep.result import Level, Recommendation  # noqa: E402
 
 FAST = {"iterations": 20, "min_duration_s": 0.1, "runtimes": ["onnxruntime"], "no_cache": True, "int8_search": False}
 
 
-def _probed(lv: Level, frontier: set[tuple[str, str]]) -> bool:
-    return (lv.passed and not lv.no_change) or (lv.recipe, lv.runtime) in frontier
+def _probed(lv: Level, frontier: set[tuple[str, str]], rec: tuple[str, str]) -> bool:
+    return (lv.passed and (lv.recipe, lv.runtime) in frontier) or (lv.recipe, lv.runtime) == rec
 
 
 def test_first_pass_served_memory_from_a_fresh_probe(digits: tuple[Path, Path], tmp_path: Path) -> None:
@@ -30,13 +31,14 @@ def test_first_pass_served_memory_from_a_fresh_probe(digits: tuple[Path, Path], 
     res = sweep(model, eval=data, recipes=["fp16", "int8"], min_retention=0.999, out_dir=tmp_path / "out",
                 history_db=db, **FAST)
     frontier = {(lv.recipe, lv.runtime) for lv in res.pareto}
-    assert res.levels and any(_probed(lv, frontier) for lv in res.levels)
+    assert res.recommendation is not None
+    rec = (res.recommendation.recipe, res.recommendation.runtime)
     for lv in res.levels:
         assert lv.first_pass_agent == "served", lv.recipe
-        if _probed(lv, frontier):
+        if _probed(lv, frontier, rec):
             assert lv.memory_source == SOURCE and lv.memory_mb_peak and lv.memory_mb_peak > 0, lv.recipe
             assert lv.cold_start_ms is not None and lv.cold_start_ms > 0
-        else:  # neither passing nor on the frontier: no fresh process spent on it
+        else:  # not an answer a user picks from: no fresh process spent on it
             assert lv.memory_source is None and lv.memory_mb_peak is None and lv.cold_start_ms is None
     doc = json.loads((tmp_path / "out" / "sweep.json").read_text())
     assert {"first_pass_agent", "memory_source", "cold_start_ms"} <= set(doc["levels"][0])
@@ -57,7 +59,7 @@ def test_without_a_served_agent_the_first_pass_gives_memory(digits: tuple[Path, 
         assert lv.memory_mb_peak and lv.memory_mb_peak > 0 and lv.cold_start_ms and lv.cold_start_ms > 0
 
 
-def test_needs_probe_picks_passing_and_frontier_levels(tmp_path: Path) -> None:
+def test_needs_probe_picks_the_recommendation_and_passing_frontier_levels(tmp_path: Path) -> None:
     art = tmp_path / "m.onnx"
     art.write_bytes(b"x")
 
@@ -69,5 +71,9 @@ def test_needs_probe_picks_passing_and_frontier_levels(tmp_path: Path) -> None:
                      passed=passed, valid=True, cached=False, no_change=no_change)
 
     levels = [lv("fp32", True), lv("int8", False), lv("int4", False), lv("fp16", True, memory=50.0),
-              lv("same", True, no_change=True), lv("gone", True, artifact=tmp_path / "gone.onnx")]
-    assert needs_probe(levels, frontier={2}) == [0, 2]
+              lv("bf16", True), lv("gone", True, artifact=tmp_path / "gone.onnx")]
+    rec = Recommendation(recipe="bf16", runtime="onnxruntime", artifact=str(art), retention=1.0, latency_ms=1.0,
+                         size_bytes=1)
+    # passing on the frontier (0), the recommendation (4); not: failing (2), known memory (3), file gone (5)
+    assert needs_probe(levels, frontier={0, 2, 3, 5}, recommended=rec) == [0, 4]
+    assert needs_probe(levels, frontier={1}, recommended=None) == []
