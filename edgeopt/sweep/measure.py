@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnx
 
 from ..bench import run_benchmark
 from ..evaluation import Metric, OutputSelection, device_outputs, retention
@@ -58,6 +60,7 @@ class Context:
     refs: dict[str, tuple[list[np.ndarray], list[str]]] = field(default_factory=dict)
     bench_results: list[tuple[Level, BenchResult]] = field(default_factory=list)
     served: Runner | None = None
+    scores: dict[tuple[str, ...], tuple[float, float]] = field(default_factory=dict)
 
     @property
     def warm_runner(self) -> Runner:
@@ -80,13 +83,21 @@ class Context:
 
     def accuracy(self, artifact: Path, runtime: str, reference: Path,
                  options: dict[str, Any] | None = None) -> tuple[float, float]:
-        """(metric value, retention) of ``artifact`` on ``runtime`` vs the reference model on the same runtime."""
+        """(metric value, retention) of ``artifact`` on ``runtime`` vs the reference model on the same runtime; a
+        self-contained ONNX file whose bytes were scored before with the same options is not evaluated again (the
+        INT8 search writes its chosen float set to the trial's own file after evaluating it)."""
+        key = score_key(artifact, runtime, reference, self.options(runtime, options))
+        if key is not None and key in self.scores:
+            return self.scores[key]
         ref_outs, ref_names = self.reference(reference, runtime)
         outs, names, _ = device_outputs(artifact, self.eval_npz, runtime=runtime, runner=self.warm_runner,
                                         runtime_options=self.options(runtime, options), threads=self.measure.threads)
         ref = self.selection.pick(ref_outs, ref_names)
         out = self.selection.pick(outs, names)
-        return retention(self.metric, ref, out.astype(ref.dtype, copy=False), self.labels)
+        score = retention(self.metric, ref, out.astype(ref.dtype, copy=False), self.labels)
+        if key is not None:
+            self.scores[key] = score
+        return score
 
     def latency(self, artifact: Path, runtime: str, options: dict[str, Any] | None = None, *, fresh: bool = True,
                 **settings: Any) -> BenchResult:
@@ -126,6 +137,17 @@ class Context:
         )
         self.bench_results.append((lvl, bench))
         return lvl
+
+
+def score_key(artifact: Path, runtime: str, reference: Path, options: dict[str, Any]) -> tuple[str, ...] | None:
+    """What decides an evaluation's score: the model's bytes, runtime, reference and options; None where the bytes
+    of one file are not the whole model (not ONNX, or weights in external data files)."""
+    if artifact.suffix != ".onnx" or not artifact.is_file():
+        return None
+    m = onnx.load(str(artifact), load_external_data=False)
+    if any(t.data_location == onnx.TensorProto.EXTERNAL for t in m.graph.initializer):
+        return None
+    return sha256_file(artifact), runtime, str(reference), json.dumps(options, sort_keys=True, default=str)
 
 
 def first_pass_settings(measure: MeasureSettings, fresh: bool) -> dict[str, Any]:

@@ -7,16 +7,24 @@ digits MLP."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 pytest.importorskip("sklearn", reason="the digits model needs scikit-learn")
 
+from edgeopt.evaluation import parse_output, resolve_metric  # noqa: E402
 from edgeopt.history import open_store  # noqa: E402
+from edgeopt.runners.local import LocalRunner  # noqa: E402
 from edgeopt.sweep import sweep  # noqa: E402
+from edgeopt.sweep.api import level_settings  # noqa: E402
+from edgeopt.sweep.measure import Context  # noqa: E402
 from edgeopt.sweep.memory_probe import SOURCE, needs_probe  # noqa: E402
 from edgeopt.sweep.result import Level, Recommendation  # noqa: E402
+from tests.unit.sweep.test_ranking import conv_model  # noqa: E402
 
 FAST = {"iterations": 20, "min_duration_s": 0.1, "runtimes": ["onnxruntime"], "no_cache": True, "int8_search": False}
 
@@ -77,3 +85,32 @@ def test_needs_probe_picks_the_recommendation_and_passing_frontier_levels(tmp_pa
     # passing on the frontier (0), the recommendation (4); not: failing (2), known memory (3), file gone (5)
     assert needs_probe(levels, frontier={0, 2, 3, 5}, recommended=rec) == [0, 4]
     assert needs_probe(levels, frontier={1}, recommended=None) == []
+
+
+class _Counting(LocalRunner):
+    """The real local runner, counting evaluations."""
+
+    evaluations = 0
+
+    def evaluate(self, request: Any, model_path: Path, progress: Any = None) -> Any:
+        self.evaluations += 1
+        return super().evaluate(request, model_path, progress)
+
+
+def test_the_same_model_bytes_are_scored_once(tmp_path: Path) -> None:
+    """The INT8 search evaluates a float set, then writes the chosen one to its trial's own file: the trial's
+    retention is the evaluation's, not a second one; other options or other bytes are evaluated."""
+    model = conv_model(tmp_path / "m.onnx", channels=4, kernel=3)
+    copy = tmp_path / "trial" / "mixed.onnx"
+    copy.parent.mkdir()
+    shutil.copyfile(model, copy)
+    np.savez(tmp_path / "eval.npz", x=np.random.default_rng(0).standard_normal((2, 16, 64, 64)).astype(np.float32))
+    runner = _Counting()
+    ctx = Context(target="local", runner=runner, eval_npz=tmp_path / "eval.npz", labels=None,
+                  metric=resolve_metric("cosine", has_labels=False), selection=parse_output(None), min_retention=0.9,
+                  measure=level_settings(threads=1), targets_dirs=(), versions={"onnxruntime": ""})
+    first = ctx.accuracy(model, "onnxruntime", model)
+    assert runner.evaluations == 2  # the reference and the model
+    assert ctx.accuracy(copy, "onnxruntime", model) == first and runner.evaluations == 2
+    ctx.accuracy(copy, "onnxruntime", model, {"graph_optimization_level": "basic"})
+    assert runner.evaluations == 3
