@@ -15,7 +15,6 @@ from typing import Any
 from edgeopt_agent.protocol import RawRun, Request
 
 from .._version import __version__
-from ..analysis import inspect_model
 from ..analysis.report import InspectResult
 from ..deploy.use import deployed_settings, mark_result, open_deployment
 from ..enums import Precision
@@ -29,6 +28,7 @@ from ..runners import ProgressSink, Runner, raise_for_error
 from ..runners.select import use_runner
 from ..settings import MeasureSettings, RemoteSpec, build
 from ..targets import Target, load_registry
+from .inspected import inspect_once
 from .runtime_pick import first_present
 
 
@@ -144,7 +144,7 @@ def _measure(model_path: Path, settings: MeasureSettings, tgt: Target, runner: R
     fmt = detect_format(model_path)
     local = runner.describe().local
     # Only ONNX is inspected (FLOPs, params); other formats are measured with their file hash and size alone.
-    info = (inspect_model(model_path, target=tgt, shapes=settings.shapes, batch=settings.batch)
+    info = (inspect_once(model_path, target=tgt, shapes=settings.shapes, batch=settings.batch)
             if fmt is ModelFormat.ONNX else None)
 
     def attempt(picked: str | None) -> tuple[str, _dt.datetime, RawRun]:

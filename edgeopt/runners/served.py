@@ -10,9 +10,9 @@ What a shared process changes, and so what does not go through it: ``load_ms`` a
 (imports and kernels already in memory; with ``keep_loaded`` a repeated ``run`` of the same model does not load it
 again at all: ``load_ms`` 0, ``runtime.reused_load``), and the peak-memory counter is reset before each request
 (Linux; the ``start`` event says ``peak_reset``) but the allocator keeps what earlier requests freed. A sweep
-therefore measures each level's first pass (its memory and its cold numbers) with a fresh agent, and only
-evaluations, profiles and the confirmation/ranking rounds with the served one. ``generate`` (memory per LLM
-cell) is never served.
+therefore measures each level's first pass, evaluations, profiles and the confirmation/ranking rounds with the
+served one, and a level's memory and cold numbers with a short fresh agent (edgeopt/sweep/memory_probe.py).
+``generate`` (memory per LLM cell) is never served.
 
 ``EDGEOPT_AGENT_SERVE=0`` turns serving off (every request a fresh process), e.g. to compare the two.
 """

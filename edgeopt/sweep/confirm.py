@@ -6,8 +6,8 @@ which then fills the table, the Pareto chart and the recommendation (issue 21: 6
 next, for the same level). Here every kept level is measured again after all of them are built, in
 :data:`ROUNDS` round-robin rounds (:class:`.ranking.RoundRobin`: each round runs every level once, the order
 rotated every round, so a slow phase hits every level, not one), each run a short benchmark of :data:`RUN_S`.
-The first run counts as one more round (its p50 as that round's median: each run is a fresh agent process, which
-costs more than its timed phase, so a third interleaved round would cost a third more): ``latency_ms`` becomes
+The first run counts as one more round (its p50 as that round's median; with a served agent it ran in the same
+process as the rounds, :mod:`.memory_probe`; a third interleaved round would cost a third more): ``latency_ms`` becomes
 the median of the level's round medians, so one disturbed run of three (the first pass or a round) cannot move it,
 with a bootstrap interval (:func:`.ranking.level_stats`); the first run's p50 stays in ``latency_ms_first_pass``.
 Each run's other-process CPU use (the agent's ``cpu_during_timed``) is kept; a level whose median share reaches

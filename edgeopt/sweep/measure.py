@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnx
 
 from ..bench import run_benchmark
 from ..evaluation import Metric, OutputSelection, device_outputs, retention
 from ..fsutil import sha256_file
-from ..metrics.result import BenchResult
+from ..metrics.result import BenchResult, MemoryMb
 from ..runners import Runner
 from ..settings import MeasureSettings
 from .result import Level
@@ -21,6 +23,9 @@ from .result import Level
 # under interference: on 2 cores, half a core busy elsewhere; a runtime given every core slows down ~2x when one
 # other process keeps one core busy (docs/sweep.md "How latencies are measured").
 INTERFERENCE_PCT = 25.0
+# Minimum warm-up of a first pass in the served agent, s: as the confirmation rounds' (.confirm.RUN_WARMUP_S), whose
+# median it is compared with; OpenVINO's bf16/AMX kernels read slow after a few inferences.
+FIRST_PASS_WARMUP_S = 0.2
 
 
 @dataclass
@@ -35,8 +40,10 @@ class Context:
         refs: reference outputs per runtime (the original model's, measured once).
         bench_results: every fresh level with its benchmark (for the history).
         served: while the sweep holds one, a runner answering from one long-lived agent process
-            (:mod:`edgeopt.runners.served`): evaluations, profiles and the confirmation/ranking rounds go there;
-            each level's first pass (its memory and cold numbers) still runs in a fresh agent.
+            (:mod:`edgeopt.runners.served`): evaluations, profiles, each level's first pass and the
+            confirmation/ranking rounds go there (one process, so the first pass and the rounds that confirm it
+            are measured alike); a level's memory and cold start, which a shared process cannot give, come from a
+            short fresh agent afterwards, for the levels that need them (:mod:`.memory_probe`).
     """
 
     target: str
@@ -53,6 +60,7 @@ class Context:
     refs: dict[str, tuple[list[np.ndarray], list[str]]] = field(default_factory=dict)
     bench_results: list[tuple[Level, BenchResult]] = field(default_factory=list)
     served: Runner | None = None
+    scores: dict[tuple[str, ...], tuple[float, float]] = field(default_factory=dict)
 
     @property
     def warm_runner(self) -> Runner:
@@ -75,13 +83,21 @@ class Context:
 
     def accuracy(self, artifact: Path, runtime: str, reference: Path,
                  options: dict[str, Any] | None = None) -> tuple[float, float]:
-        """(metric value, retention) of ``artifact`` on ``runtime`` vs the reference model on the same runtime."""
+        """(metric value, retention) of ``artifact`` on ``runtime`` vs the reference model on the same runtime; a
+        self-contained ONNX file whose bytes were scored before with the same options is not evaluated again (the
+        INT8 search writes its chosen float set to the trial's own file after evaluating it)."""
+        key = score_key(artifact, runtime, reference, self.options(runtime, options))
+        if key is not None and key in self.scores:
+            return self.scores[key]
         ref_outs, ref_names = self.reference(reference, runtime)
         outs, names, _ = device_outputs(artifact, self.eval_npz, runtime=runtime, runner=self.warm_runner,
                                         runtime_options=self.options(runtime, options), threads=self.measure.threads)
         ref = self.selection.pick(ref_outs, ref_names)
         out = self.selection.pick(outs, names)
-        return retention(self.metric, ref, out.astype(ref.dtype, copy=False), self.labels)
+        score = retention(self.metric, ref, out.astype(ref.dtype, copy=False), self.labels)
+        if key is not None:
+            self.scores[key] = score
+        return score
 
     def latency(self, artifact: Path, runtime: str, options: dict[str, Any] | None = None, *, fresh: bool = True,
                 **settings: Any) -> BenchResult:
@@ -95,13 +111,17 @@ class Context:
               details: dict[str, Any] | None = None, options: dict[str, Any] | None = None) -> Level:
         """Benchmark and evaluate ``artifact`` (``options``: runtime options over the sweep's); the Level row."""
         value, ret = self.accuracy(artifact, runtime, reference, options)
-        bench = self.latency(artifact, runtime, options)
+        fresh = self.served is None  # without a served agent the first pass is a fresh process: its memory is its own
+        bench = self.latency(artifact, runtime, options, fresh=fresh, **first_pass_settings(self.measure, fresh))
+        if not fresh:  # a served process's peak also holds the other models it keeps: not this level's
+            bench = without_memory(bench)
         meets_ret = ret >= self.min_retention
         meets_budget = bench.fps_budget.passed if bench.fps_budget is not None else True
         lvl = Level(
             recipe=recipe, runtime=runtime, runtime_version=bench.runtime.version, artifact=str(artifact),
             size_bytes=bench.model.size_bytes, latency_ms=bench.latency_ms.p50, latency_ms_p99=bench.latency_ms.p99,
-            memory_mb_peak=bench.memory_mb.peak,
+            memory_mb_peak=bench.memory_mb.peak, memory_source="first_pass" if fresh else None,
+            cold_start_ms=bench.cold_start_ms.total if fresh else None, first_pass_agent="fresh" if fresh else "served",
             energy_mj=bench.energy.energy_per_inference_mj if bench.energy else None,
             energy_source=bench.energy.source if bench.energy else None,
             metric=self.metric.name, metric_value=value, retention=ret, meets_retention=meets_ret,
@@ -117,6 +137,29 @@ class Context:
         )
         self.bench_results.append((lvl, bench))
         return lvl
+
+
+def score_key(artifact: Path, runtime: str, reference: Path, options: dict[str, Any]) -> tuple[str, ...] | None:
+    """What decides an evaluation's score: the model's bytes, runtime, reference and options; None where the bytes
+    of one file are not the whole model (not ONNX, or weights in external data files)."""
+    if artifact.suffix != ".onnx" or not artifact.is_file():
+        return None
+    m = onnx.load(str(artifact), load_external_data=False)
+    if any(t.data_location == onnx.TensorProto.EXTERNAL for t in m.graph.initializer):
+        return None
+    return sha256_file(artifact), runtime, str(reference), json.dumps(options, sort_keys=True, default=str)
+
+
+def first_pass_settings(measure: MeasureSettings, fresh: bool) -> dict[str, Any]:
+    """Settings over the sweep's for a level's first pass: in the served agent (not ``fresh``) it warms up as the
+    confirmation rounds do, for at least :data:`FIRST_PASS_WARMUP_S` (its model was just compiled there, and the
+    rounds after it reuse that warm model)."""
+    return {} if fresh else {"warmup_s": max(measure.warmup_s, FIRST_PASS_WARMUP_S)}
+
+
+def without_memory(bench: BenchResult) -> BenchResult:
+    """``bench`` with its memory unknown (what the history records for a level measured in the served agent)."""
+    return bench.model_copy(update={"memory_mb": MemoryMb(baseline=None, peak=None, delta=None)})
 
 
 def others_cpu_pct(bench: BenchResult) -> float | None:

@@ -22,7 +22,9 @@ class Level(BaseModel):
     latency_ms: float = Field(description="Latency on the target, ms: the median of the per-round medians of "
                               "latency_confirm_rounds short interleaved rounds, or (single_run) one run's p50.")
     latency_ms_p99: float
-    memory_mb_peak: float | None
+    memory_mb_peak: float | None = Field(
+        description="Peak RSS of a fresh agent process that loaded and ran this level, MiB (memory_source says "
+        "which run); None: not measured (docs/sweep.md 'How latencies are measured').")
     energy_mj: float | None = Field(description="Energy per inference, mJ (measured or estimate).")
     energy_source: str | None
     metric: str
@@ -56,6 +58,17 @@ class Level(BaseModel):
     interference: bool = Field(
         default=False, description="host_cpu_busy_pct reached the interference threshold: the latency may be "
         "inflated by other work on the machine.")
+    first_pass_agent: str | None = Field(
+        default=None, description="Where latency_ms_first_pass was measured: 'served' (the sweep's served agent, "
+        "the process of the confirmation and ranking rounds) or 'fresh' (a one-shot agent process); None: cached "
+        "before it was recorded.")
+    memory_source: str | None = Field(
+        default=None, description="Where memory_mb_peak and cold_start_ms come from: 'first_pass' (the first pass "
+        "ran in a fresh agent), 'fresh_probe' (a short fresh agent: load and a few inferences, no timed loop); "
+        "None: not measured.")
+    cold_start_ms: float | None = Field(
+        default=None, description="Model load + first inference in a fresh agent process, ms (memory_source's "
+        "run); None: not measured.")
     details: dict[str, Any] = Field(default_factory=dict, description="Extra facts (e.g. INT8 search choices).")
     # What a deployment of this level needs (issue 21: what is measured is what ships).
     runtime_options: dict[str, Any] | None = Field(

@@ -37,11 +37,12 @@ from .int8_precision import LowBranch, low_branches, low_precision_int8_level
 from .int8_search import SearchPlan, search_int8
 from .levels import LevelTable, Progress
 from .measure import Context
+from .memory_probe import needs_probe, probe_memory
 from .options import DEFAULT_RECIPES, SweepOptions
 from .pareto import pareto_indices
 from .rank_levels import rank
 from .report import objective_value, recommend, write_plot
-from .result import Int8SearchResult, Level, SweepResult
+from .result import Int8SearchResult, Level, Recommendation, SweepResult
 from .ship import SweepFacts
 from .shipped import ship
 from .snapshot import snapshot_model
@@ -84,8 +85,8 @@ def measure_sweep(model: Path, options: SweepOptions, measure: MeasureSettings, 
     """
     started = time.perf_counter()
     with agent_session(runner) as served:  # evaluations and repeated rounds: one agent process (runners.served)
-        run = _SweepRun.start(model, options, measure, tgt, runner, progress, targets_dirs)
-        run.ctx.served = served
+        run = _SweepRun.start(model, options, measure, tgt, runner, progress, targets_dirs,
+                              served if served is not runner else None)
         run.measure_recipes(prebuilt or {})
         search = run.int8_search(gains_dir)
         run.table.confirm()  # every kept latency re-measured in interleaved rounds, or marked single-run (.confirm)
@@ -216,9 +217,9 @@ class _SweepRun:
 
     @classmethod
     def start(cls, source: Path, options: SweepOptions, measure: MeasureSettings, tgt: Target, runner: Runner,
-              progress: Progress | None, targets_dirs: tuple[Path, ...]) -> _SweepRun:
+              progress: Progress | None, targets_dirs: tuple[Path, ...], served: Runner | None = None) -> _SweepRun:
         """Copy the model, load the eval data and metric, find the runtimes, and measure the original model (the
-        baseline)."""
+        baseline); ``served``: the sweep's served agent (:attr:`.measure.Context.served`), if any."""
         emit: Progress = progress or (lambda event: None)
         out = options.out_dir or Path("out") / f"{source.stem}.sweep"
         out.mkdir(parents=True, exist_ok=True)
@@ -236,7 +237,7 @@ class _SweepRun:
         ctx = Context(target=tgt.name, runner=runner, eval_npz=eval_npz, labels=data.labels, metric=met,
                       selection=selection, min_retention=options.min_retention,
                       measure=measure.replace(shapes=shapes, threads=sweep_threads(runner, measure.threads, probe)),
-                      targets_dirs=targets_dirs, versions=versions, runtime_options=float_options(rts))
+                      targets_dirs=targets_dirs, versions=versions, runtime_options=float_options(rts), served=served)
         key_parts = {"model": model_sha, "target": tgt.name, "runner": runner.name, "eval": data.digest(),
                      "metric": met.key(), "output": selection.spec, "fps": measure.fps,
                      "threads": ctx.measure.threads}
@@ -326,7 +327,9 @@ class _SweepRun:
         if rec is not None and untested:  # the recommendation says its retention was never put to the test
             rec = rec.model_copy(update={"reason": "; ".join(filter(None, [f"retention {UNTESTED}", rec.reason]))})
         points = [(objective_value(lv, opts.objective), lv.retention) for lv in levels]
-        front = [levels[i] for i in pareto_indices(points)]
+        frontier = pareto_indices(points)
+        levels = self.memory(levels, frontier, rec)
+        front = [levels[i] for i in frontier]
         plot = write_plot(levels, opts.objective, self.out / "pareto.svg", min_retention=opts.min_retention, fps=fps,
                           recommendation=rec)
         return SweepResult(
@@ -340,6 +343,15 @@ class _SweepRun:
             streams=self.ctx.measure.streams, batch=self.ctx.measure.batch, ranking=ranking,
             eval_cannot_tell=untested,
         )
+
+    def memory(self, levels: list[Level], frontier: Sequence[int], rec: Recommendation | None) -> list[Level]:
+        """Memory and cold start of the recommended level and the passing frontier levels from short fresh agents
+        (:mod:`.memory_probe`), where the first passes ran in the served agent."""
+        todo = needs_probe(levels, set(frontier), rec)
+        if not todo:
+            return levels
+        self.emit({"event": "info", "message": f"memory and cold start of {len(todo)} levels, each in a fresh agent"})
+        return probe_memory(self.ctx, levels, todo, self.table.warn)
 
     def data_cannot_tell(self) -> str | None:
         """Why the eval data cannot tell levels apart (the reference decides alike on every sample), or None.

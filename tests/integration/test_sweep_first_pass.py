@@ -1,0 +1,116 @@
+"""Where a sweep's numbers come from (issue 21 goal: no first-pass p50 more than 15 % from its re-measured median):
+each level's first pass runs in the served agent, the process of the rounds that confirm it, and the memory and
+cold start a shared process cannot give come from a short fresh agent, for the recommendation and the passing
+frontier levels only (edgeopt/sweep/memory_probe.py), also in the history. Real local agent, onnxruntime, the
+digits MLP."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn", reason="the digits model needs scikit-learn")
+
+from edgeopt.evaluation import parse_output, resolve_metric  # noqa: E402
+from edgeopt.history import open_store  # noqa: E402
+from edgeopt.runners.local import LocalRunner  # noqa: E402
+from edgeopt.sweep import sweep  # noqa: E402
+from edgeopt.sweep.api import level_settings  # noqa: E402
+from edgeopt.sweep.measure import Context  # noqa: E402
+from edgeopt.sweep.memory_probe import SOURCE, needs_probe  # noqa: E402
+from edgeopt.sweep.result import Level, Recommendation  # noqa: E402
+from tests.unit.sweep.test_ranking import conv_model  # noqa: E402
+
+FAST = {"iterations": 20, "min_duration_s": 0.1, "runtimes": ["onnxruntime"], "no_cache": True, "int8_search": False}
+
+
+def _probed(lv: Level, frontier: set[tuple[str, str]], rec: tuple[str, str]) -> bool:
+    return (lv.passed and (lv.recipe, lv.runtime) in frontier) or (lv.recipe, lv.runtime) == rec
+
+
+def test_first_pass_served_memory_from_a_fresh_probe(digits: tuple[Path, Path], tmp_path: Path) -> None:
+    model, data = digits
+    db = tmp_path / "history.sqlite3"
+    res = sweep(model, eval=data, recipes=["fp16", "int8"], min_retention=0.999, out_dir=tmp_path / "out",
+                history_db=db, **FAST)
+    frontier = {(lv.recipe, lv.runtime) for lv in res.pareto}
+    assert res.recommendation is not None
+    rec = (res.recommendation.recipe, res.recommendation.runtime)
+    for lv in res.levels:
+        assert lv.first_pass_agent == "served", lv.recipe
+        if _probed(lv, frontier, rec):
+            assert lv.memory_source == SOURCE and lv.memory_mb_peak and lv.memory_mb_peak > 0, lv.recipe
+            assert lv.cold_start_ms is not None and lv.cold_start_ms > 0
+        else:  # not an answer a user picks from: no fresh process spent on it
+            assert lv.memory_source is None and lv.memory_mb_peak is None and lv.cold_start_ms is None
+    doc = json.loads((tmp_path / "out" / "sweep.json").read_text())
+    assert {"first_pass_agent", "memory_source", "cold_start_ms"} <= set(doc["levels"][0])
+    # the history records each level's own memory (the probe's), never the served process's
+    mem = {r.label.split(" ")[0]: r.memory_mb_peak for r in open_store(db).runs(kind="sweep", limit=None)}
+    for lv in res.levels:
+        assert mem[f"{lv.recipe}/{lv.runtime}"] == lv.memory_mb_peak
+
+
+@pytest.mark.slow  # every request a fresh agent process: ~40 s
+def test_without_a_served_agent_the_first_pass_gives_memory(digits: tuple[Path, Path], tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EDGEOPT_AGENT_SERVE", "0")
+    model, data = digits
+    res = sweep(model, eval=data, recipes=["fp16"], min_retention=0.9, out_dir=tmp_path, **FAST)
+    for lv in res.levels:
+        assert lv.first_pass_agent == "fresh" and lv.memory_source == "first_pass"
+        assert lv.memory_mb_peak and lv.memory_mb_peak > 0 and lv.cold_start_ms and lv.cold_start_ms > 0
+
+
+def test_needs_probe_picks_the_recommendation_and_passing_frontier_levels(tmp_path: Path) -> None:
+    art = tmp_path / "m.onnx"
+    art.write_bytes(b"x")
+
+    def lv(recipe: str, passed: bool, memory: float | None = None, no_change: bool = False,
+           artifact: Path = art) -> Level:
+        return Level(recipe=recipe, runtime="onnxruntime", runtime_version="", artifact=str(artifact), size_bytes=1,
+                     latency_ms=1.0, latency_ms_p99=1.0, memory_mb_peak=memory, energy_mj=None, energy_source=None,
+                     metric="top1", metric_value=1.0, retention=1.0, meets_retention=passed, meets_budget=True,
+                     passed=passed, valid=True, cached=False, no_change=no_change)
+
+    levels = [lv("fp32", True), lv("int8", False), lv("int4", False), lv("fp16", True, memory=50.0),
+              lv("bf16", True), lv("gone", True, artifact=tmp_path / "gone.onnx")]
+    rec = Recommendation(recipe="bf16", runtime="onnxruntime", artifact=str(art), retention=1.0, latency_ms=1.0,
+                         size_bytes=1)
+    # passing on the frontier (0), the recommendation (4); not: failing (2), known memory (3), file gone (5)
+    assert needs_probe(levels, frontier={0, 2, 3, 5}, recommended=rec) == [0, 4]
+    assert needs_probe(levels, frontier={1}, recommended=None) == []
+
+
+class _Counting(LocalRunner):
+    """The real local runner, counting evaluations."""
+
+    evaluations = 0
+
+    def evaluate(self, request: Any, model_path: Path, progress: Any = None) -> Any:
+        self.evaluations += 1
+        return super().evaluate(request, model_path, progress)
+
+
+def test_the_same_model_bytes_are_scored_once(tmp_path: Path) -> None:
+    """The INT8 search evaluates a float set, then writes the chosen one to its trial's own file: the trial's
+    retention is the evaluation's, not a second one; other options or other bytes are evaluated."""
+    model = conv_model(tmp_path / "m.onnx", channels=4, kernel=3)
+    copy = tmp_path / "trial" / "mixed.onnx"
+    copy.parent.mkdir()
+    shutil.copyfile(model, copy)
+    np.savez(tmp_path / "eval.npz", x=np.random.default_rng(0).standard_normal((2, 16, 64, 64)).astype(np.float32))
+    runner = _Counting()
+    ctx = Context(target="local", runner=runner, eval_npz=tmp_path / "eval.npz", labels=None,
+                  metric=resolve_metric("cosine", has_labels=False), selection=parse_output(None), min_retention=0.9,
+                  measure=level_settings(threads=1), targets_dirs=(), versions={"onnxruntime": ""})
+    first = ctx.accuracy(model, "onnxruntime", model)
+    assert runner.evaluations == 2  # the reference and the model
+    assert ctx.accuracy(copy, "onnxruntime", model) == first and runner.evaluations == 2
+    ctx.accuracy(copy, "onnxruntime", model, {"graph_optimization_level": "basic"})
+    assert runner.evaluations == 3
