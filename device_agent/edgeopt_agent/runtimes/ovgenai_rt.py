@@ -13,6 +13,7 @@ deprecated in OpenVINO GenAI 2026 (ChatHistory replaces it, for text); where it 
 from __future__ import annotations
 
 import os
+import platform
 import time
 from typing import Any, Dict, List
 from xml.etree import ElementTree
@@ -22,6 +23,7 @@ from .generative import GenerativeRuntime
 from .options import Option
 
 _MODEL_XML = "openvino_model.xml"
+_BLOCK = 32  # tokens per block of the CPU plugin's paged KV cache
 
 
 def _import() -> Any:
@@ -209,9 +211,12 @@ def _properties(options: Dict[str, Any], threads: int) -> Dict[str, Any]:
 def _kv_precision(device: str, head_size: int) -> Dict[str, Any]:
     """The element type the device plugin keeps the KV cache in (``KV_CACHE_PRECISION``: u8 by default on x86
     CPUs, not the model's f32), as the ``kv`` dict edgeopt's KV formula reads; ``{}`` where the plugin does not
-    say or the type is below a byte. An integer cache also keeps an f32 scale and zero point per group of
-    ``KEY_CACHE_GROUP_SIZE`` values (0: the head) for every token and head: ``extra_bytes_per_token_head``
-    (the layout whose size ContinuousBatchingPipeline's ``kv_cache_size_in_bytes`` reports)."""
+    say or the type is below a byte. An integer cache also keeps an f32 scale and zero point: the value cache per
+    token, head and group of ``VALUE_CACHE_GROUP_SIZE`` values (0: the head); the key cache, on x86 CPUs, per
+    channel and 32-token block (the plugin's default "by channel" key quantization: 8 rows of bytes on each
+    block of ``_BLOCK`` tokens), elsewhere (ARM) per token like the value. ``*_extra_bytes_per_token_head`` are
+    what the layout adds per token and head: the sizes ContinuousBatchingPipeline's ``kv_cache_size_in_bytes``
+    reports (checked in tests/integration/llm/test_llm_bench_openvino.py)."""
     try:
         import openvino as ov
 
@@ -219,15 +224,27 @@ def _kv_precision(device: str, head_size: int) -> Dict[str, Any]:
         plugin = device.split(":")[0]
         kind = core.get_property(plugin, "KV_CACHE_PRECISION")
         bits = int(kind.bitwidth)
-        group = int(core.get_property(plugin, "KEY_CACHE_GROUP_SIZE") or 0) if kind.is_integral() else 0
+        groups = {}
+        if kind.is_integral():
+            for side in ("KEY", "VALUE"):
+                groups[side] = int(core.get_property(plugin, side + "_CACHE_GROUP_SIZE") or 0)
     except Exception:  # a plugin without the properties (NPU, older releases): the host assumes f32
         return {}
     if bits < 8:
         return {}
     out = {"dtype": kind.get_type_name(), "dtype_bytes": bits // 8, "source": "KV_CACHE_PRECISION"}
     if kind.is_integral() and head_size:
-        group = group or head_size
-        out["extra_bytes_per_token_head"] = 8 * (-(-head_size // group))
+        value = 8 * (-(-head_size // (groups["VALUE"] or head_size)))
+        if plugin == "CPU" and platform.machine().lower() in ("x86_64", "amd64", "i686", "x86"):
+            key = 8 * head_size / float(_BLOCK)  # by channel: 2 f32 per channel per block
+            out["key_quant"] = "by_channel"
+        else:
+            key = 8 * (-(-head_size // (groups["KEY"] or head_size)))
+            out["key_quant"] = "by_token"
+        out["key_extra_bytes_per_token_head"] = key
+        out["value_extra_bytes_per_token_head"] = value
+        out["extra_bytes_per_token_head"] = (key + value) / 2.0  # hosts before session 8 read this one
+        out["block_tokens"] = _BLOCK
     return out
 
 

@@ -3,10 +3,30 @@ streamer, with OpenVINO's own PerfMetrics beside edgeopt's numbers."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import openvino as ov
 
 from edgeopt.bench.llm import LlmWorkload, bench_llm
-from tests.llm_models import HEADS, HIDDEN, KV_HEADS, LAYERS
+from edgeopt.bench.llm.stats import kv_cache_bytes
+from edgeopt_agent.runtimes.ovgenai_rt import _kv_precision
+from tests.llm_models import HEADS, HIDDEN, KV_HEADS, LAYERS, build_hf_llama
+
+
+def _openvino_bytes_per_token(folder) -> float:  # noqa: ANN001
+    """OpenVINO's own accounting: ContinuousBatchingPipeline's kv_cache_size_in_bytes after a generation that
+    fits one 32-token block (the paged cache's unit), per token."""
+    import numpy as np
+    import openvino_genai as genai
+
+    # (INFERENCE_NUM_THREADS=1 makes OpenVINO GenAI 2026.4's paged kernel die of SIGFPE: the default threads)
+    pipe = genai.ContinuousBatchingPipeline(str(folder), genai.SchedulerConfig(), "CPU")
+    config = genai.GenerationConfig()
+    config.max_new_tokens = config.min_new_tokens = 4
+    config.ignore_eos = True
+    pipe.generate([ov.Tensor(np.arange(3, 11, dtype=np.int64)[None])], [config])
+    return pipe.get_metrics().kv_cache_size_in_bytes / 32
 
 
 def test_ov_genai_cells_time_tokens_and_compare_with_perf_metrics(tiny_ovgenai):
@@ -21,9 +41,9 @@ def test_ov_genai_cells_time_tokens_and_compare_with_perf_metrics(tiny_ovgenai):
     # the cache's element type is the plugin's KV_CACHE_PRECISION (u8 on x86 CPUs), not the model's f32; an
     # integer cache adds an f32 scale and zero point per token and head (group = head): OpenVINO's own accounting
     kind = ov.Core().get_property("CPU", "KV_CACHE_PRECISION")
-    head = HIDDEN // HEADS
-    per_token = LAYERS * 2 * KV_HEADS * (head * (kind.bitwidth // 8) + (8 if kind.is_integral() else 0))
     assert cell.kv_dtype_bytes == kind.bitwidth // 8
+    per_token = LAYERS * KV_HEADS * (2 * (HIDDEN // HEADS) * (kind.bitwidth // 8)
+                                     + (4 + 8 if kind.is_integral() else 0))  # u8: key by channel (x86), value by token
     assert cell.kv_cache_bytes == per_token * 20
     # the runtime's own numbers come along; edgeopt's TTFT includes its own generate() call, so it is not smaller
     assert cell.runtime_ttft_ms_mean is not None and cell.runtime_tpot_ms_mean is not None
@@ -32,3 +52,18 @@ def test_ov_genai_cells_time_tokens_and_compare_with_perf_metrics(tiny_ovgenai):
     assert deep.valid, deep.invalid_reasons
     assert deep.tokens_out == 12 and deep.kv_cache_bytes > cell.kv_cache_bytes
 
+
+
+def test_openvino_kv_formula_matches_the_plugins_own_cache_size(tmp_path):
+    # the CPU plugin's u8 cache: the value keeps an f32 scale and zero point per token and head, the key (x86)
+    # per channel and 32-token block; the formula must equal OpenVINO's accounting of its blocks (head 16 here,
+    # where the two layouts differ: a per-token key would be 192 B/token, the plugin's is 176). The paged
+    # pipeline needs a traced export (edgeopt's converter, ~10 s), not the hand-built test IR.
+    out = tmp_path / "ov"
+    subprocess.run([sys.executable, "-m", "edgeopt.llm.ov_convert", str(build_hf_llama(tmp_path / "hf")), str(out),
+                    "--weights", "fp32", "--report", str(tmp_path / "report.json")], check=True, capture_output=True)
+    facts = {"layers": LAYERS, "kv_heads": KV_HEADS, "head_size": HIDDEN // HEADS}
+    kv = _kv_precision("CPU", HIDDEN // HEADS)
+    predicted = kv_cache_bytes(facts, 32, 1, kv.get("dtype_bytes", 4), kv.get("key_extra_bytes_per_token_head", 0),
+                               kv.get("value_extra_bytes_per_token_head", 0)) / 32
+    assert predicted == _openvino_bytes_per_token(out)
