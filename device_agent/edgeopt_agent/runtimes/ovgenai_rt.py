@@ -24,6 +24,18 @@ from .options import Option
 
 _MODEL_XML = "openvino_model.xml"
 _BLOCK = 32  # tokens per block of the CPU plugin's paged KV cache
+_GROWTH = 256  # tokens the dynamic paged cache grows by (openvino.genai continuous_batching/scheduler.hpp)
+
+
+def paged_capacity(prompt: int, new_tokens: int) -> int:
+    """Tokens the paged KV cache holds after one generation (``cache_size`` 0, the dynamic default): sized for
+    min(2 x prompt, prompt + new tokens) in whole blocks when the request arrives, then grown ``_GROWTH`` tokens
+    at a time until the prompt + new tokens - 1 entries fit (the last token's key/value is never computed).
+    Matches ContinuousBatchingPipeline's ``kv_cache_size_in_bytes`` (tests/integration/llm/)."""
+    capacity = -(-min(2 * prompt, prompt + new_tokens) // _BLOCK) * _BLOCK
+    while capacity < prompt + new_tokens - 1:
+        capacity += _GROWTH
+    return capacity
 
 
 def _import() -> Any:
@@ -192,8 +204,11 @@ class OvGenaiRuntime(GenerativeRuntime):
         own = {}
         if perf is not None:
             own = {"ttft_ms": float(perf.get_ttft().mean), "tpot_ms": float(perf.get_tpot().mean)}
+        kv = dict(self._kv)
+        if kv.get("block_tokens") and not depth[0] and len(prompt) == 1:  # a chat turn's history: not modelled
+            kv["allocated_tokens"] = paged_capacity(len(prompt[0]), gen_tokens)
         return {"t0_ns": t0, "ttft_ns": stamps[0] - t0, "prefill_ns": None, "token_ns": token_ns, "e2e_ns": t_end - t0,
-                "tokens_out": len(tokens[0]), "kv": dict(self._kv), "runtime_metrics": own}
+                "tokens_out": len(tokens[0]), "kv": kv, "runtime_metrics": own}
 
     def details(self) -> Dict[str, Any]:
         return {"folder": self._folder, "device": self._device}

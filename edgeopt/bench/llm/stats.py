@@ -66,6 +66,8 @@ def _kv(raw: dict[str, Any], facts: dict[str, Any], reps: list[dict[str, Any]]) 
     extra = float(kv.get("extra_bytes_per_token_head") or 0)  # agents before session 8 send only this one
     key = float(kv.get("key_extra_bytes_per_token_head", extra) or 0)
     value = float(kv.get("value_extra_bytes_per_token_head", extra) or 0)
+    if kv.get("allocated_tokens"):  # OpenVINO GenAI's paged cache: whole blocks, grown 256 tokens at a time
+        allocated = kv_cache_bytes(facts, int(kv["allocated_tokens"]), raw["batch"], dtype_bytes, key, value)
     return {"kv_cache_bytes": kv_cache_bytes(facts, context, raw["batch"], dtype_bytes, key, value),
             "kv_dtype_bytes": dtype_bytes, "kv_cache_bytes_allocated": allocated}
 

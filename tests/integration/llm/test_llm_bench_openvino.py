@@ -10,23 +10,26 @@ import openvino as ov
 
 from edgeopt.bench.llm import LlmWorkload, bench_llm
 from edgeopt.bench.llm.stats import kv_cache_bytes
-from edgeopt_agent.runtimes.ovgenai_rt import _kv_precision
+from edgeopt_agent.runtimes.ovgenai_rt import _kv_precision, paged_capacity
 from tests.llm_models import HEADS, HIDDEN, KV_HEADS, LAYERS, build_hf_llama
 
 
-def _openvino_bytes_per_token(folder) -> float:  # noqa: ANN001
-    """OpenVINO's own accounting: ContinuousBatchingPipeline's kv_cache_size_in_bytes after a generation that
-    fits one 32-token block (the paged cache's unit), per token."""
+def _openvino_cache_bytes(folder, runs) -> list[int]:  # noqa: ANN001
+    """OpenVINO's own accounting: ContinuousBatchingPipeline's kv_cache_size_in_bytes after each (prompt tokens,
+    new tokens) generation of ``runs``."""
     import numpy as np
     import openvino_genai as genai
 
     # (INFERENCE_NUM_THREADS=1 makes OpenVINO GenAI 2026.4's paged kernel die of SIGFPE: the default threads)
     pipe = genai.ContinuousBatchingPipeline(str(folder), genai.SchedulerConfig(), "CPU")
-    config = genai.GenerationConfig()
-    config.max_new_tokens = config.min_new_tokens = 4
-    config.ignore_eos = True
-    pipe.generate([ov.Tensor(np.arange(3, 11, dtype=np.int64)[None])], [config])
-    return pipe.get_metrics().kv_cache_size_in_bytes / 32
+    sizes = []
+    for prompt, new in runs:
+        config = genai.GenerationConfig()
+        config.max_new_tokens = config.min_new_tokens = new
+        config.ignore_eos = True
+        pipe.generate([ov.Tensor(np.arange(3, 3 + prompt, dtype=np.int64)[None])], [config])
+        sizes.append(pipe.get_metrics().kv_cache_size_in_bytes)
+    return sizes
 
 
 def test_ov_genai_cells_time_tokens_and_compare_with_perf_metrics(tiny_ovgenai):
@@ -45,6 +48,8 @@ def test_ov_genai_cells_time_tokens_and_compare_with_perf_metrics(tiny_ovgenai):
     per_token = LAYERS * KV_HEADS * (2 * (HIDDEN // HEADS) * (kind.bitwidth // 8)
                                      + (4 + 8 if kind.is_integral() else 0))  # u8: key by channel (x86), value by token
     assert cell.kv_cache_bytes == per_token * 20
+    # the paged cache holds whole 32-token blocks: min(2 x 8, 8 + 12) = 16 tokens -> one block
+    assert cell.kv_cache_bytes_allocated == per_token * 32
     # the runtime's own numbers come along; edgeopt's TTFT includes its own generate() call, so it is not smaller
     assert cell.runtime_ttft_ms_mean is not None and cell.runtime_tpot_ms_mean is not None
     assert cell.ttft_ms_p50 > 0.5 * cell.runtime_ttft_ms_mean
@@ -64,6 +69,10 @@ def test_openvino_kv_formula_matches_the_plugins_own_cache_size(tmp_path):
                     "--weights", "fp32", "--report", str(tmp_path / "report.json")], check=True, capture_output=True)
     facts = {"layers": LAYERS, "kv_heads": KV_HEADS, "head_size": HIDDEN // HEADS}
     kv = _kv_precision("CPU", HIDDEN // HEADS)
-    predicted = kv_cache_bytes(facts, 32, 1, kv.get("dtype_bytes", 4), kv.get("key_extra_bytes_per_token_head", 0),
+    per_token = kv_cache_bytes(facts, 32, 1, kv.get("dtype_bytes", 4), kv.get("key_extra_bytes_per_token_head", 0),
                                kv.get("value_extra_bytes_per_token_head", 0)) / 32
-    assert predicted == _openvino_bytes_per_token(out)
+    # and its size: whole blocks for min(2 x prompt, prompt + new) tokens, grown 256 tokens at a time
+    runs = [(8, 4), (16, 300), (100, 8)]
+    own = _openvino_cache_bytes(out, runs)
+    assert own[0] == per_token * 32
+    assert own == [per_token * paged_capacity(p, n) for p, n in runs]  # 32, 544 and 128 tokens
