@@ -2,7 +2,7 @@
 
 Issue 22's goal "edgeopt's int4 at least as fast as the runtime's stock int4": at 16.9 M parameters (llm_goals.py)
 a token takes 0.15 ms and 3 rounds could not tell 3 %; at 0.5 B a token takes ~50 ms. Needs the folders
-``benchmarks/llm_05b.py build`` leaves in ``--work`` (``hf``, ``int4``); builds the stock folder there once. Six
+``benchmarks/llm_05b_build.py`` leaves in ``--work`` (``hf``, ``int4``); builds the stock folder there once. Six
 rounds, each running both folders (3 generations of 32 tokens after a 128-token prompt, order alternated); the
 answer is the median of the per-round paired ratios. Writes ``benchmarks/results/llm_stock_int4_05b.json``. Run it
 alone (docs/benchmarks.md, "LLM goals").

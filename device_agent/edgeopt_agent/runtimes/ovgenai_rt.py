@@ -13,6 +13,7 @@ deprecated in OpenVINO GenAI 2026 (ChatHistory replaces it, for text); where it 
 from __future__ import annotations
 
 import os
+import platform
 import time
 from typing import Any, Dict, List
 from xml.etree import ElementTree
@@ -22,6 +23,19 @@ from .generative import GenerativeRuntime
 from .options import Option
 
 _MODEL_XML = "openvino_model.xml"
+_BLOCK = 32  # tokens per block of the CPU plugin's paged KV cache
+_GROWTH = 256  # tokens the dynamic paged cache grows by (openvino.genai continuous_batching/scheduler.hpp)
+
+
+def paged_capacity(prompt: int, new_tokens: int) -> int:
+    """Tokens the paged KV cache holds after one generation (``cache_size`` 0, the dynamic default): sized for
+    min(2 x prompt, prompt + new tokens) in whole blocks when the request arrives, then grown ``_GROWTH`` tokens
+    at a time until the prompt + new tokens - 1 entries fit (the last token's key/value is never computed).
+    Matches ContinuousBatchingPipeline's ``kv_cache_size_in_bytes`` (tests/integration/llm/)."""
+    capacity = -(-min(2 * prompt, prompt + new_tokens) // _BLOCK) * _BLOCK
+    while capacity < prompt + new_tokens - 1:
+        capacity += _GROWTH
+    return capacity
 
 
 def _import() -> Any:
@@ -190,8 +204,11 @@ class OvGenaiRuntime(GenerativeRuntime):
         own = {}
         if perf is not None:
             own = {"ttft_ms": float(perf.get_ttft().mean), "tpot_ms": float(perf.get_tpot().mean)}
+        kv = dict(self._kv)
+        if kv.get("block_tokens") and not depth[0] and len(prompt) == 1:  # a chat turn's history: not modelled
+            kv["allocated_tokens"] = paged_capacity(len(prompt[0]), gen_tokens)
         return {"t0_ns": t0, "ttft_ns": stamps[0] - t0, "prefill_ns": None, "token_ns": token_ns, "e2e_ns": t_end - t0,
-                "tokens_out": len(tokens[0]), "kv": dict(self._kv), "runtime_metrics": own}
+                "tokens_out": len(tokens[0]), "kv": kv, "runtime_metrics": own}
 
     def details(self) -> Dict[str, Any]:
         return {"folder": self._folder, "device": self._device}
@@ -209,9 +226,12 @@ def _properties(options: Dict[str, Any], threads: int) -> Dict[str, Any]:
 def _kv_precision(device: str, head_size: int) -> Dict[str, Any]:
     """The element type the device plugin keeps the KV cache in (``KV_CACHE_PRECISION``: u8 by default on x86
     CPUs, not the model's f32), as the ``kv`` dict edgeopt's KV formula reads; ``{}`` where the plugin does not
-    say or the type is below a byte. An integer cache also keeps an f32 scale and zero point per group of
-    ``KEY_CACHE_GROUP_SIZE`` values (0: the head) for every token and head: ``extra_bytes_per_token_head``
-    (the layout whose size ContinuousBatchingPipeline's ``kv_cache_size_in_bytes`` reports)."""
+    say or the type is below a byte. An integer cache also keeps an f32 scale and zero point: the value cache per
+    token, head and group of ``VALUE_CACHE_GROUP_SIZE`` values (0: the head); the key cache, on x86 CPUs, per
+    channel and 32-token block (the plugin's default "by channel" key quantization: 8 rows of bytes on each
+    block of ``_BLOCK`` tokens), elsewhere (ARM) per token like the value. ``*_extra_bytes_per_token_head`` are
+    what the layout adds per token and head: the sizes ContinuousBatchingPipeline's ``kv_cache_size_in_bytes``
+    reports (checked in tests/integration/llm/test_llm_bench_openvino.py)."""
     try:
         import openvino as ov
 
@@ -219,15 +239,27 @@ def _kv_precision(device: str, head_size: int) -> Dict[str, Any]:
         plugin = device.split(":")[0]
         kind = core.get_property(plugin, "KV_CACHE_PRECISION")
         bits = int(kind.bitwidth)
-        group = int(core.get_property(plugin, "KEY_CACHE_GROUP_SIZE") or 0) if kind.is_integral() else 0
+        groups = {}
+        if kind.is_integral():
+            for side in ("KEY", "VALUE"):
+                groups[side] = int(core.get_property(plugin, side + "_CACHE_GROUP_SIZE") or 0)
     except Exception:  # a plugin without the properties (NPU, older releases): the host assumes f32
         return {}
     if bits < 8:
         return {}
     out = {"dtype": kind.get_type_name(), "dtype_bytes": bits // 8, "source": "KV_CACHE_PRECISION"}
     if kind.is_integral() and head_size:
-        group = group or head_size
-        out["extra_bytes_per_token_head"] = 8 * (-(-head_size // group))
+        value = 8 * (-(-head_size // (groups["VALUE"] or head_size)))
+        if plugin == "CPU" and platform.machine().lower() in ("x86_64", "amd64", "i686", "x86"):
+            key = 8 * head_size / float(_BLOCK)  # by channel: 2 f32 per channel per block
+            out["key_quant"] = "by_channel"
+        else:
+            key = 8 * (-(-head_size // (groups["KEY"] or head_size)))
+            out["key_quant"] = "by_token"
+        out["key_extra_bytes_per_token_head"] = key
+        out["value_extra_bytes_per_token_head"] = value
+        out["extra_bytes_per_token_head"] = (key + value) / 2.0  # hosts before session 8 read this one
+        out["block_tokens"] = _BLOCK
     return out
 
 

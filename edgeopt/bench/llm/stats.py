@@ -22,11 +22,15 @@ _MB = 1024.0
 DEFAULT_KV_DTYPE_BYTES = 4  # fp32 cache: what CPU exports of int4/fp32 models allocate
 
 
-def kv_cache_bytes(facts: dict[str, Any], context: int, batch: int, dtype_bytes: int, extra_bytes: int = 0) -> int:
-    """layers x 2 (key and value) x kv_heads x (head_size x dtype bytes + extra) x context tokens x batch;
-    ``extra_bytes`` per token and head: the scales and zero points of an integer cache (OpenVINO's u8)."""
-    per_head = int(facts["head_size"]) * dtype_bytes + extra_bytes
-    return int(facts["layers"]) * 2 * int(facts["kv_heads"]) * per_head * context * batch
+def kv_cache_bytes(facts: dict[str, Any], context: int, batch: int, dtype_bytes: int, extra_bytes: float = 0,
+                   value_extra_bytes: float | None = None) -> int:
+    """layers x kv_heads x (key + value bytes per token and head) x context tokens x batch, each side
+    head_size x dtype bytes plus its ``extra`` bytes per token and head: the scales and zero points of an
+    integer cache (OpenVINO's u8: the value's per token, the key's per channel and 32-token block on x86 CPUs);
+    ``value_extra_bytes`` None: the same as the key's."""
+    value_extra = extra_bytes if value_extra_bytes is None else value_extra_bytes
+    per_token_head = 2 * int(facts["head_size"]) * dtype_bytes + extra_bytes + value_extra
+    return int(round(int(facts["layers"]) * int(facts["kv_heads"]) * per_token_head * context * batch))
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -59,8 +63,12 @@ def _kv(raw: dict[str, Any], facts: dict[str, Any], reps: list[dict[str, Any]]) 
     allocated = None
     if kv.get("shape"):
         allocated = int(np.prod(kv["shape"])) * dtype_bytes * 2 * int(facts["layers"])
-    extra = int(kv.get("extra_bytes_per_token_head") or 0)
-    return {"kv_cache_bytes": kv_cache_bytes(facts, context, raw["batch"], dtype_bytes, extra),
+    extra = float(kv.get("extra_bytes_per_token_head") or 0)  # agents before session 8 send only this one
+    key = float(kv.get("key_extra_bytes_per_token_head", extra) or 0)
+    value = float(kv.get("value_extra_bytes_per_token_head", extra) or 0)
+    if kv.get("allocated_tokens"):  # OpenVINO GenAI's paged cache: whole blocks, grown 256 tokens at a time
+        allocated = kv_cache_bytes(facts, int(kv["allocated_tokens"]), raw["batch"], dtype_bytes, key, value)
+    return {"kv_cache_bytes": kv_cache_bytes(facts, context, raw["batch"], dtype_bytes, key, value),
             "kv_dtype_bytes": dtype_bytes, "kv_cache_bytes_allocated": allocated}
 
 
