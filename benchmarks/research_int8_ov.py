@@ -127,7 +127,7 @@ def qdq_int8(model: Path, calib: Path, work: Path, reduce_range: bool, base: boo
 
 def search_base(model: Path, work: Path) -> Path:
     """The int8 search's float base (cleanup, ORT basic-optimization fixed point, named nodes)."""
-    from edgeopt.sweep.int8_search import float_base
+    from edgeopt.sweep.int8_steps import float_base
 
     done = work / "base" / "named.onnx"
     return done if done.is_file() else float_base(model, work, "local", ())

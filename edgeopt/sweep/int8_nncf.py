@@ -4,7 +4,7 @@ descriptor offers: OpenVINO), with the sweep's own metric.
 :func:`nncf_candidate` turns the sweep's eval data into NNCF's samples (batch 1 each, static shapes) and a retention
 callable that scores NNCF's per-sample outputs against the reference model's outputs on that runtime (the sweep's
 output selection, metric and labels, on exactly the samples NNCF validated). The IR NNCF writes is then measured
-as a device trial like every other (:meth:`.int8_search.Int8Search.nncf_trial`): NNCF returns a model even when it
+as a device trial like every other (:mod:`.int8_search_nncf`): NNCF returns a model even when it
 misses the threshold.
 """
 

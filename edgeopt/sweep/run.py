@@ -34,7 +34,8 @@ from .cache import LevelCache
 from .honest import GraphChange, pipeline_change, steps_of
 from .int8_latency import hopeless_runtimes, int8_runtimes
 from .int8_precision import LowBranch, low_branches, low_precision_int8_level
-from .int8_search import SearchPlan, search_int8
+from .int8_search import search_int8
+from .int8_search_core import SearchPlan
 from .levels import LevelTable, Progress
 from .measure import Context
 from .memory_probe import needs_probe, probe_memory

@@ -1,0 +1,116 @@
+"""The INT8 search's state and inputs, and the part of a running search its branches share (:mod:`.int8_search`
+runs it; :mod:`.int8_search_low` and :mod:`.int8_search_nncf` add their trials through :class:`SearchCore`)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import onnx
+
+from .int8_precision import LowBranch
+from .int8_steps import float_base
+from .levels import LevelRunner
+from .measure import Context
+from .result import HostCheck, Int8Trial, Level, SensitivityRow
+from .sensitivity_cache import SensitivityCache
+
+
+@dataclass
+class SearchState:
+    """What the search has measured so far: every trial, the fastest passing one and the most accurate one."""
+
+    trials: list[Int8Trial] = field(default_factory=list)
+    best: Int8Trial | None = None
+    closest: Int8Trial | None = None
+    sensitivity: list[SensitivityRow] = field(default_factory=list)
+    host_checks: list[HostCheck] = field(default_factory=list)
+
+    def record(self, label: str, cfg: dict[str, Any], lvl: Level, precision: str | None = None) -> Int8Trial:
+        """Add a trial; update the fastest passing and the most accurate (f32 float parts only: a low-precision
+        trial is its branch's)."""
+        row = Int8Trial(trial=len(self.trials), label=label, config=cfg, retention=lvl.retention,
+                        latency_ms=lvl.latency_ms, passed=lvl.passed, artifact=lvl.artifact, runtime=lvl.runtime,
+                        precision=precision)
+        self.trials.append(row)
+        if precision is not None:
+            return row
+        if lvl.passed and (self.best is None or lvl.latency_ms < self.best.latency_ms):
+            self.best = row
+        if self.closest is None or lvl.retention > self.closest.retention:
+            self.closest = row
+        return row
+
+    @property
+    def keeper(self) -> Int8Trial | None:
+        """The model ``best.onnx`` holds: the fastest passing trial, else the most accurate."""
+        return self.best or self.closest
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    """The search's inputs.
+
+    Attributes:
+        runtime: the runtime the trials run on. rts: every runtime of the sweep (the chosen config runs on each).
+        out: the search's directory (trials, base model, ``best.onnx``). calib: calibration data.
+        max_trials: most device trials. max_seconds: time bound of the whole search, s.
+        targets_dirs: extra target directories. nncf_budget_s: when > 0, NNCF's accuracy-controlled quantization
+        is tried as a candidate on each runtime of the sweep that offers the NNCF INT8 backend (OpenVINO) if at
+        least this much search time is left (0: off). gains_dir: where per-node sensitivities and latency gains are
+        cached (None: ``out/gains``); a fleet sweep shares one between its devices, so the host's sensitivity
+        scoring is reused across them. low_precision: runtime -> its low-precision branch
+        (:func:`.int8_precision.low_branches`; empty: f32 float parts only). skip: runtimes whose latency-aware
+        search (and low-precision branch) is skipped, with why (:func:`.int8_latency.hopeless_runtimes`); the
+        chosen config is still measured there.
+    """
+
+    runtime: str
+    rts: tuple[str, ...]
+    out: Path
+    calib: Path | str
+    max_trials: int
+    max_seconds: float
+    targets_dirs: tuple[Path, ...] = ()
+    nncf_budget_s: float = 0.0
+    gains_dir: Path | None = None
+    low_precision: dict[str, LowBranch] = field(default_factory=dict)
+    skip: dict[str, str] = field(default_factory=dict)
+
+
+class SearchCore:
+    """A running search's inputs, budget, trials and per-runtime choices (what every branch of it reads and adds to)."""
+
+    def __init__(self, model: Path, ctx: Context, plan: SearchPlan, run_level: LevelRunner,
+                 emit: Callable[[dict[str, Any]], None]) -> None:
+        self.started = time.perf_counter()
+        self.deadline = self.started + plan.max_seconds
+        self.ctx, self.plan, self.run_level, self.emit = ctx, plan, run_level, emit
+        plan.out.mkdir(parents=True, exist_ok=True)
+        self.base = float_base(model, plan.out, ctx.target, plan.targets_dirs)
+        self.base_m = onnx.load(str(self.base))
+        self.state = SearchState()
+        self.model = model
+        self.cache = SensitivityCache(plan.gains_dir or plan.out / "gains")
+        self.chosen_by_rt: dict[str, Int8Trial] = {}
+        self.float_sets: dict[str, dict[str, Any]] = {}
+        self.chosen_low_by_rt: dict[str, Int8Trial] = {}
+        self.low_float_sets: dict[str, dict[str, Any]] = {}
+
+    def budget_left(self, device: bool = True) -> bool:
+        """Time left, and (for a device trial) trials left."""
+        return (not device or len(self.state.trials) < self.plan.max_trials) and time.perf_counter() < self.deadline
+
+    def record_trial(self, label: str, cfg: dict[str, Any], lvl: Level, precision: str | None = None) -> None:
+        """Add a measured trial (announced as an ``int8_trial`` event); ``best.onnx`` follows the keeper."""
+        row = self.state.record(label, cfg, lvl, precision)
+        self.emit({"event": "int8_trial", **row.model_dump(mode="json", exclude={"config"})})
+        out = self.plan.out
+        keep = lvl.artifact.endswith(".onnx") and Path(lvl.artifact).is_file()  # best.onnx: ONNX trials only
+        if self.state.keeper is row and keep:  # always keep the best model found so far
+            shutil.copyfile(lvl.artifact, out / "best.onnx.tmp")
+            (out / "best.onnx.tmp").replace(out / "best.onnx")
