@@ -75,6 +75,12 @@ def render_fleet_sweep(result: FleetSweepResult) -> None:
         levels.add_row(s.recipe, s.runtime, str(s.devices), f"{s.median_ms:.3f}", f"{s.min_ms:.3f} ({s.min_device})",
                        f"{s.max_ms:.3f} ({s.max_device})", f"{s.retention_min:.4f}", Text(", ".join(s.passed_on)))
     out.print(levels)
+    print_fleet_sweep_footer(out, result)
+
+
+def print_fleet_sweep_footer(out: Console, result: Any) -> None:
+    """The closing lines of a fleet sweep's tables (ONNX or LLM): do the devices agree, host and device times, exit
+    code, output folder, the devices that could not run."""
     summary = result.summary
     agree = (f"every device recommends {summary.recommendation}" if summary.agree
              else "the devices do not agree on a recommendation")

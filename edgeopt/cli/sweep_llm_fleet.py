@@ -16,7 +16,7 @@ from ..llm.sweep_fleet_result import LlmFleetSweepResult
 from ..llm.sweep_options import LlmSweepOptions
 from ..settings import RemoteSpec
 from .fleet_options import FleetOptions
-from .sweep_fleet import report_fleet_sweep
+from .sweep_fleet import print_fleet_sweep_footer, report_fleet_sweep
 
 
 def run_llm_fleet_sweep(model: Path, options: LlmSweepOptions, *, fleet: FleetOptions, remote: RemoteSpec,
@@ -53,10 +53,4 @@ def render_llm_fleet_sweep(result: LlmFleetSweepResult) -> None:
                        f"{s.tokens_per_s_min:.1f} ({s.min_device})", f"{s.tokens_per_s_max:.1f} ({s.max_device})",
                        f"{s.retention_min:.4f}", Text(", ".join(s.passed_on)))
     out.print(levels)
-    summary = result.summary
-    agree = (f"every device recommends {summary.recommendation}" if summary.agree
-             else "the devices do not agree on a recommendation")
-    out.print(Text(f"{agree}; host side {result.host_seconds:.1f} s; {summary.ok}/{summary.devices} devices ran in "
-                   f"{result.seconds:.1f} s; exit {result.exit_code}; out {result.out_dir}"))
-    if summary.failed:
-        out.print(Text(f"could not run: {', '.join(summary.failed)}"))
+    print_fleet_sweep_footer(out, result)

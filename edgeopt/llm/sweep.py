@@ -20,14 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..bench.llm import bench_llm
-from ..errors import first_line
 from ..fsutil import atomic_write_text
 from ..runners import AgentError, Runner
 from ..runners.select import use_runner
 from ..settings import RemoteSpec
 from ..sweep.run import device_name
 from .retention import Scores, compare, read_text, score_folder, vocab_covered
-from .sweep_build import LlmBuild, Say, prepare_llm_sweep
+from .sweep_build import LlmBuild, Say, prepare_llm_sweep, skip_level
 from .sweep_levels import REFERENCE, LlmLevel
 from .sweep_options import LlmSweepOptions, bench_cell
 from .sweep_rank import recommend_llm, write_llm_plot
@@ -81,10 +80,7 @@ def _sweep_runtime(runtime: str, build: LlmBuild, text: str, root: Path | None, 
             row, bench = _measure(level, build.folder(level, root), build.reused.get(level.key, False), ref, text,
                                   opts, build.metric, runner)
         except AgentError as exc:
-            if level.name == REFERENCE:
-                raise
-            warnings.append(f"{level.key} skipped: {first_line(exc)}")
-            say(f"{level.key}: skipped ({first_line(exc, limit=160)})")
+            skip_level(level, exc, warnings, say)
             continue
         say(f"{level.key}: retention {row.retention.retention:.4f} ({build.metric}), TPOT p50 "
             f"{row.tpot_ms_p50 or 0:.3f} ms ({row.rank_tokens_per_s or 0:.1f} tok/s)")

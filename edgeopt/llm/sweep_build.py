@@ -100,6 +100,15 @@ def choose_levels(opts: LlmSweepOptions, runtimes: list[str], say: Say) -> list[
     return levels
 
 
+def skip_level(level: LlmLevel, exc: Exception, warnings: list[str], say: Say) -> None:
+    """A level that could not be built or measured: a ``warnings`` line and the sweep goes on; the reference's
+    failure ends the sweep (``exc`` raised again), since every other level is judged against it."""
+    if level.name == REFERENCE:
+        raise exc
+    warnings.append(f"{level.key} skipped: {first_line(exc)}")
+    say(f"{level.key}: skipped ({first_line(exc, limit=160)})")
+
+
 def build_levels(levels: list[LlmLevel], src: Path, digest: str, levels_dir: Path, calib: Path | None,
                  say: Say) -> tuple[list[LlmLevel], dict[str, bool], list[str]]:
     """Every level built (or reused) under ``levels_dir``: (built levels, reused per key, warnings). A level the
@@ -110,10 +119,7 @@ def build_levels(levels: list[LlmLevel], src: Path, digest: str, levels_dir: Pat
         try:
             _, reused[level.key] = build_level(level, src, digest, levels_dir, calib_text=calib)
         except LlmExportError as exc:
-            if level.name == REFERENCE:
-                raise
-            warnings.append(f"{level.key} skipped: {first_line(exc)}")
-            say(f"{level.key}: skipped ({first_line(exc, limit=160)})")
+            skip_level(level, exc, warnings, say)
             continue
         built.append(level)
     order = {lv.key: i for i, lv in enumerate(levels)}
