@@ -178,14 +178,19 @@ class SweepProgress:
             self._levels += 1
             tag = " no change (= fp32)" if event.get("no_change") else ""
             tag += " (cached)" if event.get("cached") else ""
+            ms = event.get("latency_ms")
+            p50 = f"p50 {ms:.3f} ms" if ms is not None else "timed in the next interleaved rounds"
             self.view.line(f"  {event['recipe']:<14} {event['runtime']:<12} retention {event['retention']:.4f}  "
-                           f"p50 {event['latency_ms']:.3f} ms{tag}")
+                           f"{p50}{tag}")
             self.view.update("levels", self._levels, None, label=f"sweep: {self._levels} level(s) measured")
         elif kind == "int8_trial":
             self._trials += 1
             self.view.line(f"  int8 search #{event['trial']} {event['label']}: retention {event['retention']:.4f} "
                            f"p50 {event['latency_ms']:.3f} ms")
             self.view.update("int8", self._trials, self.max_trials, label="INT8 search trials")
+        elif kind == "level_timed":
+            self.view.line(f"  {event['recipe']:<14} {event['runtime']:<12} p50 {event['latency_ms']:.3f} ms "
+                           "(interleaved rounds)")
         elif kind == "warning":
             self.view.line(f"  warning: {event['message']}")
         elif kind == "info":

@@ -14,6 +14,8 @@ from .measure import INTERFERENCE_PCT, Context
 from .result import Level
 
 Progress = Callable[[dict[str, Any]], None]
+# Cache-entry mark of a level evaluated but not timed yet (a served sweep times it in its first rounds, .confirm)
+UNTIMED = "untimed"
 # a level's extra facts, or a callable giving them once its artifact is made (e.g. whether the recipe changed it)
 Details = dict[str, Any] | Callable[[], dict[str, Any]] | None
 
@@ -62,6 +64,8 @@ class LevelTable:
     # cache key -> the level measured in this run: an INT8 search trial adopted as a level is not measured twice,
     # even under --no-cache (which reads nothing from the cache)
     measured: dict[str, Level] = field(default_factory=dict)
+    # cache keys of kept levels built without a benchmark (served sweeps): timed in their first rounds (.confirm)
+    deferred: set[str] = field(default_factory=set)
 
     def __call__(self, recipe_cfg: Any, name: str, runtime: str, make: Callable[[], Path],
                  details: Details = None, keep: bool = True, options: dict[str, Any] | None = None) -> Level:
@@ -70,24 +74,33 @@ class LevelTable:
                       options=self.ctx.options(runtime, options))
         again = k in self.measured and Path(self.measured[k].artifact).is_file()
         hit = None if again else self.cache.get(k)
+        if hit is not None and hit.get(UNTIMED) and (self.ctx.served is None or not Path(hit["artifact"]).is_file()):
+            hit = None  # evaluated but never timed, and it cannot be timed in rounds here: measured again
         if again:
             lvl = self._again(self.measured[k], name, details)
-            self.cache.put(k, lvl.model_dump(mode="json"))
+            if k not in self.deferred:
+                self.cache.put(k, lvl.model_dump(mode="json"))
         elif hit is not None:
             ok = hit["retention"] >= self.ctx.min_retention
-            lvl = Level.model_validate({**hit, "cached": True, "meets_retention": ok,
-                                        "passed": ok and hit["meets_budget"]})
+            lvl = Level.model_validate({**{f: v for f, v in hit.items() if f != UNTIMED}, "cached": True,
+                                        "meets_retention": ok, "passed": ok and hit["meets_budget"]})
+            if hit.get(UNTIMED):  # a sweep stopped before its rounds: its evaluation is kept, its timing is not
+                self.deferred.add(k)
         else:
             artifact = make()
             facts = details() if callable(details) else details
-            lvl = self.ctx.level(artifact, runtime, name, self.reference, facts, options)
-            self.cache.put(k, lvl.model_dump(mode="json"))
+            defer = keep and self.ctx.served is not None  # timed in its first interleaved rounds (.confirm)
+            lvl = self.ctx.level(artifact, runtime, name, self.reference, facts, options, defer=defer)
+            if defer:  # cached now (its evaluation survives an interrupted sweep), marked untimed until its rounds
+                self.deferred.add(k)
+            self.cache.put(k, lvl.model_dump(mode="json") | ({UNTIMED: True} if defer else {}))
         self.measured.setdefault(k, lvl)
         self.keys[(lvl.recipe, lvl.runtime, lvl.artifact)] = k
         if keep:
             self.levels.append(lvl)
         self.emit({"event": "level", "recipe": lvl.recipe, "runtime": runtime, "cached": lvl.cached,
-                   "retention": lvl.retention, "latency_ms": lvl.latency_ms, "no_change": lvl.no_change})
+                   "retention": lvl.retention, "no_change": lvl.no_change,
+                   "latency_ms": None if k in self.deferred else lvl.latency_ms})
         if keep:
             self._warn(lvl)
         return lvl
@@ -99,14 +112,27 @@ class LevelTable:
         return lvl.model_copy(update={"recipe": name, "details": {**lvl.details, **(facts or {})}})
 
     def confirm(self) -> None:
-        """Every kept level's latency confirmed in interleaved rounds (:mod:`.confirm`; once all artifacts are built,
-        so no host work overlaps a measurement), written back to the cache; a warning per level measured under
-        interference or left single-run."""
+        """Every kept level's latency measured (deferred levels: their first measurement) or confirmed in
+        interleaved rounds (:mod:`.confirm`; once all artifacts are built, so no host work overlaps a measurement),
+        written back to the cache; a warning per level measured under interference or left single-run."""
         todo = sum(lv.latency_confirm_rounds == 0 for lv in self.levels)
         if todo:
-            self.emit({"event": "info", "message": f"confirming the latencies of {todo} levels in interleaved rounds"})
+            self.emit({"event": "info", "message": f"timing {todo} levels in interleaved rounds"})
         before = list(self.levels)
-        self.levels = confirm_levels(self.ctx, self.levels)
+        deferred = {i for i, lv in enumerate(self.levels)
+                    if self.keys.get((lv.recipe, lv.runtime, lv.artifact)) in self.deferred}
+        self.levels = confirm_levels(self.ctx, self.levels, deferred=deferred)
+        for lvl in self.levels:
+            k = self.keys.get((lvl.recipe, lvl.runtime, lvl.artifact))
+            if k in self.deferred and lvl.latency_confirm_rounds > 0:
+                self.deferred.discard(k)
+                self.measured[k] = lvl
+                self.emit({"event": "level_timed", "recipe": lvl.recipe, "runtime": lvl.runtime,
+                           "latency_ms": lvl.latency_ms})
+        gone = [lv for lv in self.levels if self.keys.get((lv.recipe, lv.runtime, lv.artifact)) in self.deferred]
+        for lv in gone:  # never timed (its artifact vanished before its rounds): no latency to show or decide on
+            self.warn(f"{lv.recipe} on {lv.runtime}: {lv.artifact} is gone before it was timed; level dropped")
+        self.levels = [lv for lv in self.levels if lv not in gone]
         for old, lvl in zip(before, self.levels, strict=True):
             k = self.keys.get((lvl.recipe, lvl.runtime, lvl.artifact))
             if lvl is not old and k is not None:

@@ -26,6 +26,11 @@ INTERFERENCE_PCT = 25.0
 # Minimum warm-up of a first pass in the served agent, s: as the confirmation rounds' (.confirm.RUN_WARMUP_S), whose
 # median it is compared with; OpenVINO's bf16/AMX kernels read slow after a few inferences.
 FIRST_PASS_WARMUP_S = 0.2
+# A level row's benchmark fields before its benchmark (:func:`complete` replaces every one): a deferred level
+# (``Context.level(defer=True)``) carries them until its first rounds; none is read before that.
+PLACEHOLDER: dict[str, Any] = {"size_bytes": 0, "latency_ms": 0.0, "latency_ms_p99": 0.0, "memory_mb_peak": None,
+                               "energy_mj": None, "energy_source": None, "meets_budget": True, "passed": False,
+                               "valid": False, "single_run": True}
 
 
 @dataclass
@@ -108,35 +113,51 @@ class Context:
                              runner=self.runner if fresh else self.warm_runner, targets_dirs=self.targets_dirs)
 
     def level(self, artifact: Path, runtime: str, recipe: str, reference: Path,
-              details: dict[str, Any] | None = None, options: dict[str, Any] | None = None) -> Level:
-        """Benchmark and evaluate ``artifact`` (``options``: runtime options over the sweep's); the Level row."""
+              details: dict[str, Any] | None = None, options: dict[str, Any] | None = None, *,
+              defer: bool = False) -> Level:
+        """Evaluate and benchmark ``artifact`` (``options``: runtime options over the sweep's); the Level row.
+
+        ``defer``: evaluate only; the level's latency comes from its first interleaved rounds
+        (:func:`.confirm.confirm_levels`, which fills the row with :func:`bench_fields`); until then it is a
+        placeholder (``latency_confirm_rounds`` 0, no first pass) that no decision may read. Only with a served
+        agent (the rounds run there)."""
         value, ret = self.accuracy(artifact, runtime, reference, options)
+        row: dict[str, Any] = dict(
+            recipe=recipe, runtime=runtime, runtime_version=self.versions.get(runtime, ""), artifact=str(artifact),
+            metric=self.metric.name, metric_value=value, retention=ret, meets_retention=ret >= self.min_retention,
+            cached=False, no_change=bool((details or {}).get("no_change")),
+            runtime_options=self.options(runtime, options), threads=self.measure.threads,
+            details={"artifact_sha256": sha256_file(artifact), **(details or {}),
+                     **({"runtime_options": options} if options else {}),
+                     "effective_runtime_options": self.options(runtime, options)})
+        if defer and self.served is not None:
+            return Level(**row, **PLACEHOLDER, first_pass_agent="served")
         fresh = self.served is None  # without a served agent the first pass is a fresh process: its memory is its own
         bench = self.latency(artifact, runtime, options, fresh=fresh, **first_pass_settings(self.measure, fresh))
         if not fresh:  # a served process's peak also holds the other models it keeps: not this level's
             bench = without_memory(bench)
-        meets_ret = ret >= self.min_retention
-        meets_budget = bench.fps_budget.passed if bench.fps_budget is not None else True
-        lvl = Level(
-            recipe=recipe, runtime=runtime, runtime_version=bench.runtime.version, artifact=str(artifact),
-            size_bytes=bench.model.size_bytes, latency_ms=bench.latency_ms.p50, latency_ms_p99=bench.latency_ms.p99,
-            memory_mb_peak=bench.memory_mb.peak, memory_source="first_pass" if fresh else None,
-            cold_start_ms=bench.cold_start_ms.total if fresh else None, first_pass_agent="fresh" if fresh else "served",
-            energy_mj=bench.energy.energy_per_inference_mj if bench.energy else None,
-            energy_source=bench.energy.source if bench.energy else None,
-            metric=self.metric.name, metric_value=value, retention=ret, meets_retention=meets_ret,
-            meets_budget=meets_budget, passed=meets_ret and meets_budget, valid=bench.valid, cached=False,
-            no_change=bool((details or {}).get("no_change")),
-            runtime_options=self.options(runtime, options), threads=self.measure.threads,
-            latency_ms_first_pass=bench.latency_ms.p50, single_run=True, host_cpu_busy_pct=others_cpu_pct(bench),
-            interference=interfered(others_cpu_pct(bench)),
-            details={"artifact_sha256": sha256_file(artifact), **(details or {}),
-                     **({"runtime_options": options} if options else {}),
-                     "effective_runtime_options": self.options(runtime, options),
-                     **_static_shapes(bench), **_precision(bench), **_reported(bench)},
-        )
+        lvl = complete(Level(**row, **PLACEHOLDER), bench, fresh=fresh)
         self.bench_results.append((lvl, bench))
         return lvl
+
+
+def complete(lvl: Level, bench: BenchResult, *, fresh: bool, first_pass: bool = True) -> Level:
+    """``lvl`` (its accuracy measured) with what ``bench`` says: size, latency, memory (a ``fresh`` process's
+    only), energy, budget, validity and what the runtime reported; ``first_pass``: ``bench`` is one run (a
+    single-run latency), else the pool of its first interleaved rounds (:mod:`.pooled`)."""
+    meets_budget = bench.fps_budget.passed if bench.fps_budget is not None else True
+    busy = others_cpu_pct(bench)
+    return lvl.model_copy(update=dict(
+        runtime_version=bench.runtime.version, size_bytes=bench.model.size_bytes, latency_ms=bench.latency_ms.p50,
+        latency_ms_p99=bench.latency_ms.p99, memory_mb_peak=bench.memory_mb.peak,
+        memory_source="first_pass" if fresh else None, cold_start_ms=bench.cold_start_ms.total if fresh else None,
+        first_pass_agent="fresh" if fresh else "served",
+        energy_mj=bench.energy.energy_per_inference_mj if bench.energy else None,
+        energy_source=bench.energy.source if bench.energy else None, meets_budget=meets_budget,
+        passed=lvl.meets_retention and meets_budget, valid=bench.valid,
+        latency_ms_first_pass=bench.latency_ms.p50 if first_pass else None, single_run=first_pass,
+        host_cpu_busy_pct=busy, interference=interfered(busy),
+        details={**lvl.details, **_static_shapes(bench), **_precision(bench), **_reported(bench)}))
 
 
 def score_key(artifact: Path, runtime: str, reference: Path, options: dict[str, Any]) -> tuple[str, ...] | None:

@@ -45,8 +45,8 @@ class Level(BaseModel):
     latency_rounds: int = Field(default=0, description="Interleaved ranking rounds measured (0: not ranked).")
     # -- how latency_ms was measured and under what load (docs/sweep.md "How latencies are measured") --
     latency_ms_first_pass: float | None = Field(
-        default=None, description="p50 of the level's single first benchmark, ms (kept beside latency_ms once the "
-        "confirmation rounds replaced it).")
+        default=None, description="The level's first measurement, ms: the median of its first interleaved rounds, or "
+        "the p50 of its single first benchmark where it had one (kept beside latency_ms, which later rounds refine).")
     latency_confirm_rounds: int = Field(
         default=0, description="Short interleaved rounds behind latency_ms (0: not confirmed, see single_run).")
     single_run: bool = Field(

@@ -114,3 +114,44 @@ def test_the_same_model_bytes_are_scored_once(tmp_path: Path) -> None:
     assert ctx.accuracy(copy, "onnxruntime", model) == first and runner.evaluations == 2
     ctx.accuracy(copy, "onnxruntime", model, {"graph_optimization_level": "basic"})
     assert runner.evaluations == 3
+
+
+def test_a_served_sweep_times_each_level_only_in_interleaved_rounds(digits: tuple[Path, Path],
+                                                                    tmp_path: Path) -> None:
+    """No level is timed when it is built (one short run there read up to 66 % off, issue 21): its first
+    measurement is its interleaved rounds, whose median is ``latency_ms_first_pass`` (the ranking rounds may refine
+    ``latency_ms`` and its interval afterwards)."""
+    model, data = digits
+    events: list[dict[str, Any]] = []
+    res = sweep(model, eval=data, recipes=["fp16", "int8"], min_retention=0.5, out_dir=tmp_path / "out",
+                progress=events.append, **FAST)
+    built = [e for e in events if e["event"] == "level"]
+    assert built and all(e["latency_ms"] is None for e in built), built
+    timed = {(e["recipe"], e["runtime"]): e["latency_ms"] for e in events if e["event"] == "level_timed"}
+    for lv in res.levels:
+        assert not lv.single_run and lv.latency_confirm_rounds == 3, lv.recipe
+        assert lv.latency_ms_first_pass == pytest.approx(timed[(lv.recipe, lv.runtime)]), lv.recipe
+        assert lv.latency_ms_low is not None and lv.latency_ms_high is not None
+        assert lv.size_bytes > 0 and lv.latency_ms_p99 >= lv.latency_ms_first_pass * 0.5 and lv.valid
+
+
+def test_pooled_rounds_are_one_result_judged_on_all_samples(tiny_cnn: Path) -> None:
+    """A deferred level's rounds pooled (edgeopt/sweep/pooled.py): samples and time add up, percentiles come from
+    the pool, and validity is judged on the pool (three 40-sample runs support p99; one does not)."""
+    from edgeopt.bench import run_benchmark
+    from edgeopt.settings import MeasureSettings
+    from edgeopt.sweep.pooled import pooled_bench
+
+    settings = MeasureSettings.from_kwargs(iterations=40, min_duration_s=0.0, warmup=2, keep_samples=True,
+                                           threads=1, use_target_fps=False, fps=1.0)
+    runs = [run_benchmark(tiny_cnn, settings, target="local") for _ in range(3)]
+    assert not runs[0].valid  # p99 needs 100 samples
+    pooled = pooled_bench(runs, "p99")
+    samples = [s for r in runs for s in r.samples_ms or []]
+    assert pooled.run.samples == len(samples) == 120 and pooled.samples_ms == samples
+    assert pooled.valid and pooled.percentiles_supported["p99"].supported
+    assert pooled.latency_ms.p50 == pytest.approx(float(np.percentile(samples, 50, method="inverted_cdf")), rel=1e-6)
+    assert pooled.fps_budget is not None and pooled.fps_budget.passed  # 1 FPS: 1000 ms of budget
+    assert pooled.environment["pooled_rounds"] == 3 and pooled.settings.iterations == 120
+    one = pooled_bench(runs[:1], "p99")
+    assert not one.valid and "p99 needs" in one.invalid_reasons[0]

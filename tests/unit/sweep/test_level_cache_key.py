@@ -61,11 +61,13 @@ class FakeContext:
     min_retention: float = 0.99
     versions: dict[str, str] = field(default_factory=lambda: {"onnxruntime": "1.0"})
     measured: list[str] = field(default_factory=list)
+    served: Any = None  # no served agent: every level timed when built
 
     def options(self, runtime: str, override: dict[str, Any] | None = None) -> dict[str, Any]:
         return dict(override or {})
 
-    def level(self, artifact: Path, runtime: str, name: str, reference: Path, facts: Any, options: Any) -> Level:
+    def level(self, artifact: Path, runtime: str, name: str, reference: Path, facts: Any, options: Any,
+              defer: bool = False) -> Level:
         self.measured.append(name)
         return Level(recipe=name, runtime=runtime, runtime_version="1.0", artifact=str(artifact), size_bytes=1,
                      latency_ms=1.0, latency_ms_p99=1.0, memory_mb_peak=None, energy_mj=None, energy_source=None,
