@@ -215,17 +215,23 @@ def latencies(entries: dict[str, tuple[Path, str | None, dict[str, Any]]], threa
 # --- one sweep and its checks -----------------------------------------------------------------------------------
 
 
+_T0 = [time.perf_counter()]
+
+
 def _progress(event: dict[str, Any]) -> None:
+    kind, t = event.get("event"), f"[{time.perf_counter() - _T0[0]:6.1f}s]"
+    if kind in ("info", "level_timed"):
+        print(f"    {t} {event.get('message') or event}", file=sys.stderr)
     if event.get("event") == "level":
         ms = event.get("latency_ms")
-        print(f"    {event['recipe']}@{event['runtime']}: retention {event['retention']:.4f}, "
+        print(f"    {t} {event['recipe']}@{event['runtime']}: retention {event['retention']:.4f}, "
               f"{'-' if ms is None else f'{ms:.2f} ms'}{' (cached)' if event.get('cached') else ''}",
               file=sys.stderr)
 
 
 def run_sweep(model: Path, npz: Path, metric: str, threshold: float, threads: int, out: Path,
               fresh: bool) -> tuple[Any, float]:
-    t0 = time.perf_counter()
+    t0 = _T0[0] = time.perf_counter()
     res = sweep(model, eval=npz, metric=metric, min_retention=threshold, threads=threads,
                 runtimes=["onnxruntime", "openvino"], out_dir=out, no_cache=fresh, progress=_progress)
     return res, round(time.perf_counter() - t0, 1)
