@@ -26,7 +26,7 @@ _MODEL_XML = "openvino_model.xml"
 _BLOCK = 32  # tokens per block of the CPU plugin's paged KV cache
 _GROWTH = 256  # tokens the dynamic paged cache grows by (openvino.genai continuous_batching/scheduler.hpp)
 _PROBE_PROMPT = 16  # the KV probe's prompt: a fresh cache starts at min(2 x 16, ...) = 32 tokens (one block)
-_PROBE_STEPS = 4  # the probe reads after growths 1..3 (the k-th at context 33 + 256 k): 2 periods of 256 tokens
+_PROBE_GROWTHS = (2, 3, 4, 5)  # the probe reads after these growths (the k-th at context 33 + 256 k): 3 periods
 _PROBE_LAG = 8  # tokens after a growth at which the probe reads (inside the new capacity, clear of the next)
 
 
@@ -218,23 +218,22 @@ class OvGenaiRuntime(GenerativeRuntime):
     def kv_probe(self, read: Callable[[], Dict[str, Any]], context_limit: int) -> Dict[str, Any]:
         """A fresh pipeline (the loaded one dropped first: its kept cache has the load's history) generates after a
         16-token prompt; its dynamic cache starts at 32 tokens and grows 256 at a time at contexts 33, 289, 545,
-        801, ...; the memory in use is read ``_PROBE_LAG`` tokens after the growths at 289, 545 and 801, when the
-        cache holds 544, 800 and 1,056 tokens (the first period is left out: the fresh pipeline's first inference
-        and the dropped one's release still settle there). The same phase of each period is read because pages
-        become resident as tokens are written, not when a block is reserved. The reallocations' freed copies are
-        what glibc keeps (raw RSS); the in-use reading drops them. The fresh pipeline stays loaded."""
+        801, 1057, 1313; the memory in use is read ``_PROBE_LAG`` tokens after the growths at 545 ... 1313, when the
+        cache holds 800, 1,056, 1,312 and 1,568 tokens. The first two periods are left out: the fresh pipeline
+        settles there (at 0.5 B they held ~15 % more than the cache). The same phase of each period is read because
+        pages become resident as tokens are written, not when blocks are reserved. The reallocations' freed copies
+        are what glibc keeps (raw RSS); the in-use reading drops them. The fresh pipeline stays loaded."""
         import gc
 
         import numpy as np
         import openvino as ov
 
-        growths = {_BLOCK + 1 + _GROWTH * k: _BLOCK + _GROWTH * (k + 1) for k in range(1, _PROBE_STEPS)}
+        growths = {_BLOCK + 1 + _GROWTH * k: _BLOCK + _GROWTH * (k + 1) for k in _PROBE_GROWTHS}
         marks = {c + _PROBE_LAG - _PROBE_PROMPT + 1: cap for c, cap in growths.items()
                  if c + _PROBE_LAG <= context_limit}
         if len(marks) < 2:
             return {"method": None, "points": [], "note": "the model's context (%d tokens) is too short for the KV "
-                    "probe (%d tokens: two cache growths after the first)"
-                    % (context_limit, _BLOCK + 1 + 2 * _GROWTH + _PROBE_LAG)}
+                    "probe (%d tokens)" % (context_limit, _BLOCK + 1 + _GROWTH * _PROBE_GROWTHS[-1] + _PROBE_LAG)}
         self._pipe = None
         gc.collect()
         self._pipe = self._genai.LLMPipeline(self._folder, self._device, **self._props)
