@@ -26,7 +26,7 @@ def llm_options(f: F) -> F:
     used when MODEL is an LLM folder (with ``--threads``/``--batch`` lists)."""
     f = click.option("--kv-probe/--no-kv-probe", "kv_probe", default=True, show_default=True,
                      help="LLM folders: after the timed generations, read memory in use (glibc malloc_trim) and "
-                          "measure KV bytes per token (seconds; ~20 s per load at 0.5 B parameters).")(f)
+                          "measure KV bytes per token (seconds; ~1 min per load at 0.5 B on 2 cores).")(f)
     f = click.option("--gen-warmup", "gen_warmup", type=click.IntRange(min=0), default=1, show_default=True,
                      help="LLM folders: untimed generations per cell before the timed ones.")(f)
     f = click.option("--repetitions", "repetitions", type=click.IntRange(min=1), default=10, show_default=True,

@@ -27,7 +27,7 @@ class LlmWorkload(BaseModel):
                             "the timed repetitions (0: at start and end only).")
     kv_probe: bool = Field(default=True, description="After the timed repetitions: one untimed generation per cell "
                            "read for memory in use (glibc malloc_trim first) and the runtime's KV probe per load "
-                           "(measured KV bytes per token; seconds to ~20 s at 0.5 B parameters).")
+                           "(measured KV bytes per token; ~1 min per load at 0.5 B parameters on 2 cores).")
 
     def request_dict(self) -> dict[str, Any]:
         """The agent's ``Request.generate`` (edgeopt_agent.protocol.GENERATE_DEFAULTS keys)."""
