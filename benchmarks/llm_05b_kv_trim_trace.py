@@ -1,12 +1,13 @@
 """Where the OpenVINO GenAI KV gap goes (session 9): memory in use every 32 tokens of one long generation.
 
 One process per setting (``dynamic``: the default cache, grown 256 tokens at a time; ``preset``: ``cache_size`` =
-1 GB, no reallocation), the 0.5 B int4 folder from ``llm_05b_build.py``, 2 threads, a 16-token prompt and 1,580 new
-tokens; glibc ``malloc_trim(0)`` before each reading, taken when the context is 297 + 32 j tokens (the same phase,
-8 tokens after each dynamic growth, every 8th reading). Prints per-period growth (KB per 256 tokens) and the
-bytes-per-token slope over periods 2..5 and 1..5, against the formula's 7,296 B/token.
+1 GB, no reallocation; ``@N``: N threads, default 2), the 0.5 B int4 folder from ``llm_05b_build.py``, a 16-token
+prompt and 1,580 new tokens; glibc ``malloc_trim(0)`` before each reading, taken when the context is 297 + 32 j
+tokens (the same phase, 8 tokens after each dynamic growth, every 8th reading). Prints per-period growth (KB per
+256 tokens) and the bytes-per-token slope over periods 2..5 and 1..5, against the formula's 7,296 B/token.
 
-Usage: python benchmarks/llm_05b_kv_trim_trace.py [--work /tmp/edgeopt-05b] [--out benchmarks/results/llm_05b.json]
+Usage: python benchmarks/llm_05b_kv_trim_trace.py [--settings dynamic,preset,preset@1] [--key kv_trim_trace]
+       [--work /tmp/edgeopt-05b] [--out benchmarks/results/llm_05b.json]
 """
 
 from __future__ import annotations
@@ -23,13 +24,13 @@ import llm_05b_build as common  # noqa: E402  (strips benchmarks/ from sys.path 
 TRACE = r"""
 import ctypes, json, sys
 import numpy as np, openvino as ov, openvino_genai as genai
-folder, preset = sys.argv[1], sys.argv[2] == "preset"
+folder, preset, threads = sys.argv[1], sys.argv[2] == "preset", int(sys.argv[3])
 libc = ctypes.CDLL("libc.so.6")
 def in_use():
     libc.malloc_trim(0)
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * 4
-props = {"INFERENCE_NUM_THREADS": 2}
+props = {"INFERENCE_NUM_THREADS": threads}
 if preset:
     sc = genai.SchedulerConfig(); sc.cache_size = 1; props["scheduler_config"] = sc
 pipe = genai.LLMPipeline(folder, "CPU", **props)
@@ -50,8 +51,9 @@ PREDICTED = 7296.0
 
 
 def _setting(folder: Path, setting: str) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, "-c", TRACE, str(folder), setting], capture_output=True, text=True,
-                          check=True)
+    cache, _, threads = setting.partition("@")
+    proc = subprocess.run([sys.executable, "-c", TRACE, str(folder), cache, threads or "2"], capture_output=True,
+                          text=True, check=True)
     trace = json.loads(proc.stdout.strip().splitlines()[-1])
     phase = {c: kb for c, kb in trace if (c - 297) % 256 == 0}  # contexts 297, 553, ..., 1577
     ctx = sorted(phase)
@@ -69,7 +71,7 @@ def _setting(folder: Path, setting: str) -> dict[str, Any]:
 def trim_trace(args: Any) -> dict[str, Any]:
     folder = args.work / "int4" / "openvino_genai"
     out: dict[str, Any] = {"predicted_bytes_per_token": PREDICTED}
-    for setting in ("dynamic", "preset"):
+    for setting in args.settings.split(","):
         out[setting] = _setting(folder, setting)
         print(f"  {setting}: periods {out[setting]['period_growth_kb']} KB, ratio 2..5 "
               f"{out[setting]['ratio_periods_2_5']}", file=sys.stderr)
@@ -77,7 +79,10 @@ def trim_trace(args: Any) -> dict[str, Any]:
 
 
 def main() -> int:
-    args = common.parser(__doc__.splitlines()[0]).parse_args()
+    ap = common.parser(__doc__.splitlines()[0])
+    ap.add_argument("--settings", default="dynamic,preset",
+                    help="cache setting (dynamic|preset), each optionally @THREADS (default 2)")
+    args = ap.parse_args()
     return common.run_step("kv_trim_trace", trim_trace, args)
 
 
