@@ -154,13 +154,15 @@ def _in_use(rt: Any, cells: List[Dict[str, Any]], seed: int, vocab: int, deadlin
 def _kv_probe(rt: Any, facts: Dict[str, Any], deadline: float) -> Dict[str, Any]:
     """The runtime's KV probe (runtimes.generative.GenerativeRuntime.kv_probe) with in-use readings, or why not."""
     why = memory.trim_unavailable()
+    if why is None and not facts.get("context_length"):
+        why = "the model's context length is unknown (not in its config): the probe would not know how far it may go"
     if why is None and time.monotonic() > deadline:
         why = "the watchdog's deadline passed before the probe"
     if why is not None:
         return {"method": None, "points": [], "note": why}
     t0 = time.perf_counter()
     try:
-        out = rt.kv_probe(_read, int(facts.get("context_length") or 0) or 1 << 20)
+        out = rt.kv_probe(_read, int(facts["context_length"]))
     except Exception as exc:  # the probe is auxiliary: its failure is a note, never the bench's
         text = str(exc).strip().splitlines()
         out = {"method": None, "points": [], "note": "probe failed: %s" % (text[0] if text else type(exc).__name__)}
