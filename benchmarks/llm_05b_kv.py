@@ -1,6 +1,8 @@
 """Issue 22's KV goal at Qwen2-0.5B's shapes: measured KV-cache bytes per context token vs edgeopt's prediction.
 
-Two methods (``--method``), each one fresh process per point, the models from ``llm_05b_build.py``:
+Three methods (``--method``), the models from ``llm_05b_build.py``; ``agent`` (session 9, ~1.5 min) is
+``edgeopt bench``'s own KV probe (docs/llm-bench.md, "Memory in use and the measured KV slope"); the other two run
+one fresh process per point:
 
 - ``decode`` (session 8, the default): isolates the cache from everything else that grows with a long prompt.
   onnxruntime-genai allocates (and zero-fills) its cache for ``max_length`` when the generator is made: one
@@ -16,7 +18,7 @@ Two methods (``--method``), each one fresh process per point, the models from ``
 - ``prefill`` (session 7): depth reached by a long prompt fed in chunks of ``--chunk`` tokens, 8 tokens decoded,
   held = RSS after - before the generation, slope over the depths.
 
-Usage: python benchmarks/llm_05b_kv.py [--method decode|prefill] [--work /tmp/edgeopt-05b] [--kv-model int4]
+Usage: python benchmarks/llm_05b_kv.py [--method decode|prefill|agent] [--work /tmp/edgeopt-05b] [--kv-model int4]
        [--gen 2048] [--lengths 512,1024,1536,2048] [--ov-precisions default,default+trim,default@1]
        [--key kv_decode] [--out benchmarks/results/llm_05b.json]
 """
@@ -284,6 +286,37 @@ def kv_decode(args: Any) -> dict[str, Any]:
                                                        args)
     return out
 
+def kv_agent(args: Any) -> dict[str, Any]:
+    """The agent's own measurement (session 9): ``bench_llm`` of one small cell per runtime through the agent
+    subprocess, as users run it; its KV probe after the timed repetitions gives bytes per token from the memory
+    in use (glibc ``malloc_trim(0)`` before each reading) and from raw RSS."""
+    from edgeopt.bench.llm import LlmWorkload, bench_llm
+
+    out: dict[str, Any] = {"method": "agent", "model": args.kv_model, "work": str(args.work)}
+    runtimes = ["openvino_genai"] + ([] if args.ov_only else ["onnxruntime_genai"])
+    for runtime in runtimes:
+        result = bench_llm(args.work / args.kv_model / runtime,
+                           LlmWorkload(prompt_tokens=(16,), gen_tokens=(8,), threads=(2,), repetitions=2, warmup=1),
+                           energy=None)
+        cell, probe = result.cells[0], result.loads[0].kv_probe
+        assert probe is not None
+        raw_ratio = (round(cell.kv_bytes_per_token_predicted / probe.raw_bytes_per_token, 4)
+                     if cell.kv_bytes_per_token_predicted and probe.raw_bytes_per_token else None)
+        out[runtime] = {"method": probe.method, "predicted_bytes_per_token": cell.kv_bytes_per_token_predicted,
+                        "measured_in_use_bytes_per_token": probe.bytes_per_token,
+                        "ratio_predicted_to_in_use": cell.kv_measured_ratio,
+                        "measured_raw_bytes_per_token": probe.raw_bytes_per_token,
+                        "ratio_predicted_to_raw": raw_ratio, "points_tokens_inuse_kb_raw_kb": probe.points,
+                        "probe_s": probe.seconds, "rss_in_use_mb": cell.rss_in_use_mb,
+                        "rss_in_use_growth_mb": cell.rss_in_use_growth_mb, "rss_growth_mb": cell.rss_growth_mb,
+                        "peak_rss_mb": cell.peak_rss_mb, "note": probe.note,
+                        "runtime_version": result.runtime.get("version")}
+        print(f"  agent {runtime}: {probe.bytes_per_token} B/token in use ({probe.raw_bytes_per_token} raw), "
+              f"predicted {cell.kv_bytes_per_token_predicted}: {cell.kv_measured_ratio}", file=sys.stderr)
+    out["cpu"] = result.environment.get("cpu")
+    return out
+
+
 def kv_prefill(args: Any) -> dict[str, Any]:
     """Measured bytes per context token (fresh processes, chunked prefill) vs edgeopt's prediction."""
     from edgeopt.bench.llm.stats import kv_cache_bytes
@@ -319,7 +352,7 @@ def kv_prefill(args: Any) -> dict[str, Any]:
 
 def main() -> int:
     ap = common.parser(__doc__.splitlines()[0])
-    ap.add_argument("--method", choices=("decode", "prefill"), default="decode")
+    ap.add_argument("--method", choices=("decode", "prefill", "agent"), default="decode")
     ap.add_argument("--kv-model", default="int4", help="recipe folder (the cache's dtype does not depend on it)")
     ap.add_argument("--gen", type=int, default=2048, help="decode: OpenVINO GenAI's new tokens")
     ap.add_argument("--prompt-len", type=int, default=16, help="decode: prompt tokens")
@@ -335,8 +368,8 @@ def main() -> int:
     args = ap.parse_args()
     if args.ov_precisions is None:
         args.ov_precisions = "default,default+trim,default@1" if args.method == "decode" else "default,bf16,f32"
-    step = {"decode": kv_decode, "prefill": kv_prefill}[args.method]
-    return common.run_step("kv" if args.method == "prefill" else "kv_decode", step, args)
+    step = {"decode": kv_decode, "prefill": kv_prefill, "agent": kv_agent}[args.method]
+    return common.run_step({"prefill": "kv", "decode": "kv_decode", "agent": "kv_agent"}[args.method], step, args)
 
 
 if __name__ == "__main__":

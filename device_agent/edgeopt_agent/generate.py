@@ -16,6 +16,12 @@ energy_j and seconds summed over the repetitions, from the power readings; None 
 carry ``power`` (the sampler's report, as ``RawRun.power``) and ``trace`` (edgeopt_agent.trace), ``peak_reset``
 (whether VmHWM was reset per repetition, so peak_rss_kb is the repetition's own peak), ``truncated`` (the
 watchdog stopped repetitions early).
+
+Memory in use (``kv_probe`` on, the default), after a load's timed window and outside the power window: each cell
+gets one more untimed generation read raw and right after glibc's ``malloc_trim(0)`` (``cells[].in_use``:
+rss_before_kb, rss_after_kb, in_use_before_kb, in_use_after_kb, trim_s), and each load the runtime's KV probe
+(``loads[].kv_probe``: method, points ``[cache tokens, in_use_kb, raw_kb]``, note, seconds) and ``trim`` (None,
+or why trimmed readings are null: not glibc, no /proc). The timed repetitions are never trimmed.
 """
 
 from __future__ import annotations
@@ -78,10 +84,14 @@ def _ids(seed: int, key: List[int], count: int, batch: int, vocab: int) -> List[
     return [[rng.randrange(_FIRST_ID, vocab) for _ in range(count)] for _ in range(batch)]
 
 
-def _once(rt: Any, cell: Dict[str, Any], seed: int, index: int, rep: int, vocab: int) -> Dict[str, Any]:
+def _prompts(cell: Dict[str, Any], seed: int, index: int, rep: int, vocab: int) -> Any:
     key = [index, rep, cell["threads"]]
-    prompt = _ids(seed, key + [0], cell["prompt_tokens"], cell["batch"], vocab)
-    depth = _ids(seed, key + [1], cell["context_depth"], cell["batch"], vocab)
+    return (_ids(seed, key + [0], cell["prompt_tokens"], cell["batch"], vocab),
+            _ids(seed, key + [1], cell["context_depth"], cell["batch"], vocab))
+
+
+def _once(rt: Any, cell: Dict[str, Any], seed: int, index: int, rep: int, vocab: int) -> Dict[str, Any]:
+    prompt, depth = _prompts(cell, seed, index, rep, vocab)
     reset = memory.reset_peak()
     before = memory.vm_rss_kb()
     out = rt.generate_once(prompt, depth, cell["gen_tokens"])
@@ -117,6 +127,47 @@ def _timed(rt: Any, cells: List[Dict[str, Any]], spec: Dict[str, Any], vocab: in
                 return True
             cell["reps"].append(_once(rt, cell, spec["seed"], index, rep, vocab))
     return False
+
+
+def _read() -> Dict[str, Any]:
+    raw, in_use, seconds = memory.in_use_kb()
+    return {"raw_kb": raw, "in_use_kb": in_use, "trim_s": seconds}
+
+
+def _in_use(rt: Any, cells: List[Dict[str, Any]], seed: int, vocab: int, deadline: float) -> None:
+    """After the timed window: one more (untimed) generation per cell, read raw and in use (malloc_trim first)
+    before it and after it with its state alive; the timed repetitions' raw readings stay untouched (a trim
+    between them would change their heap and make the next generation fault its pages in again)."""
+    for index, cell in enumerate(cells):
+        if cell["unsupported"] or time.monotonic() > deadline:
+            continue
+        prompt, depth = _prompts(cell, seed, index, -1000, vocab)
+        before = _read()
+        rt.generate_once(prompt, depth, cell["gen_tokens"])
+        after = _read()
+        rt.close_generation()
+        cell["in_use"] = {"rss_before_kb": before["raw_kb"], "rss_after_kb": after["raw_kb"],
+                          "in_use_before_kb": before["in_use_kb"], "in_use_after_kb": after["in_use_kb"],
+                          "trim_s": before["trim_s"] + after["trim_s"]}
+
+
+def _kv_probe(rt: Any, facts: Dict[str, Any], deadline: float) -> Dict[str, Any]:
+    """The runtime's KV probe (runtimes.generative.GenerativeRuntime.kv_probe) with in-use readings, or why not."""
+    why = memory.trim_unavailable()
+    if why is None and not facts.get("context_length"):
+        why = "the model's context length is unknown (not in its config): the probe would not know how far it may go"
+    if why is None and time.monotonic() > deadline:
+        why = "the watchdog's deadline passed before the probe"
+    if why is not None:
+        return {"method": None, "points": [], "note": why}
+    t0 = time.perf_counter()
+    try:
+        out = rt.kv_probe(_read, int(facts["context_length"]))
+    except Exception as exc:  # the probe is auxiliary: its failure is a note, never the bench's
+        text = str(exc).strip().splitlines()
+        out = {"method": None, "points": [], "note": "probe failed: %s" % (text[0] if text else type(exc).__name__)}
+    out["seconds"] = round(time.perf_counter() - t0, 3)
+    return out
 
 
 def _phase_energy(meter: Any, cells: List[Dict[str, Any]], origin_ns: int) -> None:
@@ -165,9 +216,13 @@ def _run_load(rt: Any, request: Request, spec: Dict[str, Any], threads: int, dea
         report = meter.report()
     finally:
         meter.close()
+    probe: Dict[str, Any] = {"method": None, "points": [], "note": "disabled (--no-kv-probe)"}
+    if spec.get("kv_probe", True):
+        _in_use(rt, cells, spec["seed"], vocab, deadline)
+        probe = _kv_probe(rt, facts, deadline)
     return {"threads": threads, "load_ms": load_ms, "rss_before_kb": before, "rss_after_kb": after,
             "model": facts, "cells": cells, "truncated": truncated, "power": report,
-            "trace": clocks.report(origin)}
+            "trace": clocks.report(origin), "kv_probe": probe, "trim": memory.trim_unavailable()}
 
 
 def generate(request: Request, emit: Progress) -> RawRun:

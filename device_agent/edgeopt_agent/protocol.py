@@ -42,7 +42,9 @@ ENERGY_DEFAULTS: Dict[str, Any] = {
 # prompt_tokens, gen_tokens, context_depth (tokens already in the KV cache before the prompt), batch, threads
 # (0: the runtime's default). repetitions: timed generations per cell, interleaved across cells; warmup:
 # untimed generations per loaded model (threads value) before the first timed one; seed: seeds the prompt token ids;
-# trace_hz: clock/temperature readings per second during the timed repetitions (0: only at start and end).
+# trace_hz: clock/temperature readings per second during the timed repetitions (0: only at start and end);
+# kv_probe: after the timed repetitions, one untimed generation per cell read for memory in use (glibc's
+# malloc_trim first) and the runtime's KV probe per load (measured KV bytes per token).
 GENERATE_DEFAULTS: Dict[str, Any] = {
     "prompt_tokens": [128],
     "gen_tokens": [128],
@@ -53,6 +55,7 @@ GENERATE_DEFAULTS: Dict[str, Any] = {
     "warmup": 1,
     "seed": 0,
     "trace_hz": 2.0,
+    "kv_probe": True,
 }
 
 

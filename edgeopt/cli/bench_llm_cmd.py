@@ -21,8 +21,12 @@ F = TypeVar("F")
 
 
 def llm_options(f: F) -> F:
-    """``--prompt-tokens``, ``--gen-tokens``, ``--context-depth`` (comma lists), ``--repetitions``, ``--gen-warmup``:
+    """``--prompt-tokens``, ``--gen-tokens``, ``--context-depth`` (comma lists), ``--repetitions``, ``--gen-warmup``,
+    ``--kv-probe/--no-kv-probe``:
     used when MODEL is an LLM folder (with ``--threads``/``--batch`` lists)."""
+    f = click.option("--kv-probe/--no-kv-probe", "kv_probe", default=True, show_default=True,
+                     help="LLM folders: after the timed generations, read memory in use (glibc malloc_trim) and "
+                          "measure KV bytes per token (seconds; ~1 min per load at 0.5 B on 2 cores).")(f)
     f = click.option("--gen-warmup", "gen_warmup", type=click.IntRange(min=0), default=1, show_default=True,
                      help="LLM folders: untimed generations per cell before the timed ones.")(f)
     f = click.option("--repetitions", "repetitions", type=click.IntRange(min=1), default=10, show_default=True,
@@ -65,6 +69,7 @@ def llm_workload(llm: dict[str, Any], threads: Sequence[int], batches: Sequence[
         prompt_tokens=tuple(llm["prompt_tokens"] or (128,)), gen_tokens=tuple(llm["gen_tokens"] or (128,)),
         context_depth=tuple(llm["context_depth"] or (0,)), batch=tuple(batches or (1,)),
         threads=tuple(threads or (0,)), repetitions=llm["repetitions"], warmup=llm["gen_warmup"],
+        kv_probe=bool(llm.get("kv_probe", True)),
         seed=int(measure.get("seed") or 0), max_duration_s=float(measure.get("max_duration_s") or 600.0))
 
 

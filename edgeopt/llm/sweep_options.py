@@ -11,7 +11,8 @@ from .retention import RetentionSettings
 
 def bench_cell(threads: int = 0) -> LlmWorkload:
     """The one workload every level is benched on: prompt 32, gen 32 tokens, 3 repetitions after 1 warm-up."""
-    return LlmWorkload(prompt_tokens=(32,), gen_tokens=(32,), threads=(threads,), repetitions=3, warmup=1)
+    return LlmWorkload(prompt_tokens=(32,), gen_tokens=(32,), threads=(threads,), repetitions=3, warmup=1,
+                       kv_probe=False)
 
 
 @dataclass(frozen=True)

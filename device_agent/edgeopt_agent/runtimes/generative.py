@@ -44,6 +44,15 @@ class GenerativeRuntime(Runtime):
     def close_generation(self) -> None:
         """Drop what the last generation holds (its KV cache), so RSS reads between cells are comparable."""
 
+    def kv_probe(self, read: Callable[[], Dict[str, Any]], context_limit: int) -> Dict[str, Any]:
+        """Untimed generations that make the KV cache grow by known token counts, reading the memory in use
+        (``read()``: ``{"raw_kb", "in_use_kb", "trim_s"}``) at each; the host fits bytes per token from them.
+
+        Returns ``method`` (how the cache grows, or None), ``points`` (``[cache tokens, in_use_kb, raw_kb]``)
+        and ``note``. Runs after the timed repetitions (it may replace the loaded model's state); contexts stay
+        within ``context_limit`` tokens. Default: no probe, with the reason."""
+        return {"method": None, "points": [], "note": "the %s runtime has no KV probe" % self.name}
+
     # --- scoring (the ``evaluate`` command on an LLM folder: edgeopt_agent.llm_eval) ---
     def load_scoring(self, model_path: str, options: Dict[str, Any], threads: int) -> None:
         """Load what :meth:`tokenize`, :meth:`logits` and :meth:`greedy` need (default: :meth:`load`)."""

@@ -13,12 +13,14 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List
 
 from .base import RuntimeMissing
 from .generative import GenerativeRuntime
 from .options import Option
 
+_PROBE_PROMPT = 16  # the KV probe's prompt tokens
+_PROBE_LENGTHS = (128, 256, 384, 512)  # the probe's max_length - prompt, one generator each
 _DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "int8": 1, "uint8": 1}
 
 
@@ -116,6 +118,34 @@ class OrtGenaiRuntime(GenerativeRuntime):
 
     def close_generation(self) -> None:
         self._generator = None
+
+    def kv_probe(self, read: Callable[[], Dict[str, Any]], context_limit: int) -> Dict[str, Any]:
+        """The cache is allocated (and zero-filled) for ``max_length`` when a generator is made, so RSS does not
+        grow while it decodes: no decode slope. What is measured instead is that up-front allocation: one
+        generator per max_length (16-token prompt in, one token out), the memory in use read while it lives."""
+        import gc
+
+        import numpy as np
+
+        lengths = [_PROBE_PROMPT + n for n in _PROBE_LENGTHS if _PROBE_PROMPT + n <= context_limit]
+        if len(lengths) < 2:
+            return {"method": None, "points": [], "note": "the model's context (%d tokens) is too short for two "
+                    "probe lengths" % context_limit}
+        vocab = int(self.model_facts().get("vocab_size") or 1000)
+        ids = np.random.default_rng(0).integers(3, max(vocab, 4), size=(1, _PROBE_PROMPT)).astype(np.int32)
+        points: List[List[Any]] = []
+        for length in lengths:
+            gen = self._generator_for(length)
+            gen.append_tokens(ids)
+            gen.generate_next_token()
+            got = read()
+            points.append([length, got["in_use_kb"], got["raw_kb"]])
+            del gen
+            gc.collect()
+        return {"method": "upfront_allocation", "points": points,
+                "note": "onnxruntime-genai allocates the whole max_length cache when the generator is made (no "
+                        "decode-phase growth to measure): the memory in use held by generators of max_length %s"
+                        % ", ".join(str(n) for n in lengths)}
 
     def tokenize(self, text: str) -> List[int]:
         return [int(t) for t in self._og.Tokenizer(self._model).encode(text)]

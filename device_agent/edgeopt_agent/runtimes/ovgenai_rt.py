@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import platform
 import time
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List
 from xml.etree import ElementTree
 
 from .base import RuntimeMissing
@@ -25,6 +25,9 @@ from .options import Option
 _MODEL_XML = "openvino_model.xml"
 _BLOCK = 32  # tokens per block of the CPU plugin's paged KV cache
 _GROWTH = 256  # tokens the dynamic paged cache grows by (openvino.genai continuous_batching/scheduler.hpp)
+_PROBE_PROMPT = 16  # the KV probe's prompt: a fresh cache starts at min(2 x 16, ...) = 32 tokens (one block)
+_PROBE_GROWTHS = (2, 3, 4, 5)  # the probe reads after these growths (the k-th at context 33 + 256 k): 3 periods
+_PROBE_LAG = 8  # tokens after a growth at which the probe reads (inside the new capacity, clear of the next)
 
 
 def paged_capacity(prompt: int, new_tokens: int) -> int:
@@ -85,6 +88,7 @@ class OvGenaiRuntime(GenerativeRuntime):
         self._request: Any = None
         self._tokenizer: Any = None
         self._kv: Dict[str, Any] = {}
+        self._props: Dict[str, Any] = {}
 
     def version(self) -> str:
         return str(getattr(self._genai, "__version__", "unknown"))
@@ -93,7 +97,8 @@ class OvGenaiRuntime(GenerativeRuntime):
         self.check_options(options)
         folder = model_path if os.path.isdir(model_path) else os.path.dirname(model_path)
         self._device = str(options.get("device") or "CPU")
-        self._pipe = self._genai.LLMPipeline(folder, self._device, **_properties(options, threads))
+        self._props = _properties(options, threads)
+        self._pipe = self._genai.LLMPipeline(folder, self._device, **self._props)
         self._folder = folder
         self._threads = int(threads)
         try:
@@ -209,6 +214,54 @@ class OvGenaiRuntime(GenerativeRuntime):
             kv["allocated_tokens"] = paged_capacity(len(prompt[0]), gen_tokens)
         return {"t0_ns": t0, "ttft_ns": stamps[0] - t0, "prefill_ns": None, "token_ns": token_ns, "e2e_ns": t_end - t0,
                 "tokens_out": len(tokens[0]), "kv": kv, "runtime_metrics": own}
+
+    def kv_probe(self, read: Callable[[], Dict[str, Any]], context_limit: int) -> Dict[str, Any]:
+        """A fresh pipeline (the loaded one dropped first: its kept cache has the load's history) generates after a
+        16-token prompt; its dynamic cache starts at 32 tokens and grows 256 at a time at contexts 33, 289, 545,
+        801, 1057, 1313; the memory in use is read ``_PROBE_LAG`` tokens after the growths at 545 ... 1313, when the
+        cache holds 800, 1,056, 1,312 and 1,568 tokens. The first two periods are left out: the fresh pipeline
+        settles there (at 0.5 B they held ~15 % more than the cache). The same phase of each period is read because
+        pages become resident as tokens are written, not when blocks are reserved. The reallocations' freed copies
+        are what glibc keeps (raw RSS); the in-use reading drops them. The fresh pipeline stays loaded."""
+        import gc
+
+        import numpy as np
+        import openvino as ov
+
+        growths = {_BLOCK + 1 + _GROWTH * k: _BLOCK + _GROWTH * (k + 1) for k in _PROBE_GROWTHS}
+        marks = {c + _PROBE_LAG - _PROBE_PROMPT + 1: cap for c, cap in growths.items()
+                 if c + _PROBE_LAG <= context_limit}
+        if len(marks) < 2:
+            return {"method": None, "points": [], "note": "the model's context (%d tokens) is too short for the KV "
+                    "probe (%d tokens)" % (context_limit, _BLOCK + 1 + _GROWTH * _PROBE_GROWTHS[-1] + _PROBE_LAG)}
+        self._pipe = None
+        gc.collect()
+        self._pipe = self._genai.LLMPipeline(self._folder, self._device, **self._props)
+        points: List[List[Any]] = []
+        genai = self._genai
+
+        class _Reader(genai.StreamerBase):  # type: ignore[misc, name-defined]
+            def __init__(self) -> None:
+                super().__init__()
+                self.count = 0
+
+            def write(self, token: Any) -> Any:
+                self.count += 1
+                if self.count in marks:
+                    got = read()
+                    points.append([marks[self.count], got["in_use_kb"], got["raw_kb"]])
+                return genai.StreamingStatus.RUNNING
+
+            def end(self) -> None:
+                return None
+
+        vocab = int(self.model_facts().get("vocab_size") or 1000)
+        ids = np.random.default_rng(0).integers(3, max(vocab, 4), size=(1, _PROBE_PROMPT)).astype(np.int64)
+        self._pipe.generate(ov.Tensor(ids), self._config(max(marks)), _Reader())
+        return {"method": "decode_growth", "points": points,
+                "note": "one untimed generation in a fresh pipeline after a %d-token prompt: the memory in use (glibc "
+                        "malloc_trim first) %d tokens after each growth of the dynamic paged cache to %s tokens"
+                        % (_PROBE_PROMPT, _PROBE_LAG, ", ".join(str(p[0]) for p in points))}
 
     def details(self) -> Dict[str, Any]:
         return {"folder": self._folder, "device": self._device}

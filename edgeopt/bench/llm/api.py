@@ -18,7 +18,7 @@ from ...settings import EnergySettings, RemoteSpec
 from ...targets import Target, load_registry
 from .energy import load_energy, load_trace
 from .result import LlmBenchResult, LlmEnergy, LlmLoad, LlmModelFacts
-from .stats import cell_from_raw
+from .stats import cell_from_raw, kv_probe
 from .workload import LlmWorkload
 
 # Folder format -> the runtime that runs it (the format names i22-model's optimize writes).
@@ -89,15 +89,16 @@ def _result(raw: Any, folder: Path, fmt: str, workload: LlmWorkload, runner_name
     loads = {ld["threads"]: ld for ld in gen["loads"]}
     powers: dict[int, LlmEnergy | None] = {t: load_energy(ld.get("power"), tgt) for t, ld in loads.items()}
     facts = gen["model"]
-    cells = [cell_from_raw(c, facts, loads[c["threads"]]["load_ms"], workload.repetitions, powers[c["threads"]])
-             for c in gen["cells"]]
+    probes = {t: kv_probe(ld.get("kv_probe")) for t, ld in loads.items()}
+    cells = [cell_from_raw(c, facts, loads[c["threads"]]["load_ms"], workload.repetitions, powers[c["threads"]],
+                           probes[c["threads"]], loads[c["threads"]].get("trim")) for c in gen["cells"]]
     return LlmBenchResult(
         model_path=str(folder.resolve()), model_format=fmt, runtime=dict(raw.runtime), runner=runner_name,
         target=tgt.name, target_mismatch=target_mismatch(tgt, raw.environment),
         model=LlmModelFacts(**{k: v for k, v in facts.items() if k != "kv_dtype_bytes"}),
         workload=workload,
         loads=[LlmLoad(threads=t, load_ms=ld["load_ms"], rss_growth_mb=_growth(ld), energy=powers[t],
-                       trace=load_trace(ld.get("trace"))) for t, ld in loads.items()],
+                       trace=load_trace(ld.get("trace")), kv_probe=probes[t]) for t, ld in loads.items()],
         cells=cells, truncated=bool(gen.get("truncated")), environment=dict(raw.environment),
         valid=all(c.valid for c in cells))
 

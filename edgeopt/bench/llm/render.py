@@ -8,7 +8,7 @@ from rich.table import Table
 
 from ...untrusted import for_rich
 from .fleet import LlmFleetResult
-from .result import LlmBenchResult, LlmCell
+from .result import LlmBenchResult, LlmCell, LlmLoad
 
 
 def _f(value: float | None, fmt: str = "{:.3f}") -> str:
@@ -26,6 +26,20 @@ def _row(c: LlmCell) -> list[str]:
 
 def _energy(value: float | None, source: str | None) -> str:
     return "-" if value is None else ("ESTIMATE " if source == "estimate" else "") + f"{value:.3g}"
+
+
+def _probe(out: Console, ld: LlmLoad, cells: list[LlmCell]) -> None:
+    """One line: the load's measured KV bytes per token beside the formula's, or why it was not measured."""
+    probe = ld.kv_probe
+    if probe is None:
+        return
+    if probe.bytes_per_token is None:
+        out.print(f"  KV measured: - ({escape(probe.note)})", soft_wrap=True)
+        return
+    cell = next((c for c in cells if c.threads == ld.threads and c.kv_bytes_per_token_predicted), None)
+    pred = f", predicted {cell.kv_bytes_per_token_predicted:,.0f} ({cell.kv_measured_ratio})" if cell else ""
+    out.print(f"  KV measured ({probe.method}, memory in use): {probe.bytes_per_token:,.0f} B/token{pred}; raw RSS "
+              f"{_f(probe.raw_bytes_per_token, '{:,.0f}')} B/token", soft_wrap=True)
 
 
 def render_llm_bench(r: LlmBenchResult, console: Console | None = None) -> None:
@@ -47,6 +61,7 @@ def render_llm_bench(r: LlmBenchResult, console: Console | None = None) -> None:
         out.print(f"load (threads {ld.threads or 'auto'}): {ld.load_ms:.1f} ms{growth}")
         if ld.energy is not None:
             out.print(f"  power: {ld.energy.active_power_w:.3g} W ({ld.energy.note})", soft_wrap=True)
+        _probe(out, ld, r.cells)
         tr = ld.trace
         if tr is not None and tr.available:
             out.print(f"  clock {_f(tr.clock_mhz_min, '{:.0f}')}..{_f(tr.clock_mhz_max, '{:.0f}')} MHz, hottest "

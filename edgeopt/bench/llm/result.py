@@ -65,6 +65,21 @@ class LlmCell(_Frozen):
                                        "assumed 4 when the runtime does not expose it).")
     kv_cache_bytes_allocated: int | None = Field(None, description="Bytes of the KV cache as the runtime "
                                                  "allocated it (from its shape), where readable.")
+    rss_in_use_mb: float | None = Field(None, description="Memory in use after one untimed generation of the cell "
+                                        "(run after the timed ones, its state alive): RSS right after glibc's "
+                                        "malloc_trim(0); null off glibc (rss_in_use_note).")
+    rss_in_use_growth_mb: float | None = Field(None, description="rss_in_use_mb minus the same reading before that "
+                                               "generation: what it holds, without the allocator's freed pages.")
+    rss_in_use_note: str | None = Field(None, description="Why the in-use readings are null, else null.")
+    kv_bytes_per_token_predicted: float | None = Field(None, description="The KV formula per context token and "
+                                                       "sequence (kv_cache_bytes / context / batch).")
+    kv_bytes_per_token_measured: float | None = Field(None, description="Measured KV bytes per token and sequence: "
+                                                      "the slope of the memory in use in the load's KV probe.")
+    kv_measured_ratio: float | None = Field(None, description="kv_bytes_per_token_predicted / measured.")
+    kv_measured_method: Literal["decode_growth", "upfront_allocation"] | None = Field(
+        None, description="decode_growth: the cache grows as it decodes (OpenVINO GenAI); upfront_allocation: the "
+        "whole cache is allocated when generation starts (onnxruntime-genai), measured over max_length.")
+    kv_measured_note: str | None = Field(None, description="How the slope was measured, or why it is null.")
     energy_prefill_mj_per_token: float | None = Field(None, description="Energy of the prefill phase per prompt "
                                                       "token (batch x prompt tokens), mJ.")
     energy_decode_mj_per_token: float | None = Field(None, description="Energy of the decode phase per output "
@@ -104,10 +119,25 @@ class LlmTrace(_Frozen):
     temperature_c_max: float | None = None
 
 
+class LlmKvProbe(_Frozen):
+    """The load's KV probe: untimed generations after the timed ones, the memory in use read at known cache sizes."""
+
+    method: Literal["decode_growth", "upfront_allocation"] | None = Field(description="null: no probe (note).")
+    points: list[list[float | None]] = Field(default_factory=list, description="[cache tokens, in-use KiB, raw "
+                                             "RSS KiB] per reading.")
+    bytes_per_token: float | None = Field(None, description="Least-squares slope of the in-use bytes over the "
+                                          "cache tokens (>= 2 points).")
+    raw_bytes_per_token: float | None = Field(None, description="The same slope of raw RSS (the allocator's kept "
+                                              "pages included).")
+    seconds: float | None = Field(None, description="Time the probe took.")
+    note: str
+
+
 class LlmLoad(_Frozen):
     threads: int
     load_ms: float
     rss_growth_mb: float | None = Field(None, description="RSS the load added (weights, sessions).")
+    kv_probe: LlmKvProbe | None = Field(None, description="Null from agents before session 9.")
     energy: LlmEnergy | None = Field(None, description="Null with energy disabled, or no sensor and no TDP.")
     trace: LlmTrace | None = None
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from ...metrics.latency import required_samples
 from .energy import cell_energy
-from .result import LlmCell, LlmEnergy, LlmSamples
+from .result import LlmCell, LlmEnergy, LlmKvProbe, LlmSamples
 
 _MS = 1e6
 _MB = 1024.0
@@ -72,6 +72,41 @@ def _kv(raw: dict[str, Any], facts: dict[str, Any], reps: list[dict[str, Any]]) 
             "kv_dtype_bytes": dtype_bytes, "kv_cache_bytes_allocated": allocated}
 
 
+def _fit(points: list[list[Any]], column: int) -> float | None:
+    """Least-squares bytes per token of ``points`` (``[tokens, in_use_kb, raw_kb]``) column ``column``."""
+    pts = [(p[0], p[column]) for p in points if p[column] is not None]
+    if len(pts) < 2 or len({t for t, _ in pts}) < 2:
+        return None
+    x, y = np.asarray(pts, dtype=np.float64).T
+    return round(float(np.polyfit(x, y * _MB, 1)[0]), 1)
+
+
+def kv_probe(raw: dict[str, Any] | None) -> LlmKvProbe | None:
+    """The load's KV probe with its fitted slopes (in use and raw), or None from an older agent."""
+    if raw is None:
+        return None
+    points = [list(p) for p in raw.get("points") or []]
+    return LlmKvProbe(method=raw.get("method"), points=points, bytes_per_token=_fit(points, 1),
+                      raw_bytes_per_token=_fit(points, 2), seconds=raw.get("seconds"), note=str(raw.get("note") or ""))
+
+
+def _in_use(raw: dict[str, Any], trim: str | None, probe: LlmKvProbe | None, kv: dict[str, Any]
+            ) -> dict[str, Any]:
+    use = raw.get("in_use") or {}
+    before, after = use.get("in_use_before_kb"), use.get("in_use_after_kb")
+    note = None if after is not None else (trim or "no in-use reading (--no-kv-probe, or an agent before session 9)")
+    context = raw["context_depth"] + raw["prompt_tokens"] + raw["gen_tokens"]
+    predicted = kv["kv_cache_bytes"] / raw["batch"] / context if context else None
+    measured = probe.bytes_per_token if probe is not None else None
+    return {"rss_in_use_mb": after / _MB if after is not None else None,
+            "rss_in_use_growth_mb": (after - before) / _MB if after is not None and before is not None else None,
+            "rss_in_use_note": note, "kv_bytes_per_token_predicted": round(predicted, 1) if predicted else None,
+            "kv_bytes_per_token_measured": measured,
+            "kv_measured_ratio": round(predicted / measured, 4) if predicted and measured else None,
+            "kv_measured_method": probe.method if probe is not None and measured else None,
+            "kv_measured_note": probe.note if probe is not None else "no KV probe (an agent before session 9)"}
+
+
 def _timings(raw: dict[str, Any], reps: list[dict[str, Any]]) -> dict[str, Any]:
     batch, prompt = raw["batch"], raw["prompt_tokens"]
     ttft = [r["ttft_ns"] / _MS for r in reps]
@@ -115,15 +150,19 @@ def _samples(reps: list[dict[str, Any]], batch: int) -> LlmSamples:
 
 
 def cell_from_raw(raw: dict[str, Any], facts: dict[str, Any], load_ms: float | None, wanted: int,
-                  energy: LlmEnergy | None = None) -> LlmCell:
-    """One cell's statistics, energy per token per phase (``energy``: the load's power) and validity from the
-    agent's raw cell."""
+                  energy: LlmEnergy | None = None, probe: LlmKvProbe | None = None, trim: str | None = None
+                  ) -> LlmCell:
+    """One cell's statistics, energy per token per phase (``energy``: the load's power), memory in use and the
+    measured KV bytes per token (``probe``: the load's KV probe; ``trim``: why in-use readings are null) and
+    validity from the agent's raw cell."""
     axes = {k: raw[k] for k in ("prompt_tokens", "gen_tokens", "context_depth", "batch", "threads")}
     reps = raw["reps"]
     if raw.get("unsupported") or not reps:
         why = raw.get("unsupported") or "no repetition ran (watchdog: raise --max-duration)"
         return LlmCell(**axes, repetitions=0, load_ms=load_ms, valid=False, invalid_reasons=[why])
     reasons = _reasons(raw, reps, wanted)
+    kv = _kv(raw, facts, reps)
     return LlmCell(**axes, repetitions=len(reps), tokens_out=min(r["tokens_out"] for r in reps), load_ms=load_ms,
-                   **_timings(raw, reps), **_memory(reps), **_kv(raw, facts, reps), **cell_energy(raw, reps, energy),
-                   samples=_samples(reps, raw["batch"]), valid=not reasons, invalid_reasons=reasons)
+                   **_timings(raw, reps), **_memory(reps), **kv, **_in_use(raw, trim, probe, kv),
+                   **cell_energy(raw, reps, energy), samples=_samples(reps, raw["batch"]), valid=not reasons,
+                   invalid_reasons=reasons)

@@ -25,10 +25,13 @@ class LlmWorkload(BaseModel):
     max_duration_s: float = Field(default=600.0, gt=0, description="Watchdog: repetitions stop after this.")
     trace_hz: float = Field(default=2.0, ge=0, le=100, description="Clock/temperature readings per second during "
                             "the timed repetitions (0: at start and end only).")
+    kv_probe: bool = Field(default=True, description="After the timed repetitions: one untimed generation per cell "
+                           "read for memory in use (glibc malloc_trim first) and the runtime's KV probe per load "
+                           "(measured KV bytes per token; ~1 min per load at 0.5 B parameters on 2 cores).")
 
     def request_dict(self) -> dict[str, Any]:
         """The agent's ``Request.generate`` (edgeopt_agent.protocol.GENERATE_DEFAULTS keys)."""
         return {"prompt_tokens": list(self.prompt_tokens), "gen_tokens": list(self.gen_tokens),
                 "context_depth": list(self.context_depth), "batch": list(self.batch), "threads": list(self.threads),
                 "repetitions": self.repetitions, "warmup": self.warmup, "seed": self.seed,
-                "trace_hz": self.trace_hz}
+                "trace_hz": self.trace_hz, "kv_probe": self.kv_probe}

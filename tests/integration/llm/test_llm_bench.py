@@ -86,3 +86,20 @@ def test_html_on_an_llm_folder_is_refused_plainly_and_devices_go_to_the_fleet(ti
     inventory.write_text("devices: []\n")
     code = main(["bench", str(tiny_ortgenai), "--devices", "pi-*", "--inventory", str(inventory), "--gen-tokens", "4"])
     assert code == 2 and "pi-*" in capsys.readouterr().err
+
+
+def test_onnxruntime_genai_kv_is_measured_as_its_upfront_allocation(tiny_ortgenai, capsys):
+    # the cache is allocated for max_length when the generator is made (no decode-phase growth): the probe
+    # measures the memory in use held by generators of 4 lengths instead, and says so; --no-kv-probe skips it
+    result = bench_llm(tiny_ortgenai, LlmWorkload(prompt_tokens=(8,), gen_tokens=(4,), repetitions=2, warmup=0))
+    cell, probe = result.cells[0], result.loads[0].kv_probe
+    assert probe is not None and probe.method == "upfront_allocation" and "max_length" in probe.note
+    assert [p[0] for p in probe.points] == [144, 272, 400, 528]
+    assert cell.kv_bytes_per_token_predicted == LAYERS * KV_HEADS * 2 * (HIDDEN // HEADS) * 4  # f32: 512 B/token
+    assert cell.kv_measured_method == "upfront_allocation" and 0.5 < cell.kv_measured_ratio < 2.0, probe
+    assert cell.rss_in_use_mb is not None and cell.rss_in_use_mb <= cell.peak_rss_mb + 1
+    main(["bench", str(tiny_ortgenai), "--prompt-tokens", "8", "--gen-tokens", "4", "--repetitions", "2",
+          "--gen-warmup", "0", "--no-kv-probe", "--json", "--no-history"])
+    off = json.loads(capsys.readouterr().out)
+    assert off["workload"]["kv_probe"] is False and off["cells"][0]["kv_bytes_per_token_measured"] is None
+    assert off["loads"][0]["kv_probe"]["note"].startswith("disabled") and off["cells"][0]["rss_in_use_mb"] is None

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import openvino as ov
+import pytest
 
 from edgeopt.bench.llm import LlmWorkload, bench_llm
 from edgeopt.bench.llm.stats import kv_cache_bytes
 from edgeopt_agent.runtimes.ovgenai_rt import _kv_precision, paged_capacity
-from tests.llm_models import HEADS, HIDDEN, KV_HEADS, LAYERS, build_hf_llama
+from tests.llm_models import HEADS, HIDDEN, KV_HEADS, LAYERS
 
 
 def _openvino_cache_bytes(folder, runs) -> list[int]:  # noqa: ANN001
@@ -58,17 +60,47 @@ def test_ov_genai_cells_time_tokens_and_compare_with_perf_metrics(tiny_ovgenai):
     assert deep.tokens_out == 12 and deep.kv_cache_bytes > cell.kv_cache_bytes
 
 
+def _glibc() -> bool:
+    import ctypes
 
-def test_openvino_kv_formula_matches_the_plugins_own_cache_size(tmp_path):
+    try:
+        return hasattr(ctypes.CDLL("libc.so.6"), "malloc_trim")
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def wide_kv_ov(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random-weight Llama whose KV cache is wide (8 layers x 4 KV heads x head 64: 4,864 B/token in OpenVINO's
+    u8 cache, 1.2 MB per 256-token growth) and the rest small, traced by edgeopt's converter (fp32, ~15 s): at
+    the test model's 176 B/token the per-token bookkeeping of a generation (~200 B/token) would swamp the cache."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from tests.llm_models import build_tokenizer
+
+    work = tmp_path_factory.mktemp("wide-kv")
+    hf = work / "hf"
+    hf.mkdir()
+    build_tokenizer(hf)
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=512, hidden_size=256, intermediate_size=64, num_hidden_layers=8,
+                         num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=2048, bos_token_id=0,
+                         eos_token_id=1, tie_word_embeddings=False)
+    LlamaForCausalLM(config).eval().save_pretrained(str(hf))
+    out = work / "ov"
+    subprocess.run([sys.executable, "-m", "edgeopt.llm.ov_convert", str(hf), str(out), "--weights", "fp32",
+                    "--report", str(work / "report.json")], check=True, capture_output=True)
+    return out
+
+
+def test_openvino_kv_formula_matches_the_plugins_own_cache_size(wide_kv_ov):
     # the CPU plugin's u8 cache: the value keeps an f32 scale and zero point per token and head, the key (x86)
-    # per channel and 32-token block; the formula must equal OpenVINO's accounting of its blocks (head 16 here,
-    # where the two layouts differ: a per-token key would be 192 B/token, the plugin's is 176). The paged
-    # pipeline needs a traced export (edgeopt's converter, ~10 s), not the hand-built test IR.
-    out = tmp_path / "ov"
-    subprocess.run([sys.executable, "-m", "edgeopt.llm.ov_convert", str(build_hf_llama(tmp_path / "hf")), str(out),
-                    "--weights", "fp32", "--report", str(tmp_path / "report.json")], check=True, capture_output=True)
-    facts = {"layers": LAYERS, "kv_heads": KV_HEADS, "head_size": HIDDEN // HEADS}
-    kv = _kv_precision("CPU", HIDDEN // HEADS)
+    # per channel and 32-token block; the formula must equal OpenVINO's accounting of its blocks (head 64 here,
+    # where the two layouts differ: a per-token key would be 4,608 B/token, the plugin's is 4,864).
+    out = wide_kv_ov
+    facts = {"layers": 8, "kv_heads": 4, "head_size": 64}
+    kv = _kv_precision("CPU", 64)
     per_token = kv_cache_bytes(facts, 32, 1, kv.get("dtype_bytes", 4), kv.get("key_extra_bytes_per_token_head", 0),
                                kv.get("value_extra_bytes_per_token_head", 0)) / 32
     # and its size: whole blocks for min(2 x prompt, prompt + new) tokens, grown 256 tokens at a time
@@ -76,3 +108,25 @@ def test_openvino_kv_formula_matches_the_plugins_own_cache_size(tmp_path):
     own = _openvino_cache_bytes(out, runs)
     assert own[0] == per_token * 32
     assert own == [per_token * paged_capacity(p, n) for p, n in runs]  # 32, 544 and 128 tokens
+
+
+def test_memory_in_use_and_the_measured_kv_slope_on_openvino_genai(wide_kv_ov):
+    """After the timed repetitions, one untimed generation per cell is read raw and in use (glibc malloc_trim
+    first), and a KV probe in a fresh pipeline measures the dynamic cache's bytes per token from the memory in
+    use at known cache sizes (800 ... 1,568 tokens): within a loose band of the formula."""
+    if not _glibc():
+        pytest.skip("in-use readings need glibc's malloc_trim (this libc has none)")
+    result = bench_llm(wide_kv_ov, LlmWorkload(prompt_tokens=(8,), gen_tokens=(12,), repetitions=2, warmup=1))
+    cell, load = result.cells[0], result.loads[0]
+    assert cell.rss_in_use_note is None and cell.rss_in_use_mb is not None and cell.rss_in_use_growth_mb is not None
+    probe = load.kv_probe
+    assert probe is not None and probe.method == "decode_growth", probe
+    assert [p[0] for p in probe.points] == [800, 1056, 1312, 1568]  # cache tokens after the 2nd..5th growth
+    for _, in_use, raw in probe.points:
+        assert in_use <= raw + 64  # KiB: the trimmed reading is not above the raw one (a page or two may move)
+    kind = ov.Core().get_property("CPU", "KV_CACHE_PRECISION")
+    per_token = 8 * 4 * (2 * 64 * (kind.bitwidth // 8) + (16 + 8 if kind.is_integral() else 0))
+    assert cell.kv_bytes_per_token_predicted == per_token  # 4,864 B/token for u8
+    assert cell.kv_measured_method == "decode_growth" and cell.kv_bytes_per_token_measured > 0
+    assert 0.75 < cell.kv_measured_ratio < 1.25, probe
+    print("predicted / measured", cell.kv_measured_ratio, "raw slope", probe.raw_bytes_per_token, probe.points)
