@@ -134,3 +134,15 @@ def test_repeated_runs_reuse_the_loaded_model_only_under_the_same_key(tiny_cnn: 
     assert reused == [False, True, False, False, False]
     assert runs[1].load_ms == 0 and runs[0].load_ms > 0 and runs[1].ok and len(runs[1].samples_ns) >= 10
     assert LocalRunner().run(Request(model_path="", **FAST), copy).runtime.get("reused_load") is None
+
+
+def test_a_kept_model_warms_up_by_count_only(tiny_cnn: Path, tmp_path: Path):
+    """A model a served agent kept loaded was warmed up for ``warmup_s`` when loaded: a later run of it (a sweep's
+    next interleaved round) warms up by the count alone, a fresh load for the whole ``warmup_s``."""
+    copy = tmp_path / "m.onnx"
+    copy.write_bytes(tiny_cnn.read_bytes())
+    request = Request(model_path="", warmup_s=0.4, **FAST)
+    with LocalRunner().served() as served:
+        first, again = (served.run(request, copy) for _ in range(2))
+    assert first.warmup_done["duration_s"] >= 0.4 and again.runtime.get("reused_load")
+    assert again.warmup_done["iterations"] >= FAST["warmup"] and again.warmup_done["duration_s"] < 0.2
