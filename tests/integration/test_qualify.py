@@ -200,8 +200,8 @@ def test_an_unreachable_device_is_an_error_row_and_the_others_verdicts_stand(tmp
 
 
 # -- history: same model twice is noise, a slowed one is a regression ---------------------------------------------
-def _bench(model: Path, db: Path, *extra: str, prefix: tuple[str, ...] = ()) -> int:
-    p = edgeopt("bench", str(model), "--threads", "1", "--min-duration", "1.0", "--no-budget", "--history-db",
+def _bench(model: Path, db: Path, *extra: str, prefix: tuple[str, ...] = (), min_duration: str = "1.0") -> int:
+    p = edgeopt("bench", str(model), "--threads", "1", "--min-duration", min_duration, "--no-budget", "--history-db",
                 str(db), *extra, prefix=prefix)
     assert p.returncode == 0, p.stderr
     line = next(x for x in p.stderr.splitlines() if "recorded as history run" in x)
@@ -229,11 +229,12 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def test_history_same_model_is_noise_and_a_heavier_model_is_a_regression(tmp_path, models):
     db = tmp_path / "h.sqlite3"
-    first = _bench(models["light"], db)
-    second = _bench(models["light"], db)
+    # 0.3 s runs: hundreds of samples of a ~0.3 ms and a several-ms model, plenty for the verdicts (ALONE: short)
+    first = _bench(models["light"], db, min_duration="0.3")
+    second = _bench(models["light"], db, min_duration="0.3")
     code, same = _compare(db, first, second)
     assert code == 0 and same["regression"] is False and same["verdict"] != "regression", same
-    heavy = _bench(models["heavy"], db)
+    heavy = _bench(models["heavy"], db, min_duration="0.3")
     code, slow = _compare(db, first, heavy)
     assert code == 1 and slow["verdict"] == "regression" and slow["median_ratio"] > 3 and slow["p_value"] < 1e-6
     assert slow["notes"] and "different models" in slow["notes"][0]
@@ -245,7 +246,7 @@ def test_history_same_model_is_noise_and_a_heavier_model_is_a_regression(tmp_pat
     hist = json.loads(edgeopt("history", "--model", "net-heavy", "--history-db", str(db), "--json").stdout)
     assert [h["id"] for h in hist] == [heavy]
     gate = f"gates:\n  regression: {{baseline: release-1.2, tolerance_pct: {DRIFT_TOLERANCE}}}\n"
-    measure = "measure: {threads: 1, min_duration_s: 1.0}\n"
+    measure = "measure: {threads: 1, min_duration_s: 0.3}\n"
     for name, model, expected in (("same", models["light"], 0), ("heavier", models["heavy"], 1)):
         path = spec(tmp_path / f"{name}.yaml", f"name: {name}\nmodel: {{path: {model}}}\n{measure}{gate}")
         p = edgeopt("qualify", str(path), "--history-db", str(db), "--report-dir", str(tmp_path / name), "--json")
@@ -282,9 +283,9 @@ def slow_cgroup(tmp_path: Path) -> Iterator[Path]:
 
 def test_same_model_on_a_throttled_cpu_is_flagged(tmp_path, models, slow_cgroup):
     db = tmp_path / "h.sqlite3"
-    fast = _bench(models["big"], db, "-n", "40", "--percentile", "p50")
+    fast = _bench(models["big"], db, "-n", "40", "--percentile", "p50", min_duration="0.3")  # >= 40 samples each
     enter = ("sh", "-c", f'echo $$ > {slow_cgroup / "cgroup.procs"} && exec "$@"', "sh")
-    slow = _bench(models["big"], db, "-n", "40", "--percentile", "p50", prefix=enter)
+    slow = _bench(models["big"], db, "-n", "40", "--percentile", "p50", prefix=enter, min_duration="0.3")
     code, c = _compare(db, fast, slow)
     assert code == 1 and c["verdict"] == "regression" and c["median_ratio"] > 1.3, c
     assert c["notes"] == []  # same model, same settings: only the "device" got slower

@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 from edgeopt.evaluation import parse_output, resolve_metric
+from edgeopt.runners.base import Runner
 from edgeopt.runners.local import LocalRunner
+from edgeopt.runners.served import agent_session
 from edgeopt.sweep.api import level_settings
 from edgeopt.sweep.confirm import ROUNDS, confirm_levels
 from edgeopt.sweep.measure import INTERFERENCE_PCT, Context, interfered
@@ -24,12 +26,12 @@ linux_only = pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="the ag
 BURN = "import time\nend = time.time() + {s}\nwhile time.time() < end:\n    pass\n"
 
 
-def _ctx(tmp_path: Path) -> Context:
+def _ctx(tmp_path: Path, served: Runner | None = None) -> Context:
     np.savez(tmp_path / "eval.npz", x=np.zeros((1, 16, 64, 64), np.float32))
     return Context(target="local", runner=LocalRunner(), eval_npz=tmp_path / "eval.npz", labels=None,
                    metric=resolve_metric("cosine", has_labels=False), selection=parse_output(None),
                    min_retention=0.9, measure=level_settings(threads=1), targets_dirs=(),
-                   versions={"onnxruntime": ""})
+                   versions={"onnxruntime": ""}, served=served)
 
 
 def _level(recipe: str, path: Path, latency_ms: float) -> Level:
@@ -44,9 +46,10 @@ def test_confirmation_replaces_a_wrong_first_pass(tmp_path: Path) -> None:
     """A first pass 1000x off (as a disturbed run would be, only more so) is replaced by the rounds' median; the
     first pass is kept beside it, and a confirmed level is not measured again."""
     model = conv_model(tmp_path / "m.onnx", channels=16, kernel=3)
-    ctx = _ctx(tmp_path)
     levels = [_level("slow-first", model, 1000.0), _level("fine", model, 1.0)]
-    out = confirm_levels(ctx, levels)
+    with agent_session(LocalRunner()) as served:  # the rounds in one served agent, as the sweep runs them
+        ctx = _ctx(tmp_path, served)
+        out = confirm_levels(ctx, levels)
     for lv in out:
         assert lv.latency_confirm_rounds == ROUNDS + 1 and not lv.single_run  # + the first pass
         assert lv.latency_ms_low is not None and lv.latency_ms_high is not None

@@ -22,6 +22,7 @@ pytest.importorskip("openvino", reason="the bf16 branch and the NNCF candidate a
 
 from edgeopt.evaluation import parse_output, resolve_metric  # noqa: E402
 from edgeopt.runners.local import LocalRunner  # noqa: E402
+from edgeopt.runners.served import agent_session  # noqa: E402
 from edgeopt.sweep import sweep  # noqa: E402
 from edgeopt.sweep.api import float_options, level_settings  # noqa: E402
 from edgeopt.sweep.measure import Context  # noqa: E402
@@ -108,11 +109,14 @@ def test_openvino_int8_search_measures_and_ranks_its_mix_with_bf16_float_parts(o
     # the three compared in interleaved rounds, each with its own runtime options (first runs of a 0.05 ms model
     # are too noisy to say whether the sweep's own ranking took the mix in; marked passing for the ranking alone)
     trio = [by["bf16"], by["int8-search"], mix.model_copy(update={"passed": True, "meets_retention": True})]
-    ctx = Context(target="local", runner=LocalRunner(), eval_npz=Path(result.out_dir) / "eval_inputs.npz",
-                  labels=None, metric=resolve_metric("snr_db", has_labels=False), selection=parse_output(None),
-                  min_retention=MIN_RETENTION, measure=level_settings(threads=result.threads), targets_dirs=(),
-                  versions={"openvino": mix.runtime_version}, runtime_options=float_options(["openvino"]))
-    ranked, rec, facts = rank(ctx, [lv.model_copy(update={"latency_ms": 1.0}) for lv in trio])
+    # the rounds in one served agent, as the sweep runs them (a fresh agent per round cost ~1 s each)
+    with agent_session(LocalRunner()) as served:
+        ctx = Context(target="local", runner=LocalRunner(), eval_npz=Path(result.out_dir) / "eval_inputs.npz",
+                      labels=None, metric=resolve_metric("snr_db", has_labels=False), selection=parse_output(None),
+                      min_retention=MIN_RETENTION, measure=level_settings(threads=result.threads), targets_dirs=(),
+                      versions={"openvino": mix.runtime_version}, runtime_options=float_options(["openvino"]),
+                      served=served)
+        ranked, rec, facts = rank(ctx, [lv.model_copy(update={"latency_ms": 1.0}) for lv in trio])
     assert rec is not None and facts is not None and len(facts["candidates"]) == 3
     assert all(lv.latency_rounds == facts["rounds"] >= 5 for lv in ranked) and rec.reason == facts["reason"]
     print({level_name(lv): (round(lv.retention, 6), lv.latency_ms_round_median) for lv in ranked}, rec.reason)

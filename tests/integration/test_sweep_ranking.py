@@ -20,6 +20,7 @@ import numpy as np
 from edgeopt.evaluation import parse_output, resolve_metric
 from edgeopt.metrics.result import BenchResult
 from edgeopt.runners.local import LocalRunner
+from edgeopt.runners.served import agent_session
 from edgeopt.sweep.api import level_settings
 from edgeopt.sweep.measure import Context
 from edgeopt.sweep.rank_levels import ROUNDS, rank
@@ -75,11 +76,19 @@ def test_equal_latency_levels_the_smaller_wins_twice(tmp_path: Path) -> None:
     levels = [_level("big", big), _level("small", small).model_copy(update={"latency_ms": 1.05})]
     judged: list[dict[str, Any]] = []
     noisy: list[tuple[dict[str, Any], list[float]]] = []
+    # the rounds in one served agent, as the sweep runs them (a fresh agent per round cost ~0.5 s each)
+    with agent_session(LocalRunner()) as served:
+        _rank_until_judged(tmp_path, levels, served, judged, noisy)
+    assert len(judged) == WANTED, f"only {len(judged)} of {ATTEMPTS} rankings judged; noisy ones: {noisy}"
+
+
+def _rank_until_judged(tmp_path: Path, levels: list[Level], served: Any, judged: list[dict[str, Any]],
+                       noisy: list[tuple[dict[str, Any], list[float]]]) -> None:
     for _ in range(ATTEMPTS):
         ctx = _Recording(target="local", runner=LocalRunner(), eval_npz=tmp_path / "eval.npz", labels=None,
                          metric=resolve_metric("cosine", has_labels=False), selection=parse_output(None),
                          min_retention=0.9, measure=level_settings(threads=1), targets_dirs=(),
-                         versions={"onnxruntime": ""})
+                         versions={"onnxruntime": ""}, served=served)
         ranked, rec, facts = rank(ctx, levels)
         assert rec is not None and facts is not None
         # whatever the noise: nothing dominated (equal retention), the reason is the decision's, rounds filled in
@@ -104,4 +113,3 @@ def test_equal_latency_levels_the_smaller_wins_twice(tmp_path: Path) -> None:
         judged.append(facts)
         if len(judged) == WANTED:
             break
-    assert len(judged) == WANTED, f"only {len(judged)} of {ATTEMPTS} rankings judged; noisy ones: {noisy}"

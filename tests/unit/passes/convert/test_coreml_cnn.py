@@ -22,19 +22,33 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def test_small_cnn_factory_converts_to_an_fp16_mlprogram(tmp_path: Path) -> None:
-    import coremltools as ct
-
+def _convert(tmp_path: Path, cfg: dict[str, object], name: str) -> tuple[object, Path]:
+    """``small_cnn`` through ``to_coreml`` for ``mac-m-series`` with ``cfg``: (artifact, its weight.bin)."""
     from edgeopt.passes.torch_io import torch_artifact
 
-    from ..torch.models import SPEC, SmallCNN
+    from ..torch.models import SPEC
 
     cls = load_pass_registry().get_class("to_coreml")
-    pass_ = cls(cls.parse_config({})).for_target(load_registry().get("mac-m-series"))
-    ctx = context(tmp_path, name="cnn.mlpackage", target="mac-m-series", input_shapes={"x": [1, 1, 8, 8]},
+    pass_ = cls(cls.parse_config(cfg)).for_target(load_registry().get("mac-m-series"))
+    (tmp_path / name).mkdir()
+    ctx = context(tmp_path / name, name=f"{name}.mlpackage", target="mac-m-series", input_shapes={"x": [1, 1, 8, 8]},
                   reporter=Recorder())
-    art = pass_.apply(torch_artifact(f"{SPEC}:small_cnn"), ctx, name="convert-to_coreml")
+    art = pass_.apply(torch_artifact(f"{SPEC}:small_cnn"), ctx, name=f"convert-{name}")
+    return art, Path(art.path) / "Data" / "com.apple.CoreML" / "weights" / "weight.bin"
 
+
+@pytest.fixture(scope="module")
+def fp16(tmp_path_factory: pytest.TempPathFactory) -> tuple[object, Path]:
+    """The plain (FP16) conversion, once per module: checked below and the baseline of every compression."""
+    return _convert(tmp_path_factory.mktemp("coreml-fp16"), {}, "fp16")
+
+
+def test_small_cnn_factory_converts_to_an_fp16_mlprogram(fp16: tuple[object, Path]) -> None:
+    import coremltools as ct
+
+    from ..torch.models import SmallCNN
+
+    art, weights = fp16
     assert art.format is ArtifactFormat.COREML and art.precision is Precision.FP16
     assert art.report["spec_type"] == "mlProgram" and art.report["inputs"] == ["x"]
     spec = ct.utils.load_spec(art.path)
@@ -47,7 +61,6 @@ def test_small_cnn_factory_converts_to_an_fp16_mlprogram(tmp_path: Path) -> None
     # FP16 weights: about 2 bytes per parameter (BatchNorm folded away), not 4.
     params = sum(p.numel() for name, p in SmallCNN().named_parameters() if ".1." not in name and ".4." not in name
                  and ".8." not in name)
-    weights = Path(art.path) / "Data" / "com.apple.CoreML" / "weights" / "weight.bin"
     assert 2 * params <= weights.stat().st_size < 2.3 * params
 
 
@@ -56,29 +69,13 @@ def test_small_cnn_factory_converts_to_an_fp16_mlprogram(tmp_path: Path) -> None
     ("int4_block", "constexpr_blockwise_shift_scale", Precision.INT4, 0.5),  # + an fp16 scale per 32 weights
     ("palettize_4bit", "constexpr_lut_to_dense", Precision.INT4, 0.4),
 ])
-def test_weight_compression_shrinks_the_package(tmp_path: Path, compression: str, constexpr: str,
-                                                precision: Precision, max_ratio: float) -> None:
+def test_weight_compression_shrinks_the_package(tmp_path: Path, fp16: tuple[object, Path], compression: str,
+                                                constexpr: str, precision: Precision, max_ratio: float) -> None:
     """coremltools.optimize weight compression: the large weights become constexpr ops and weight.bin shrinks."""
     import coremltools as ct
 
-    from edgeopt.passes.torch_io import torch_artifact
-
-    from ..torch.models import SPEC
-
-    cls = load_pass_registry().get_class("to_coreml")
-    target = load_registry().get("mac-m-series")
-
-    def convert(cfg: dict[str, object], name: str) -> tuple[object, Path]:
-        pass_ = cls(cls.parse_config(cfg)).for_target(target)
-        ctx = context(tmp_path / name, name=f"{name}.mlpackage", target="mac-m-series",
-                      input_shapes={"x": [1, 1, 8, 8]}, reporter=Recorder())
-        art = pass_.apply(torch_artifact(f"{SPEC}:small_cnn"), ctx, name=f"convert-{name}")
-        return art, Path(art.path) / "Data" / "com.apple.CoreML" / "weights" / "weight.bin"
-
-    (tmp_path / "fp16").mkdir()
-    (tmp_path / compression).mkdir()
-    _, fp16_bin = convert({}, "fp16")
-    art, bin_path = convert({"compression": compression}, compression)
+    _, fp16_bin = fp16
+    art, bin_path = _convert(tmp_path, {"compression": compression}, compression)
     assert art.precision is precision and art.report["compression"] == compression
     spec = ct.utils.load_spec(art.path)
     ops = [op.type for fn in spec.mlProgram.functions.values()
