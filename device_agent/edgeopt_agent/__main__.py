@@ -12,11 +12,12 @@ import argparse
 import contextlib
 import json
 import os
+import queue
 import select
 import signal
 import sys
 import threading
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 from . import __version__, deps, environment, loaded, memory, runtimes
 from . import probe as probe_facts
@@ -43,12 +44,13 @@ def _run_cleanups() -> None:
                 _CLEANUPS.pop()()
 
 
-def _exit_on_stdin_eof(silence_s: float = 0.0) -> None:
+def _exit_on_stdin_eof(silence_s: float = 0.0, on_data: Optional[Callable[[bytes], None]] = None) -> None:
     """End the process when stdin closes: over SSH that means the session (or the link) is gone.
 
     With ``silence_s`` > 0 the host sends a heartbeat byte on stdin every few seconds, and stdin silent for
     ``silence_s`` also ends the process: a dead link closes nothing on a device whose sshd does not probe its
     clients (OpenSSH's default), so the session would otherwise live on until TCP gives up, holding the lock.
+    ``on_data`` receives what stdin brings (a served agent's requests); without it, it is dropped.
     """
 
     def watch() -> None:
@@ -56,14 +58,41 @@ def _exit_on_stdin_eof(silence_s: float = 0.0) -> None:
             while True:
                 if silence_s > 0 and not select.select([0], [], [], silence_s)[0]:
                     break  # no heartbeat: the host, or the link to it, is gone
-                if not os.read(0, 4096):
+                data = os.read(0, 65536)
+                if not data:
                     break
+                if on_data is not None:
+                    on_data(data)
         except (OSError, ValueError):
             pass
         _run_cleanups()
         os._exit(EXIT_HOST_GONE)
 
     threading.Thread(target=watch, name="stdin-eof", daemon=True).start()
+
+
+def _served_lines(args: argparse.Namespace) -> Iterator[str]:
+    """The served agent's request lines: stdin read as it comes, or (``--exit-on-stdin-eof``, over SSH) by the
+    thread that also ends the process when stdin closes or falls silent, even in the middle of a request."""
+    if not args.exit_on_stdin_eof:
+        for line in sys.stdin:
+            yield line
+        return
+    lines = queue.Queue()  # type: queue.Queue[str]
+    pending = bytearray()
+
+    def feed(data: bytes) -> None:
+        pending.extend(data)
+        while True:
+            end = pending.find(b"\n")
+            if end < 0:
+                return
+            lines.put(bytes(pending[:end + 1]).decode("utf-8", "replace"))
+            del pending[:end + 1]
+
+    _exit_on_stdin_eof(args.host_silence_s, feed)
+    while True:
+        yield lines.get()
 
 
 def _exit_on_signals() -> None:
@@ -213,14 +242,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     with ``keep_loaded`` a ``run`` takes and keeps its loaded model between requests (loaded.py). Each request is
     handled exactly as a one-shot agent handles it (lock, watchdog, result); the process, its imports and the runtimes'
     thread pools stay, so a sweep's hundred short calls do not each pay a process start. The peak-memory counter
-    is reset before each request; a request's ``start`` event says whether that worked (``peak_reset``)."""
+    is reset before each request; a request's ``start`` event says whether that worked (``peak_reset``). Over SSH
+    (``--exit-on-stdin-eof``, ``--host-silence-s``) the process ends when its channel closes or the host's heartbeat
+    stops, as a one-shot agent does, and the heartbeat's empty lines are skipped."""
     if args.lock_dir:
         _exit_on_signals()
     stdout_fd = os.dup(1)
     os.dup2(2, 1)
     try:
-        for line in sys.stdin:
-            if not line.strip():
+        for line in _served_lines(args):
+            if not line.strip():  # the host's heartbeat (over SSH), or an empty line
                 continue
             loaded.set_keep(False)
             try:
@@ -278,7 +309,7 @@ def main(argv: Any = None) -> int:
                        help="seconds to wait for a busy device lock before failing (with --lock-dir)")
     p_run.add_argument("--exit-on-stdin-eof", action="store_true",
                        help="exit (releasing the lock) when stdin closes, i.e. when the SSH session is gone "
-                            "(with --request FILE only)")
+                            "(with --request FILE only; serve: also in the middle of a request)")
     p_run.add_argument("--host-silence-s", type=float, default=0.0,
                        help="with --exit-on-stdin-eof: also exit when stdin brings nothing for this many seconds "
                             "(the host sends a heartbeat; 0: off)")
@@ -298,7 +329,7 @@ def main(argv: Any = None) -> int:
     p_serve = sub.add_parser("serve", help="answer run/evaluate/profile requests, one JSON line each, until stdin "
                                            "closes (one process for many requests)")
     for action in p_run._actions[1:]:
-        if action.dest in ("lock_dir", "lock_wait_s"):
+        if action.dest in ("lock_dir", "lock_wait_s", "exit_on_stdin_eof", "host_silence_s"):
             p_serve._add_action(action)
     p_serve.set_defaults(func=cmd_serve)
     p_probe = sub.add_parser("probe", help="print machine facts and available runtimes")

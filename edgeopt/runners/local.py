@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import subprocess
@@ -18,6 +19,7 @@ from edgeopt_agent.protocol import RawRun, Request
 from ..config import from_environment
 from ..errors import RunnerError
 from .agent_exit import AgentTrace
+from .agent_pipe import PopenPipe
 from .base import (
     AgentCommand,
     ProgressSink,
@@ -29,7 +31,7 @@ from .base import (
     parse_result,
 )
 from .limits import LineTail, ReadLimits, flood_error, read_capped
-from .served import ServedAgent, ServedRunner, ServeSpec
+from .served import Info, ServedAgent, ServedRunner, ServeSpec
 
 # Variables the agent may inherit; everything else is dropped so runs do not depend on the caller's shell.
 # EDGEOPT_PLUGIN_PATH: plug-in runtimes that are not installed (edgeopt.registry.plugins) load in the agent too.
@@ -121,18 +123,20 @@ class LocalRunner:
     def close(self) -> None:
         """Nothing is held between calls: each command is its own subprocess."""
 
-    def serving(self) -> ServedRunner:
+    def serving(self, on_info: Info | None = None) -> ServedRunner:
         """This runner with run/evaluate/profile answered by one ``edgeopt_agent serve`` process (started on the
         first request) until the returned runner is closed (:mod:`.served`: what a shared process changes, and
         what stays one-shot)."""
-        spec = ServeSpec(argv=(self.python, "-m", "edgeopt_agent", "serve", *self._lock_args()), env=self._env(),
-                         where="local", grace_s=KILL_GRACE_S + (self.lock_wait_s if self.lock_dir else 0.0))
-        return ServedRunner(self, ServedAgent(spec))
+        argv = (self.python, "-m", "edgeopt_agent", "serve", *self._lock_args())
+        spec = ServeSpec(start=functools.partial(PopenPipe.start, argv, self._env()), where="local",
+                         grace_s=KILL_GRACE_S + (self.lock_wait_s if self.lock_dir else 0.0))
+        return ServedRunner(self, ServedAgent(spec), on_info=on_info)
 
     @contextlib.contextmanager
-    def served(self) -> Iterator[ServedRunner]:
-        """:meth:`serving` for the block's duration (closed after it)."""
-        runner = self.serving()
+    def served(self, on_info: Info | None = None) -> Iterator[ServedRunner]:
+        """:meth:`serving` for the block's duration (closed after it); ``on_info`` gets the ``info`` event of a
+        session that goes on one-shot (the agent there cannot serve)."""
+        runner = self.serving(on_info)
         try:
             yield runner
         finally:

@@ -22,9 +22,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import logging
 import os
 import queue
-import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -34,6 +34,7 @@ from edgeopt_agent.protocol import RawRun, Request
 
 from ..errors import RunnerError
 from .agent_exit import AgentTrace
+from .agent_pipe import AgentPipe
 from .base import AgentCommand, ProgressSink, Runner, RunnerInfo, parse_progress_line, parse_result
 from .limits import LineTail, ReadLimits, flood_error
 
@@ -44,17 +45,26 @@ TAIL_WAIT_S = 5.0
 # Seconds a served agent gets to end after its stdin closes before it is killed.
 CLOSE_WAIT_S = 5.0
 ENV_SWITCH = "EDGEOPT_AGENT_SERVE"
+# Receives the ``{"event": "info", "message": ...}`` of a session that goes on one-shot.
+Info = Callable[[dict[str, Any]], None]
+_log = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass(frozen=True)
 class ServeSpec:
-    """How to start the served agent: the command line and its environment; ``where`` names it in messages;
-    ``grace_s``: seconds beyond a request's ``max_duration_s`` before it is killed."""
+    """How to start the served agent: ``start`` returns a running ``serve`` agent's pipe (a local subprocess, an
+    SSH channel: :mod:`.agent_pipe`); ``where`` names it in messages; ``grace_s``: seconds beyond a request's
+    ``max_duration_s`` before it is killed."""
 
-    argv: tuple[str, ...]
-    env: dict[str, str]
+    start: Callable[[], AgentPipe]
     where: str
     grace_s: float
+
+
+class ServeUnavailable(RunnerError):
+    """The agent there cannot serve: it ended before answering its first request with any event (an agent too
+    old to know ``serve``, an interpreter that does not start), or the transport refused to start it. The runner
+    then goes on one-shot (:class:`ServedRunner`); never shown as an error."""
 
 
 class _Request:
@@ -80,16 +90,18 @@ class _Request:
 
 
 class ServedAgent:
-    """One ``edgeopt_agent serve`` process: started on the first request, restarted after it died, closed by
-    :meth:`close`. Requests are answered one at a time (a lock), so one runner's calls never overlap."""
+    """One ``edgeopt_agent serve`` agent behind an :class:`AgentPipe`: started on the first request, restarted after
+    it died, closed by :meth:`close`. Requests are answered one at a time (a lock), so one runner's calls never
+    overlap."""
 
     def __init__(self, spec: ServeSpec) -> None:
         self.spec = spec
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: AgentPipe | None = None
         self._lines: queue.Queue[bytes | None] = queue.Queue()
         self._current: _Request | None = None
         self._cap = 0
         self._over = False
+        self._fresh = False  # started, and no request of it has said anything yet
         self._lock = threading.Lock()
         self._sink_lock = threading.Lock()
         self.started = 0  # processes started (1 unless one died)
@@ -101,8 +113,9 @@ class ServedAgent:
         the model an earlier run loaded and keeps its own, edgeopt_agent/loaded.py).
 
         Raises:
-            RunnerError: the agent could not start, died (its signal and phase named), flooded a channel or
-                outlived the deadline (then it is killed; the next request starts a new one).
+            ServeUnavailable: the agent cannot serve (nothing of the request was done: send it one-shot).
+            RunnerError: the agent could not start, died (its signal and phase named), flooded a channel, outlived
+                the deadline (then it is killed; the next request starts a new one) or its link was lost.
         """
         with self._lock:
             proc = self._ensure()
@@ -112,92 +125,80 @@ class ServedAgent:
                 self._current, self._cap, self._over = job, limits.result_bytes, False
             try:
                 line = self._exchange(proc, command, request, keep_loaded)
-            except BaseException:  # a timeout, Ctrl-C, SIGTERM: the agent must not outlive the request
+                return self._answer(proc, job, line)
+            except BaseException:  # a timeout, a lost link, Ctrl-C, SIGTERM: the agent must not outlive the request
                 self._kill()
                 raise
-            return self._answer(proc, job, line)
 
-    def _exchange(self, proc: subprocess.Popen[bytes], command: AgentCommand, request: Request,
-                  keep_loaded: bool) -> bytes | None:
+    def _exchange(self, proc: AgentPipe, command: AgentCommand, request: Request, keep_loaded: bool) -> bytes | None:
         """Write the request line; the result line (None: the agent ended first)."""
         message = {"command": command.value, "request": request.to_dict(), "keep_loaded": keep_loaded}
         payload = (json.dumps(message) + "\n").encode()
         limit_s = request.max_duration_s + self.spec.grace_s
         try:
-            assert proc.stdin is not None
-            proc.stdin.write(payload)
-            proc.stdin.flush()
-        except (BrokenPipeError, OSError):
+            proc.send(payload)
+        except OSError:
             return None
         try:
             return self._lines.get(timeout=limit_s)
         except queue.Empty:
-            raise RunnerError(f"the {self.spec.where} agent did not answer within {limit_s:.0f} s and was killed: "
-                              "raise --max-duration or check the model") from None
+            raise RunnerError(f"the served agent on {self.spec.where} did not answer within {limit_s:.0f} s and "
+                              "was killed: raise --max-duration or check the model") from None
 
-    def _answer(self, proc: subprocess.Popen[bytes], job: _Request, line: bytes | None) -> RawRun:
+    def _answer(self, proc: AgentPipe, job: _Request, line: bytes | None) -> RawRun:
         """The result of ``line``; an ended agent's message when there is none."""
         where = self.spec.where
+        fresh, self._fresh = self._fresh, False
         if line is None:
-            status = proc.wait()
+            status = proc.wait()  # a lost link raises here: the request failed, the next one reconnects
             job.done.wait(TAIL_WAIT_S)  # the stderr pump closes the tail at the end of the stream
-            over = self._over
-            self._reset()
-            if over:
+            if self._over:
                 raise flood_error(where, "stdout (the result)", self._cap)
             if job.tail.flooded:
                 raise flood_error(where, "stderr", job.tail.limit)
+            if fresh and job.trace.events == 0:
+                raise ServeUnavailable(f"the agent on {where} did not serve (exit {status}; "
+                                       f"{job.tail.text() or 'no output'})")
             return parse_result("", job.tail.text(), where, status, job.trace)
         job.done.wait(TAIL_WAIT_S)
         with self._sink_lock:
             self._current = None
         if job.tail.flooded:
-            self._kill()
             raise flood_error(where, "stderr", job.tail.limit)
         self.answered += 1
         return parse_result(line.decode("utf-8", "replace"), job.tail.text(), where, 0, job.trace)
 
-    def _ensure(self) -> subprocess.Popen[bytes]:
-        if self._proc is not None and self._proc.poll() is None:
+    def _ensure(self) -> AgentPipe:
+        if self._proc is not None and self._proc.running():
             return self._proc
-        self._reset()
-        try:
-            proc = subprocess.Popen(list(self.spec.argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, env=self.spec.env)
-        except OSError as exc:
-            raise RunnerError(f"cannot start the agent with {self.spec.argv[0]} ({exc}): pass a valid --python"
-                              ) from None
-        self._proc, self._lines = proc, queue.Queue()
+        self._kill()
+        proc = self.spec.start()
+        self._proc, self._lines, self._fresh = proc, queue.Queue(), True
         self.started += 1
         for target in (self._pump_stdout, self._pump_stderr):
             threading.Thread(target=target, args=(proc, self._lines), daemon=True).start()
         return proc
 
-    def _pump_stdout(self, proc: subprocess.Popen[bytes], lines: queue.Queue[bytes | None]) -> None:
+    def _pump_stdout(self, proc: AgentPipe, lines: queue.Queue[bytes | None]) -> None:
         """Result lines into ``lines`` (None at the end); a line past the request's budget kills the agent."""
-        stream = proc.stdout
-        assert stream is not None
         buf = bytearray()
-        while True:
-            piece = stream.readline(1 << 20)
+        while not self._over:
+            piece = proc.read_stdout()
             if not piece:
                 break
             buf += piece
+            while (end := buf.find(b"\n")) >= 0 and end < self._cap:
+                lines.put(bytes(buf[:end + 1]))
+                del buf[:end + 1]
             if len(buf) > self._cap:
                 self._over = True
                 proc.kill()
-                break
-            if buf.endswith(b"\n"):
-                lines.put(bytes(buf))
-                buf = bytearray()
         lines.put(None)
 
-    def _pump_stderr(self, proc: subprocess.Popen[bytes], lines: queue.Queue[bytes | None]) -> None:
+    def _pump_stderr(self, proc: AgentPipe, lines: queue.Queue[bytes | None]) -> None:
         """Stderr into the tail of the request in flight (lines between requests are dropped)."""
-        stream = proc.stderr
-        assert stream is not None
         while True:
-            chunk = stream.read1(1 << 16)  # type: ignore[attr-defined]
+            chunk = proc.read_stderr()
             if not chunk:
                 break
             with self._sink_lock:
@@ -213,29 +214,33 @@ class ServedAgent:
             job.done.set()
 
     def _kill(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.kill()
-            self._proc.wait()
-        self._reset()
-
-    def _reset(self) -> None:
+        proc = self._proc
         with self._sink_lock:
             self._current = None
         self._proc = None
+        if proc is not None:
+            proc.kill()
 
     def close(self) -> None:
         """End the agent: stdin closed, a few seconds to finish, then killed. Idempotent; never raises."""
         proc, self._proc = self._proc, None
         if proc is None:
             return
-        with contextlib.suppress(OSError, ValueError):
-            assert proc.stdin is not None
-            proc.stdin.close()
-        try:
-            proc.wait(timeout=CLOSE_WAIT_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        proc.close_stdin()
+        with contextlib.suppress(TimeoutError, RunnerError):
+            proc.wait(timeout_s=CLOSE_WAIT_S)
+        proc.kill()
+
+
+# Places a request where the served agent runs (model, input files; output files fetched back after the block):
+# the request as that agent must see it. Local: the model path made absolute; SSH: files pushed (.ssh_served).
+Stage = Callable[[Request, Path, "ProgressSink | None"], contextlib.AbstractContextManager[Request]]
+
+
+@contextlib.contextmanager
+def local_stage(request: Request, model_path: Path, progress: ProgressSink | None) -> Iterator[Request]:
+    """The request for an agent on this machine: the model's absolute path; nothing to copy."""
+    yield dataclasses.replace(request, model_path=str(model_path.resolve()))
 
 
 class ServedRunner:
@@ -244,8 +249,15 @@ class ServedRunner:
     earlier ``run`` of the same file, runtime, options, threads and shapes loaded (``load_ms`` 0,
     ``runtime.reused_load``): for repeated rounds of the same levels, not for load or cold-start numbers."""
 
-    def __init__(self, base: Runner, agent: ServedAgent, keep_loaded: bool = True) -> None:
+    def __init__(self, base: Runner, agent: ServedAgent, keep_loaded: bool = True, *, stage: Stage | None = None,
+                 on_info: Info | None = None,
+                 on_close: Callable[[], None] | None = None) -> None:
         self.base, self.agent, self.keep_loaded = base, agent, keep_loaded
+        self.on_close = on_close  # releases what the stage holds (an SSH connection)
+        self.stage: Stage = stage or local_stage
+        self.on_info = on_info  # receives the one ``info`` event of a fall back to one-shot runs
+        self.serving = True  # False once the agent there could not serve: every request one-shot from then on
+        self._lock = threading.Lock()
 
     @property
     def name(self) -> str:
@@ -256,8 +268,24 @@ class ServedRunner:
 
     def _call(self, command: AgentCommand, request: Request, model_path: Path,
               progress: ProgressSink | None) -> RawRun:
-        request = dataclasses.replace(request, model_path=str(Path(model_path).resolve()))
-        return self.agent.call(command, request, progress, self.keep_loaded and command is AgentCommand.RUN)
+        with self._lock:
+            if self.serving:
+                try:
+                    with self.stage(request, Path(model_path), progress) as placed:
+                        return self.agent.call(command, placed, progress,
+                                               self.keep_loaded and command is AgentCommand.RUN)
+                except ServeUnavailable as exc:
+                    self._fall_back(exc)
+            one_shot: Callable[[Request, Path, ProgressSink | None], RawRun] = getattr(self.base, command.value)
+            return one_shot(request, model_path, progress)
+
+    def _fall_back(self, exc: ServeUnavailable) -> None:
+        """Serve no more: say so once, as information (the results are the same, only slower)."""
+        self.serving = False
+        message = f"{exc}: each request runs in its own agent process from now on"
+        _log.info("%s", message)
+        if self.on_info is not None:
+            self.on_info({"event": "info", "message": message})
 
     def run(self, request: Request, model_path: Path, progress: ProgressSink | None = None) -> RawRun:
         return self._call(AgentCommand.RUN, request, model_path, progress)
@@ -277,6 +305,8 @@ class ServedRunner:
 
     def close(self) -> None:
         self.agent.close()
+        if self.on_close is not None:
+            self.on_close()
 
 
 def serving_enabled() -> bool:
@@ -285,12 +315,15 @@ def serving_enabled() -> bool:
 
 
 @contextlib.contextmanager
-def agent_session(runner: Runner) -> Iterator[Runner]:
+def agent_session(runner: Runner, on_info: Info | None = None) -> Iterator[Runner]:
     """A runner that answers many requests from one agent process while the block runs, where ``runner`` can
-    serve (it has a ``served()`` context); else ``runner`` itself (each request its own agent, as always)."""
-    opener: Callable[[], contextlib.AbstractContextManager[Runner]] | None = getattr(runner, "served", None)
+    serve (it has a ``served()`` context: the local and the SSH runner); else ``runner`` itself (each request its
+    own agent, as always). ``on_info`` gets an ``info`` event if the agent there cannot serve after all (the
+    session then goes on one-shot)."""
+    opener: Callable[[Info | None], contextlib.AbstractContextManager[Runner]] | None = getattr(runner, "served",
+                                                                                                  None)
     if opener is None or not serving_enabled():
         yield runner
         return
-    with opener() as served:
+    with opener(on_info) as served:
         yield served

@@ -24,8 +24,9 @@ import json
 import shlex
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from edgeopt_agent.protocol import RawRun, Request
 
@@ -49,6 +50,9 @@ from .ssh_cache import (
     sweep_stale,
 )
 from .ssh_session import ExecResult, SshSession, SshTimeouts
+
+if TYPE_CHECKING:
+    from .served import Info, ServedRunner
 
 # The only environment the agent gets on the device (env -i): no rc files, no user variables.
 REMOTE_PATH = "/usr/bin:/bin"
@@ -153,7 +157,26 @@ class SshRunner:
         return self._call(AgentCommand.GENERATE, request, model_path, progress)
 
     def close(self) -> None:
-        """Nothing is held between calls: each command opens (and closes) its own SSH session."""
+        """Nothing is held between calls: each command opens (and closes) its own SSH session (a served session
+        holds its own connection until it is closed: :meth:`served`)."""
+
+    def serving(self, on_info: Info | None = None) -> ServedRunner:
+        """This runner with run/evaluate/profile answered by one ``edgeopt_agent serve`` agent on the device, over
+        one SSH connection and exec channel (started on the first request, again after a lost link or a deadline),
+        until the returned runner is closed (:mod:`.ssh_served`; what a shared process changes: :mod:`.served`)."""
+        from .ssh_served import serving
+
+        return serving(self, on_info)
+
+    @contextlib.contextmanager
+    def served(self, on_info: Info | None = None) -> Iterator[ServedRunner]:
+        """:meth:`serving` for the block's duration (closed after it); ``on_info`` gets the ``info`` event of a
+        session that goes on one-shot (the agent there cannot serve)."""
+        runner = self.serving(on_info)
+        try:
+            yield runner
+        finally:
+            runner.close()
 
     def _call(self, command: AgentCommand, request: Request, model_path: Path,
               progress: ProgressSink | None) -> RawRun:
@@ -163,33 +186,62 @@ class SshRunner:
         self.last_stats = stats
         trace = AgentTrace()
         emit: ProgressSink = progress or (lambda event: None)
-        model = model_bundle(Path(model_path))
-        uploads = {f: file_bundle(Path(getattr(request, f)), lone_name=lone) for f, lone in UPLOAD_FIELDS.items()
-                   if getattr(request, f)}
+        bundles = self.bundles(request, Path(model_path))
         started = time.perf_counter()
         with self._session() as s:
             stats.timed("connect", started)
             with s.step(f"preparing {s.where}", self.timeouts.fetch_s):
                 workdir = s.remote_path(self.address.workdir)
             agent_path = self._push_agent(s, workdir, stats, emit)
-            placed = self._push_files(s, workdir, model, uploads, stats, emit)
-            job = f"{workdir}/jobs/{uuid.uuid4().hex}"
-            fetches = {f: f"{job}/{PurePosixPath(getattr(request, f)).name}" for f in FETCH_FIELDS
-                       if getattr(request, f)}
-            remote = dataclasses.replace(request, **placed, **fetches)
-            stats.job_dir = job
             limits = ReadLimits.for_request(request)
-            try:
+            with self.staged(s, workdir, request, bundles, stats, emit) as (remote, job):
                 text, result = self._run_job(s, workdir, agent_path, job, remote, stats, emit, command, trace, limits)
-                self._fetch_outputs(s, {getattr(request, f): path for f, path in fetches.items()}, limits)
-            finally:
-                self._cleanup(s, job, stats)
         if result.status == _NOT_FOUND and not text:
             raise RunnerError(
                 f"cannot start the agent on {s.where}: interpreter {self.address.python} not found there "
                 f"({result.stderr_tail or 'exit 127'}); install python3 or pass --python /abs/path/python3"
             )
         return parse_result(text, result.stderr_tail, self.name, result.status, trace)
+
+    @staticmethod
+    def bundles(request: Request, model_path: Path) -> tuple[Bundle, dict[str, Bundle]]:
+        """The model's bundle and the request's input files' (by request field), hashed on the host before anything
+        connects: a missing file is an input error, not a device's."""
+        uploads = {f: file_bundle(Path(getattr(request, f)), lone_name=lone) for f, lone in UPLOAD_FIELDS.items()
+                   if getattr(request, f)}
+        return model_bundle(model_path), uploads
+
+    @contextlib.contextmanager
+    def staged(self, s: SshSession, workdir: str, request: Request, bundles: tuple[Bundle, dict[str, Bundle]],
+               stats: TransferStats, emit: ProgressSink, *, job_dir: bool = True) -> Iterator[tuple[Request, str]]:
+        """``request`` as the agent on the device sees it, and its job directory: the model and the input files
+        pushed into the cache, output files named in a fresh job directory (made when ``job_dir`` or an output
+        needs one, else ""); after the block the outputs are fetched to their host paths, and the job directory is
+        removed whatever happened. One-shot runs and the served agent (:mod:`.ssh_served`) stage alike."""
+        placed = self._push_files(s, workdir, *bundles, stats, emit)
+        outputs = [f for f in FETCH_FIELDS if getattr(request, f)]
+        job = f"{workdir}/jobs/{uuid.uuid4().hex}" if job_dir or outputs else ""
+        fetches = {f: f"{job}/{PurePosixPath(getattr(request, f)).name}" for f in outputs}
+        stats.job_dir = job
+        try:
+            if job:
+                self._make_job_dir(s, workdir, job, stats)
+            yield dataclasses.replace(request, **placed, **fetches), job
+            self._fetch_outputs(s, {getattr(request, f): path for f, path in fetches.items()},
+                                ReadLimits.for_request(request))
+        finally:
+            if job:
+                self._cleanup(s, job, stats)
+
+    def _make_job_dir(self, s: SshSession, workdir: str, job: str, stats: TransferStats) -> None:
+        started = time.perf_counter()
+        with s.step(f"creating the job directory on {s.where}", self.timeouts.fetch_s):
+            try:
+                s.sftp.mkdir(job)
+            except FileNotFoundError:
+                makedirs(s.sftp, f"{workdir}/jobs")
+                s.sftp.mkdir(job)
+        stats.timed("job_setup", started)
 
     def _push_files(self, s: SshSession, workdir: str, model: Bundle, uploads: dict[str, Bundle],
                     stats: TransferStats, emit: ProgressSink) -> dict[str, str]:
@@ -217,14 +269,8 @@ class SshRunner:
                  trace: AgentTrace, limits: ReadLimits) -> tuple[str, ExecResult]:
         t = self.timeouts
         started = time.perf_counter()
-        with s.step(f"creating the job directory on {s.where}", t.fetch_s):
-            try:
-                s.sftp.mkdir(job)
-            except FileNotFoundError:
-                makedirs(s.sftp, f"{workdir}/jobs")
-                s.sftp.mkdir(job)
-            with s.sftp.open(f"{job}/request.json", "w") as fh:
-                fh.write(json.dumps(request.to_dict()))
+        with s.step(f"writing the request on {s.where}", t.fetch_s), s.sftp.open(f"{job}/request.json", "w") as fh:
+            fh.write(json.dumps(request.to_dict()))
         stats.timed("job_setup", started)
         line = self._agent_command(
             agent_path, command.value, "--request", f"{job}/request.json", "--result", f"{job}/result.json",
@@ -322,3 +368,4 @@ def _copy_capped(s: SshSession, device_path: str, host_path: Path, limit: int, w
     except BaseException:
         host_path.unlink(missing_ok=True)
         raise
+

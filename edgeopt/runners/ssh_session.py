@@ -173,6 +173,13 @@ class SshSession:
             transport.close()
 
     @property
+    def transport(self) -> paramiko.Transport:
+        """The connection's transport (after :meth:`connect`)."""
+        transport = self._client.get_transport() if self._client is not None else None
+        assert transport is not None, "connect() first"
+        return transport
+
+    @property
     def alive(self) -> bool:
         transport = self._client.get_transport() if self._client is not None else None
         if transport is None or not transport.is_active():

@@ -85,7 +85,8 @@ def measure_sweep(model: Path, options: SweepOptions, measure: MeasureSettings, 
             in the recommendation's deployment (``measured.device``).
     """
     started = time.perf_counter()
-    with agent_session(runner) as served:  # evaluations and repeated rounds: one agent process (runners.served)
+    # evaluations and repeated rounds: one agent process (runners.served; locally and over SSH)
+    with agent_session(runner, progress) as served:
         run = _SweepRun.start(model, options, measure, tgt, runner, progress, targets_dirs,
                               served if served is not runner else None)
         run.measure_recipes(prebuilt or {})

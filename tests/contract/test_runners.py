@@ -32,6 +32,8 @@ RUNNERS: dict[str, RunnerFactory] = {
     "local": lambda request: LocalRunner(),
     "served": lambda request: LocalRunner().serving(),  # one agent process answering every request
     "ssh": lambda request: request.getfixturevalue("shared_device").runner(),
+    # one agent on the device, on one SSH channel, answering every request
+    "ssh-served": lambda request: request.getfixturevalue("shared_device").runner().serving(),
 }
 FAST = {"iterations": 20, "min_duration_s": 0.05, "warmup": 1}
 

@@ -19,6 +19,7 @@ import pytest
 from edgeopt.errors import RunnerError
 from edgeopt.evaluation import device_outputs
 from edgeopt.runners import LocalRunner
+from edgeopt.runners.agent_pipe import PopenPipe
 from edgeopt.runners.served import ENV_SWITCH, ServedAgent, ServedRunner, ServeSpec, agent_session
 from edgeopt_agent.protocol import Request
 
@@ -67,7 +68,8 @@ def test_an_agent_killed_mid_request_is_named_and_the_next_request_gets_a_new_on
 
 def test_a_request_past_its_deadline_kills_the_agent(tiny_cnn: Path):
     base = LocalRunner()
-    spec = ServeSpec(argv=(base.python, "-m", "edgeopt_agent", "serve"), env=base._env(), where="local", grace_s=0.5)
+    argv = (base.python, "-m", "edgeopt_agent", "serve")
+    spec = ServeSpec(start=lambda: PopenPipe.start(argv, base._env()), where="local", grace_s=0.5)
     served = ServedRunner(base, ServedAgent(spec))
     try:
         t0 = time.monotonic()
