@@ -101,8 +101,10 @@ def test_a_request_past_its_deadline_closes_the_channel_and_the_next_gets_a_new_
         assert served.run(Request(model_path="", **FAST), tiny_cnn).ok
         started = time.monotonic()
         with pytest.raises(RunnerError, match=r"did not answer within 3 s") as err:
-            # A 60 s warm-up outlives max_duration_s (1) + grace (2): the host closes the served channel.
-            served.run(Request(model_path="", warmup_s=60, min_duration_s=0.1, max_duration_s=1), tiny_cnn)
+            # A 60 s warm-up outlives max_duration_s (1) + grace (2): the host closes the served channel (another
+            # thread count: a fresh load, since a kept model warms up by count only).
+            served.run(Request(model_path="", warmup_s=60, min_duration_s=0.1, max_duration_s=1, threads=1),
+                       tiny_cnn)
         assert time.monotonic() - started < 15 and device.sshd.spec.split("@")[1] in str(err.value)
         assert _wait_for(lambda: _clean(device), 15), "the agent saw its channel close and stopped itself"
         assert served.run(Request(model_path="", **FAST), tiny_cnn).ok and served.agent.started == 2
