@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -132,15 +132,10 @@ class LocalRunner:
                          grace_s=KILL_GRACE_S + (self.lock_wait_s if self.lock_dir else 0.0))
         return ServedRunner(self, ServedAgent(spec), on_info=on_info)
 
-    @contextlib.contextmanager
-    def served(self, on_info: Info | None = None) -> Iterator[ServedRunner]:
+    def served(self, on_info: Info | None = None) -> contextlib.closing[ServedRunner]:
         """:meth:`serving` for the block's duration (closed after it); ``on_info`` gets the ``info`` event of a
         session that goes on one-shot (the agent there cannot serve)."""
-        runner = self.serving(on_info)
-        try:
-            yield runner
-        finally:
-            runner.close()
+        return contextlib.closing(self.serving(on_info))
 
     def _env(self) -> dict[str, str]:
         env = {k: os.environ[k] for k in _KEEP_ENV if k in os.environ}

@@ -168,15 +168,10 @@ class SshRunner:
 
         return serving(self, on_info)
 
-    @contextlib.contextmanager
-    def served(self, on_info: Info | None = None) -> Iterator[ServedRunner]:
+    def served(self, on_info: Info | None = None) -> contextlib.closing[ServedRunner]:
         """:meth:`serving` for the block's duration (closed after it); ``on_info`` gets the ``info`` event of a
         session that goes on one-shot (the agent there cannot serve)."""
-        runner = self.serving(on_info)
-        try:
-            yield runner
-        finally:
-            runner.close()
+        return contextlib.closing(self.serving(on_info))
 
     def _call(self, command: AgentCommand, request: Request, model_path: Path,
               progress: ProgressSink | None) -> RawRun:
