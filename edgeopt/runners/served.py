@@ -118,12 +118,12 @@ class ServedAgent:
                 the deadline (then it is killed; the next request starts a new one) or its link was lost.
         """
         with self._lock:
-            proc = self._ensure()
             limits = ReadLimits.for_request(request)
             job = _Request(limits, progress)
-            with self._sink_lock:
+            with self._sink_lock:  # before the agent starts: what it writes at start-up is this request's answer too
                 self._current, self._cap, self._over = job, limits.result_bytes, False
             try:
+                proc = self._ensure()
                 line = self._exchange(proc, command, request, keep_loaded)
                 return self._answer(proc, job, line)
             except BaseException:  # a timeout, a lost link, Ctrl-C, SIGTERM: the agent must not outlive the request
@@ -171,7 +171,9 @@ class ServedAgent:
     def _ensure(self) -> AgentPipe:
         if self._proc is not None and self._proc.running():
             return self._proc
-        self._kill()
+        old, self._proc = self._proc, None
+        if old is not None:
+            old.kill()
         proc = self.spec.start()
         self._proc, self._lines, self._fresh = proc, queue.Queue(), True
         self.started += 1
@@ -196,13 +198,14 @@ class ServedAgent:
         lines.put(None)
 
     def _pump_stderr(self, proc: AgentPipe, lines: queue.Queue[bytes | None]) -> None:
-        """Stderr into the tail of the request in flight (lines between requests are dropped)."""
+        """Stderr into the tail of the request in flight, from the agent's start on (lines between requests are
+        dropped)."""
         while True:
             chunk = proc.read_stderr()
             if not chunk:
                 break
             with self._sink_lock:
-                job = self._current
+                job = self._current if proc is self._proc else None  # an ended agent's last bytes are not the new one's
             if job is not None:
                 job.tail.feed(chunk)
                 if job.tail.flooded:
