@@ -68,6 +68,17 @@ class Context:
     scores: dict[tuple[str, ...], tuple[float, float]] = field(default_factory=dict)
 
     @property
+    def serving(self) -> bool:
+        """Whether requests to :attr:`served` go to one served agent now (False without one, or after the agent
+        there could not serve and the runner went one-shot: runners.served.ServedRunner.serving)."""
+        return self.served is not None and bool(getattr(self.served, "serving", True))
+
+    @property
+    def agent_label(self) -> str:
+        """``first_pass_agent`` of a level measured on :attr:`warm_runner` now: 'served' or 'fresh'."""
+        return "served" if self.serving else "fresh"
+
+    @property
     def warm_runner(self) -> Runner:
         """The runner of evaluations, profiles and repeated rounds: the served agent when there is one."""
         return self.served or self.runner
@@ -131,7 +142,7 @@ class Context:
                      **({"runtime_options": options} if options else {}),
                      "effective_runtime_options": self.options(runtime, options)})
         if defer and self.served is not None:
-            return Level(**row, **PLACEHOLDER, first_pass_agent="served")
+            return Level(**row, **PLACEHOLDER, first_pass_agent=self.agent_label)
         fresh = self.served is None  # without a served agent the first pass is a fresh process: its memory is its own
         bench = self.latency(artifact, runtime, options, fresh=fresh, **first_pass_settings(self.measure, fresh))
         if not fresh:  # a served process's peak also holds the other models it keeps: not this level's
@@ -141,17 +152,19 @@ class Context:
         return lvl
 
 
-def complete(lvl: Level, bench: BenchResult, *, fresh: bool, first_pass: bool = True) -> Level:
+def complete(lvl: Level, bench: BenchResult, *, fresh: bool, first_pass: bool = True,
+             agent: str | None = None) -> Level:
     """``lvl`` (its accuracy measured) with what ``bench`` says: size, latency, memory (a ``fresh`` process's
     only), energy, budget, validity and what the runtime reported; ``first_pass``: ``bench`` is one run (a
-    single-run latency), else the pool of its first interleaved rounds (:mod:`.pooled`)."""
+    single-run latency), else the pool of its first interleaved rounds (:mod:`.pooled`); ``agent``: where it was
+    measured ('served' or 'fresh'; default: from ``fresh``)."""
     meets_budget = bench.fps_budget.passed if bench.fps_budget is not None else True
     busy = others_cpu_pct(bench)
     return lvl.model_copy(update=dict(
         runtime_version=bench.runtime.version, size_bytes=bench.model.size_bytes, latency_ms=bench.latency_ms.p50,
         latency_ms_p99=bench.latency_ms.p99, memory_mb_peak=bench.memory_mb.peak,
         memory_source="first_pass" if fresh else None, cold_start_ms=bench.cold_start_ms.total if fresh else None,
-        first_pass_agent="fresh" if fresh else "served",
+        first_pass_agent=agent or ("fresh" if fresh else "served"),
         energy_mj=bench.energy.energy_per_inference_mj if bench.energy else None,
         energy_source=bench.energy.source if bench.energy else None, meets_budget=meets_budget,
         passed=lvl.meets_retention and meets_budget, valid=bench.valid,

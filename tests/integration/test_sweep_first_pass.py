@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -155,3 +156,20 @@ def test_pooled_rounds_are_one_result_judged_on_all_samples(tiny_cnn: Path) -> N
     assert pooled.environment["pooled_rounds"] == 3 and pooled.settings.iterations == 120
     one = pooled_bench(runs[:1], "p99")
     assert not one.valid and "p99 needs" in one.invalid_reasons[0]
+
+
+def test_after_a_fallback_to_one_shot_runs_levels_are_labelled_fresh(digits: tuple[Path, Path],
+                                                                     tmp_path: Path) -> None:
+    """An agent that cannot serve (one from before ``serve``) turns the sweep's runner one-shot: the levels were then
+    measured in fresh processes, and say so (before, they said 'served')."""
+    model, data = digits
+    old = tmp_path / "python-without-serve"
+    old.write_text("#!/bin/sh\ncase \"$*\" in *' serve '*) echo \"edgeopt_agent: error: invalid choice: 'serve'\" >&2;"
+                   f" exit 2;; esac\nexec {sys.executable} \"$@\"\n")
+    old.chmod(0o755)
+    events: list[dict[str, Any]] = []
+    res = sweep(model, eval=data, recipes=["fp16"], min_retention=0.9, out_dir=tmp_path / "out",
+                runner=LocalRunner(python=str(old)), progress=events.append, **FAST)
+    assert any(e.get("event") == "info" and "did not serve" in str(e.get("message")) for e in events)
+    assert res.levels and all(lv.first_pass_agent == "fresh" for lv in res.levels)
+    assert all(lv.latency_ms > 0 for lv in res.levels)
