@@ -17,7 +17,8 @@ and at the default threads (the cores), for each sweep:
 - **stable**: every level's first measurement in the sweep (``latency_ms_first_pass``: its first interleaved rounds'
   median in a served sweep) vs an independent re-measurement here, after the sweep, of the same artifact, runtime,
   options and threads in ``--remeasure-rounds`` interleaved rounds in this script's own served agent (goal: none
-  beyond 15 %); also the sweep's final ``latency_ms`` vs that re-measurement; and (``--repeat``) a second fresh
+  beyond 15 %), raw and with the machine's common speed factor divided out, beside the **noise floor**: a second
+  independent re-measurement of the same length right after the first, compared the same way; also the sweep's final ``latency_ms`` vs that re-measurement; and (``--repeat``) a second fresh
   sweep back to back at 1 thread and 0.99: the same recommendation;
 - **fast enough**: the sweep's wall time, search included (goals: < 240 s on the 480x640 detector, < 120 s on the
   recognizer, 2 cores).
@@ -141,20 +142,39 @@ def remeasure(res: Any, shapes: dict[str, list[int]], rounds: int) -> dict[str, 
     return {n: round(s.median_ms, 4) for n, s in stats.items()}
 
 
-def level_rows(res: Any, again: dict[str, float] | None = None) -> list[dict[str, Any]]:
-    """One row per level; ``again``: the independent re-measurement (:func:`remeasure`)."""
+def level_rows(res: Any, again: dict[str, float] | None = None,
+               again2: dict[str, float] | None = None) -> list[dict[str, Any]]:
+    """One row per level; ``again``: the independent re-measurement (:func:`remeasure`); ``again2``: a second one
+    right after it (the noise floor: how far two independent measurements of the same length differ here)."""
     rows = []
     for lv in res.levels:
         name = f"{lv.recipe}@{lv.runtime}"
-        first, ref = lv.latency_ms_first_pass, (again or {}).get(name)
+        first, ref, ref2 = lv.latency_ms_first_pass, (again or {}).get(name), (again2 or {}).get(name)
         rows.append({"level": name, "retention": round(lv.retention, 5), "passed": lv.passed,
                      "latency_ms": round(lv.latency_ms, 4), "first_pass_ms": first and round(first, 4),
-                     "rounds": lv.latency_confirm_rounds, "remeasured_ms": ref,
+                     "rounds": lv.latency_confirm_rounds, "remeasured_ms": ref, "remeasured2_ms": ref2,
                      "first_pass_dev": round(abs(first / ref - 1), 3) if first and ref else None,
                      "final_dev": round(abs(lv.latency_ms / ref - 1), 3) if ref else None,
+                     "noise_dev": round(abs(ref2 / ref - 1), 3) if ref and ref2 else None,
                      "interference": lv.interference, "others_pct": lv.host_cpu_busy_pct,
                      "size_bytes": lv.size_bytes})
     return rows
+
+
+def deviation_summary(rows: list[dict[str, Any]], num: str, den: str) -> dict[str, Any]:
+    """How far ``num`` is from ``den`` over the levels: raw, and with the machine's common speed factor (the median
+    ratio over the levels: this VM speeds up or slows down as a whole between minutes) divided out."""
+    pairs = [(r[num], r[den]) for r in rows if r.get(num) and r.get(den)]
+    if not pairs:
+        return {"levels": 0}
+    ratios = [a / b for a, b in pairs]
+    factor = float(np.median(ratios))
+    raw = [abs(x - 1) for x in ratios]
+    adj = [abs(x / factor - 1) for x in ratios]
+    return {"levels": len(pairs), "max_dev": round(max(raw), 3), "over_15pct": sum(d > FIRST_PASS_LIMIT for d in raw),
+            "machine_factor": round(factor, 3), "max_dev_factor_out": round(max(adj), 3),
+            "over_15pct_factor_out": sum(d > FIRST_PASS_LIMIT for d in adj),
+            "median_dev_factor_out": round(float(np.median(adj)), 3)}
 
 
 def other_runtime_check(res: Any, checker: Checker, rec_runtime: str) -> dict[str, Any] | None:
@@ -172,11 +192,12 @@ def check_sweep(res: Any, wall_s: float, model: Path, checker: Checker, shapes: 
                 args: argparse.Namespace) -> dict[str, Any]:
     rec = res.recommendation
     again = remeasure(res, shapes, args.remeasure_rounds)
-    row: dict[str, Any] = {"wall_s": wall_s, "threads_used": res.threads, "levels": level_rows(res, again)}
-    for key, label in (("first_pass_dev", "first_pass"), ("final_dev", "final")):
-        devs = [r[key] for r in row["levels"] if r[key] is not None]
-        row[label] = {"max_dev": max(devs) if devs else None,
-                      "over_15pct": sum(d > FIRST_PASS_LIMIT for d in devs), "levels": len(devs)}
+    again2 = remeasure(res, shapes, args.remeasure_rounds) if args.noise_floor else None
+    row: dict[str, Any] = {"wall_s": wall_s, "threads_used": res.threads, "levels": level_rows(res, again, again2)}
+    row["first_pass"] = deviation_summary(row["levels"], "first_pass_ms", "remeasured_ms")
+    row["final"] = deviation_summary(row["levels"], "latency_ms", "remeasured_ms")
+    if again2 is not None:
+        row["noise_floor"] = deviation_summary(row["levels"], "remeasured2_ms", "remeasured_ms")
     if rec is None or rec.deployment is None:
         row["recommendation"] = None
         return row
@@ -254,7 +275,11 @@ def _print_row(name: str, row: dict[str, Any]) -> None:
           f"defaults {dflt if dflt is None else round(dflt, 4)}"
           f"  {lat:.2f} ms  x{rec['x_vs_ort_fp32']:.2f} vs ORT fp32  x{rec['x_vs_runtime_default']:.2f} vs default"
           f"  dominated={bool(rec['dominated_by'])}  first>15%: {row['first_pass']['over_15pct']}/"
-          f"{row['first_pass']['levels']} (max {row['first_pass']['max_dev']})"
+          f"{row['first_pass']['levels']} (max {row['first_pass']['max_dev']}; factor out "
+          f"{row['first_pass'].get('over_15pct_factor_out')}, max {row['first_pass'].get('max_dev_factor_out')})"
+          + (f"  noise floor >15%: {row['noise_floor']['over_15pct']} (factor out "
+             f"{row['noise_floor']['over_15pct_factor_out']}, max {row['noise_floor']['max_dev_factor_out']})"
+             if "noise_floor" in row else "")
           + (f"  repeat same={row['repeat']['same']}" if "repeat" in row else ""))
 
 
@@ -277,6 +302,8 @@ def main() -> int:
     ap.add_argument("--run-s", type=float, default=0.5, help="seconds per run in those rounds")
     ap.add_argument("--remeasure-rounds", type=int, default=3,
                     help="interleaved rounds of the independent re-measurement of every level")
+    ap.add_argument("--no-noise-floor", dest="noise_floor", action="store_false",
+                    help="skip the second independent re-measurement (the noise floor of the first-measurement check)")
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks/results/ship_goals.json")
     args = ap.parse_args()
     args.threads = [int(t) for t in args.threads.split(",")]
