@@ -18,8 +18,9 @@ and at the default threads (the cores), for each sweep:
   median in a served sweep) vs an independent re-measurement here, after the sweep, of the same artifact, runtime,
   options and threads in ``--remeasure-rounds`` interleaved rounds in this script's own served agent (goal: none
   beyond 15 %), raw and with the machine's common speed factor divided out, beside the **noise floor**: a second
-  independent re-measurement of the same length right after the first, compared the same way; also the sweep's final ``latency_ms`` vs that re-measurement; and (``--repeat``) a second fresh
-  sweep back to back at 1 thread and 0.99: the same recommendation;
+  independent re-measurement of the same length right after the first, compared the same way; also the sweep's
+  final ``latency_ms`` vs that re-measurement; and (``--repeat``) a second fresh sweep back to back at 1 thread and
+  0.99: the same recommendation;
 - **fast enough**: the sweep's wall time, search included (goals: < 240 s on the 480x640 detector, < 120 s on the
   recognizer, 2 cores).
 
