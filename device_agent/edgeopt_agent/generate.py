@@ -21,7 +21,8 @@ Memory in use (``kv_probe`` on, the default), after a load's timed window and ou
 gets one more untimed generation read raw and right after glibc's ``malloc_trim(0)`` (``cells[].in_use``:
 rss_before_kb, rss_after_kb, in_use_before_kb, in_use_after_kb, trim_s), and each load the runtime's KV probe
 (``loads[].kv_probe``: method, points ``[cache tokens, in_use_kb, raw_kb]``, note, seconds) and ``trim`` (None,
-or why trimmed readings are null: not glibc, no /proc). The timed repetitions are never trimmed.
+or why trimmed readings are null: not glibc, no /proc). The probe runs at the first load that can take it; later
+loads (other thread counts) carry its readings with a note and ``seconds`` 0. The timed repetitions are never trimmed.
 """
 
 from __future__ import annotations
@@ -188,7 +189,19 @@ def _phase_energy(meter: Any, cells: List[Dict[str, Any]], origin_ns: int) -> No
             else None
 
 
-def _run_load(rt: Any, request: Request, spec: Dict[str, Any], threads: int, deadline: float) -> Dict[str, Any]:
+def _shared_probe(first: Dict[str, Any]) -> Dict[str, Any]:
+    """A later load's KV probe: the first load's readings, not measured again (the cache's layout and size per token
+    do not depend on the thread count; at Qwen2-0.5B shapes the probe costs ~1 min per load)."""
+    probe = dict(first["kv_probe"])
+    note = "measured once, at the load with threads=%d (the KV cache per token does not depend on threads)" % (
+        first["threads"])
+    probe["note"] = "%s; %s" % (note, probe["note"]) if probe.get("note") else note
+    probe["seconds"] = 0.0
+    return probe
+
+
+def _run_load(rt: Any, request: Request, spec: Dict[str, Any], threads: int, deadline: float,
+              probe_kv: bool = True) -> Dict[str, Any]:
     """Load for one thread count, (idle power window,) warm up each cell, then interleave repetitions under the
     power sampler and the clock/temperature trace; returns the load's record."""
     before = memory.vm_rss_kb()
@@ -219,7 +232,7 @@ def _run_load(rt: Any, request: Request, spec: Dict[str, Any], threads: int, dea
     probe: Dict[str, Any] = {"method": None, "points": [], "note": "disabled (--no-kv-probe)"}
     if spec.get("kv_probe", True):
         _in_use(rt, cells, spec["seed"], vocab, deadline)
-        probe = _kv_probe(rt, facts, deadline)
+        probe = _kv_probe(rt, facts, deadline) if probe_kv else {"method": None, "points": [], "note": ""}
     return {"threads": threads, "load_ms": load_ms, "rss_before_kb": before, "rss_after_kb": after,
             "model": facts, "cells": cells, "truncated": truncated, "power": report,
             "trace": clocks.report(origin), "kv_probe": probe, "trim": memory.trim_unavailable()}
@@ -244,7 +257,11 @@ def generate(request: Request, emit: Progress) -> RawRun:
     emit({"event": "phase", "phase": "generate"})
     try:
         for threads in spec["threads"]:
-            loads.append(_run_load(rt, request, spec, threads, deadline))
+            first = loads[0] if loads else None
+            probed = first is not None and first["kv_probe"].get("method") is not None
+            loads.append(_run_load(rt, request, spec, threads, deadline, probe_kv=not probed))
+            if probed and first is not None:
+                loads[-1]["kv_probe"] = _shared_probe(first)
     except (RuntimeError, ValueError, OSError) as exc:
         text = str(exc).strip().splitlines()
         return _error(request, ERROR_RUNTIME, "%s: %s" % (rt.name, text[0] if text else type(exc).__name__), env)

@@ -98,6 +98,13 @@ def test_onnxruntime_genai_kv_is_measured_as_its_upfront_allocation(tiny_ortgena
     assert cell.kv_bytes_per_token_predicted == LAYERS * KV_HEADS * 2 * (HIDDEN // HEADS) * 4  # f32: 512 B/token
     assert cell.kv_measured_method == "upfront_allocation" and 0.5 < cell.kv_measured_ratio < 2.0, probe
     assert cell.rss_in_use_mb is not None and cell.rss_in_use_mb <= cell.peak_rss_mb + 1
+    # a second thread count reuses the first load's readings (the KV per token does not depend on threads)
+    two = bench_llm(tiny_ortgenai, LlmWorkload(prompt_tokens=(8,), gen_tokens=(4,), repetitions=2, warmup=0,
+                                               threads=(1, 2), kv_probe=True))
+    first, second = (ld.kv_probe for ld in two.loads)
+    assert first is not None and second is not None and first.seconds and first.seconds > 0
+    assert second.points == first.points and second.seconds == 0 and "threads=1" in second.note
+    assert {c.kv_bytes_per_token_measured for c in two.cells} == {first.bytes_per_token}
     main(["bench", str(tiny_ortgenai), "--prompt-tokens", "8", "--gen-tokens", "4", "--repetitions", "2",
           "--gen-warmup", "0", "--no-kv-probe", "--json", "--no-history"])
     off = json.loads(capsys.readouterr().out)
