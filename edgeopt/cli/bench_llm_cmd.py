@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -17,7 +17,7 @@ from .fleet_options import FleetOptions
 from .history_options import HistoryOptions, record_llm_bench
 from .progress import StderrProgress
 
-F = TypeVar("F")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def llm_options(f: F) -> F:
@@ -37,7 +37,7 @@ def llm_options(f: F) -> F:
     f = click.option("--gen-tokens", "gen_tokens", multiple=True, callback=_int_list("--gen-tokens", 1),
                      metavar="N[,N...]", help="LLM folders: new tokens per generation, EOS ignored [default: 128].")(f)
     return click.option("--prompt-tokens", "prompt_tokens", multiple=True, callback=_int_list("--prompt-tokens", 1),
-                        metavar="N[,N...]", help="LLM folders: prompt lengths in tokens [default: 128].")(f)  # type: ignore[return-value]
+                        metavar="N[,N...]", help="LLM folders: prompt lengths in tokens [default: 128].")(f)
 
 
 def run_llm_bench(model: Path, llm: dict[str, Any], *, threads: Sequence[int], batches: Sequence[int],

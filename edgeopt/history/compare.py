@@ -85,8 +85,8 @@ class RunComparison(SampleComparison):
 
 
 def compare_samples(
-    a_ms: np.ndarray,
-    b_ms: np.ndarray,
+    a_ms: np.ndarray | Sequence[float],
+    b_ms: np.ndarray | Sequence[float],
     *,
     tolerance_pct: float = DEFAULT_TOLERANCE_PCT,
     alpha: float = DEFAULT_ALPHA,

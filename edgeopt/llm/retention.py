@@ -119,7 +119,7 @@ def score_folder(folder: Path, text: str, settings: RetentionSettings, runner: R
             arrays[key] = np.asarray([getattr(settings, key)], dtype=np.int64)
         if kl_ids is not None:
             arrays["kl_ids"] = np.asarray(kl_ids, dtype=np.int32)
-        np.savez(feed, **arrays)
+        np.savez(feed, **arrays)  # type: ignore[arg-type]  # numpy stub: **kwds may hit allow_pickle: bool
         request = Request(model_path=str(folder), runtime=runtime, runtime_options=dict(runtime_options or {}),
                           threads=settings.threads, max_duration_s=settings.max_duration_s, eval_npz=str(feed),
                           eval_output=str(out), progress_interval_s=0)

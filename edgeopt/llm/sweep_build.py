@@ -113,7 +113,9 @@ def build_levels(levels: list[LlmLevel], src: Path, digest: str, levels_dir: Pat
                  say: Say) -> tuple[list[LlmLevel], dict[str, bool], list[str]]:
     """Every level built (or reused) under ``levels_dir``: (built levels, reused per key, warnings). A level the
     exporter cannot build is a warning; a reference it cannot build ends the sweep (LlmExportError)."""
-    built, reused, warnings = [], {}, []
+    built: list[LlmLevel] = []
+    reused: dict[str, bool] = {}
+    warnings: list[str] = []
     for level in sorted(levels, key=lambda lv: (RUNTIMES.index(lv.runtime), lv.name != REFERENCE)):
         say(f"{level.key}: building")
         try:

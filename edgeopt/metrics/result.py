@@ -140,7 +140,7 @@ class BenchResult(_Frozen):
     samples_ms: list[float] | None = Field(None, description="Raw per-inference latencies; only when requested.")
     deadline: DeadlineStats | None = Field(None, description="Frame-paced runs only: deadline misses at the FPS.")
     deployment: DeploymentRef | None = Field(
-        None, description="The deployment run (its settings applied); null when a plain model file was given.")
+        default=None, description="The deployment run (its settings applied); null when a plain model file was given.")
 
     @property
     def passed(self) -> bool:

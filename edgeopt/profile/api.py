@@ -104,8 +104,9 @@ def profile(
     """
     use = open_deployment(model)
     if use is not None:  # the deployment's model with its settings (one stream: a profile is one stream)
-        d = deployed_settings(use, MeasureSettings(runtime=runtime, runtime_options=runtime_options, threads=threads,
-                              batch=batch, shapes=shapes), given=given, override=override_deployment)
+        d = deployed_settings(use, MeasureSettings(
+            runtime=runtime, runtime_options=dict(runtime_options or {}), threads=threads, batch=batch,
+            shapes={k: list(v) for k, v in (shapes or {}).items()}), given=given, override=override_deployment)
         model, runtime, runtime_options, threads, batch, shapes = use.model_path, *_deployed_values(d)
     model_path = Path(model)
     remote = remote or RemoteSpec(

@@ -187,7 +187,7 @@ def _deployed(loaded: LoadedSpec, use: DeploymentUse, timed: MeasureSettings, pa
         QualifySpecError: a measure key (or model.shapes) that contradicts the deployment (exit 2).
     """
     s = loaded.spec
-    given = {k for k in ("runtime", "threads", "streams", "batch") if k in s.measure.model_fields_set}
+    given: set[str] = {k for k in ("runtime", "threads", "streams", "batch") if k in s.measure.model_fields_set}
     given |= {"shapes"} if s.model.shapes else set()
     kw: dict[str, Any] = {"given": given, "override": s.override_deployment, "names": _SPEC_KEYS,
                           "override_hint": "override_deployment: true"}

@@ -14,7 +14,7 @@ import math
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..bench.llm.workload import LlmWorkload
 from ..fleet.artifacts import ModelRef
@@ -195,7 +195,7 @@ def _digest(folder: Path) -> str:
 
 
 def _model_info(s: QualifySpec, reference: Path, qualified: dict[str, Path]) -> ModelInfo:
-    source = "optimized" if s.optimized else "recipe" if s.recipe else "model"
+    source: Literal["model", "optimized", "recipe"] = "optimized" if s.optimized else "recipe" if s.recipe else "model"
     return ModelInfo(reference_path=str(reference), reference_sha256=_digest(reference),
                      qualified={t: str(f) for t, f in qualified.items()},
                      qualified_sha256={t: _digest(f) for t, f in qualified.items()}, recipe=s.recipe,

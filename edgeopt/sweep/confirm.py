@@ -113,8 +113,9 @@ def confirm_levels(ctx: Context, levels: Sequence[Level], *, rounds: int | None 
         return list(levels)
     run = _Rounds(ctx, levels, todo, deferred_names, rounds)
     for name, i in todo.items():  # a fresh single run's share counts with its round
-        if not served and levels[i].host_cpu_busy_pct is not None:
-            run.busy.setdefault(name, []).append(float(levels[i].host_cpu_busy_pct))
+        busy = levels[i].host_cpu_busy_pct
+        if not served and busy is not None:
+            run.busy.setdefault(name, []).append(float(busy))
     samples = RoundRobin(rounds=rounds, samples_per_round=RUN_ITERATIONS).run(list(todo), run.measure)
     out = list(levels)
     for name, i in todo.items():

@@ -22,7 +22,7 @@ def load_energy(power: dict[str, Any] | None, target: Target) -> LlmEnergy | Non
         return None
     # energy_from_run computes per inference; one "inference" over one second gives the mean power itself.
     energy, _ = energy_from_run(power, target=target, inferences=1, timed_s=1.0, flops_per_inference=None)
-    if energy is None:
+    if energy is None or energy.active_power_w is None:  # energy_from_run always sets active_power_w
         return None
     return LlmEnergy(source=energy.source, sensor=energy.sensor, rails=list(energy.rails),
                      idle_power_w=energy.idle_power_w, active_power_w=energy.active_power_w, samples=energy.samples,

@@ -9,7 +9,7 @@ breaks the rule keeps its numbers and says why in ``invalid_reasons``.
 from __future__ import annotations
 
 from statistics import median
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -20,6 +20,21 @@ from .result import LlmCell, LlmEnergy, LlmKvProbe, LlmSamples
 _MS = 1e6
 _MB = 1024.0
 DEFAULT_KV_DTYPE_BYTES = 4  # fp32 cache: what CPU exports of int4/fp32 models allocate
+
+
+class _MemoryFields(TypedDict):
+    """:class:`LlmCell`'s memory fields, as :func:`_memory` computes them."""
+
+    peak_rss_mb: float | None
+    rss_growth_mb: float | None
+
+
+class _KvFields(TypedDict):
+    """:class:`LlmCell`'s KV cache size fields, as :func:`_kv` computes them."""
+
+    kv_cache_bytes: int
+    kv_dtype_bytes: int
+    kv_cache_bytes_allocated: int | None
 
 
 def kv_cache_bytes(facts: dict[str, Any], context: int, batch: int, dtype_bytes: int, extra_bytes: float = 0,
@@ -48,7 +63,7 @@ def _trace(reps: list[dict[str, Any]]) -> list[float]:
     return [round(median(r["token_ns"][i] for r in reps) / _MS, 6) for i in range(width)]
 
 
-def _memory(reps: list[dict[str, Any]]) -> dict[str, float | None]:
+def _memory(reps: list[dict[str, Any]]) -> _MemoryFields:
     peaks = [r["peak_rss_kb"] for r in reps if r.get("peak_rss_kb") is not None]
     growth = [r["rss_after_kb"] - r["rss_before_kb"] for r in reps
               if r.get("rss_after_kb") is not None and r.get("rss_before_kb") is not None]
@@ -56,8 +71,8 @@ def _memory(reps: list[dict[str, Any]]) -> dict[str, float | None]:
             "rss_growth_mb": median(growth) / _MB if growth else None}
 
 
-def _kv(raw: dict[str, Any], facts: dict[str, Any], reps: list[dict[str, Any]]) -> dict[str, int | None]:
-    kv = next((r["kv"] for r in reps if r.get("kv")), {})
+def _kv(raw: dict[str, Any], facts: dict[str, Any], reps: list[dict[str, Any]]) -> _KvFields:
+    kv: dict[str, Any] = next((r["kv"] for r in reps if r.get("kv")), {})
     dtype_bytes = int(kv.get("dtype_bytes") or facts.get("kv_dtype_bytes") or DEFAULT_KV_DTYPE_BYTES)
     context = raw["context_depth"] + raw["prompt_tokens"] + raw["gen_tokens"]
     allocated = None
@@ -90,7 +105,7 @@ def kv_probe(raw: dict[str, Any] | None) -> LlmKvProbe | None:
                       raw_bytes_per_token=_fit(points, 2), seconds=raw.get("seconds"), note=str(raw.get("note") or ""))
 
 
-def _in_use(raw: dict[str, Any], trim: str | None, probe: LlmKvProbe | None, kv: dict[str, Any]
+def _in_use(raw: dict[str, Any], trim: str | None, probe: LlmKvProbe | None, kv: _KvFields
             ) -> dict[str, Any]:
     use = raw.get("in_use") or {}
     before, after = use.get("in_use_before_kb"), use.get("in_use_after_kb")
