@@ -60,8 +60,9 @@ class Level(BaseModel):
         "inflated by other work on the machine.")
     first_pass_agent: str | None = Field(
         default=None, description="Where latency_ms_first_pass was measured: 'served' (the sweep's served agent, "
-        "the process of the confirmation and ranking rounds) or 'fresh' (a one-shot agent process: no served agent, or the device's "
-        "agent could not serve and the runner fell back to one-shot runs); None: cached before it was recorded.")
+        "the process of the confirmation and ranking rounds) or 'fresh' (a one-shot agent process: no served "
+        "agent, or the device's agent could not serve and the runner fell back to one-shot runs); None: cached "
+        "before it was recorded.")
     memory_source: str | None = Field(
         default=None, description="Where memory_mb_peak and cold_start_ms come from: 'first_pass' (the first pass "
         "ran in a fresh agent), 'fresh_probe' (a short fresh agent: load and a few inferences, no timed loop); "
