@@ -69,7 +69,12 @@ def one_sweep(mode: str, model: Path, npz: Path, metric: str, args: argparse.Nam
             "recommendation": rec and f"{rec.recipe}@{rec.runtime}", "retention": rec and round(rec.retention, 5),
             "latency_ms": rec and round(rec.latency_ms, 4),
             "first_pass_agent": dict(Counter(str(lv.first_pass_agent) for lv in res.levels)),
-            "info": infos}
+            "info": infos,
+            # what the decisions read (the INT8 search's skip rule: edgeopt/sweep/int8_latency.py)
+            "level_latencies": [{"level": f"{lv.recipe}@{lv.runtime}", "passed": lv.passed,
+                                 "latency_ms": lv.latency_ms, "low_ms": lv.latency_ms_low,
+                                 "high_ms": lv.latency_ms_high, "rounds": lv.latency_confirm_rounds}
+                                for lv in res.levels]}
 
 
 def main() -> int:
