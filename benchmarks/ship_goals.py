@@ -67,13 +67,9 @@ from edgeopt.sweep.ranking import RoundRobin, level_stats  # noqa: E402
 from edgeopt_agent.environment import cpu_flags, cpu_model  # noqa: E402
 from tests.real_models import fetch  # noqa: E402
 
-IMAGENET_MEAN = np.array([0.485, 0.456, 0.406], np.float32)
-IMAGENET_STD = np.array([0.229, 0.224, 0.225], np.float32)
 SHIPPED_TOLERANCE = 0.002
 FIRST_PASS_LIMIT = 0.15
 SPEEDUP_GOAL = 1.15
-WALL_GOALS_S = {"ppocr-det": 240.0, "ppocr-rec": 120.0}
-REFERENCE_OPTIONS = {"onnxruntime": {}, "openvino": {"inference_precision": "f32"}}
 
 
 # --- latency: the recommendation vs the original model at each runtime's defaults ---------------------------------

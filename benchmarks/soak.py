@@ -16,7 +16,8 @@ temp uploads, job directories, lock files, agent processes, sshd's session proce
 size (see benchmarks/soak_probes.py). After every upload it checks the cache against its bound: at most
 ``max(limit, bytes of entries used within 15 minutes)``. The report gives, per metric, the first and last value
 after a warm-up window (``--warmup-fraction`` of the runs) and the least-squares growth per 100 runs, with a
-verdict against the bounds in ``BOUNDS`` (benchmarks/soak_stats.py does the arithmetic).
+verdict against the bounds in ``BOUNDS`` (benchmarks/soak_report.py; benchmarks/soak_stats.py does the
+arithmetic).
 
 ``--failures F`` adds F consecutive SSH benches that must fail (unknown host key, a key the device does not
 authorize, no interpreter on the device), sampled the same way: the error paths must not leak either.
@@ -32,23 +33,20 @@ import argparse
 import gc
 import json
 import os
-import platform
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from importlib import metadata
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the test suite's sshd launcher
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # soak_stats, soak_probes
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # soak_report, soak_stats, soak_probes
 
 from soak_probes import age_cache, cache_sample, device_sample, file_bytes, host_sample, paramiko_counts  # noqa: E402
-from soak_stats import Bound, assess_all  # noqa: E402
+from soak_report import Phase, analyse, environment, print_table  # noqa: E402
 
 import edgeopt  # noqa: E402
 from edgeopt.devices import parse_host  # noqa: E402
@@ -58,49 +56,6 @@ from edgeopt.history import open_store  # noqa: E402
 from edgeopt.runners.ssh import SshRunner  # noqa: E402
 from edgeopt.zoo.mobilenet import mobilenet_like  # noqa: E402
 from tests.integration.ssh.sshd import Sshd, process_tree, processes_mentioning, unavailable_reason  # noqa: E402
-
-MB_100 = "MiB per 100 runs"
-# Bounds, after the warm-up window. RSS: 2 MiB per 100 runs is 20 KiB per run, below the size of one result
-# object graph kept per run (a BenchResult with its settings, environment and runtime info is ~30-60 KiB of
-# Python objects), so a per-run leak of results fails while allocator noise (a few hundred KiB either way) passes;
-# 1000 runs at the bound would be 20 MiB. Counts that must not grow at all get no slack beyond 1-2 for a thread
-# or descriptor that is mid-exit when the sample is taken. Things that must be gone after each run: 0.
-BOUNDS: tuple[Bound, ...] = (
-    Bound("host_rss_mb", "slope", 2.0, f"{MB_100}: < one result object graph leaked per run"),
-    Bound("host_fds", "flat", 2, "open descriptors must not grow (2: one closing while sampled)"),
-    Bound("host_threads", "flat", 1, "Python threads must not grow (1: a timer thread mid-exit)"),
-    Bound("host_os_threads", "flat", 2, "OS threads must not grow (onnxruntime pools live in the agent, not here)"),
-    Bound("host_children", "max", 0, "every agent subprocess is reaped after its run"),
-    Bound("host_tcp_connections", "max", 0, "no SSH connection stays open between runs"),
-    Bound("ssh_transports_alive", "max", 0, "no paramiko transport thread outlives its run"),
-    Bound("ssh_transport_objects", "max", 0, "no paramiko Transport stays reachable after its run"),
-    Bound("sftp_client_objects", "max", 0, "no SFTP client stays reachable after its run"),
-    Bound("ssh_liveness_threads", "max", 0, "the keepalive thread ends with its session"),
-    Bound("device_agent_processes", "max", 0, "no agent left running on the device"),
-    Bound("device_lock_files", "max", 0, "the device lock is released and its file removed"),
-    Bound("device_job_dirs", "max", 0, "every job directory is removed"),
-    Bound("cache_tmp_uploads", "max", 0, "no half-upload left in the cache"),
-    Bound("sshd_children", "max", 0, "sshd's session process ends with the connection"),
-    Bound("cache_over_bound_bytes", "max", 0, "after each upload: cache <= max(limit, entries used in 15 min)"),
-    Bound("history_mb", "slope", 1.0, f"{MB_100}: one row per run (~5-6 KiB without samples: settings, "
-          "environment, runtime JSON) plus the WAL, which SQLite checkpoints at ~4 MiB"),
-)
-
-
-@dataclass
-class Phase:
-    """One phase's counters and samples."""
-
-    name: str
-    runs: int = 0
-    failures: list[str] = field(default_factory=list)
-    invalid: int = 0
-    samples: list[dict[str, Any]] = field(default_factory=list)
-    counters: dict[str, int] = field(default_factory=dict)
-    wall_s: float = 0.0
-
-    def count(self, key: str, n: int = 1) -> None:
-        self.counters[key] = self.counters.get(key, 0) + n
 
 
 def build_models(out: Path, count: int, seed: int) -> list[Path]:
@@ -300,51 +255,6 @@ def run_failures(models: list[Path], args: argparse.Namespace, lab: Lab) -> Phas
     return phase
 
 
-def _version(dist: str) -> str | None:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def environment() -> dict[str, Any]:
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor())
-    ssh = subprocess.run(["ssh", "-V"], capture_output=True, text=True, check=False).stderr.strip()
-    return {"machine": platform.machine(), "cpu": cpu, "cpus": os.cpu_count(), "os": platform.platform(),
-            "python": platform.python_version(), "edgeopt": edgeopt.__version__, "openssh": ssh or None,
-            **{d: _version(d) for d in ("onnxruntime", "paramiko", "numpy", "psutil")},
-            "load_average_start": list(os.getloadavg()),
-            "device": "OpenSSH on 127.0.0.1 (loopback), same machine; device Python = this interpreter"}
-
-
-def analyse(phases: list[Phase], args: argparse.Namespace) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for phase in phases:
-        warmup_runs = max(1, int(args.warmup_fraction * phase.runs))
-        checks = assess_all(phase.samples, BOUNDS, warmup_runs)
-        passed = all(c["passed"] for c in checks) and not phase.failures
-        out[phase.name] = {"runs": phase.runs, "failures": len(phase.failures), "failure_examples": phase.failures[:5],
-                           "invalid_results": phase.invalid, "wall_s": phase.wall_s, "warmup_runs": warmup_runs,
-                           "counters": phase.counters, "checks": checks, "passed": passed,
-                           "samples": phase.samples}
-    return out
-
-
-def print_table(report: dict[str, Any]) -> None:
-    print(f"\n{'phase':12} {'metric':24} {'first':>10} {'last':>10} {'max':>10} {'growth/100':>11} "
-          f"{'bound':>14}  ok")
-    for name, phase in report["phases"].items():
-        for c in phase["checks"]:
-            b = c["bound"]
-            print(f"{name:12} {c['metric']:24} {c['first']:10.4g} {c['last']:10.4g} {c['max']:10.4g} "
-                  f"{c['growth_per_100_runs']:11.4g} {b['kind'] + ' ' + format(b['limit'], 'g'):>14}  "
-                  f"{'yes' if c['passed'] else 'NO'}")
-        print(f"{name:12} runs {phase['runs']}, failures {phase['failures']}, invalid {phase['invalid_results']}, "
-              f"warm-up {phase['warmup_runs']} runs, {phase['wall_s']} s, counters {phase['counters']}")
-    print(f"\nsoak: {'PASS' if report['passed'] else 'FAIL'}")
-
-
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--local", type=int, default=1000, help="consecutive local benches")
@@ -390,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
                 if args.failures:
                     phases.append(run_failures(models, args, lab))
     env["load_average_end"] = list(os.getloadavg())
-    analysed = analyse(phases, args)
+    analysed = analyse(phases, args.warmup_fraction)
     report = {
         "benchmark": "soak",
         "settings": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},

@@ -41,6 +41,15 @@ def fake_python(where: Path, mode: str) -> Path:
     return path
 
 
+def python_without_serve(path: Path, python: str = sys.executable) -> Path:
+    """An executable at ``path`` that stands in for ``python`` on a board whose agent predates ``serve``: argparse
+    refuses that command (exit 2, "invalid choice: 'serve'" on stderr); every other command runs the real agent."""
+    path.write_text("#!/bin/sh\ncase \"$*\" in *' serve '*) echo \"edgeopt_agent: error: invalid choice: 'serve'\" >&2;"
+                    f" exit 2;; esac\nexec {python} \"$@\"\n")
+    path.chmod(0o755)
+    return path
+
+
 def _args(argv: list[str]) -> tuple[str, dict[str, str], list[str]]:
     """``-m edgeopt_agent CMD --k v ...`` -> the command, its options, and the argv for the real agent."""
     rest = argv[2:]

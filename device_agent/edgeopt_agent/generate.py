@@ -201,9 +201,10 @@ def _shared_probe(first: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def _run_load(rt: Any, request: Request, spec: Dict[str, Any], threads: int, deadline: float,
-              probe_kv: bool = True) -> Dict[str, Any]:
+              probed: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """Load for one thread count, (idle power window,) warm up each cell, then interleave repetitions under the
-    power sampler and the clock/temperature trace; returns the load's record."""
+    power sampler and the clock/temperature trace; returns the load's record (``probed``: an earlier load whose
+    KV probe this one carries instead of probing again)."""
     before = memory.vm_rss_kb()
     t0 = time.perf_counter_ns()
     rt.load(request.model_path, dict(request.runtime_options), threads)
@@ -232,7 +233,7 @@ def _run_load(rt: Any, request: Request, spec: Dict[str, Any], threads: int, dea
     probe: Dict[str, Any] = {"method": None, "points": [], "note": "disabled (--no-kv-probe)"}
     if spec.get("kv_probe", True):
         _in_use(rt, cells, spec["seed"], vocab, deadline)
-        probe = _kv_probe(rt, facts, deadline) if probe_kv else {"method": None, "points": [], "note": ""}
+        probe = _shared_probe(probed) if probed is not None else _kv_probe(rt, facts, deadline)
     return {"threads": threads, "load_ms": load_ms, "rss_before_kb": before, "rss_after_kb": after,
             "model": facts, "cells": cells, "truncated": truncated, "power": report,
             "trace": clocks.report(origin), "kv_probe": probe, "trim": memory.trim_unavailable()}
@@ -257,11 +258,8 @@ def generate(request: Request, emit: Progress) -> RawRun:
     emit({"event": "phase", "phase": "generate"})
     try:
         for threads in spec["threads"]:
-            first = loads[0] if loads else None
-            probed = first is not None and first["kv_probe"].get("method") is not None
-            loads.append(_run_load(rt, request, spec, threads, deadline, probe_kv=not probed))
-            if probed and first is not None:
-                loads[-1]["kv_probe"] = _shared_probe(first)
+            probed = next((ld for ld in loads if ld["kv_probe"].get("method") is not None), None)
+            loads.append(_run_load(rt, request, spec, threads, deadline, probed))
     except (RuntimeError, ValueError, OSError) as exc:
         text = str(exc).strip().splitlines()
         return _error(request, ERROR_RUNTIME, "%s: %s" % (rt.name, text[0] if text else type(exc).__name__), env)

@@ -363,4 +363,3 @@ def _copy_capped(s: SshSession, device_path: str, host_path: Path, limit: int, w
     except BaseException:
         host_path.unlink(missing_ok=True)
         raise
-

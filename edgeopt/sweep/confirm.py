@@ -122,7 +122,7 @@ def confirm_levels(ctx: Context, levels: Sequence[Level], *, rounds: int | None 
         lv = levels[i]
         if name in deferred_names:  # the rounds are its first measurement
             bench = without_memory(pooled_bench(run.benches[name], ctx.measure.percentile))
-            lv = complete(lv, bench, fresh=False, first_pass=False, agent=ctx.agent_label)
+            lv = complete(lv, bench, fresh=False, agent=ctx.agent_label, first_pass=False)
             ctx.bench_results.append((lv, bench))
         elif not served:  # a fresh single run is one more round (its p50: that round's median)
             samples[name].insert(0, [lv.latency_ms_first_pass if lv.latency_ms_first_pass is not None

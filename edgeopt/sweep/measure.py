@@ -75,7 +75,8 @@ class Context:
 
     @property
     def agent_label(self) -> str:
-        """``first_pass_agent`` of a level measured on :attr:`warm_runner` now: 'served' or 'fresh'."""
+        """``first_pass_agent`` of a level measured now: 'served' (on the served agent) or 'fresh' (a one-shot
+        agent process: no served agent, or it fell back to one-shot runs)."""
         return "served" if self.serving else "fresh"
 
     @property
@@ -147,24 +148,23 @@ class Context:
         bench = self.latency(artifact, runtime, options, fresh=fresh, **first_pass_settings(self.measure, fresh))
         if not fresh:  # a served process's peak also holds the other models it keeps: not this level's
             bench = without_memory(bench)
-        lvl = complete(Level(**row, **PLACEHOLDER), bench, fresh=fresh)
+        lvl = complete(Level(**row, **PLACEHOLDER), bench, fresh=fresh, agent=self.agent_label)
         self.bench_results.append((lvl, bench))
         return lvl
 
 
-def complete(lvl: Level, bench: BenchResult, *, fresh: bool, first_pass: bool = True,
-             agent: str | None = None) -> Level:
+def complete(lvl: Level, bench: BenchResult, *, fresh: bool, agent: str, first_pass: bool = True) -> Level:
     """``lvl`` (its accuracy measured) with what ``bench`` says: size, latency, memory (a ``fresh`` process's
-    only), energy, budget, validity and what the runtime reported; ``first_pass``: ``bench`` is one run (a
-    single-run latency), else the pool of its first interleaved rounds (:mod:`.pooled`); ``agent``: where it was
-    measured ('served' or 'fresh'; default: from ``fresh``)."""
+    only), energy, budget, validity and what the runtime reported; ``agent``: where it was measured
+    (:attr:`Context.agent_label`); ``first_pass``: ``bench`` is one run (a single-run latency), else the pool of its
+    first interleaved rounds (:mod:`.pooled`)."""
     meets_budget = bench.fps_budget.passed if bench.fps_budget is not None else True
     busy = others_cpu_pct(bench)
     return lvl.model_copy(update=dict(
         runtime_version=bench.runtime.version, size_bytes=bench.model.size_bytes, latency_ms=bench.latency_ms.p50,
         latency_ms_p99=bench.latency_ms.p99, memory_mb_peak=bench.memory_mb.peak,
         memory_source="first_pass" if fresh else None, cold_start_ms=bench.cold_start_ms.total if fresh else None,
-        first_pass_agent=agent or ("fresh" if fresh else "served"),
+        first_pass_agent=agent,
         energy_mj=bench.energy.energy_per_inference_mj if bench.energy else None,
         energy_source=bench.energy.source if bench.energy else None, meets_budget=meets_budget,
         passed=lvl.meets_retention and meets_budget, valid=bench.valid,

@@ -7,24 +7,14 @@ import json
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from tests.integration.ssh.conftest import DEVICE_PYTHON, Device
 from tests.integration.ssh.sshd import processes_mentioning
+from tests.waiting import wait_for  # noqa: F401  (the fault tests import it from here)
 
 # Where the fault counts of one campaign run are gathered (docs/reliability.md quotes them).
 COUNTS_FILE = Path(os.environ.get("EDGEOPT_FAULT_COUNTS", "out/fault-counts.json"))
-
-
-def wait_for(predicate: Callable[[], object], timeout_s: float, step_s: float = 0.05) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(step_s)
-    return bool(predicate())
 
 
 def lock_is_free(device: Device) -> bool:

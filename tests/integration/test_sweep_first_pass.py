@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from edgeopt.sweep.api import level_settings  # noqa: E402
 from edgeopt.sweep.measure import Context  # noqa: E402
 from edgeopt.sweep.memory_probe import SOURCE, needs_probe  # noqa: E402
 from edgeopt.sweep.result import Level, Recommendation  # noqa: E402
+from tests.fake_agent import python_without_serve  # noqa: E402
 from tests.unit.sweep.test_ranking import conv_model  # noqa: E402
 
 FAST = {"iterations": 20, "min_duration_s": 0.1, "runtimes": ["onnxruntime"], "no_cache": True, "int8_search": False}
@@ -163,10 +163,7 @@ def test_after_a_fallback_to_one_shot_runs_levels_are_labelled_fresh(digits: tup
     """An agent that cannot serve (one from before ``serve``) turns the sweep's runner one-shot: the levels were then
     measured in fresh processes, and say so (before, they said 'served')."""
     model, data = digits
-    old = tmp_path / "python-without-serve"
-    old.write_text("#!/bin/sh\ncase \"$*\" in *' serve '*) echo \"edgeopt_agent: error: invalid choice: 'serve'\" >&2;"
-                   f" exit 2;; esac\nexec {sys.executable} \"$@\"\n")
-    old.chmod(0o755)
+    old = python_without_serve(tmp_path / "python-without-serve")
     events: list[dict[str, Any]] = []
     res = sweep(model, eval=data, recipes=["fp16"], min_retention=0.9, out_dir=tmp_path / "out",
                 runner=LocalRunner(python=str(old)), progress=events.append, **FAST)

@@ -21,6 +21,7 @@ from edgeopt.history import open_store
 from edgeopt.runners.ssh_session import SshTimeouts
 from tests.integration.ssh.lab import Lab
 from tests.integration.ssh.sshd import unavailable_reason
+from tests.waiting import wait_for
 
 QUICK = {"iterations": 20, "min_duration_s": 0.2, "warmup": 2, "energy": False}
 
@@ -34,18 +35,9 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
         yield running
 
 
-def _wait_for(predicate, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return predicate()
-
-
 def _assert_devices_clean(lab: Lab, *, keep_jobs: tuple[str, ...] = ()) -> None:
     """No agent process and no lock file on any device; job dirs removed (except on devices whose link died)."""
-    assert _wait_for(lambda: not any(d.agent_processes() for d in lab.devices), 20), \
+    assert wait_for(lambda: not any(d.agent_processes() for d in lab.devices), 20, step_s=0.1), \
         {d.name: d.agent_processes() for d in lab.devices}
     for d in lab.devices:
         assert not d.lock_file.exists(), d.name

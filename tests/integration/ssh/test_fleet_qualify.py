@@ -19,6 +19,7 @@ import pytest
 from edgeopt.cli.main import main
 from tests.integration.ssh.lab import Lab
 from tests.integration.ssh.sshd import unavailable_reason
+from tests.waiting import wait_for
 
 SLOW_PYTHON = f"""#!{sys.executable}
 import json, os, sys
@@ -41,15 +42,6 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
         pytest.skip(reason)
     with Lab(tmp_path / "lab", 2) as running:
         yield running
-
-
-def _wait_for(predicate, timeout_s: float) -> bool:
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return predicate()
 
 
 def test_a_device_past_the_qualify_deadline_is_aborted_and_the_other_stands(lab: Lab, tiny_cnn: Path,
@@ -81,5 +73,6 @@ gates: {{latency: {{max_ms: 1000}}}}
     assert bad["status"] == "error" and bad["error"].startswith("deadline: stopped at the device deadline of 10 s")
     assert all(g["status"] == "error" for g in bad["gates"])
     assert code == 1 == out["exit_code"] and elapsed < 40  # aborted at the deadline, not after the minute
-    assert _wait_for(lambda: not slow.agent_processes(), 20), slow.agent_processes()  # the agent ended itself
+    # the agent ended itself
+    assert wait_for(lambda: not slow.agent_processes(), 20, step_s=0.1), slow.agent_processes()
     assert not slow.lock_file.exists() and not lab["lab-00"].lock_file.exists()

@@ -12,15 +12,7 @@ from edgeopt.runners import AgentError, raise_for_error
 from edgeopt.runners.ssh_session import SshTimeouts
 from edgeopt_agent.protocol import Request
 from tests.integration.ssh.sshd import processes_mentioning
-
-
-def _wait_for(predicate, timeout_s: float, step_s: float = 0.05) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(step_s)
-    return predicate()
+from tests.waiting import wait_for
 
 
 def _run_in_thread(runner, request, model):
@@ -60,7 +52,7 @@ def test_second_job_waits_for_the_device_lock_and_both_are_valid(device, tiny_cn
 
 def test_short_lock_wait_fails_clearly_as_data(device, tiny_cnn):
     holder, box = _run_in_thread(device.runner(), Request(model_path="", iterations=20, min_duration_s=4), tiny_cnn)
-    assert _wait_for(lambda: _timed_started(box), 60)
+    assert wait_for(lambda: _timed_started(box), 60)
     impatient = device.runner(timeouts=SshTimeouts(lock_wait_s=0.3))
     raw = impatient.run(Request(model_path="", iterations=20, min_duration_s=0.1), tiny_cnn)
     assert not raw.ok and raw.error_kind == "timeout"
@@ -76,7 +68,7 @@ def test_sshd_killed_mid_run_gives_a_clear_error_and_leaves_nothing_running(devi
     # No progress lines: an agent writing to a dead pipe would die of that; this one must notice on its own.
     request = Request(model_path="", iterations=10, min_duration_s=60, max_duration_s=120, progress_interval_s=0)
     thread, box = _run_in_thread(runner, request, tiny_cnn)
-    assert _wait_for(lambda: device.lock_file.exists() and processes_mentioning(str(device.workdir)), 60), box
+    assert wait_for(lambda: device.lock_file.exists() and processes_mentioning(str(device.workdir)), 60), box
     time.sleep(0.5)  # into the timed loop
     killed_at = time.monotonic()
     device.sshd.kill_hard()
@@ -86,7 +78,7 @@ def test_sshd_killed_mid_run_gives_a_clear_error_and_leaves_nothing_running(devi
     err = box.get("error")
     assert isinstance(err, RunnerError) and "lost the connection" in str(err) and "\n" not in str(err)
     # The agent noticed its session was gone (stdin EOF), ended itself and released the lock.
-    assert _wait_for(lambda: not processes_mentioning(str(device.workdir)), 15), processes_mentioning(
+    assert wait_for(lambda: not processes_mentioning(str(device.workdir)), 15), processes_mentioning(
         str(device.workdir))
     assert not device.lock_file.exists()
 
@@ -98,6 +90,6 @@ def test_run_past_its_deadline_is_stopped_and_cleaned_up(device, tiny_cnn):
         # A 60 s warm-up outlives max_duration_s (1) + grace (2): the host stops waiting and closes the channel.
         runner.run(Request(model_path="", warmup_s=60, min_duration_s=0.1, max_duration_s=1), tiny_cnn)
     assert time.monotonic() - started < 20
-    assert _wait_for(lambda: not processes_mentioning(str(device.workdir)), 15)
+    assert wait_for(lambda: not processes_mentioning(str(device.workdir)), 15)
     assert not device.lock_file.exists()
-    assert _wait_for(lambda: device.job_dirs() == [], 5)
+    assert wait_for(lambda: device.job_dirs() == [], 5)

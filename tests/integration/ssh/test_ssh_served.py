@@ -21,19 +21,12 @@ from edgeopt.evaluation import device_outputs
 from edgeopt.runners.served import ENV_SWITCH, ServedRunner, agent_session
 from edgeopt.runners.ssh_session import SshTimeouts
 from edgeopt_agent.protocol import Request
+from tests.fake_agent import python_without_serve
 from tests.integration.ssh.conftest import DEVICE_PYTHON, Device
 from tests.integration.ssh.sshd import processes_mentioning
+from tests.waiting import wait_for
 
 FAST = {"iterations": 10, "min_duration_s": 0.05, "warmup": 1}
-
-
-def _wait_for(predicate, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
 
 
 def _pids(events: list[dict]) -> list[int]:
@@ -69,7 +62,7 @@ def test_runs_and_an_evaluate_go_to_one_remote_agent_with_one_shot_results(share
     fresh, fresh_names, _ = device_outputs(tiny_cnn, data, runtime="onnxruntime", runner=runner)
     assert names == fresh_names
     np.testing.assert_allclose(outs[0], fresh[0], rtol=1e-5, atol=1e-6)
-    assert _wait_for(lambda: _clean(shared_device), 15), "closing the session ends the agent and frees the lock"
+    assert wait_for(lambda: _clean(shared_device), 15), "closing the session ends the agent and frees the lock"
     assert shared_device.job_dirs() == []  # the evaluate's job directory (its outputs) removed after the fetch
 
 
@@ -106,11 +99,11 @@ def test_a_request_past_its_deadline_closes_the_channel_and_the_next_gets_a_new_
             served.run(Request(model_path="", warmup_s=60, min_duration_s=0.1, max_duration_s=1, threads=1),
                        tiny_cnn)
         assert time.monotonic() - started < 15 and device.sshd.spec.split("@")[1] in str(err.value)
-        assert _wait_for(lambda: _clean(device), 15), "the agent saw its channel close and stopped itself"
+        assert wait_for(lambda: _clean(device), 15), "the agent saw its channel close and stopped itself"
         assert served.run(Request(model_path="", **FAST), tiny_cnn).ok and served.agent.started == 2
     finally:
         served.close()
-    assert _wait_for(lambda: _clean(device), 15)
+    assert wait_for(lambda: _clean(device), 15)
 
 
 def test_a_dropped_connection_fails_the_request_and_the_next_one_reconnects(device: Device, tiny_cnn: Path):
@@ -128,7 +121,7 @@ def test_a_dropped_connection_fails_the_request_and_the_next_one_reconnects(devi
             served.run(Request(model_path="", iterations=10, min_duration_s=30, max_duration_s=60), tiny_cnn,
                        kill_in_timed_loop)
         assert "\n" not in str(err.value)
-        assert _wait_for(lambda: _clean(device), 15), "the agent saw its session end and stopped itself"
+        assert wait_for(lambda: _clean(device), 15), "the agent saw its session end and stopped itself"
         device.sshd.start()
         assert served.run(Request(model_path="", **FAST), tiny_cnn).ok and served.agent.started == 2
     finally:
@@ -136,10 +129,8 @@ def test_a_dropped_connection_fails_the_request_and_the_next_one_reconnects(devi
 
 
 def test_an_agent_that_cannot_serve_falls_back_to_one_shot_runs(device: Device, tiny_cnn: Path, tmp_path: Path):
-    old = tmp_path / "python-without-serve"  # an agent from before `serve`: argparse refuses the command
-    old.write_text("#!/bin/sh\ncase \"$*\" in *' serve '*) echo \"edgeopt_agent: error: invalid choice: 'serve'\" >&2;"
-                   f" exit 2;; esac\nexec {DEVICE_PYTHON} \"$@\"\n")
-    old.chmod(0o755)
+    # an agent from before `serve`: argparse refuses the command
+    old = python_without_serve(tmp_path / "python-without-serve", DEVICE_PYTHON)
     infos: list[dict] = []
     events: list[dict] = []
     with agent_session(device.runner(python=str(old)), on_info=infos.append) as served:

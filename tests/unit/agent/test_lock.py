@@ -38,15 +38,6 @@ def _holder(lock_dir: Path, hold_s: float) -> subprocess.Popen[str]:
     return proc
 
 
-def _wait_for(predicate, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
-
-
 def test_acquire_writes_pid_and_release_removes_the_file(tmp_path: Path):
     lock = DeviceLock(str(tmp_path / "locks"))
     lock.acquire(0)
