@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from ...runners.select import use_runner
 from ...settings import EnergySettings, RemoteSpec
 from ...targets import Target, load_registry
 from .energy import load_energy, load_trace
+from .raw_check import accept_generate, load_reasons
 from .result import LlmBenchResult, LlmEnergy, LlmLoad, LlmModelFacts
 from .stats import cell_from_raw, kv_probe
 from .workload import LlmWorkload
@@ -75,6 +77,8 @@ def bench_llm(folder: str | Path, workload: LlmWorkload | None = None, *, runtim
                           energy=_energy_request(tgt, e))
         raw = raise_for_error(placed.runner.generate(request, folder, progress), placed.runner.name)
         runner_name = placed.runner.name
+        accept_generate(raw.generate, runner_name, cells=math.prod(len(axis) for axis in (
+            workload.prompt_tokens, workload.gen_tokens, workload.context_depth, workload.batch, workload.threads)))
     return _result(raw, folder, fmt, workload, runner_name, tgt)
 
 
@@ -87,20 +91,24 @@ def _result(raw: Any, folder: Path, fmt: str, workload: LlmWorkload, runner_name
             ) -> LlmBenchResult:
     gen = raw.generate
     loads = {ld["threads"]: ld for ld in gen["loads"]}
-    powers: dict[int, LlmEnergy | None] = {t: load_energy(ld.get("power"), tgt) for t, ld in loads.items()}
+    sound = {t: not load_reasons(ld) for t, ld in loads.items()}  # else its cells say why, without its figures
+    powers: dict[int, LlmEnergy | None] = {t: load_energy(ld.get("power"), tgt) if sound[t] else None
+                                           for t, ld in loads.items()}
     facts = gen["model"]
     probes = {t: kv_probe(ld.get("kv_probe")) for t, ld in loads.items()}
-    cells = [cell_from_raw(c, facts, loads[c["threads"]]["load_ms"], workload.repetitions, powers[c["threads"]],
-                           probes[c["threads"]], loads[c["threads"]].get("trim")) for c in gen["cells"]]
+    cells = [cell_from_raw(c, facts, loads[c["threads"]]["load_ms"] if sound[c["threads"]] else None,
+                           workload.repetitions, powers[c["threads"]], probes[c["threads"]],
+                           loads[c["threads"]].get("trim"), loads[c["threads"]]) for c in gen["cells"]]
     return LlmBenchResult(
         model_path=str(folder.resolve()), model_format=fmt, runtime=dict(raw.runtime), runner=runner_name,
         target=tgt.name, target_mismatch=target_mismatch(tgt, raw.environment),
         model=LlmModelFacts(**{k: v for k, v in facts.items() if k != "kv_dtype_bytes"}),
         workload=workload,
-        loads=[LlmLoad(threads=t, load_ms=ld["load_ms"], rss_growth_mb=_growth(ld), energy=powers[t],
+        loads=[LlmLoad(threads=t, load_ms=ld["load_ms"] if sound[t] else None,
+                       rss_growth_mb=_growth(ld) if sound[t] else None, energy=powers[t],
                        trace=load_trace(ld.get("trace")), kv_probe=probes[t]) for t, ld in loads.items()],
         cells=cells, truncated=bool(gen.get("truncated")), environment=dict(raw.environment),
-        valid=all(c.valid for c in cells))
+        valid=bool(cells) and all(c.valid for c in cells))
 
 
 def _growth(load: dict[str, Any]) -> float | None:

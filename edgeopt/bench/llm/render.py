@@ -58,7 +58,7 @@ def render_llm_bench(r: LlmBenchResult, console: Console | None = None) -> None:
     out.print(t)
     for ld in r.loads:
         growth = "" if ld.rss_growth_mb is None else f", +{ld.rss_growth_mb:.1f} MB RSS"
-        out.print(f"load (threads {ld.threads or 'auto'}): {ld.load_ms:.1f} ms{growth}")
+        out.print(f"load (threads {ld.threads or 'auto'}): {_f(ld.load_ms, '{:.1f}')} ms{growth}")
         if ld.energy is not None:
             out.print(f"  power: {ld.energy.active_power_w:.3g} W ({ld.energy.note})", soft_wrap=True)
         _probe(out, ld, r.cells)

@@ -135,7 +135,8 @@ class LlmKvProbe(_Frozen):
 
 class LlmLoad(_Frozen):
     threads: int
-    load_ms: float
+    load_ms: float | None = Field(description="Model load time, ms; null when the device reported an impossible one "
+                                  "(its cells are invalid and say why).")
     rss_growth_mb: float | None = Field(None, description="RSS the load added (weights, sessions).")
     kv_probe: LlmKvProbe | None = Field(None, description="Null from agents before session 9.")
     energy: LlmEnergy | None = Field(None, description="Null with energy disabled, or no sensor and no TDP.")

@@ -15,6 +15,7 @@ import numpy as np
 
 from ...metrics.latency import required_samples
 from .energy import cell_energy
+from .raw_check import cell_physics
 from .result import LlmCell, LlmEnergy, LlmKvProbe, LlmSamples
 
 _MS = 1e6
@@ -165,19 +166,24 @@ def _samples(reps: list[dict[str, Any]], batch: int) -> LlmSamples:
 
 
 def cell_from_raw(raw: dict[str, Any], facts: dict[str, Any], load_ms: float | None, wanted: int,
-                  energy: LlmEnergy | None = None, probe: LlmKvProbe | None = None, trim: str | None = None
-                  ) -> LlmCell:
+                  energy: LlmEnergy | None = None, probe: LlmKvProbe | None = None, trim: str | None = None,
+                  load: dict[str, Any] | None = None) -> LlmCell:
     """One cell's statistics, energy per token per phase (``energy``: the load's power), memory in use and the
     measured KV bytes per token (``probe``: the load's KV probe; ``trim``: why in-use readings are null) and
-    validity from the agent's raw cell."""
+    validity from the agent's raw cell (``load``: its load's raw record, whose numbers are checked with the
+    cell's: :mod:`.raw_check`). Statistics come from the repetitions whose numbers can be true."""
     axes = {k: raw[k] for k in ("prompt_tokens", "gen_tokens", "context_depth", "batch", "threads")}
-    reps = raw["reps"]
+    device, reps = cell_physics(raw, load if load is not None else {})
     if raw.get("unsupported") or not reps:
-        why = raw.get("unsupported") or "no repetition ran (watchdog: raise --max-duration)"
-        return LlmCell(**axes, repetitions=0, load_ms=load_ms, valid=False, invalid_reasons=[why])
-    reasons = _reasons(raw, reps, wanted)
+        why = raw.get("unsupported") or ("no repetition with possible numbers" if raw["reps"] else
+                                         "no repetition ran (watchdog: raise --max-duration)")
+        return LlmCell(**axes, repetitions=0, load_ms=load_ms, valid=False, invalid_reasons=[why, *device])
+    reasons = _reasons(raw, reps, wanted) + device
+    if device:  # the energy of bad repetitions is in the cell's phase totals: not shown
+        energy = None
     kv = _kv(raw, facts, reps)
     return LlmCell(**axes, repetitions=len(reps), tokens_out=min(r["tokens_out"] for r in reps), load_ms=load_ms,
                    **_timings(raw, reps), **_memory(reps), **kv, **_in_use(raw, trim, probe, kv),
-                   **cell_energy(raw, reps, energy), samples=_samples(reps, raw["batch"]), valid=not reasons,
+                   **cell_energy(raw, reps, energy),
+                   samples=None if device else _samples(reps, raw["batch"]), valid=not reasons,
                    invalid_reasons=reasons)
