@@ -14,6 +14,7 @@ from statistics import median
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..bench.llm.raw_check import DEVICE_REPORTED
 from ..bench.llm.result import LlmBenchResult, LlmCell
 from ..errors import InputError
 from .compare import (
@@ -89,7 +90,12 @@ def _metric(metric: str, a: LlmCell, b: LlmCell, floor: float | None, tolerance_
     sa, sb = _series(a, metric), _series(b, metric)
     to_unit = (lambda ms: 1000.0 / ms) if metric == "decode_tokens_per_s" else (lambda ms: ms)
     med_a, med_b = (to_unit(median(s)) if s else 0.0 for s in (sa, sb))
-    change = (med_b / med_a - 1.0) * 100.0 if med_a else 0.0
+    change = (med_b / med_a - 1.0) * 100.0 if med_a and med_b else 0.0
+    broken = [f"run {side}: {'; '.join(c.invalid_reasons)}" for side, c in (("A", a), ("B", b))
+              if any(r.startswith(DEVICE_REPORTED) for r in c.invalid_reasons)]
+    if broken:  # numbers that cannot be true are no improvement and no regression
+        return LlmMetricComparison(metric=metric, median_a=med_a, median_b=med_b, change_pct=0.0, verdict=None,
+                                   regression=False, explanation=f"not judged: impossible readings ({broken[0]})")
     try:
         c = compare_samples(sa, sb, tolerance_pct=tolerance_pct, alpha=alpha, noise_floor_pct=floor,
                             noise_runs=2 if floor is not None else 0, min_samples=LLM_MIN_SAMPLES)

@@ -28,6 +28,8 @@ Number = StrictInt | StrictFloat
 # Clock granularity: token times may add up to the generation's time plus this much.
 E2E_SLACK = 1.01
 E2E_SLACK_NS = 1_000_000
+# How every reason of numbers that cannot be true starts (compare leaves such cells unjudged).
+DEVICE_REPORTED = "the device reported"
 _SHOWN = 3  # repetitions whose reasons are listed (the rest are counted)
 
 
@@ -232,4 +234,4 @@ def cell_physics(raw: dict[str, Any], load: dict[str, Any]) -> tuple[list[str], 
     if bad > _SHOWN:
         reasons.append(f"{bad - _SHOWN} more repetition(s) with impossible numbers")
     reasons += _cell_reasons(raw) + load_reasons(load)
-    return [f"the device reported {r}" for r in reasons], usable
+    return [f"{DEVICE_REPORTED} {r}" for r in reasons], usable
