@@ -161,6 +161,13 @@ def _numbers(change: dict[str, Any]) -> Any:
     return lie
 
 
+def _profile_layers(result: dict[str, Any], **change: Any) -> str:
+    """Every layer of a profile result changed (``median_us`` summing to 571,000 ms, NaN, an injected name)."""
+    for layer in result["profile"]["layers"]:
+        layer.update(change)
+    return json.dumps(result)
+
+
 def _deep(result: dict[str, Any], opts: dict[str, str]) -> str:
     text = json.dumps(result)
     return text[:-1] + ', "environment": ' + "[" * 100_000 + "]" * 100_000 + "}"
@@ -222,6 +229,11 @@ LIES: dict[str, Any] = {
     "type_runtime": _numbers({"runtime": ["onnxruntime", "1.0"]}),
     "type_wall": _numbers({"timed_wall_s": "1.0"}),
     "type_version": _numbers({"runtime": {"name": "onnxruntime", "version": {"major": 1}}}),
+    "profile_huge": lambda result, opts: _profile_layers(result, median_us=571_000_000.0 / max(
+        1, len(result["profile"]["layers"]))),
+    "profile_negative": lambda result, opts: _profile_layers(result, median_us=-5.0),
+    "profile_nan": lambda result, opts: _profile_layers(result, median_us=float("nan"), p90_us=float("nan")),
+    "profile_inject": lambda result, opts: _profile_layers(result, name=INJECT),
     "type_profile": _numbers({"profile": {"layers": [{"name": 5, "median_us": "fast"}], "inference_ns": [1]}}),
     "deep": _deep,
     "eval_keys": _eval_npz({"logits": np.zeros((4, 3), np.float32)}),

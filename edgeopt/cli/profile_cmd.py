@@ -86,7 +86,8 @@ def profile_cmd(model: Path, target: str | None, measure: dict[str, Any],
     """Per-layer times of MODEL with the runtime's own profiler, joined with its ONNX graph. MODEL may be a
     deployment (a folder with deployment.json): it runs with its settings (docs/profile.md, "Deployments").
 
-    Exit 0 profiled, 2 bad input (a runtime without a per-layer profiler included), 3 device error.
+    Exit 0 profiled, 1 the device reported numbers that cannot be true (the profile is invalid and says why), 2 bad
+    input (a runtime without a per-layer profiler included), 3 device error.
     """
     options: dict[str, Any] = dict(
         measure, target=target, **runtime_choice(measure["runtime"], runtime_flags, measure["runtime_options"]),
@@ -106,4 +107,5 @@ def profile_cmd(model: Path, target: str | None, measure: dict[str, Any],
         render_profile(result, top)
     for path in written:
         click.echo(f"edgeopt: wrote {path}", err=True)
-    return int(ExitCode.OK)
+    profiles = [result.a, result.b] if isinstance(result, ProfileComparison) else [result]
+    return int(ExitCode.OK if all(p.valid for p in profiles) else ExitCode.GATE_FAILED)

@@ -14,6 +14,7 @@ from ..metrics.latency import latency_stats
 from ..targets.schema import Target
 from .graph import GraphIndex
 from .join import join_layers, per_op_type, roof_peaks_note
+from .physics import check_profile
 from .schema import LayerRecord, ModelRef, ProfileResult, ProfileSettings, TraceEvent
 
 _OVERHEAD_NOTE = 1.5  # above this profiled/unprofiled ratio, say that layer times are inflated
@@ -63,17 +64,18 @@ def _notes(raw: RawRun, ctx: ProfileContext, layers: list[LayerRecord], unmapped
 def build_profile(raw: RawRun, ctx: ProfileContext) -> ProfileResult:
     """The typed result of one agent ``profile`` run."""
     prof = raw.profile
-    layers, unmapped = join_layers(list(prof.get("layers", [])), ctx.graph, ctx.target)
-    walls = [int(v) for v in prof.get("inference_ns", [])]
+    checked = check_profile(raw)  # impossible records are left out and named in invalid_reasons
+    layers, unmapped = join_layers(checked.layers, ctx.graph, ctx.target)
+    walls = checked.inference_ns
     profiled_ms = statistics.median(walls) / 1e6 if walls else 0.0
-    p50 = latency_stats(raw.samples_ns).p50 if raw.samples_ns else 0.0
+    p50 = latency_stats(checked.samples_ns).p50 if checked.samples_ns else 0.0
     overhead = profiled_ms / p50 if p50 > 0 else 0.0
     request = raw.request or {}
     graph = ctx.graph
     roof = roofline(graph.flops, graph.bytes_moved, ctx.target, graph.precision) if graph and graph.flops else None
     trace = [TraceEvent(kernel=str(e.get("name", "")), op_type=str(e.get("op_type", "")),
                         start_us=float(e.get("start_us") or 0.0), duration_us=float(e.get("duration_us", 0.0)))
-             for e in prof.get("trace", [])]
+             for e in checked.trace]
     return ProfileResult(
         model=ctx.model, graph=str(graph.path) if graph else None, target=ctx.target.name, runner=ctx.runner,
         runtime=dict(raw.runtime),
@@ -88,4 +90,5 @@ def build_profile(raw: RawRun, ctx: ProfileContext) -> ProfileResult:
         roofline=roof, trace=trace, trace_source=str(prof.get("trace_source", "runtime")),
         notes=_notes(raw, ctx, layers, unmapped, overhead), environment=dict(raw.environment),
         agent_version=raw.agent_version, edgeopt_version=__version__, started_at=ctx.started_at,
+        valid=not checked.reasons, invalid_reasons=checked.reasons,
     )

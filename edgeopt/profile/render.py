@@ -6,7 +6,6 @@ import sys
 from collections.abc import Sequence
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from ..untrusted import for_rich
@@ -29,6 +28,7 @@ def _opt(value: float | None, fmt: str) -> str:
 
 def _nodes(names: Sequence[str]) -> str:
     shown = ", ".join(names[:_NODES_SHOWN])
+    shown = for_rich(shown)
     return shown + (f" +{len(names) - _NODES_SHOWN}" if len(names) > _NODES_SHOWN else "") if names else "-"
 
 
@@ -41,8 +41,8 @@ def roof_text(layer: LayerRecord) -> str:
 
 def header(p: ProfileResult) -> str:
     rt = p.runtime
-    return (f"{escape(p.model.path)} on {for_rich(rt.get('name'))} {for_rich(rt.get('version'))} "
-            f"({p.target}, {p.runner}): "
+    return (f"{for_rich(p.model.path)} on {for_rich(rt.get('name'))} {for_rich(rt.get('version'))} "
+            f"({for_rich(p.target)}, {for_rich(p.runner)}): "
             f"{p.settings.profiled_iterations} profiled inferences after {p.settings.warmup} warm-up; profiled "
             f"{_ms(p.profiled_ms)} ms/inference (layers {_ms(p.layers_ms)} ms), unprofiled p50 "
             f"{_ms(p.unprofiled_p50_ms)} ms, overhead {p.overhead:.2f}x")
@@ -55,8 +55,9 @@ def layer_table(p: ProfileResult, top: int) -> Table:
         table.add_column(col, justify="right" if col in ("#", "median ms", "p90 ms", "share", "GOP/s", "op/B")
                          else "left")
     for i, layer in enumerate(p.top(top), 1):
-        table.add_row(str(i), layer.kernel, _nodes(layer.onnx_nodes) if layer.onnx_nodes else f"({layer.origin.value})",
-                      layer.primary_op, layer.impl, layer.precision.value, _ms(layer.median_ms), _ms(layer.p90_ms),
+        table.add_row(str(i), for_rich(layer.kernel),
+                      _nodes(layer.onnx_nodes) if layer.onnx_nodes else f"({layer.origin.value})",
+                      for_rich(layer.primary_op), for_rich(layer.impl), layer.precision.value, _ms(layer.median_ms), _ms(layer.p90_ms),
                       f"{layer.share:.1%}", _opt(layer.achieved_gops, ".1f"), _opt(layer.arithmetic_intensity, ".1f"),
                       roof_text(layer))
     return table
@@ -67,8 +68,13 @@ def op_table(p: ProfileResult) -> Table:
     for col in ("op type", "layers", "median ms", "share", "GOP/s"):
         table.add_column(col, justify="left" if col == "op type" else "right")
     for s in p.per_op_type:
-        table.add_row(s.op_type, str(s.layers), _ms(s.median_ms), f"{s.share:.1%}", _opt(s.achieved_gops, ".1f"))
+        table.add_row(for_rich(s.op_type), str(s.layers), _ms(s.median_ms), f"{s.share:.1%}", _opt(s.achieved_gops, ".1f"))
     return table
+
+
+def _invalid(out: Console, p: ProfileResult, side: str = "") -> None:
+    for why in p.invalid_reasons:
+        out.print(f"[bold red]{side}INVALID[/bold red]: {for_rich(why)}", soft_wrap=True)
 
 
 def render_profile(p: ProfileResult, top: int = 15) -> None:
@@ -78,6 +84,7 @@ def render_profile(p: ProfileResult, top: int = 15) -> None:
     out.print(op_table(p))
     for note in p.notes:
         out.print(f"note: {for_rich(note)}")
+    _invalid(out, p)
 
 
 def compare_table(c: ProfileComparison, top: int) -> Table:
@@ -88,8 +95,9 @@ def compare_table(c: ProfileComparison, top: int) -> Table:
         flags = ", ".join(f for f, on in (("precision", r.precision_changed),
                                           ("float despite QDQ in A", r.a_float_kernel),
                                           ("float despite QDQ", r.b_float_kernel)) if on)
-        table.add_row(_nodes(r.onnx_nodes), r.op_type, _ms(r.a_ms), _ms(r.b_ms), f"{r.delta_ms:+.4f}",
-                      _opt(r.ratio, ".2f"), f"{r.a_precision} {r.a_impl}", f"{r.b_precision} {r.b_impl}", flags or "-")
+        table.add_row(_nodes(r.onnx_nodes), for_rich(r.op_type), _ms(r.a_ms), _ms(r.b_ms), f"{r.delta_ms:+.4f}",
+                      _opt(r.ratio, ".2f"), for_rich(f"{r.a_precision} {r.a_impl}"),
+                      for_rich(f"{r.b_precision} {r.b_impl}"), flags or "-")
     return table
 
 
@@ -98,7 +106,8 @@ def extra_table(c: ProfileComparison) -> Table:
     for col in ("side", "layer", "type", "kind", "median ms"):
         table.add_column(col, justify="right" if col == "median ms" else "left")
     for e in c.extra:
-        table.add_row(e.side.upper(), e.kernel, e.op_type, e.kind, _ms(e.median_ms))
+        table.add_row(for_rich(e.side.upper()), for_rich(e.kernel), for_rich(e.op_type), for_rich(e.kind),
+                      _ms(e.median_ms))
     return table
 
 
@@ -111,3 +120,5 @@ def render_comparison(c: ProfileComparison, top: int = 15) -> None:
         out.print(extra_table(c))
     for line in c.explanation:
         out.print(f"- {for_rich(line)}")
+    _invalid(out, c.a, "A ")
+    _invalid(out, c.b, "B ")

@@ -168,6 +168,9 @@ class ProfileResult(_Frozen):
     started_at: str
     deployment: DeploymentRef | None = Field(
         default=None, description="The deployment profiled (its settings applied); null for a plain model file.")
+    valid: bool = Field(default=True, description="False when the device reported numbers that cannot be true "
+                        "(edgeopt.profile.physics): those records are left out and invalid_reasons says why.")
+    invalid_reasons: list[str] = Field(default_factory=list, description="Why the profile is invalid.")
 
     def top(self, n: int) -> list[LayerRecord]:
         """The ``n`` executed layers with the most time."""

@@ -139,6 +139,7 @@ def profile_section(p: ProfileResult, top: int = 15, title: str = "Per-layer pro
                  [[s.op_type, str(s.layers), f"{s.median_ms:.4g}", f"{s.share:.1%}", _opt(s.achieved_gops, ".1f")]
                   for s in p.per_op_type])
     notes = "".join(f'<p class="note">{escape(n)}</p>' for n in p.notes)
+    notes += "".join(f'<p class="warn">INVALID: {escape(r)}</p>' for r in p.invalid_reasons)
     return (f'<section class="profile"><h2>{escape(title)}</h2><p class="sub">{escape(header(p))}</p>'
             f'<div class="charts">{layer_chart(p, top)}</div>{layers}<h3>Per op type</h3>{ops}{notes}</section>')
 

@@ -119,3 +119,28 @@ def test_honest_eval_outputs_still_load(tmp_path: Path, eval_npz: Path):
     outputs, names, raw = device_outputs(model, eval_npz, runtime="onnxruntime",
                                          runner=LocalRunner(python=str(fake_python(tmp_path, "same"))))
     assert len(outputs) == 1 and outputs[0].shape[0] == 4
+
+
+@pytest.mark.parametrize(("mode", "needle"), [("profile_huge", "layers adding up to 571,000 ms per inference"),
+                                              ("profile_negative", "median_us = -5.0"),
+                                              ("profile_nan", "median_us = nan")])
+def test_impossible_layer_times_make_an_invalid_profile(matmul_model: Path, tmp_path: Path, capsys, mode: str,
+                                                        needle: str):
+    report = tmp_path / "report"
+    code = main(["profile", str(matmul_model), "--python", str(fake_python(tmp_path, mode)), "-n", "5", "--json",
+                 "--report-dir", str(report)])
+    out, err = capsys.readouterr()
+    result = json.loads(out)
+    assert code == 1 and result["valid"] is False and "Traceback" not in err, err
+    assert any(r.startswith("the device reported") and needle in r for r in result["invalid_reasons"]), result
+    assert "INVALID: the device reported" in (report / "profile.html").read_text()
+
+
+def test_injected_layer_names_are_text(matmul_model: Path, tmp_path: Path, capsys):
+    report = tmp_path / "report"
+    code = main(["profile", str(matmul_model), "--python", str(fake_python(tmp_path, "profile_inject")), "-n", "5",
+                 "--report-dir", str(report)])
+    out, err = capsys.readouterr()
+    assert code == 0 and _no_control(out) and "[link=https://evil.example]click[/link]" in out, out
+    page = (report / "profile.html").read_text()
+    assert _no_control(page) and "<script" not in page and "<img" not in page
