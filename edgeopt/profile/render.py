@@ -57,7 +57,8 @@ def layer_table(p: ProfileResult, top: int) -> Table:
     for i, layer in enumerate(p.top(top), 1):
         table.add_row(str(i), for_rich(layer.kernel),
                       _nodes(layer.onnx_nodes) if layer.onnx_nodes else f"({layer.origin.value})",
-                      for_rich(layer.primary_op), for_rich(layer.impl), layer.precision.value, _ms(layer.median_ms), _ms(layer.p90_ms),
+                      for_rich(layer.primary_op), for_rich(layer.impl), layer.precision.value, _ms(layer.median_ms),
+                      _ms(layer.p90_ms),
                       f"{layer.share:.1%}", _opt(layer.achieved_gops, ".1f"), _opt(layer.arithmetic_intensity, ".1f"),
                       roof_text(layer))
     return table
@@ -68,7 +69,8 @@ def op_table(p: ProfileResult) -> Table:
     for col in ("op type", "layers", "median ms", "share", "GOP/s"):
         table.add_column(col, justify="left" if col == "op type" else "right")
     for s in p.per_op_type:
-        table.add_row(for_rich(s.op_type), str(s.layers), _ms(s.median_ms), f"{s.share:.1%}", _opt(s.achieved_gops, ".1f"))
+        table.add_row(for_rich(s.op_type), str(s.layers), _ms(s.median_ms), f"{s.share:.1%}",
+                      _opt(s.achieved_gops, ".1f"))
     return table
 
 
