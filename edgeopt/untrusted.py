@@ -4,12 +4,15 @@ A board is untrusted input (docs/reliability.md, "Untrusted device"): its runtim
 phase names, error text and stderr lines may carry terminal escapes (a window-title OSC, a clear-screen CSI),
 rich markup (``[link=https://...]``), HTML (``<script>``) or bytes XML cannot hold (0x1B). The runners clean every
 string at the boundary with :func:`clean_text` / :func:`clean_tree` (control characters out, length bounded), and
-each renderer escapes for its own syntax: :func:`for_rich` (the terminal), :func:`for_markdown` (summary.md);
-:func:`clean_text` alone makes a string valid XML 1.0 text (junit.xml).
+each renderer escapes for its own syntax: :func:`for_rich` (the terminal), :func:`for_html` (report.html, the
+profile and trade-off pages, SVG charts), :func:`for_markdown` (summary.md); :func:`clean_text` alone makes a
+string valid XML 1.0 text (junit.xml). Strings from files (a deployment's name, a spec's description) reach the
+renderers without passing a runner, so the renderers clean every string they show, not only a device's.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
@@ -59,6 +62,12 @@ def clean_tree(value: Any, *, depth: int = 0, limit: int = MAX_TEXT_CHARS) -> An
 def for_rich(value: object) -> str:
     """A device string for rich output (a table cell, a title, a printed line): cleaned, markup escaped."""
     return _rich_escape(clean_text(str(value)))
+
+
+def for_html(value: object) -> str:
+    """A string for HTML or SVG text and attribute values: cleaned (no ESC reaches the page), then ``<>&"'``
+    escaped, so ``<script>`` shows as text."""
+    return html.escape(clean_text(str(value)))
 
 
 def for_markdown(value: object) -> str:

@@ -149,18 +149,18 @@ def _energy(e: Energy) -> str:
 
 def render_bench(r: BenchResult) -> None:
     if r.target_mismatch:
-        _out.print(f"[bold red]TARGET MISMATCH[/bold red]: not {r.target} hardware: "
+        _out.print(f"[bold red]TARGET MISMATCH[/bold red]: not {for_rich(r.target)} hardware: "
                    f"{for_rich('; '.join(r.target_mismatch))}",
                    soft_wrap=True)
     # The runtime's name and version come from the device: data, never markup (edgeopt.untrusted).
-    t = Table(title=escape(f"bench {r.model.path} on {r.target} ({r.runner}, ") + for_rich(r.runtime.name) + " "
+    t = Table(title=for_rich(f"bench {r.model.path} on {r.target} ({r.runner}, ") + for_rich(r.runtime.name) + " "
               + for_rich(r.runtime.version) + ")",
               show_header=False)
     t.add_column("metric")
     t.add_column("value")
     if r.deployment is not None:
-        t.add_row("deployment", f"{r.deployment.name} ({r.deployment.path}, deployment.json "
-                                f"{r.deployment.sha256[:12]})")
+        t.add_row("deployment", for_rich(f"{r.deployment.name} ({r.deployment.path}, deployment.json "
+                                         f"{r.deployment.sha256[:12]})"))
     lat = r.latency_ms
     for key in ("p50", "p90", "p95", "p99", "p999"):
         mark = "" if r.percentiles_supported[key].supported else "  (too few samples: indicative)"

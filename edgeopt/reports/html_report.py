@@ -8,11 +8,11 @@ value from a spec or a device is HTML-escaped.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from html import escape
 from typing import Any
 
 from ..metrics.result import BenchResult
 from ..qualify.result import DeviceResult, GateResult, GateStatus, QualifyResult
+from ..untrusted import for_html as escape  # the one HTML sanitiser (edgeopt.untrusted)
 from . import svg
 from .charts.pareto import pareto as pareto_plain
 from .llm_html import llm_device_section

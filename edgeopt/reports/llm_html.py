@@ -4,11 +4,11 @@ length (inline SVG, :mod:`.charts.series`), energy per token and the clock/tempe
 from __future__ import annotations
 
 from collections import defaultdict
-from html import escape
 
 from ..bench.llm.result import LlmBenchResult, LlmCell
 from ..history.llm_compare import cell_key
 from ..qualify.result import DeviceResult, QualifyResult
+from ..untrusted import for_html as escape  # the one HTML sanitiser (edgeopt.untrusted)
 from .charts.series import series_chart
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from html import escape
 
 from ..profile.render import header, roof_text
 from ..profile.schema import LayerOrigin, LayerRecord, ProfileComparison, ProfileResult
+from ..untrusted import for_html as escape  # the one HTML sanitiser (edgeopt.untrusted)
 from .charts.scale import log_range, wants_log
 from .charts.text import shorten
 from .html_report import CSS

@@ -7,13 +7,14 @@ written as a file of its own gets it inline through :func:`standalone`). All tex
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from html import escape
 
 import numpy as np
 
+from ..untrusted import for_html as escape  # the one HTML sanitiser (edgeopt.untrusted)
 from .charts.placer import Placer
 from .charts.points import PointLabel, key_rows, label_points
 from .charts.scale import log_range, log_ticks, wants_log
@@ -188,7 +189,7 @@ def standalone(chart: str) -> str:
     if not sep or not head.startswith("<svg "):
         raise ValueError("not a chart made by edgeopt.reports.svg")
     head = f'<svg xmlns="{SVG_NS}" ' + head[len("<svg "):]  # inline in HTML it needs none; alone it must have it
-    return (f'<?xml version="1.0" encoding="UTF-8"?>\n{head}><style>{escape(CHART_CSS, quote=False)}</style>'
+    return (f'<?xml version="1.0" encoding="UTF-8"?>\n{head}><style>{html.escape(CHART_CSS, quote=False)}</style>'
             f"<title>{rest}\n")
 
 

@@ -6,9 +6,8 @@ point's throughput against its p99 latency per call; the real-time and the throu
 
 from __future__ import annotations
 
-from html import escape
-
 from ..bench.tradeoff import TradeoffResult
+from ..untrusted import for_html as escape  # the one HTML sanitiser (edgeopt.untrusted)
 from . import svg
 from .html_report import CSS
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from html import escape
 
+from ...untrusted import for_html as escape  # the one HTML sanitiser (edgeopt.untrusted)
 from .. import svg
 from .placer import Placer
 from .points import PointLabel

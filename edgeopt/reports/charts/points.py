@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from html import escape
 
+from ...untrusted import for_html as escape  # the one HTML sanitiser (edgeopt.untrusted)
 from .placer import FAR_RINGS, Placed, Placer
 from .text import Box, shorten, text_width
 

@@ -5,8 +5,8 @@ so it looks like the other charts and renders alone through ``svg.standalone``."
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape
 
+from ...untrusted import for_html as escape  # the one HTML sanitiser (edgeopt.untrusted)
 from .. import svg
 
 # Literal colours (a chart must render the same alone as inside the report); after these, series repeat them.
