@@ -26,7 +26,7 @@ from ..registry import find_runtime
 from .int8_precision import is_low_precision_mix
 from .measure import Context
 from .negligible import NEGLIGIBLE_SHARE
-from .ranking import DEFAULT_TOLERANCE, RETENTION_TIE, TAIL_PERCENTILE, Candidate, decide_in_rounds
+from .ranking import DEFAULT_TOLERANCE, RETENTION_TIE, TAIL_PERCENTILE, TAIL_TOLERANCE, Candidate, decide_in_rounds
 from .result import Level, Recommendation
 from .ties import MIN_SIZE_GAIN
 
@@ -125,7 +125,7 @@ def rank(ctx: Context, levels: list[Level]) -> tuple[list[Level], Recommendation
              "retention_tie": RETENTION_TIE, "confidence": 0.95, "candidates": list(by_name),
              "unbeaten": list(decision.unbeaten), "beaten_by": dict(decision.beaten_by),
              "dominated_by": dict(decision.dominated_by), "rule": decision.rule, "reason": decision.reason,
-             "min_size_gain": MIN_SIZE_GAIN, "tail_percentile": TAIL_PERCENTILE,
+             "min_size_gain": MIN_SIZE_GAIN, "tail_percentile": TAIL_PERCENTILE, "tail_tolerance": TAIL_TOLERANCE,
              "negligible_share": NEGLIGIBLE_SHARE, "tail_refused": list(decision.tail_refused),
              "negligible": [n for n, lv in by_name.items() if lv.negligible_change]}
     return out, rec, facts

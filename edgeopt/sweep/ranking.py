@@ -49,6 +49,10 @@ DEFAULT_TOLERANCE = 0.03  # a speed-up under 3 % never outweighs a smaller or si
 # retentions closer than this count as equal (metric noise of a finite eval set), in dominance and in ties
 RETENTION_TIE = 1e-4
 TAIL_PERCENTILE = 99.0  # the tail a smaller artifact must not be slower at to win a speed tie (per round)
+# a tail is worse beyond noise when the paired per-round p99 ratio's lower bound exceeds 1 + this: a short round's
+# p99 is nearly its maximum, one hiccup, so it needs a wider margin than the median's tolerance (at 3 %, two equal
+# graphs on a loaded 2-core machine were told apart at the tail in about one ranking in fifteen)
+TAIL_TOLERANCE = 0.10
 
 # samples[level] = one list of latencies (ms) per round, rounds in the order they ran
 RoundSamples = Mapping[str, Sequence[Sequence[float]]]
@@ -246,7 +250,7 @@ def _beaten(samples: RoundSamples, names: Sequence[str], stats: Mapping[str, Lev
 
 def decide(samples: RoundSamples, candidates: Sequence[Candidate], *, tolerance: float = DEFAULT_TOLERANCE,
            retention_tie: float = RETENTION_TIE, confidence: float = 0.95, resamples: int = 2000,
-           seed: int = 0, min_size_gain: float = MIN_SIZE_GAIN) -> Decision:
+           seed: int = 0, min_size_gain: float = MIN_SIZE_GAIN, tail_tolerance: float = TAIL_TOLERANCE) -> Decision:
     """The level to recommend (module docstring): not beaten on speed, not dominated, then the tie-break.
 
     Args:
@@ -254,11 +258,12 @@ def decide(samples: RoundSamples, candidates: Sequence[Candidate], *, tolerance:
         candidates: the levels eligible (e.g. those meeting the retention threshold), with retention, size,
             complexity and whether they change a negligible share of the model.
         tolerance: a level beats another only if ``faster / slower`` is below ``1 - tolerance`` at the interval's
-            upper bound; a smaller level is slower at the tail when its p99 ratio's lower bound is above
-            ``1 + tolerance``.
+            upper bound.
         retention_tie: retentions closer than this are equal (dominance and tie-break).
         confidence, resamples, seed: the bootstrap's.
         min_size_gain: the share by which an artifact must be smaller to win a tie on size.
+        tail_tolerance: a smaller level is slower at the tail when its paired per-round p99 ratio's lower bound is
+            above ``1 + tail_tolerance`` (:func:`tail_ratio`); then it does not win the tie on size.
 
     Raises:
         InputError: no candidates, a candidate without samples, or a tolerance outside [0, 1).
@@ -289,7 +294,7 @@ def decide(samples: RoundSamples, candidates: Sequence[Candidate], *, tolerance:
     def tail_worse(a: str, b: str) -> bool:
         if (a, b) not in tails:
             pr = tail_ratio(samples, b, a, confidence=confidence, resamples=resamples, seed=seed)
-            tails[(a, b)] = pr is not None and pr.low > 1 + tolerance
+            tails[(a, b)] = pr is not None and pr.low > 1 + tail_tolerance
         return tails[(a, b)]
 
     facts = TieFacts(retention=ret, size_bytes={c.name: c.size_bytes for c in candidates},
