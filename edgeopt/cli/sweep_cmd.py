@@ -69,6 +69,7 @@ def _render(result: SweepResult) -> None:
     for lv in result.levels:
         verdict = "pass" if lv.passed else ("low-accuracy" if not lv.meets_retention else "over-budget")
         verdict = "no change (= fp32)" if lv.no_change else verdict
+        verdict += ", negligible change (~ fp32)" if lv.negligible_change else ""
         mem = f"{lv.memory_mb_peak:7.1f}" if lv.memory_mb_peak is not None else "      -"
         mj = _energy(lv)
         click.echo(f"{lv.recipe:<14} {lv.runtime:<12} {lv.size_bytes / 1e6:8.2f} "
@@ -85,6 +86,8 @@ def _render(result: SweepResult) -> None:
     untested = ", retention untested by this data" if result.eval_cannot_tell else ""
     click.echo(f"recommendation: {rec.recipe} on {rec.runtime} (retention {rec.retention:.4f}{untested}, "
                f"p50 {rec.latency_ms:.3f} ms)" if rec else f"no recommendation: {result.reason}")
+    if rec is not None and rec.off_frontier:
+        click.echo(f"note: {rec.off_frontier}")
     if result.eval_cannot_tell:
         click.echo(f"warning: {result.eval_cannot_tell}")
     _render_shipped(result)

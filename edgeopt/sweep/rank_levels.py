@@ -8,10 +8,12 @@ model at the runtime's defaults: its low-precision level such as OpenVINO's bf16
 when it passes within :data:`DEFAULT_WITHIN` of the fastest, so the answer is never slower and less accurate than
 doing nothing. :func:`.ranking.decide` picks: a level wins on speed only when it is faster beyond the bootstrap
 interval of the paired per-round ratio (and by more than the tolerance); a level slower (median of rounds) and less
-accurate than another is out (dominated); among the rest (a tie within noise) the higher retention wins, then the
-smaller artifact, then the simpler one (fp32 < a runtime's default low precision such as bf16 < a recipe < the INT8
-search's mix < that mix with low-precision float parts). Each ranked level keeps its median of round medians and
-its interval; the recommendation's ``reason`` names the rule that decided.
+accurate than another is out (dominated); among the rest (a tie within noise, :mod:`.ties`) a level that changes a
+negligible share of the model (:mod:`.negligible`) never wins, then the higher retention wins, then the artifact
+smaller by at least :data:`.ties.MIN_SIZE_GAIN` and not slower at the tail, then the simpler one (fp32 < a
+runtime's default low precision such as bf16 < a recipe < the INT8 search's mix < that mix with low-precision float
+parts). Each ranked level keeps its median of round medians and its interval; the recommendation's ``reason``
+names the rule that decided.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from typing import Any
 from ..registry import find_runtime
 from .int8_precision import is_low_precision_mix
 from .measure import Context
-from .ranking import DEFAULT_TOLERANCE, RETENTION_TIE, Candidate, decide_in_rounds
+from .negligible import NEGLIGIBLE_SHARE
+from .ranking import DEFAULT_TOLERANCE, RETENTION_TIE, TAIL_PERCENTILE, TAIL_TOLERANCE, Candidate, decide_in_rounds
 from .result import Level, Recommendation
+from .ties import MIN_SIZE_GAIN
 
 ROUNDS = 5
 RUN_S = 0.3
@@ -102,8 +106,8 @@ def rank(ctx: Context, levels: list[Level]) -> tuple[list[Level], Recommendation
                             min_duration_s=RUN_S, warmup=2)
         return list(bench.samples_ms or [bench.latency_ms.p50])
 
-    pool = [Candidate(name=n, size_bytes=lv.size_bytes, complexity=complexity(lv), retention=lv.retention)
-            for n, lv in by_name.items()]
+    pool = [Candidate(name=n, size_bytes=lv.size_bytes, complexity=complexity(lv), retention=lv.retention,
+                      negligible=lv.negligible_change) for n, lv in by_name.items()]
     samples, decision = decide_in_rounds(list(by_name), measure, pool, rounds=ROUNDS,
                                          samples_per_round=RUN_ITERATIONS)
     out = []
@@ -120,5 +124,8 @@ def rank(ctx: Context, levels: list[Level]) -> tuple[list[Level], Recommendation
              "tolerance": DEFAULT_TOLERANCE,
              "retention_tie": RETENTION_TIE, "confidence": 0.95, "candidates": list(by_name),
              "unbeaten": list(decision.unbeaten), "beaten_by": dict(decision.beaten_by),
-             "dominated_by": dict(decision.dominated_by), "rule": decision.rule, "reason": decision.reason}
+             "dominated_by": dict(decision.dominated_by), "rule": decision.rule, "reason": decision.reason,
+             "min_size_gain": MIN_SIZE_GAIN, "tail_percentile": TAIL_PERCENTILE, "tail_tolerance": TAIL_TOLERANCE,
+             "negligible_share": NEGLIGIBLE_SHARE, "tail_refused": list(decision.tail_refused),
+             "negligible": [n for n, lv in by_name.items() if lv.negligible_change]}
     return out, rec, facts

@@ -13,16 +13,22 @@ A round's **median** is the unit of evidence (samples inside a round are autocor
 
 The decision (:func:`decide`), in order (issue 21: a slower, less accurate level was once recommended):
 
-1. a level is **beaten** when another is faster beyond the interval, i.e. the upper bound of ``faster / slower`` is
-   below ``1 - tolerance``;
+1. a level is **beaten** when another is faster beyond the interval: the upper bound of the paired ratio
+   ``faster / slower`` is below ``1 - tolerance`` *and* the two levels' own intervals (median of round medians,
+   :func:`level_stats`: what the table shows) do not overlap. A "slower ... beyond noise" verdict thus rests on a
+   difference outside every interval measured; the paired ratio alone once called fp16 "slower than fp32 beyond
+   noise" in one sweep and recommended it in the next (issue 32);
 2. a level is **dominated** when another passing level has a lower median of round medians *and* a higher
-   retention (by more than :data:`RETENTION_TIE`): slower and less accurate is never the answer, noise or not;
-3. among the levels left (a **tie within noise**) the higher retention wins, then the smaller artifact, then the
-   simpler one (what the caller ranks), then the name.
+   retention (by more than :data:`RETENTION_TIE`): slower and less accurate is never the answer, noise or not. A
+   level that changes a negligible share of the model (``Candidate.negligible``) dominates nothing: its retention
+   is the original model's, whatever the metric's noise says;
+3. among the levels left (a **tie within noise**) :mod:`.ties` decides: a negligible change never wins, then the
+   higher retention, then the artifact smaller by at least :data:`.ties.MIN_SIZE_GAIN` that is not slower at the
+   tail (per-round p99, :func:`tail_ratio`), then the simpler one (what the caller ranks), then the name.
 
-So two levels whose latencies and retentions are equal give the smaller one every time, a truly faster level still
-wins, and a level tied on speed but less accurate never does. The decision's ``reason`` names the rule that decided
-(``rule``). Everything is deterministic given the seed (round order and bootstrap).
+So two levels whose latencies and retentions are equal give the clearly smaller one every time, a truly faster
+level still wins, and a level tied on speed but less accurate never does. The decision's ``reason`` names the rule
+that decided (``rule``). Everything is deterministic given the seed (round order and bootstrap).
 
 This module takes plain inputs (names, a ``measure`` callable, sample lists): no runner, no sweep context.
 """
@@ -36,11 +42,17 @@ import numpy as np
 
 from ..errors import InputError
 from ..history.stats import bootstrap_median, bootstrap_median_ratio
+from .ties import MIN_SIZE_GAIN, TIE_RULES, TieFacts, tail_refusals, tie_order
 
 MIN_PAIRED_ROUNDS = 3  # below this, per-round medians are too few for a paired interval
 DEFAULT_TOLERANCE = 0.03  # a speed-up under 3 % never outweighs a smaller or simpler artifact
 # retentions closer than this count as equal (metric noise of a finite eval set), in dominance and in ties
 RETENTION_TIE = 1e-4
+TAIL_PERCENTILE = 99.0  # the tail a smaller artifact must not be slower at to win a speed tie (per round)
+# a tail is worse beyond noise when the paired per-round p99 ratio's lower bound exceeds 1 + this: a short round's
+# p99 is nearly its maximum, one hiccup, so it needs a wider margin than the median's tolerance (at 3 %, two equal
+# graphs on a loaded 2-core machine were told apart at the tail in about one ranking in fifteen)
+TAIL_TOLERANCE = 0.10
 
 # samples[level] = one list of latencies (ms) per round, rounds in the order they ran
 RoundSamples = Mapping[str, Sequence[Sequence[float]]]
@@ -112,13 +124,15 @@ class PairRatio:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A level the decision may pick: higher ``retention``, then smaller ``size_bytes``, then lower ``complexity``
-    win ties on speed; a higher ``retention`` with a lower median also rules a level out (dominance)."""
+    """A level the decision may pick: higher ``retention``, then a meaningfully smaller ``size_bytes``, then lower
+    ``complexity`` win ties on speed; a higher ``retention`` with a lower median also rules a level out (dominance).
+    A ``negligible`` level (it changes a negligible share of the model) loses every tie and dominates nothing."""
 
     name: str
     size_bytes: int
     complexity: int = 0
     retention: float = 1.0
+    negligible: bool = False
 
 
 @dataclass(frozen=True)
@@ -129,8 +143,9 @@ class Decision:
         unbeaten: the levels left after rules 1 and 2 (a tie within noise), in tie-break order (winner first).
         beaten_by: level -> a level faster than it beyond noise (rule 1).
         dominated_by: level -> a level with a lower median and a higher retention (rule 2; beaten ones not listed).
-        rule: the rule that decided: ``faster beyond noise``, ``dominated``, ``tie: higher retention``,
-            ``tie: smaller artifact``, ``tie: simpler``, ``tie: name`` or ``only candidate``.
+        rule: the rule that decided: ``faster beyond noise``, ``dominated``, ``tie: negligible change``,
+            ``tie: higher retention``, ``tie: smaller artifact``, ``tie: simpler``, ``tie: name`` or
+            ``only candidate``.
         reason: one line naming the winner and the rule(s), e.g. ``bf16@openvino: int8-search@openvino is slower
             and less accurate (dominated)``.
     """
@@ -142,6 +157,7 @@ class Decision:
     dominated_by: dict[str, str] = field(default_factory=dict)
     rule: str = ""
     reason: str = ""
+    tail_refused: tuple[str, ...] = ()  # tied levels meaningfully smaller than the winner but slower at the tail
 
 
 def _round_medians(rounds: Sequence[Sequence[float]]) -> np.ndarray:
@@ -189,19 +205,65 @@ def pair_ratio(samples: RoundSamples, a: str, b: str, *, confidence: float = 0.9
     return PairRatio(a=a, b=b, ratio=ratio, low=low, high=high, paired=False)
 
 
+def _round_tails(rounds: Sequence[Sequence[float]]) -> np.ndarray:
+    return np.array([float(np.percentile(np.asarray(r, dtype=np.float64), TAIL_PERCENTILE)) for r in rounds
+                     if len(r)])
+
+
+def tail_ratio(samples: RoundSamples, a: str, b: str, *, confidence: float = 0.95, resamples: int = 2000,
+               seed: int = 0) -> PairRatio | None:
+    """``b / a`` at the tail: the median of the per-round paired ratios of each round's p99
+    (:data:`TAIL_PERCENTILE`) and its bootstrap interval; None below :data:`MIN_PAIRED_ROUNDS` paired rounds (too
+    few rounds to tell a tail from one hiccup)."""
+    ta, tb = _round_tails(samples[a]), _round_tails(samples[b])
+    if ta.size != tb.size or ta.size < MIN_PAIRED_ROUNDS or not np.all(ta > 0):
+        return None
+    ratio, low, high = bootstrap_median(tb / ta, resamples=resamples, confidence=confidence, seed=seed)
+    return PairRatio(a=a, b=b, ratio=ratio, low=low, high=high, paired=True)
+
+
+@dataclass(frozen=True)
+class _Boot:
+    confidence: float
+    resamples: int
+    seed: int
+
+
+def _beaten(samples: RoundSamples, names: Sequence[str], stats: Mapping[str, LevelStats], tolerance: float,
+            boot: _Boot) -> dict[str, str]:
+    """Rule 1: level -> the fastest level faster than it beyond the paired interval and the level intervals."""
+    by_speed = sorted(names, key=lambda n: (stats[n].median_ms, n))
+    beaten: dict[str, str] = {}
+    for slow in names:
+        for fast in by_speed:
+            if fast == slow or stats[fast].median_ms >= stats[slow].median_ms:
+                continue
+            if stats[slow].low_ms <= stats[fast].high_ms:  # the level intervals overlap: not beyond noise
+                continue
+            pr = pair_ratio(samples, slow, fast, confidence=boot.confidence, resamples=boot.resamples,
+                            seed=boot.seed)
+            if pr.high < 1 - tolerance:
+                beaten[slow] = fast
+                break
+    return beaten
+
+
 def decide(samples: RoundSamples, candidates: Sequence[Candidate], *, tolerance: float = DEFAULT_TOLERANCE,
            retention_tie: float = RETENTION_TIE, confidence: float = 0.95, resamples: int = 2000,
-           seed: int = 0) -> Decision:
+           seed: int = 0, min_size_gain: float = MIN_SIZE_GAIN, tail_tolerance: float = TAIL_TOLERANCE) -> Decision:
     """The level to recommend (module docstring): not beaten on speed, not dominated, then the tie-break.
 
     Args:
         samples: per-level round samples (:meth:`RoundRobin.run`, or rounds the agent measured).
-        candidates: the levels eligible (e.g. those meeting the retention threshold), with retention, size and
-            complexity.
+        candidates: the levels eligible (e.g. those meeting the retention threshold), with retention, size,
+            complexity and whether they change a negligible share of the model.
         tolerance: a level beats another only if ``faster / slower`` is below ``1 - tolerance`` at the interval's
             upper bound.
         retention_tie: retentions closer than this are equal (dominance and tie-break).
         confidence, resamples, seed: the bootstrap's.
+        min_size_gain: the share by which an artifact must be smaller to win a tie on size.
+        tail_tolerance: a smaller level is slower at the tail when its paired per-round p99 ratio's lower bound is
+            above ``1 + tail_tolerance`` (:func:`tail_ratio`); then it does not win the tie on size.
 
     Raises:
         InputError: no candidates, a candidate without samples, or a tolerance outside [0, 1).
@@ -214,48 +276,40 @@ def decide(samples: RoundSamples, candidates: Sequence[Candidate], *, tolerance:
     missing = [n for n in names if n not in samples]
     if missing:
         raise InputError(f"levels {', '.join(missing)} have no latency samples; measure them before deciding")
+    boot = _Boot(confidence, resamples, seed)
     stats = level_stats({n: samples[n] for n in names}, confidence=confidence, resamples=resamples, seed=seed)
-    by_speed = sorted(names, key=lambda n: (stats[n].median_ms, n))
-    beaten: dict[str, str] = {}
-    for slow in names:
-        for fast in by_speed:
-            if fast == slow or stats[fast].median_ms >= stats[slow].median_ms:
-                continue
-            pr = pair_ratio(samples, slow, fast, confidence=confidence, resamples=resamples, seed=seed)
-            if pr.high < 1 - tolerance:
-                beaten[slow] = fast
-                break
+    beaten = _beaten(samples, names, stats, tolerance, boot)
     ret = {c.name: c.retention for c in candidates}
     dominated: dict[str, str] = {}
+    by_speed = sorted((c for c in candidates if not c.negligible), key=lambda c: (stats[c.name].median_ms, c.name))
     for slow in (n for n in names if n not in beaten):
         for fast in by_speed:  # the fastest level that is also more accurate
-            if stats[fast].median_ms < stats[slow].median_ms and ret[fast] > ret[slow] + retention_tie:
-                dominated[slow] = fast
+            if stats[fast.name].median_ms < stats[slow].median_ms and fast.retention > ret[slow] + retention_tie:
+                dominated[slow] = fast.name
                 break
     # only a level with a lower median can beat or dominate another, so the fastest median is always left
     left = [n for n in names if n not in beaten and n not in dominated]
-    top = max(ret[n] for n in left)
-    size = {c.name: c.size_bytes for c in candidates}
-    simple = {c.name: c.complexity for c in candidates}
-    unbeaten = tuple(sorted(left, key=lambda n: (ret[n] < top - retention_tie, size[n], simple[n], n)))
+    tails: dict[tuple[str, str], bool] = {}
+
+    def tail_worse(a: str, b: str) -> bool:
+        if (a, b) not in tails:
+            pr = tail_ratio(samples, b, a, confidence=confidence, resamples=resamples, seed=seed)
+            tails[(a, b)] = pr is not None and pr.low > 1 + tail_tolerance
+        return tails[(a, b)]
+
+    facts = TieFacts(retention=ret, size_bytes={c.name: c.size_bytes for c in candidates},
+                     complexity={c.name: c.complexity for c in candidates},
+                     negligible={c.name: c.negligible for c in candidates}, tail_worse=tail_worse,
+                     retention_tie=retention_tie, min_size_gain=min_size_gain)
+    unbeaten, why = tie_order(left, facts)
     winner = unbeaten[0]
-    rule, reason = _explain(winner, unbeaten[1:], beaten, dominated,
-                            lambda o: _tie_rule(winner, o, ret, size, simple, retention_tie))
+    refused = tuple(tail_refusals(winner, unbeaten[1:], facts))
+    rule, reason = _explain(winner, unbeaten[1:], beaten, dominated, why.__getitem__)
+    if refused:
+        reason += (f"; {', '.join(refused)} {'is' if len(refused) == 1 else 'are'} smaller but slower at the tail "
+                   "(p99) beyond noise")
     return Decision(winner=winner, unbeaten=unbeaten, beaten_by=beaten, stats=stats, dominated_by=dominated,
-                    rule=rule, reason=reason)
-
-
-_TIE_RULES = ("tie: higher retention", "tie: smaller artifact", "tie: simpler", "tie: name")
-
-
-def _tie_rule(winner: str, other: str, ret: Mapping[str, float], size: Mapping[str, int],
-              simple: Mapping[str, int], retention_tie: float) -> str:
-    """Which tie-break put ``winner`` before ``other``."""
-    if ret[winner] > ret[other] + retention_tie:
-        return _TIE_RULES[0]
-    if size[winner] != size[other]:
-        return _TIE_RULES[1]
-    return _TIE_RULES[2] if simple[winner] != simple[other] else _TIE_RULES[3]
+                    rule=rule, reason=reason, tail_refused=refused)
 
 
 def _explain(winner: str, tied: Sequence[str], beaten: Mapping[str, str], dominated: Mapping[str, str],
@@ -264,7 +318,7 @@ def _explain(winner: str, tied: Sequence[str], beaten: Mapping[str, str], domina
     parts: list[str] = []
     rule = "only candidate"
     if tied:  # the closest contest decided: the weakest tie-break used against any tied level
-        rule = max((tie_rule(o) for o in tied), key=_TIE_RULES.index)
+        rule = max((tie_rule(o) for o in tied), key=TIE_RULES.index)
         parts.append(f"tie within noise with {', '.join(tied)}: {rule.removeprefix('tie: ')}")
     if dominated:
         rule = rule if tied else "dominated"

@@ -37,6 +37,17 @@ class Level(BaseModel):
     cached: bool = Field(description="Read from the cache instead of re-run.")
     no_change: bool = Field(default=False, description="The recipe's artifact computes the same graph as the model "
                             "(shown as 'no change (= fp32)'); never recommended under the recipe's name.")
+    negligible_change: bool = Field(
+        default=False, description="The level changes a negligible share of the model: change_share_size and "
+        "change_share_macs both below 5 % (e.g. INT4 weight-only touching only a CNN's final FC layer); shown "
+        "'negligible change (~ fp32)', it never wins a tie within noise over another level (docs/sweep.md).")
+    change_share_size: float | None = Field(
+        default=None, description="|1 - size / the fp32 level's size| on the same runtime; None: not compared "
+        "(fp32 itself, a no-change level, other runtime options than the fp32 level's).")
+    change_share_macs: float | None = Field(
+        default=None, description="Share of the model's MACs the artifact computes in another precision than FP32 "
+        "(quantized or low-bit ops, float16/bfloat16 inputs); None: not counted (only read when "
+        "change_share_size is below 5 %; not ONNX; shapes not static).")
     latency_ms_round_median: float | None = Field(
         default=None, description="Median of the per-round medians of the interleaved ranking rounds, ms; None "
         "when the level was not ranked (not a candidate).")
@@ -99,6 +110,9 @@ class Recommendation(BaseModel):
         "defaults (docs/sweep.md, 'Deploying the recommendation').")
     reason: str | None = Field(default=None, description="The rule that decided, e.g. 'bf16@openvino: "
                                "int8-search@openvino is slower and less accurate (dominated)' (docs/sweep.md).")
+    off_frontier: str | None = Field(
+        default=None, description="Why the recommendation is not on the printed Pareto frontier (pareto), in one "
+        "line, e.g. a faster level the ranking rounds could not tell apart from it; None: it is on the frontier.")
 
 
 class Int8Trial(BaseModel):

@@ -31,6 +31,7 @@ from ..runners.served import agent_session
 from ..settings import MeasureSettings, RemoteSpec
 from ..targets import Target
 from .cache import LevelCache
+from .frontier import off_frontier
 from .honest import GraphChange, pipeline_change, steps_of
 from .int8_latency import hopeless_runtimes, int8_runtimes
 from .int8_precision import LowBranch, low_branches, low_precision_int8_level
@@ -39,6 +40,7 @@ from .int8_search_core import SearchPlan
 from .levels import LevelTable, Progress
 from .measure import Context
 from .memory_probe import needs_probe, probe_memory
+from .negligible import mark_negligible, negligible_note
 from .options import DEFAULT_RECIPES, SweepOptions
 from .pareto import pareto_indices
 from .rank_levels import rank
@@ -321,6 +323,9 @@ class _SweepRun:
         untested = self.data_cannot_tell()
         if untested:
             self.table.warn(untested)
+        levels = mark_negligible(levels, self.ctx.measure.shapes)
+        for lv in (lv for lv in levels if lv.negligible_change):
+            self.table.warn(negligible_note(lv))
         rec, reason = recommend(levels, opts.objective, opts.min_retention, fps)
         ranking = None
         if rec is not None and opts.objective == "latency":
@@ -332,6 +337,8 @@ class _SweepRun:
         frontier = pareto_indices(points)
         levels = self.memory(levels, frontier, rec)
         front = [levels[i] for i in frontier]
+        note = off_frontier(levels, frontier, rec, opts.objective, ranking)
+        rec = rec.model_copy(update={"off_frontier": note}) if rec is not None and note else rec
         plot = write_plot(levels, opts.objective, self.out / "pareto.svg", min_retention=opts.min_retention, fps=fps,
                           recommendation=rec)
         return SweepResult(
