@@ -57,6 +57,23 @@ class LlmExporter:
         """The precision its weights are stored in."""
         return Precision(settings.weight_precision)
 
+    def cannot_apply(self, config: Mapping[str, Any], settings: BaseModel) -> str | None:
+        """Why ``settings`` cannot make a folder that runs on a CPU for a model with this ``config.json`` (a group
+        size that does not divide the width, a precision the CPU build cannot run), told before any export; None
+        when it can. Default: nothing known."""
+        return None
+
     def export(self, src: Path, out: Path, settings: BaseModel, *, calib_text: Path | None = None) -> ExportOutcome:
         """Build ``out`` from the Hugging Face folder ``src`` (``out`` is replaced by the caller)."""
         raise NotImplementedError
+
+
+def width_problem(config: Mapping[str, Any], group: int, what: str) -> str | None:
+    """Why quantization groups of ``group`` weights along a row do not fit this model (the first of its
+    ``hidden_size``/``intermediate_size`` that ``group`` does not divide), or None."""
+    for key in ("hidden_size", "intermediate_size"):
+        width = config.get(key)
+        if isinstance(width, int) and width > 0 and group > 0 and width % group:
+            return (f"{what} {group} does not divide the model's {key} {width} (config.json): use a {what} that "
+                    f"divides {width}")
+    return None

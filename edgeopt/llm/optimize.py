@@ -80,11 +80,31 @@ def _output_dir(model: Path, recipe: LlmRecipe, out_dir: str | Path | None) -> P
     return out
 
 
-def _build(src: Path, out: Path, recipe: LlmRecipe, source: Artifact, calib: Path | None = None) -> list[Artifact]:
+def applicable_blocks(recipe: LlmRecipe, config: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The recipe's blocks that can make a folder that runs on a CPU for this model, and one warning per block
+    left out (why, told from config.json before any export).
+
+    Raises:
+        InputError: no block can (exit 2, naming each reason).
+    """
+    blocks, skipped = {}, []
+    for runtime, settings in recipe.blocks.items():
+        why = get_runtime(runtime).load_exporter().cannot_apply(config, settings)
+        if why:
+            skipped.append(f"{runtime} block of recipe {recipe.name} not built: {why}")
+        else:
+            blocks[runtime] = settings
+    if not blocks:
+        raise InputError(f"LLM recipe {recipe.name}: no block applies to this model: {'; '.join(skipped)}")
+    return blocks, skipped
+
+
+def _build(src: Path, out: Path, blocks: dict[str, Any], source: Artifact, calib: Path | None = None
+           ) -> list[Artifact]:
     """One runtime folder per recipe block (replaced when it exists), as manifest artifacts."""
     artifacts: list[Artifact] = []
     lineage: dict[str, Any] = {"parent_sha256": source.sha256, "parent_name": "input"}
-    for runtime, settings in recipe.blocks.items():
+    for runtime, settings in blocks.items():
         desc = get_runtime(runtime)
         exporter: LlmExporter = desc.load_exporter()
         fmt = desc.delivers or runtime
@@ -152,14 +172,15 @@ def optimize_llm(model: str | Path, *, target: str, recipe: str | Path, out_dir:
     config = check_hf_folder(src)
     target_obj = load_registry(targets_dirs).get(target)
     loaded, recipe_path = load_llm_recipe(recipe)
+    blocks, warnings = applicable_blocks(loaded, config)
     calib_path = _calibration_text(loaded, calib)
     out = _output_dir(src, loaded, out_dir)
     source = _folder_artifact(src, "hf_llm", name="input", precision=Precision.FP32)
-    artifacts = _build(src, out, loaded, source, calib_path)
+    artifacts = _build(src, out, blocks, source, calib_path)
     result = LlmOptimizeResult(
         edgeopt_version=__version__, started_at=started, seconds=round(time.monotonic() - start, 3), model=source,
         model_type=str(config.get("model_type")), target=target_obj.name, recipe=loaded.name,
         recipe_source=str(recipe_path), out_dir=str(out), manifest_path=str(out / MANIFEST), artifacts=artifacts,
-        versions=_versions(), warnings=[])
+        versions=_versions(), warnings=warnings)
     atomic_write_text(out / MANIFEST, json.dumps(result.model_dump(mode="json"), indent=2) + "\n")
     return result

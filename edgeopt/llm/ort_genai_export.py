@@ -13,7 +13,9 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -89,6 +91,12 @@ class OrtGenaiExporter(LlmExporter):
     settings_model = OrtGenaiSettings
     pass_name = "onnxruntime_genai_builder"
     versioned = ("onnxruntime-genai", "onnxruntime", "transformers", "torch", "tokenizers", "safetensors")
+
+    def cannot_apply(self, config: Mapping[str, Any], settings: BaseModel) -> str | None:
+        if getattr(settings, "precision", None) == "fp16":
+            return ("onnxruntime-genai's fp16 export computes in fp16, which its CPU execution provider cannot run "
+                    "(a Cast kernel fails at load): use fp32, int8 or int4 for a CPU")
+        return None
 
     def export(self, src: Path, out: Path, settings: BaseModel, *, calib_text: Path | None = None) -> ExportOutcome:
         assert isinstance(settings, OrtGenaiSettings)

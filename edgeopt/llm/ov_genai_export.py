@@ -13,12 +13,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from .exporter import ExportOutcome, LlmExporter
+from .exporter import ExportOutcome, LlmExporter, width_problem
 from .folders import check_ov_genai_folder
 from .ort_genai_export import LlmExportError
 from .recipe import OvGenaiSettings
@@ -76,6 +77,11 @@ class OvGenaiExporter(LlmExporter):
     pass_name = "openvino_genai_convert"
     versioned = ("openvino", "openvino-genai", "openvino-tokenizers", "nncf", "transformers", "torch", "tokenizers",
                  "safetensors")
+
+    def cannot_apply(self, config: Mapping[str, Any], settings: BaseModel) -> str | None:
+        if isinstance(settings, OvGenaiSettings) and settings.weights.startswith("int4"):
+            return width_problem(config, settings.group_size, "int4 group size")
+        return None
 
     def export(self, src: Path, out: Path, settings: BaseModel, *, calib_text: Path | None = None) -> ExportOutcome:
         assert isinstance(settings, OvGenaiSettings)

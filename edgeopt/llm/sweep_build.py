@@ -121,9 +121,13 @@ def build_levels(levels: list[LlmLevel], src: Path, digest: str, levels_dir: Pat
     reused: dict[str, bool] = {}
     warnings: list[str] = []
     order_of = runtime_names()
+    config = check_hf_folder(src)
     for level in sorted(levels, key=lambda lv: (order_of.index(lv.runtime), lv.name != REFERENCE)):
         say(f"{level.key}: building")
         try:
+            why = level.exporter().cannot_apply(config, level.settings)
+            if why:  # told by config.json before any export, not by the converter's last line
+                raise LlmExportError(f"{level.key} cannot apply: {why}")
             _, reused[level.key] = build_level(level, src, digest, levels_dir, calib_text=calib)
         except LlmExportError as exc:
             skip_level(level, exc, warnings, say)
