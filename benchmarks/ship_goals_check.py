@@ -21,11 +21,12 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from sweep import text_lines  # noqa: E402  (benchmarks/sweep.py)
 
 from edgeopt.evaluation import resolve_metric, retention  # noqa: E402
+from edgeopt.registry import get_runtime  # noqa: E402
 from recipes import text_images  # noqa: E402  (benchmarks/recipes.py)
 
 IMAGENET_MEAN = np.array([0.485, 0.456, 0.406], np.float32)
 IMAGENET_STD = np.array([0.229, 0.224, 0.225], np.float32)
-REFERENCE_OPTIONS = {"onnxruntime": {}, "openvino": {"inference_precision": "f32"}}
+REFERENCE_OPTIONS = {r: dict(get_runtime(r).reference_options) for r in ("onnxruntime", "openvino")}
 
 
 def _resized(img: np.ndarray, scale: float) -> np.ndarray:

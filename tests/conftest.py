@@ -12,12 +12,37 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from edgeopt.config import ENV_HISTORY_DB, ENV_LOCK_DIR
+from edgeopt.config import (
+    ENV_HISTORY_DB,
+    ENV_INVENTORY,
+    ENV_LOCK_DIR,
+    ENV_PLUGIN_PATH,
+    ENV_RAY_ADDRESS,
+    ENV_TARGETS_DIR,
+    ENV_TOOLS_DIR,
+    ENV_WHEELS_DIR,
+)
 from edgeopt.zoo import build
 from tests import xdist_groups
 
+# The suite's own cache and tool directories (issue 30 item 7): never what the user has installed. Persistent under
+# the checkout's out/ so the costly ones (the trained zoo LLM, a TFLite converter env for the slow tests) are built
+# once per checkout; EDGEOPT_TEST_CACHE moves them (docs: README, Tests).
+TEST_CACHE = Path(os.environ.get("EDGEOPT_TEST_CACHE") or Path(__file__).resolve().parents[1] / "out" / "test-cache")
+# Variables that would point the suite at the user's own setup; the suite sets its own or none.
+USER_SETUP = (ENV_TARGETS_DIR, ENV_PLUGIN_PATH, ENV_INVENTORY, ENV_RAY_ADDRESS)
+
+
+def _own_caches() -> None:
+    for name in USER_SETUP:
+        os.environ.pop(name, None)
+    os.environ[ENV_TOOLS_DIR] = str(TEST_CACHE / "tools")
+    os.environ[ENV_WHEELS_DIR] = str(TEST_CACHE / "wheels")
+    os.environ["EDGEOPT_ZOO_CACHE"] = str(TEST_CACHE / "zoo")
+
 
 def pytest_configure(config: pytest.Config) -> None:
+    _own_caches()
     xdist_groups.name_groups_dir(config)
 
 

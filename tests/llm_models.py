@@ -244,14 +244,14 @@ def _fixture():
         output, where the sweep finds the level built (same stamp) and only measures it."""
         for module in ("onnxruntime_genai", "torch", "transformers", "tokenizers"):
             pytest.importorskip(module, reason=f"the LLM sweep tests need {module} (pip install 'edgeopt[llm,torch]')")
-        from edgeopt.llm.sweep_levels import ALL_LEVELS, build_level
+        from edgeopt.llm.sweep_levels import all_levels, build_level
         from edgeopt.registry.lookup import model_digest
         from edgeopt.zoo import build
 
         os.environ["HF_HUB_OFFLINE"] = "1"
         root = tmp_path_factory.mktemp("tiny-llama-fp32")
         src = build("tiny-llama", root / "tiny-llama")
-        fp32 = next(lv for lv in ALL_LEVELS if (lv.name, lv.runtime) == ("fp32", "onnxruntime_genai"))
+        fp32 = next(lv for lv in all_levels() if (lv.name, lv.runtime) == ("fp32", "onnxruntime_genai"))
         build_level(fp32, src, model_digest(src, "hf_llm")[0], root / "levels")
         return {"src": src, "levels": root / "levels"}
 

@@ -23,6 +23,7 @@ from ..metrics.compute import MetricInputs, build_result
 from ..metrics.energy import energy_request
 from ..metrics.latency import percentile_key
 from ..metrics.result import BenchResult, ModelInfo
+from ..registry import find_runtime
 from ..registry.lookup import ModelFormat, choose_runtime, detect_format, model_digest
 from ..runners import ProgressSink, Runner, raise_for_error
 from ..runners.select import use_runner
@@ -166,7 +167,7 @@ def _measure(model_path: Path, settings: MeasureSettings, tgt: Target, runner: R
         target=tgt,
         runner=runner.name,
         edgeopt_version=__version__,
-        flops_per_inference=(info.flops or None) if info is not None and runtime != "null" else None,
+        flops_per_inference=(info.flops or None) if info is not None and _runs_model(runtime) else None,
         precision=precision,
         fps=budget_fps,
         percentile=pkey,
@@ -229,3 +230,9 @@ def _model_info(model_path: Path, fmt: ModelFormat, info: InspectResult | None) 
         return ModelInfo(path=str(model_path), sha256=info.sha256, size_bytes=info.size_bytes, params=info.params)
     digest, size_bytes = model_digest(model_path, fmt)
     return ModelInfo(path=str(model_path), sha256=digest, size_bytes=size_bytes, params=0)
+
+
+def _runs_model(runtime: str) -> bool:
+    """Whether ``runtime`` runs the model (the null runtime does not: no FLOP-derived metrics)."""
+    desc = find_runtime(runtime)
+    return desc is None or desc.runs_model

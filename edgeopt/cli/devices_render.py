@@ -46,6 +46,10 @@ def render_device_report(r: DeviceReport) -> None:
     for s in r.runtimes:
         state = f"{s.version or 'available'}" if s.available else f"MISSING: {s.install}"
         t.add_row(f"runtime {s.runtime.value}", for_rich(state))
+    for kind, statuses in r.other_kinds.items():  # runtimes of kinds the target's list does not cover (LLMs)
+        for s in statuses:
+            state = f"{s.version or 'available'}" if s.available else f"missing: {s.install}"
+            t.add_row(for_rich(f"{kind} {s.runtime.value}"), for_rich(state))
     t.add_row("memory", f"{_mb(r.memory_available_mb)} available of {_mb(r.memory_total_mb)}")
     t.add_row("disk", f"{_mb(r.disk_free_mb)} free in {r.workdir}")
     t.add_row("governor", for_rich(r.governor or "- (no cpufreq)"))

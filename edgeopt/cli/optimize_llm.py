@@ -16,6 +16,8 @@ def optimize_llm_cmd(model: str, target: str, recipe: str, out_dir: Path | None,
     click.echo(f"exporting {model} with LLM recipe {recipe} ...", err=True)
     result = optimize_llm(model, target=target, recipe=recipe, out_dir=out_dir, targets_dirs=targets_dirs,
                           calib=calib)
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
     if as_json:
         emit_json(result)
         return 0

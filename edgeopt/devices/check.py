@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..metrics.target_match import target_mismatch
 from ..names import RuntimeName
-from ..registry import get_runtime
+from ..registry import get_runtime, kind_registry, runtimes_of_kind
 from ..targets.schema import Target
 
 if TYPE_CHECKING:
@@ -62,6 +62,9 @@ class DeviceReport(BaseModel):
     python_executable: str = Field(description="The interpreter used.")
     packages: dict[str, str | None] = Field(description="numpy and runtime packages: version, or null if missing.")
     runtimes: list[RuntimeStatus] = Field(description="The target's runtimes in order of preference.")
+    other_kinds: dict[str, list[RuntimeStatus]] = Field(
+        default_factory=dict, description="Per model kind the target's list does not cover (generative: LLM "
+                                          "folders), the runtimes of that kind as found on the device.")
     memory_total_mb: float | None = Field(None, description="Total memory, MiB.")
     memory_available_mb: float | None = Field(None, description="Available memory (MemAvailable), MiB.")
     workdir: str = Field(description="The agent's directory on the device (absolute).")
@@ -104,6 +107,26 @@ def readiness(ready: bool, chosen: RuntimeName | None, statuses: list[RuntimeSta
     return "NOT READY: " + "; ".join(reasons)
 
 
+def _status(rt: RuntimeName, agent_rts: dict[str, Any], pkgs: dict[str, Any], target: Target | None
+            ) -> RuntimeStatus:
+    """How ``rt`` is on the device: the agent's own answer, else its packages alone (an older agent)."""
+    from_agent = agent_rts.get(rt.value) or {}
+    if from_agent:
+        available, version = bool(from_agent.get("available")), from_agent.get("version")
+    else:  # an agent without this runtime registered: judge by the package alone
+        found = [p for p in get_runtime(rt).packages if pkgs.get(p)]
+        available, version = bool(found), pkgs.get(found[0]) if found else None
+    return RuntimeStatus(runtime=rt, available=available, version=version,
+                         install=None if available else install_hint(rt, target))
+
+
+def _kinds_summary(kinds: dict[str, list[RuntimeStatus]]) -> str:
+    """``; generative: onnxruntime_genai ready, openvino_genai missing`` for the kinds the target does not list."""
+    parts = [f"{kind}: " + ", ".join(f"{s.runtime.value} {'ready' if s.available else 'missing'}" for s in found)
+             for kind, found in kinds.items()]
+    return "".join(f"; {p}" for p in parts)
+
+
 def build_report(facts: dict[str, Any], *, device: str, runner: str, target: Target | None) -> DeviceReport:
     """Interpret the probe's facts for ``target`` (None: only onnxruntime is expected)."""
     env = facts.get("environment") or {}
@@ -114,17 +137,14 @@ def build_report(facts: dict[str, Any], *, device: str, runner: str, target: Tar
     if not pkgs.get("numpy"):
         problems.append("numpy missing: apt-get install python3-numpy (or pip install numpy); the agent needs it")
     for rt in wanted:
-        from_agent = agent_rts.get(rt.value) or {}
-        if from_agent:
-            available, version = bool(from_agent.get("available")), from_agent.get("version")
-        else:  # an agent without this runtime registered: judge by the package alone
-            found = [p for p in get_runtime(rt).packages if pkgs.get(p)]
-            available, version = bool(found), pkgs.get(found[0]) if found else None
-        hint = None if available else install_hint(rt, target)
-        if hint:
-            problems.append(f"{rt.value} missing: {hint}")
-        statuses.append(RuntimeStatus(runtime=rt, available=available, version=version, install=hint))
+        status = _status(rt, agent_rts, pkgs, target)
+        if status.install:
+            problems.append(f"{rt.value} missing: {status.install}")
+        statuses.append(status)
     problems += _extra_package_problems(wanted, pkgs, target)
+    kinds = {k: [_status(RuntimeName(r.name), agent_rts, pkgs, target) for r in runtimes_of_kind(k)]
+             for k in kind_registry().names() if not any(get_runtime(rt).serves(k) for rt in wanted)}
+    kinds = {k: v for k, v in kinds.items() if v}
     chosen = next((s.runtime for s in statuses if s.available and get_runtime(s.runtime).auto_select), None)
     ready = bool(pkgs.get("numpy")) and chosen is not None
     disk = facts.get("disk") or {}
@@ -132,11 +152,11 @@ def build_report(facts: dict[str, Any], *, device: str, runner: str, target: Tar
     return DeviceReport(
         device=device, runner=runner, target=target.name if target is not None else None,
         ready=ready, runtime=chosen if ready else None,
-        summary=readiness(ready, chosen, statuses, bool(pkgs.get("numpy"))),
+        summary=readiness(ready, chosen, statuses, bool(pkgs.get("numpy"))) + _kinds_summary(kinds),
         target_mismatch=target_mismatch(target, env) if target is not None else [], problems=problems,
         agent_version=str(facts.get("agent_version", "?")), arch=str(env.get("machine", "?")),
         os=str(env.get("os", "?")), hostname=env.get("hostname"), python=str(env.get("python", "?")),
-        python_executable=str(env.get("python_executable", "?")), packages=pkgs, runtimes=statuses,
+        python_executable=str(env.get("python_executable", "?")), packages=pkgs, runtimes=statuses, other_kinds=kinds,
         memory_total_mb=env.get("memory_total_mb"), memory_available_mb=facts.get("memory_available_mb"),
         workdir=str(facts.get("workdir") or disk.get("workdir") or "?"),
         disk_free_mb=round(free / 2**20, 1) if isinstance(free, (int, float)) else None,

@@ -24,16 +24,15 @@ from ..errors import InputError
 from ..fsutil import atomic_write_text
 from ..names import ModelFormat
 from ..passes.base import Artifact
+from ..registry import exporting_runtimes, get_runtime
 from ..registry.lookup import detect_format, model_digest
 from ..targets import load_registry
+from .exporter import LlmExporter
 from .folders import check_hf_folder
-from .ort_genai_export import export_ort_genai, op_counts
-from .ov_genai_export import export_ov_genai
-from .recipe import LlmRecipe, OvGenaiSettings, load_llm_recipe
+from .recipe import LlmRecipe, load_llm_recipe
 
 MANIFEST = "manifest.json"
-VERSIONED = ("onnxruntime-genai", "onnxruntime", "openvino", "openvino-genai", "openvino-tokenizers", "nncf",
-             "transformers", "torch", "tokenizers", "safetensors")
+KIND = "generative"
 
 
 class LlmOptimizeResult(BaseModel):
@@ -63,8 +62,10 @@ def _folder_artifact(path: Path, fmt: str, **fields: Any) -> Artifact:
 
 
 def _versions() -> dict[str, str | None]:
+    """Versions of every distribution the LLM exporters use (each exporter's ``versioned``)."""
     found: dict[str, str | None] = {}
-    for dist in VERSIONED:
+    dists = dict.fromkeys(d for r in exporting_runtimes(KIND) for d in r.load_exporter().versioned)
+    for dist in dists:
         try:
             found[dist] = importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
@@ -79,45 +80,49 @@ def _output_dir(model: Path, recipe: LlmRecipe, out_dir: str | Path | None) -> P
     return out
 
 
-def _build(src: Path, out: Path, recipe: LlmRecipe, source: Artifact, calib: Path | None = None) -> list[Artifact]:
+def applicable_blocks(recipe: LlmRecipe, config: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The recipe's blocks that can make a folder that runs on a CPU for this model, and one warning per block
+    left out (why, told from config.json before any export).
+
+    Raises:
+        InputError: no block can (exit 2, naming each reason).
+    """
+    blocks, skipped = {}, []
+    for runtime, settings in recipe.blocks.items():
+        why = get_runtime(runtime).load_exporter().cannot_apply(config, settings)
+        if why:
+            skipped.append(f"{runtime} block of recipe {recipe.name} not built: {why}")
+        else:
+            blocks[runtime] = settings
+    if not blocks:
+        raise InputError(f"LLM recipe {recipe.name}: no block applies to this model: {'; '.join(skipped)}")
+    return blocks, skipped
+
+
+def _build(src: Path, out: Path, blocks: dict[str, Any], source: Artifact, calib: Path | None = None
+           ) -> list[Artifact]:
     """One runtime folder per recipe block (replaced when it exists), as manifest artifacts."""
     artifacts: list[Artifact] = []
     lineage: dict[str, Any] = {"parent_sha256": source.sha256, "parent_name": "input"}
-    if recipe.onnxruntime_genai is not None:
-        settings = recipe.onnxruntime_genai
-        folder = out / "onnxruntime_genai"
+    for runtime, settings in blocks.items():
+        desc = get_runtime(runtime)
+        exporter: LlmExporter = desc.load_exporter()
+        fmt = desc.delivers or runtime
+        folder = out / runtime
         shutil.rmtree(folder, ignore_errors=True)
-        seconds = export_ort_genai(src, folder, settings)
+        done = exporter.export(src, folder, settings, calib_text=calib if exporter.data_aware(settings) else None)
         artifacts.append(_folder_artifact(
-            folder, "onnxruntime_genai", name=f"{len(artifacts) + 1}-onnxruntime_genai",
-            precision=settings.weight_precision, pass_name="onnxruntime_genai_builder",
-            pass_config={**settings.model_dump(), "execution_provider": "cpu"}, seconds=round(seconds, 3),
-            report={"op_counts": op_counts(folder)}, **lineage))
-    if recipe.openvino_genai is not None:
-        ov_settings = recipe.openvino_genai
-        folder = out / "openvino_genai"
-        shutil.rmtree(folder, ignore_errors=True)
-        seconds, facts = export_ov_genai(src, folder, ov_settings, calib_text=calib)
-        artifacts.append(_folder_artifact(
-            folder, "openvino_genai", name=f"{len(artifacts) + 1}-openvino_genai",
-            precision=ov_settings.weight_precision, pass_name="openvino_genai_convert",
-            pass_config=_ov_pass_config(ov_settings, calib),
-            seconds=round(seconds, 3),
-            report={k: facts[k] for k in ("op_counts", "weight_types", "calibration_windows") if k in facts},
-            **lineage))
+            folder, fmt, name=f"{len(artifacts) + 1}-{runtime}", precision=exporter.weight_precision(settings),
+            pass_name=done.pass_name, pass_config=done.pass_config, seconds=round(done.seconds, 3),
+            report=done.report, **lineage))
     return artifacts
-
-
-def _ov_pass_config(settings: OvGenaiSettings, calib: Path | None) -> dict[str, Any]:
-    """The OpenVINO export's settings as recorded: the calibration fields only for a data-aware recipe."""
-    if not settings.data_aware:
-        return settings.model_dump(exclude={"awq", "scale_estimation", "calib_samples", "calib_tokens"})
-    return {**settings.model_dump(), "calib_text": str(calib)}
 
 
 def _calibration_text(recipe: LlmRecipe, calib: str | Path | None) -> Path | None:
     """The calibration text a data-aware recipe needs, checked (exit 2 when missing or not text)."""
-    if recipe.openvino_genai is None or not recipe.openvino_genai.data_aware:
+    aware = [rt for rt, settings in recipe.blocks.items()
+             if get_runtime(rt).load_exporter().data_aware(settings)]
+    if not aware:
         return None
     if calib is None:
         raise InputError(f"LLM recipe {recipe.name} is data-aware (AWQ / scale estimation): give --calib TEXT, a "
@@ -167,14 +172,15 @@ def optimize_llm(model: str | Path, *, target: str, recipe: str | Path, out_dir:
     config = check_hf_folder(src)
     target_obj = load_registry(targets_dirs).get(target)
     loaded, recipe_path = load_llm_recipe(recipe)
+    blocks, warnings = applicable_blocks(loaded, config)
     calib_path = _calibration_text(loaded, calib)
     out = _output_dir(src, loaded, out_dir)
     source = _folder_artifact(src, "hf_llm", name="input", precision=Precision.FP32)
-    artifacts = _build(src, out, loaded, source, calib_path)
+    artifacts = _build(src, out, blocks, source, calib_path)
     result = LlmOptimizeResult(
         edgeopt_version=__version__, started_at=started, seconds=round(time.monotonic() - start, 3), model=source,
         model_type=str(config.get("model_type")), target=target_obj.name, recipe=loaded.name,
         recipe_source=str(recipe_path), out_dir=str(out), manifest_path=str(out / MANIFEST), artifacts=artifacts,
-        versions=_versions(), warnings=[])
+        versions=_versions(), warnings=warnings)
     atomic_write_text(out / MANIFEST, json.dumps(result.model_dump(mode="json"), indent=2) + "\n")
     return result

@@ -13,9 +13,14 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
 
 from ..errors import InputError
+from .exporter import ExportOutcome, LlmExporter
 from .folders import check_genai_folder
 from .recipe import OrtGenaiSettings
 
@@ -77,3 +82,28 @@ def op_counts(folder: Path) -> dict[str, int]:
     config = check_genai_folder(folder)
     model = onnx.load(str(folder / config["model"]["decoder"]["filename"]), load_external_data=False)
     return dict(sorted(Counter(node.op_type for node in model.graph.node).items()))
+
+
+class OrtGenaiExporter(LlmExporter):
+    """onnxruntime-genai's model builder (the ``onnxruntime_genai`` runtime's exporter)."""
+
+    runtime = "onnxruntime_genai"
+    settings_model = OrtGenaiSettings
+    pass_name = "onnxruntime_genai_builder"
+    versioned = ("onnxruntime-genai", "onnxruntime", "transformers", "torch", "tokenizers", "safetensors")
+
+    def cannot_apply(self, config: Mapping[str, Any], settings: BaseModel) -> str | None:
+        if getattr(settings, "precision", None) == "fp16":
+            return ("onnxruntime-genai's fp16 export computes in fp16, which its CPU execution provider cannot run "
+                    "(a Cast kernel fails at load): use fp32, int8 or int4 for a CPU")
+        return None
+
+    def export(self, src: Path, out: Path, settings: BaseModel, *, calib_text: Path | None = None) -> ExportOutcome:
+        assert isinstance(settings, OrtGenaiSettings)
+        seconds = export_ort_genai(src, out, settings)
+        return ExportOutcome(seconds=seconds, pass_name=self.pass_name,
+                             pass_config={**settings.model_dump(), "execution_provider": "cpu"},
+                             report={"op_counts": op_counts(out)})
+
+
+EXPORTER = OrtGenaiExporter()

@@ -13,9 +13,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
+from .exporter import ExportOutcome, LlmExporter, width_problem
 from .folders import check_ov_genai_folder
 from .ort_genai_export import LlmExportError
 from .recipe import OvGenaiSettings
@@ -56,3 +60,36 @@ def export_ov_genai(src: Path, out: Path, settings: OvGenaiSettings, *, calib_te
         facts = json.loads(report.read_text(encoding="utf-8"))
     check_ov_genai_folder(out)
     return time.monotonic() - start, facts
+
+
+def _pass_config(settings: OvGenaiSettings, calib: Path | None) -> dict[str, Any]:
+    """The OpenVINO export's settings as recorded: the calibration fields only for a data-aware recipe."""
+    if not settings.data_aware:
+        return settings.model_dump(exclude={"awq", "scale_estimation", "calib_samples", "calib_tokens"})
+    return {**settings.model_dump(), "calib_text": str(calib)}
+
+
+class OvGenaiExporter(LlmExporter):
+    """The direct stateful conversion with NNCF weight compression (the ``openvino_genai`` runtime's exporter)."""
+
+    runtime = "openvino_genai"
+    settings_model = OvGenaiSettings
+    pass_name = "openvino_genai_convert"
+    versioned = ("openvino", "openvino-genai", "openvino-tokenizers", "nncf", "transformers", "torch", "tokenizers",
+                 "safetensors")
+
+    def cannot_apply(self, config: Mapping[str, Any], settings: BaseModel) -> str | None:
+        if isinstance(settings, OvGenaiSettings) and settings.weights.startswith("int4"):
+            return width_problem(config, settings.group_size, "int4 group size")
+        return None
+
+    def export(self, src: Path, out: Path, settings: BaseModel, *, calib_text: Path | None = None) -> ExportOutcome:
+        assert isinstance(settings, OvGenaiSettings)
+        calib = calib_text if settings.data_aware else None
+        seconds, facts = export_ov_genai(src, out, settings, calib_text=calib)
+        return ExportOutcome(seconds=seconds, pass_name=self.pass_name, pass_config=_pass_config(settings, calib),
+                             report={k: facts[k] for k in ("op_counts", "weight_types", "calibration_windows")
+                                     if k in facts})
+
+
+EXPORTER = OvGenaiExporter()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -17,6 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from ..enums import Precision
 from ..recipes import RecipeError
 from ..recipes.registry import builtin_dir
+from ..registry import exporting_runtimes
+
+KIND = "generative"
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -95,20 +98,53 @@ class OvGenaiSettings(BaseModel):
 
 
 class LlmRecipe(BaseModel):
-    """A named LLM recipe: the runtime folders to build and how."""
+    """A named LLM recipe: the runtime folders to build and how, one block per generative runtime (the key is the
+    runtime's name; the block is its exporter's settings, :mod:`edgeopt.llm.exporter`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", description="Recipe id; a built-in's equals its file stem.")
     description: str = Field(min_length=3)
-    onnxruntime_genai: OrtGenaiSettings | None = Field(default=None, description="Build an onnxruntime-genai folder.")
-    openvino_genai: OvGenaiSettings | None = Field(default=None, description="Build an OpenVINO GenAI folder.")
+    blocks: dict[str, Any] = Field(description="Runtime name -> its exporter's settings (registry order).")
 
     @model_validator(mode="after")
     def _builds_something(self) -> LlmRecipe:
-        if self.onnxruntime_genai is None and self.openvino_genai is None:
-            raise ValueError("an LLM recipe needs an onnxruntime_genai or openvino_genai block")
+        if not self.blocks:
+            names = " or ".join(r.name for r in exporting_runtimes(KIND))
+            raise ValueError(f"an LLM recipe needs an {names} block")
         return self
+
+    def block(self, runtime: str) -> Any:
+        """The settings of ``runtime``'s block, or None when the recipe builds nothing for it."""
+        return self.blocks.get(runtime)
+
+
+def _split(data: Any, path: Path) -> dict[str, Any]:
+    """The recipe's YAML mapping with its runtime blocks validated by each runtime's exporter, as
+    ``{name, description, blocks}`` (registry order).
+
+    Raises:
+        RecipeError: not a mapping, a key that is neither a field nor an LLM runtime, or a bad block value.
+    """
+    if not isinstance(data, dict):
+        raise RecipeError(f"LLM recipe {path}: (top level): must be a mapping (name, description, runtime blocks)")
+    runtimes = {r.name: r for r in exporting_runtimes(KIND)}
+    fields = {"name", "description"}
+    for key in data:
+        if key not in fields and key not in runtimes:
+            raise RecipeError(f"LLM recipe {path}: {key}: unknown key; an LLM recipe has name, description and a "
+                              f"block per LLM runtime ({', '.join(runtimes)}); see docs/llm.md")
+    blocks: dict[str, Any] = {}
+    for name, desc in runtimes.items():
+        if data.get(name) is None:
+            continue
+        try:
+            blocks[name] = desc.load_exporter().settings_model.model_validate(data[name])
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join([name, *(str(p) for p in first["loc"])])
+            raise RecipeError(f"LLM recipe {path}: {where}: {first['msg']}; see docs/llm.md") from None
+    return {**{k: v for k, v in data.items() if k in fields}, "blocks": blocks}
 
 
 def llm_recipe_dir() -> Path:
@@ -145,7 +181,7 @@ def load_llm_recipe(recipe: str | Path) -> tuple[LlmRecipe, Path]:
     path = _resolve(recipe)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        loaded = LlmRecipe.model_validate(data)
+        loaded = LlmRecipe.model_validate(_split(data, path))
     except (OSError, yaml.YAMLError) as exc:
         raise RecipeError(f"cannot read LLM recipe {path}: {exc}") from None
     except ValidationError as exc:

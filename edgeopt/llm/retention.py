@@ -22,10 +22,10 @@ from edgeopt_agent.protocol import Request
 
 from ..errors import InputError
 from ..evaluation import resolve_metric
+from ..registry import delivering_runtime, format_registry
 from ..runners import ProgressSink, Runner, raise_for_error
 from ..runners.select import use_runner
 from ..settings import RemoteSpec
-from .folders import check_genai_folder, check_ov_genai_folder
 
 Scores = dict[str, np.ndarray]
 BUILTIN_METRICS = ("top1", "topk", "kl", "ppl")
@@ -90,16 +90,17 @@ def read_text(path: Path) -> str:
 
 
 def runtime_of(folder: Path) -> str:
-    """The generative runtime that scores ``folder`` (onnxruntime_genai or openvino_genai)."""
+    """The generative runtime that scores ``folder``: the one whose native format claims it (checked)."""
     folder = Path(folder)
-    if (folder / "genai_config.json").is_file():
-        check_genai_folder(folder)
-        return "onnxruntime_genai"
-    if (folder / "openvino_model.xml").is_file():
-        check_ov_genai_folder(folder)
-        return "openvino_genai"
-    raise InputError(f"{folder} is not an LLM runtime folder (no genai_config.json or openvino_model.xml): pass a "
-                     "folder written by 'edgeopt optimize LLM_DIR'")
+    formats = [f for f in format_registry().all()
+               if f.directory and f.kind == "generative" and delivering_runtime(f.name) is not None]
+    desc = next((f for f in formats if f.claims_directory(folder)), None)
+    if desc is None:
+        marks = " or ".join(f.entry_file or f.name for f in formats)
+        raise InputError(f"{folder} is not an LLM runtime folder (no {marks}): pass a folder written by "
+                         "'edgeopt optimize LLM_DIR'")
+    desc.check_directory(folder)
+    return delivering_runtime(desc.name).name  # type: ignore[union-attr]
 
 
 def score_folder(folder: Path, text: str, settings: RetentionSettings, runner: Runner, *,

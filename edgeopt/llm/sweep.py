@@ -16,11 +16,12 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .._version import __version__
 from ..bench.llm import bench_llm
 from ..fsutil import atomic_write_text
+from ..registry import get_runtime
 from ..runners import AgentError, Runner
 from ..runners.select import use_runner
 from ..settings import RemoteSpec
@@ -42,9 +43,6 @@ __all__ = ["LlmLevelRuns", "LlmSweepOptions", "bench_cell", "finish_llm_sweep", 
 LlmLevelRun = tuple[LlmSweepLevel, "LlmBenchResult"]
 LlmLevelRuns = list[LlmLevelRun]
 
-# Options a reference is scored with, per runtime: every float in FP32.
-REFERENCE_OPTIONS: dict[str, dict[str, Any]] = {"onnxruntime_genai": {},
-                                                "openvino_genai": {"inference_precision": "f32"}}
 
 
 def _measure(level: LlmLevel, folder: Path, reused: bool, ref: Scores, text: str, opts: LlmSweepOptions,
@@ -72,7 +70,7 @@ def _sweep_runtime(runtime: str, build: LlmBuild, text: str, root: Path | None, 
     ref_level = next(lv for lv in levels if lv.name == REFERENCE)
     say(f"{runtime}: scoring the fp32 reference")
     ref = score_folder(build.folder(ref_level, root), text, opts.retention, runner,
-                       runtime_options=REFERENCE_OPTIONS[runtime])
+                       runtime_options=dict(get_runtime(runtime).reference_options))
     rows: LlmLevelRuns = []
     for level in levels:
         say(f"{level.key}: scoring and benching")

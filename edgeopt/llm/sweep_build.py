@@ -8,22 +8,21 @@ the text it is scored on would report a retention it does not have elsewhere.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError, first_line
+from ..registry import exporting_runtimes
 from ..registry.lookup import detect_format, model_digest
 from .folders import check_hf_folder
 from .optimize import check_calib_text
 from .ort_genai_export import LlmExportError
 from .retention import check_metric, read_text
-from .sweep_levels import AWQ, REFERENCE, RUNTIMES, LlmLevel, build_level, select_levels
+from .sweep_levels import KIND, REFERENCE, LlmLevel, all_levels, build_level, runtime_names, select_levels
 from .sweep_options import LlmSweepOptions
 
 Say = Callable[[str], None]
-MODULES = {"onnxruntime_genai": "onnxruntime_genai", "openvino_genai": "openvino_genai"}
 
 
 @dataclass(frozen=True)
@@ -56,9 +55,10 @@ def runtimes_for(wanted: list[str] | None) -> list[str]:
     """The runtimes named, else those installed here (the exporters run here)."""
     if wanted:
         return wanted
-    found = [r for r in RUNTIMES if importlib.util.find_spec(MODULES[r]) is not None]
+    found = [r.name for r in exporting_runtimes(KIND) if r.installed_here()]
     if not found:
-        raise InputError("neither onnxruntime-genai nor openvino-genai is installed: pip install 'edgeopt[llm,torch]'")
+        names = " nor ".join(r.display_name for r in exporting_runtimes(KIND))
+        raise InputError(f"neither {names} is installed: pip install 'edgeopt[llm,torch]'")
     return found
 
 
@@ -90,13 +90,17 @@ def check_calib(eval_text: Path, calib: Path | None) -> Path | None:
 
 
 def choose_levels(opts: LlmSweepOptions, runtimes: list[str], say: Say) -> list[LlmLevel]:
-    """The levels to sweep; says in one line why ``int4-awq`` is not tried when no calibration text was given."""
+    """The levels to sweep; says in one line why a data-aware level is not tried when no calibration text was
+    given."""
     levels = select_levels(opts.levels, runtimes, calib=opts.calib_text is not None)
-    wants_awq = "openvino_genai" in runtimes and (opts.levels is None or AWQ in opts.levels)
-    if opts.calib_text is None and wants_awq:
-        say(f"{AWQ}@openvino_genai not tried: it calibrates on text; give --calib TEXT (not the --eval text)")
-    elif opts.calib_text is not None and not any(lv.name == AWQ for lv in levels):
-        say(f"--calib unused: {AWQ} is an openvino_genai level and it is not swept here")
+    aware = [lv for lv in all_levels(calib=True) if lv.data_aware]
+    wanted = [lv for lv in aware if lv.runtime in runtimes and (opts.levels is None or lv.name in opts.levels)]
+    if opts.calib_text is None:
+        for lv in wanted:
+            say(f"{lv.key} not tried: it calibrates on text; give --calib TEXT (not the --eval text)")
+    elif not any(lv.data_aware for lv in levels):
+        where = ", ".join(lv.key for lv in aware) or "none"
+        say(f"--calib unused: no data-aware level is swept here (data-aware levels: {where})")
     return levels
 
 
@@ -116,9 +120,14 @@ def build_levels(levels: list[LlmLevel], src: Path, digest: str, levels_dir: Pat
     built: list[LlmLevel] = []
     reused: dict[str, bool] = {}
     warnings: list[str] = []
-    for level in sorted(levels, key=lambda lv: (RUNTIMES.index(lv.runtime), lv.name != REFERENCE)):
+    order_of = runtime_names()
+    config = check_hf_folder(src)
+    for level in sorted(levels, key=lambda lv: (order_of.index(lv.runtime), lv.name != REFERENCE)):
         say(f"{level.key}: building")
         try:
+            why = level.exporter().cannot_apply(config, level.settings)
+            if why:  # told by config.json before any export, not by the converter's last line
+                raise LlmExportError(f"{level.key} cannot apply: {why}")
             _, reused[level.key] = build_level(level, src, digest, levels_dir, calib_text=calib)
         except LlmExportError as exc:
             skip_level(level, exc, warnings, say)

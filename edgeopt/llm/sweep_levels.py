@@ -12,83 +12,106 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from ..errors import InputError
 from ..fsutil import sha256_file
-from .ort_genai_export import export_ort_genai
-from .ov_genai_export import export_ov_genai
-from .recipe import OrtGenaiSettings, OvGenaiSettings, load_llm_recipe
+from ..registry import exporting_runtimes
+from ..registry.runtime_spec import RuntimeDescriptor
+from ..registry.runtime_sweep import LevelSpec
+from .exporter import LlmExporter
+from .recipe import load_llm_recipe
 
 STAMP = ".edgeopt-level.json"
-RUNTIMES = ("onnxruntime_genai", "openvino_genai")
-REFERENCE = "fp32"
-AWQ = "int4-awq"  # the data-aware level: the recipe of that name, on --calib TEXT (OpenVINO GenAI only)
+KIND = "generative"
+REFERENCE = "fp32"  # the name of every runtime's reference level (the descriptors' ``reference`` level)
+AWQ = "int4-awq"  # the data-aware level: the recipe of that name, on --calib TEXT
 
 
 @dataclass(frozen=True)
 class LlmLevel:
-    """One level: its name (unique per runtime), runtime and export settings."""
+    """One level: its name (unique per runtime), runtime and export settings (the exporter's settings model)."""
 
     name: str
     runtime: str
-    settings: OrtGenaiSettings | OvGenaiSettings
+    settings: BaseModel
+    data_aware: bool = False
 
     @property
     def key(self) -> str:
         return f"{self.name}@{self.runtime}"
 
-
-def _ort(name: str, precision: str, **kw: object) -> LlmLevel:
-    return LlmLevel(name, "onnxruntime_genai", OrtGenaiSettings(precision=precision, **kw))  # type: ignore[arg-type]
-
-
-def _ov(name: str, weights: str, **kw: object) -> LlmLevel:
-    return LlmLevel(name, "openvino_genai", OvGenaiSettings(weights=weights, **kw))  # type: ignore[arg-type]
+    def exporter(self) -> LlmExporter:
+        """The runtime's exporter (its descriptor's ``exporter``)."""
+        exporter: LlmExporter = _descriptor(self.runtime).load_exporter()
+        return exporter
 
 
-# onnxruntime-genai: int4 block 32/128, RTN or k-quant (its builder's two data-free algorithms); OpenVINO GenAI:
-# NNCF int4 symmetric, group 32/128 (data-free; NNCF has no k-quant). Then int8 and fp16, and fp32 (the reference).
-ALL_LEVELS: tuple[LlmLevel, ...] = (
-    _ort("int4-b32-rtn", "int4", block_size=32, algo="rtn"),
-    _ort("int4-b128-rtn", "int4", block_size=128, algo="rtn"),
-    _ort("int4-b32-kquant", "int4", block_size=32, algo="k_quant"),
-    _ort("int4-b128-kquant", "int4", block_size=128, algo="k_quant"),
-    _ort("int8", "int8"),
-    _ort("fp16", "fp16"),
-    _ort(REFERENCE, "fp32"),
-    _ov("int4-g32", "int4_sym", group_size=32),
-    _ov("int4-g128", "int4_sym", group_size=128),
-    _ov("int8", "int8_asym"),
-    _ov("fp16", "fp16"),
-    _ov(REFERENCE, "fp32"),
-)
+def _descriptor(runtime: str) -> RuntimeDescriptor:
+    found = next((r for r in exporting_runtimes(KIND) if r.name == runtime), None)
+    if found is None:
+        raise InputError(f"unknown LLM runtime {runtime}: use {', '.join(runtime_names())}")
+    return found
+
+
+def runtime_names() -> tuple[str, ...]:
+    """The generative runtimes whose levels edgeopt exports (registry order)."""
+    return tuple(r.name for r in exporting_runtimes(KIND))
+
+
+def level_of(desc: RuntimeDescriptor, spec: LevelSpec) -> LlmLevel:
+    """The descriptor's level ``spec`` with its settings validated by the runtime's exporter (from the level's
+    recipe block when it names one)."""
+    exporter: LlmExporter = desc.load_exporter()
+    if spec.recipe is not None:
+        block = load_llm_recipe(spec.recipe)[0].block(desc.name)
+        if block is None:
+            raise InputError(f"level {spec.name}@{desc.name}: recipe {spec.recipe} has no {desc.name} block")
+        settings = block
+    else:
+        settings = exporter.settings(spec.settings, where=f"level {spec.name}@{desc.name}")
+    return LlmLevel(spec.name, desc.name, settings, data_aware=spec.data_aware or exporter.data_aware(settings))
+
+
+def all_levels(*, calib: bool = False) -> tuple[LlmLevel, ...]:
+    """Every runtime's levels in registry order (the data-aware ones only with calibration text)."""
+    return tuple(level_of(d, spec) for d in exporting_runtimes(KIND) for spec in d.levels
+                 if calib or not spec.data_aware)
+
+
+def reference_level(runtime: str) -> LlmLevel:
+    """The runtime's full-precision reference level."""
+    desc = _descriptor(runtime)
+    return level_of(desc, next(spec for spec in desc.levels if spec.reference))
 
 
 def awq_level() -> LlmLevel:
-    """``int4-awq`` on OpenVINO GenAI: the settings of the recipe of that name (recipes/llm/int4-awq.yaml)."""
-    settings = load_llm_recipe(AWQ)[0].openvino_genai
-    assert settings is not None and settings.data_aware, "recipes/llm/int4-awq.yaml lost its openvino_genai block"
-    return LlmLevel(AWQ, "openvino_genai", settings)
+    """``int4-awq``: the settings of the recipe of that name (recipes/llm/int4-awq.yaml)."""
+    return next(lv for lv in all_levels(calib=True) if lv.name == AWQ)
 
 
 def select_levels(names: list[str] | None, runtimes: list[str], *, calib: bool = False) -> list[LlmLevel]:
     """The levels named (all by default) on ``runtimes``, plus each runtime's FP32 reference; with ``calib``
-    (calibration text given) the data-aware ``int4-awq`` too.
+    (calibration text given) the data-aware levels too.
 
     Raises:
-        InputError: an unknown level or runtime name, or ``int4-awq`` named without calibration text.
+        InputError: an unknown level or runtime name, or a data-aware level named without calibration text.
     """
-    bad = [r for r in runtimes if r not in RUNTIMES]
+    known_runtimes = runtime_names()
+    bad = [r for r in runtimes if r not in known_runtimes]
     if bad:
-        raise InputError(f"unknown LLM runtime(s) {', '.join(bad)}: use {', '.join(RUNTIMES)}")
-    known = sorted({lv.name for lv in ALL_LEVELS} | {AWQ})
+        raise InputError(f"unknown LLM runtime(s) {', '.join(bad)}: use {', '.join(known_runtimes)}")
+    specs = [(d.name, spec) for d in exporting_runtimes(KIND) for spec in d.levels]
+    known = sorted({spec.name for _, spec in specs})
     unknown = [n for n in names or [] if n not in known]
     if unknown:
         raise InputError(f"unknown LLM level(s) {', '.join(unknown)}; levels: {', '.join(known)}")
-    if AWQ in (names or []) and not calib:
-        raise InputError(f"level {AWQ} calibrates on text: give --calib TEXT (a file other than --eval)")
+    aware = sorted({spec.name for _, spec in specs if spec.data_aware})
+    asked_aware = [n for n in names or [] if n in aware]
+    if asked_aware and not calib:
+        raise InputError(f"level {asked_aware[0]} calibrates on text: give --calib TEXT (a file other than --eval)")
     wanted = set(names or known) | {REFERENCE}
-    candidates = ALL_LEVELS + ((awq_level(),) if calib else ())
-    return [lv for lv in candidates if lv.runtime in runtimes and lv.name in wanted]
+    return [lv for lv in all_levels(calib=calib) if lv.runtime in runtimes and lv.name in wanted]
 
 
 def build_level(level: LlmLevel, src: Path, source_sha256: str, out: Path,
@@ -98,7 +121,7 @@ def build_level(level: LlmLevel, src: Path, source_sha256: str, out: Path,
     folder = out / level.runtime / level.name
     stamp: dict[str, object] = {"source_sha256": source_sha256, "runtime": level.runtime,
                                 "settings": level.settings.model_dump()}
-    data_aware = isinstance(level.settings, OvGenaiSettings) and level.settings.data_aware
+    data_aware = level.data_aware
     if data_aware:
         if calib_text is None:
             raise InputError(f"level {level.key} calibrates on text: give --calib TEXT")
@@ -109,9 +132,6 @@ def build_level(level: LlmLevel, src: Path, source_sha256: str, out: Path,
     except (OSError, ValueError):
         pass
     shutil.rmtree(folder, ignore_errors=True)
-    if isinstance(level.settings, OrtGenaiSettings):
-        export_ort_genai(src, folder, level.settings)
-    else:
-        export_ov_genai(src, folder, level.settings, calib_text=calib_text if data_aware else None)
+    level.exporter().export(src, folder, level.settings, calib_text=calib_text if data_aware else None)
     (folder / STAMP).write_text(json.dumps(stamp), encoding="utf-8")
     return folder, False

@@ -1,7 +1,7 @@
 """The LLM sweep's answer as a deployment: ``<out>/recommended/`` holds the recommended level's runtime folder
 (its files at the top) and ``deployment.json``, written whole or not at all (:mod:`edgeopt.sweep.ship`'s
-publish). ``model`` names the file that marks the folder (``genai_config.json``, ``openvino_model.xml``); both
-generative runtimes load the folder that holds it.
+publish). ``model`` names the file that marks the folder (its format's ``entry_file``: ``genai_config.json``,
+``openvino_model.xml``); the generative runtimes load the folder that holds it.
 """
 
 from __future__ import annotations
@@ -14,11 +14,17 @@ from pathlib import Path
 from .._version import __version__
 from ..deploy import DeployedFile, Deployment, DeploymentMeasured, save_deployment
 from ..fsutil import sha256_file
+from ..registry import get_format, get_runtime
 from ..sweep.ship import RECOMMENDED_DIR, discard, publish
 from .sweep_levels import STAMP
 from .sweep_result import LlmSweepLevel, LlmSweepResult
 
-MARKER = {"onnxruntime_genai": "genai_config.json", "openvino_genai": "openvino_model.xml"}
+
+def entry_file(runtime: str) -> str:
+    """The file that marks the runtime's folder (its delivered format's ``entry_file``): the deployment's
+    ``model``."""
+    fmt = get_format(get_runtime(runtime).delivers or runtime)
+    return fmt.entry_file or fmt.name
 
 
 def _copy(src: Path, dst: Path, marker: str) -> list[DeployedFile]:
@@ -39,7 +45,7 @@ def _deployment(row: LlmSweepLevel, files: list[DeployedFile], result: LlmSweepR
         retention=row.retention.retention, latency_ms=float(row.tpot_ms_p50 or 0.0), size_bytes=row.size_bytes,
         eval_samples=row.retention.positions, decode_tokens_per_s=row.rank_tokens_per_s, ttft_ms=row.ttft_ms_p50)
     return Deployment(
-        name=f"{row.name}/{row.runtime}", recipe=row.name, model=MARKER[row.runtime], format=row.runtime,
+        name=f"{row.name}/{row.runtime}", recipe=row.name, model=entry_file(row.runtime), format=row.runtime,
         files=tuple(files), runtime=row.runtime, runtime_version=row.runtime_version, runtime_options={},
         source_model_sha256=result.model_sha256, measured=measured, edgeopt_version=__version__,
         created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
@@ -57,7 +63,7 @@ def ship_llm(result: LlmSweepResult, out: Path, device: str | None = None) -> Ll
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
-        save_deployment(tmp, _deployment(row, _copy(Path(row.folder), tmp, MARKER[row.runtime]), result,
+        save_deployment(tmp, _deployment(row, _copy(Path(row.folder), tmp, entry_file(row.runtime)), result,
                                              device))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

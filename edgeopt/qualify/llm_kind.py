@@ -12,22 +12,24 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import EdgeoptError
+from ..registry import format_kind, get_format, get_kind
 from ..registry.lookup import detect_format
 from ..zoo.registry import is_llm
-from .spec import BOTH_GATES, GATE_KINDS, LLM_GATES, QualifySpec
+from .spec import GATE_KINDS, QualifySpec
 
-LLM_FORMATS = ("hf_llm", "onnxruntime_genai", "openvino_genai")
+GENERATIVE = "generative"
 
 
 def folder_format(path: Path) -> str | None:
-    """``hf_llm``, ``onnxruntime_genai`` or ``openvino_genai`` for an LLM folder, else None."""
+    """The format of a generative model folder (``hf_llm``, ``onnxruntime_genai``, ...: every registered format of
+    the generative kind), else None."""
     if not path.is_dir():
         return None
     try:
         fmt = str(detect_format(path))
     except EdgeoptError:
         return None
-    return fmt if fmt in LLM_FORMATS else None
+    return fmt if format_kind(fmt).name == GENERATIVE else None
 
 
 def is_llm_model(spec: QualifySpec, resolve: Callable[[str], Path]) -> bool:
@@ -42,15 +44,19 @@ def kind_problem(spec: QualifySpec, resolve: Callable[[str], Path]) -> tuple[tup
     """``(key, message)`` of a gate, ``llm:`` or ``optimized`` that does not fit the kind of model, or None (the
     loader raises it as a spec error at that key)."""
     llm = is_llm_model(spec, resolve)
-    allowed = (*LLM_GATES, *BOTH_GATES) if llm else tuple(g for g in GATE_KINDS if g not in LLM_GATES)
+    kind = get_kind(GENERATIVE if llm else "tensor")
+    allowed = tuple(g for g in kind.gates if g in GATE_KINDS)
     for gate in spec.gates.active():
         if gate not in allowed:
-            what = "an LLM folder" if llm else "a one-pass model (not an LLM folder)"
-            return ("gates", gate), (f"gate '{gate}' does not apply: the model is {what}; gates here: "
+            return ("gates", gate), (f"gate '{gate}' does not apply: the model is {kind.model_word}; gates here: "
                                      f"{', '.join(allowed)} (docs/qualify.md)")
     if not llm and spec.llm is not None:
         return ("llm",), ("'llm' sets the generative workload of an LLM folder, and the model is not one: drop it, "
                           "or point model.path at an LLM folder")
-    if llm and spec.optimized and folder_format(resolve(spec.optimized)) in (None, "hf_llm"):
+    if llm and spec.optimized and not _deployable(folder_format(resolve(spec.optimized))):
         return ("optimized",), "an LLM spec's 'optimized' is an exported onnxruntime-genai or OpenVINO GenAI folder"
     return None
+
+
+def _deployable(fmt: str | None) -> bool:
+    return fmt is not None and get_format(fmt).deployable

@@ -15,10 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import InputError, RunnerError
+from ..registry import get_format, get_runtime
 from .llm_kind import folder_format
 from .result import RetentionResult
-
-REFERENCE_OPTIONS = {"openvino_genai": {"inference_precision": "f32"}}
 
 
 class LlmRetentionUnavailable(InputError):
@@ -36,24 +35,28 @@ def fp32_reference(reference: Path, candidate: Path, work: Path) -> Path:
     ref_fmt = folder_format(reference)
     if ref_fmt == runtime:
         return reference
-    if ref_fmt != "hf_llm":
+    if ref_fmt is None or get_format(ref_fmt).deployable:
         raise LlmRetentionUnavailable(f"the reference {reference} is a {ref_fmt} folder and the qualified one a "
                                       f"{runtime} folder: retention needs the FP32 export of the same runtime; "
                                       "set model.path to the Hugging Face folder")
     out = work / f"fp32-{runtime}"
     if folder_format(out) == runtime:
         return out
-    if runtime == "onnxruntime_genai":
-        from ..llm.ort_genai_export import export_ort_genai
-        from ..llm.recipe import OrtGenaiSettings
+    from ..llm.sweep_levels import reference_level
 
-        export_ort_genai(reference, out, OrtGenaiSettings(precision="fp32"))
-    else:
-        from ..llm.ov_genai_export import export_ov_genai
-        from ..llm.recipe import OvGenaiSettings
-
-        export_ov_genai(reference, out, OvGenaiSettings(weights="fp32"))
+    level = reference_level(_runtime_of(str(runtime)))
+    level.exporter().export(reference, out, level.settings)
     return out
+
+
+def _runtime_of(fmt: str) -> str:
+    """The generative runtime whose native format ``fmt`` is (the descriptor that ``delivers`` it)."""
+    from ..registry import delivering_runtime
+
+    desc = delivering_runtime(fmt)
+    if desc is None:
+        raise LlmRetentionUnavailable(f"no registered runtime delivers {fmt} folders: retention cannot be scored")
+    return desc.name
 
 
 def llm_retention(reference: Path, candidate: Path, *, text: Path | None, work: Path) -> RetentionResult:
@@ -69,8 +72,8 @@ def llm_retention(reference: Path, candidate: Path, *, text: Path | None, work: 
     from ..llm.retention import llm_retention as score
 
     ref = fp32_reference(reference, candidate, work)
-    runtime = str(folder_format(candidate))
-    res = score(candidate, ref, text, reference_options=REFERENCE_OPTIONS.get(runtime))
+    runtime = _runtime_of(str(folder_format(candidate)))
+    res = score(candidate, ref, text, reference_options=dict(get_runtime(runtime).reference_options) or None)
     divergence = [d for d in res.first_divergence if d is not None]
     notes = [f"next-token top-1 agreement {res.top1_agreement:.4f} over {res.positions} positions "
              f"({res.windows} windows); top-k overlap {res.topk_overlap:.4f}; mean KL {res.kl_mean:.3g} nats"

@@ -178,9 +178,7 @@ class Gates(_Strict):
 
 
 GATE_KINDS: tuple[str, ...] = tuple(Gates.model_fields)
-# Gates of a spec whose model is an LLM folder; memory and retention apply to both kinds of spec.
-LLM_GATES: tuple[str, ...] = ("ttft_ms", "tpot_ms", "decode_tokens_per_s", "kv_cache_mb", "energy_per_token")
-BOTH_GATES: tuple[str, ...] = ("memory", "retention")
+# Which gates apply to which kind of model is the kind's declaration (edgeopt/registry/kinds, ``gates``).
 
 
 # -- what to qualify, where, how ---------------------------------------------------------------------------------
@@ -300,9 +298,9 @@ class MeasureSpec(_Strict):
 class LlmSpec(_Strict):
     """The generative workload of an LLM spec (as ``edgeopt bench LLM_FOLDER``'s options; docs/llm-bench.md)."""
 
-    runtime: Literal["onnxruntime_genai", "openvino_genai"] | None = Field(default=None,
+    runtime: str | None = Field(default=None,
         description="With a recipe: which runtime folder of the optimize output to qualify (default: the first "
-                    "the recipe builds); with an exported folder: must match it.")
+                    "the recipe builds); with an exported folder: must match it. A generative runtime's name.")
     prompt_tokens: list[int] = Field(default_factory=lambda: [128], min_length=1, description="Prompt lengths.")
     gen_tokens: list[int] = Field(default_factory=lambda: [128], min_length=1,
                                   description="New tokens per generation (EOS ignored).")
@@ -314,6 +312,16 @@ class LlmSpec(_Strict):
         description="Timed generations per cell (default: 10, or what the gates' percentiles need).")
     warmup: int = Field(default=1, ge=0, description="Untimed generations per cell.")
     eval: str | None = Field(default=None, description="Held-out text file for the retention gate (LLM retention).")
+
+    @field_validator("runtime")
+    @classmethod
+    def _generative_runtime(cls, value: str | None) -> str | None:
+        from ..registry import runtimes_of_kind
+
+        names = [r.name for r in runtimes_of_kind("generative")]
+        if value is not None and value not in names:
+            raise ValueError(f"Input should be {' or '.join(repr(n) for n in names)}")
+        return value
 
     @field_validator("prompt_tokens", "gen_tokens", "batch")
     @classmethod

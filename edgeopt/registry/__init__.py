@@ -18,12 +18,20 @@ from pathlib import Path
 
 from ..config import from_environment
 from .format_spec import ConversionSource, FormatDescriptor, read_head
+from .kind_spec import KindDescriptor, MetricSpec
 from .lazy import LazyRegistry, RegistryError
 from .plugins import entry_points
 from .runtime_spec import ExtraPackage, InstallHint, ProviderRule, RuntimeDescriptor
 
 FORMATS_GROUP = "edgeopt.formats"
 RUNTIMES_GROUP = "edgeopt.runtimes"
+KINDS_GROUP = "edgeopt.kinds"
+
+# Model kinds: what a format's models are and which agent command measures them (registry/kind_spec.py).
+BUILTIN_KINDS: dict[str, str] = {
+    "tensor": "edgeopt.registry.kinds.tensor:DESCRIPTOR",
+    "generative": "edgeopt.registry.kinds.generative:DESCRIPTOR",
+}
 
 # Order matters where formats are tried in turn: a file with no known suffix is matched by content markers in
 # this order (TFLite before OpenVINO IR), then read as the fallback format (ONNX).
@@ -72,6 +80,50 @@ def _runtimes(plugin_path: tuple[Path, ...]) -> LazyRegistry[RuntimeDescriptor]:
     registry = LazyRegistry("runtime", RuntimeDescriptor, BUILTIN_RUNTIMES)
     _with_plugins(registry, RUNTIMES_GROUP)  # type: ignore[arg-type]
     return registry
+
+
+@functools.lru_cache(maxsize=8)
+def _kinds(plugin_path: tuple[Path, ...]) -> LazyRegistry[KindDescriptor]:
+    registry = LazyRegistry("model kind", KindDescriptor, BUILTIN_KINDS)
+    _with_plugins(registry, KINDS_GROUP)  # type: ignore[arg-type]
+    return registry
+
+
+def kind_registry() -> LazyRegistry[KindDescriptor]:
+    """Built-in and plug-in model kinds (cached per ``EDGEOPT_PLUGIN_PATH`` value)."""
+    return _kinds(from_environment().plugin_path)
+
+
+def get_kind(name: str) -> KindDescriptor:
+    """The descriptor of model kind ``name``. Raises RegistryError when unknown."""
+    return kind_registry().get(name)
+
+
+def format_kind(fmt: str) -> KindDescriptor:
+    """The kind of a ``fmt`` model (the format's ``kind``)."""
+    return get_kind(get_format(str(getattr(fmt, "value", fmt))).kind)
+
+
+def formats_of_kind(kind: str) -> list[FormatDescriptor]:
+    """Every registered format whose models are of ``kind``."""
+    return [f for f in format_registry().all() if f.kind == kind]
+
+
+def runtimes_of_kind(kind: str) -> list[RuntimeDescriptor]:
+    """Every registered runtime that serves ``kind``, in registry order."""
+    return [r for r in runtime_registry().all() if r.serves(kind)]
+
+
+def exporting_runtimes(kind: str) -> list[RuntimeDescriptor]:
+    """Runtimes of ``kind`` whose models edgeopt exports itself (an ``exporter`` with ``levels``): what an LLM
+    ``optimize`` and sweep build."""
+    return [r for r in runtimes_of_kind(kind) if r.exporter is not None and r.levels]
+
+
+def delivering_runtime(fmt: str) -> RuntimeDescriptor | None:
+    """The runtime whose native format ``fmt`` is (its ``delivers``) among those that load it, or None."""
+    name = str(getattr(fmt, "value", fmt))
+    return next((r for r in runtime_registry().all() if r.delivers == name and runtime_loads(r.name, name)), None)
 
 
 def format_registry() -> LazyRegistry[FormatDescriptor]:
@@ -153,8 +205,10 @@ def converters() -> dict[str, str]:
 
 
 __all__ = [
-    "BUILTIN_FORMATS", "BUILTIN_RUNTIMES", "FORMATS_GROUP", "RUNTIMES_GROUP", "ConversionSource", "ExtraPackage",
-    "FormatDescriptor", "InstallHint", "LazyRegistry", "ProviderRule", "RegistryError", "RuntimeDescriptor",
-    "converters", "files_by_suffix", "find_runtime", "format_for_suffix", "format_names", "format_registry",
-    "get_format", "get_runtime", "loaders", "read_head", "runtime_loads", "runtime_names", "runtime_registry",
+    "BUILTIN_FORMATS", "BUILTIN_KINDS", "BUILTIN_RUNTIMES", "FORMATS_GROUP", "KINDS_GROUP", "RUNTIMES_GROUP",
+    "ConversionSource", "ExtraPackage", "FormatDescriptor", "InstallHint", "KindDescriptor", "LazyRegistry",
+    "MetricSpec", "ProviderRule", "RegistryError", "RuntimeDescriptor", "converters", "delivering_runtime",
+    "exporting_runtimes", "files_by_suffix", "find_runtime", "format_for_suffix", "format_kind", "format_names",
+    "format_registry", "formats_of_kind", "get_format", "get_kind", "get_runtime", "kind_registry", "loaders",
+    "read_head", "runtime_loads", "runtime_names", "runtime_registry", "runtimes_of_kind",
 ]

@@ -66,6 +66,13 @@ class FormatDescriptor(BaseModel):
         default=False,
         description="A file with no known suffix and no other format's marker is read as this format (ONNX).",
     )
+    kind: str = Field(default="tensor", pattern=r"^[a-z0-9][a-z0-9_]*$",
+                      description="The model kind of its models (a registered kind: 'tensor', 'generative').")
+    entry_file: str | None = Field(
+        default=None,
+        description="For a folder format: the file that marks a folder as this format and that a runtime's loader "
+        "is pointed at ('genai_config.json'); None: the model is the file itself (or a suffix-named directory).",
+    )
 
     @property
     def file_format(self) -> str:
@@ -82,9 +89,10 @@ class FormatDescriptor(BaseModel):
 
     def claims_directory(self, path: Path) -> bool:
         """Whether the directory ``path`` (whatever its name) is meant as a model of this format: it holds the
-        format's key file (an LLM folder's ``config.json``/``genai_config.json``); :meth:`check_directory` then
-        says what else is missing. Default: never (directories are told by suffix)."""
-        return False
+        format's ``entry_file`` (an LLM folder's ``config.json``/``genai_config.json``); :meth:`check_directory`
+        then says what else is missing. Default: never without an ``entry_file`` (directories are told by
+        suffix)."""
+        return self.entry_file is not None and (path / self.entry_file).is_file()
 
     def check_directory(self, path: Path) -> None:
         """Raise :class:`ModelLoadError` when ``path`` is not a well-formed model of a ``directory`` format."""

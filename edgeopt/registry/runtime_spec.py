@@ -11,6 +11,7 @@ same names.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import platform
 from collections.abc import Mapping, Sequence
@@ -25,7 +26,7 @@ from edgeopt_agent.runtimes import options as agent_options
 from ..enums import AcceleratorKind, Arch
 from ..errors import InputError
 from .lazy import RegistryError
-from .runtime_sweep import CliFlag, Int8Backend, LowPrecisionDefault
+from .runtime_sweep import CliFlag, Int8Backend, LevelSpec, LowPrecisionDefault
 
 if TYPE_CHECKING:
     import numpy as np
@@ -109,6 +110,8 @@ class RuntimeDescriptor(BaseModel):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_]*$", description="Runtime name, as the agent registers it.")
     display_name: str = Field(min_length=2, description="Name in messages, e.g. 'TensorRT'.")
     auto_select: bool = Field(default=True, description="May be picked when no --runtime is given (null: no).")
+    runs_model: bool = Field(default=True, description="False for a runtime that runs no model (null: the harness's "
+                                                       "own overhead): FLOP-derived metrics do not apply.")
     delivers: str | None = Field(
         default=None, description="Format optimize delivers for a target that runs it (its native one); None: ONNX."
     )
@@ -151,6 +154,45 @@ class RuntimeDescriptor(BaseModel):
                                 "only as the runtime whose INT8 level missed).")
     cli_flags: tuple[CliFlag, ...] = Field(
         default=(), description="Its own bench/profile flags, each setting a runtime option (--ov-device).")
+
+    # --- the model kinds it serves and, for a runtime whose models its own tool exports, how they are made ---
+    kinds: tuple[str, ...] = Field(
+        default=("tensor",), min_length=1, description="Model kinds it runs (registered kinds, edgeopt.kinds).")
+    exporter: str | None = Field(
+        default=None, description="'module:attribute' of the exporter that makes its model folders from a source "
+                                  "model (a generative runtime's; imported on first use).")
+    levels: tuple[LevelSpec, ...] = Field(
+        default=(), description="The quantization levels its exporter makes for a sweep, the reference among them.")
+
+    @model_validator(mode="after")
+    def _levels_need_an_exporter_and_one_reference(self) -> RuntimeDescriptor:
+        if self.levels and self.exporter is None:
+            raise ValueError(f"runtime {self.name}: levels need an exporter ('module:attribute')")
+        refs = [lv.name for lv in self.levels if lv.reference]
+        if self.levels and len(refs) != 1:
+            raise ValueError(f"runtime {self.name}: exactly one level must be the reference (found {refs or 'none'})")
+        names = [lv.name for lv in self.levels]
+        if len(set(names)) != len(names):
+            raise ValueError(f"runtime {self.name}: level names repeat ({', '.join(names)})")
+        return self
+
+    def load_exporter(self) -> Any:
+        """The exporter object its ``exporter`` path names (imported now).
+
+        Raises:
+            RegistryError: no exporter declared, or the path does not import.
+        """
+        if self.exporter is None:
+            raise RegistryError(f"runtime {self.name} has no exporter: its models are not made by edgeopt")
+        module, _, attr = self.exporter.partition(":")
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as exc:
+            raise RegistryError(f"runtime {self.name}: exporter {self.exporter!r} does not load ({exc})") from None
+
+    def serves(self, kind: str) -> bool:
+        """Whether it runs models of ``kind`` (the null runtime serves every kind it lists)."""
+        return kind in self.kinds
 
     @model_validator(mode="after")
     def _low_precision_option_is_a_reference_option(self) -> RuntimeDescriptor:

@@ -5,7 +5,9 @@ so that no sweep module or CLI command names a runtime:
 - whether it runs FP32 models in a lower precision by default, and on which CPUs (:class:`LowPrecisionDefault`):
   the sweep then adds that precision as a level of its own;
 - the INT8 backends it offers to the sweep's accuracy-aware INT8 search (:class:`Int8Backend`);
-- its own CLI flags (:class:`CliFlag`), which ``bench`` and ``profile`` add and map to runtime options.
+- its own CLI flags (:class:`CliFlag`), which ``bench`` and ``profile`` add and map to runtime options;
+- for a runtime whose models are exported by its own tool (the generative runtimes): its quantization levels as
+  data (:class:`LevelSpec`) and the exporter that makes them (``exporter``, a lazy ``module:attribute``).
 """
 
 from __future__ import annotations
@@ -67,3 +69,21 @@ class CliFlag(BaseModel):
     repeatable: bool = Field(default=False, description="May be given several times; the option is then a list.")
     metavar: str = Field(default="VALUE", description="Its value's name in the help.")
     help: str = Field(min_length=3, description="Its help text.")
+
+
+class LevelSpec(BaseModel):
+    """One quantization level a runtime's exporter makes (a sweep level): its name and export settings, as data.
+
+    The settings are validated by the exporter's own settings model when the level is built; ``recipe`` takes
+    them from that recipe's block for the runtime instead (the data-aware ``int4-awq``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", description="Level name, unique per runtime ('int4-g32').")
+    settings: dict[str, Any] = Field(default_factory=dict, description="The exporter's settings for this level.")
+    recipe: str | None = Field(default=None, description="Take the settings from this LLM recipe's block instead.")
+    data_aware: bool = Field(default=False, description="Calibrates on text: built only when calibration text is "
+                                                        "given (--calib).")
+    reference: bool = Field(default=False, description="The full-precision export every other level of the runtime "
+                                                       "is scored against (one per runtime).")
+

@@ -112,7 +112,9 @@ def test_random_calibration_warns_loudly(tmp_path: Path, tiny_cnn: Path) -> None
     ("local", "int9", r"unknown recipe 'int9' \(did you mean 'int8'\?\)"),
 ])
 def test_impossible_pairs_fail_before_any_work(tmp_path: Path, tiny_cnn: Path, target: str, recipe: str,
-                                               message: str) -> None:
+                                               message: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # No TFLite converter installed, whatever the machine's tool directory holds: Coral INT8 then fails first.
+    monkeypatch.setenv("EDGEOPT_TOOLS_DIR", str(tmp_path / "no-tools"))
     out = tmp_path / "never"
     with pytest.raises(InputError, match=message):
         edgeopt.optimize(tiny_cnn, target=target, recipe=recipe, out_dir=out)

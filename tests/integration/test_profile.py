@@ -150,21 +150,35 @@ def test_vs_with_the_int8_model_as_a_explains_a_and_gives_an_interval(models):
     assert h.within_noise == (h.speedup_low <= 1 <= h.speedup_high)
     assert "3 interleaved rounds" in c.explanation[0]
     assert not any("B, the quantized side" in line for line in c.explanation)
-    a, b = c.a, c.b
-    # the int8 side slower beyond noise: the blame goes to A's conversions, never to B (fp32 only)
-    slower = compare_profiles(a, b, _headline(0.5, 0.4, 0.6))  # A/B latency 0.5: B (fp32) is the slow one
-    assert not any("slowdown" in line or "is slower because" in line for line in slower.explanation)
-    assert any("outrun fp32" in line for line in slower.explanation)
-    a_slower = compare_profiles(a, b, _headline(2.0, 1.8, 2.2))  # B 2x faster: A, the int8 side, is the slow one
-    assert any("A, the quantized side, is slower" in line for line in a_slower.explanation)
-    assert "B is 2.00x faster" in a_slower.explanation[0]
-    noise = compare_profiles(a, b, _headline(1.02, 0.95, 1.10))
-    assert "within noise" in noise.explanation[0] and "0.95-1.10x" in noise.explanation[0]
-    assert any("not faster beyond noise" in line for line in noise.explanation)
-    # B = INT8 the other way round: B is the one named
-    flipped = compare_profiles(b, a, _headline(0.5, 0.4, 0.6))
-    assert any("B, the quantized side, is slower" in line for line in flipped.explanation)
+    # The CPU sentences depend on the CPU's int8 dot-product flags, so both wordings are checked on every machine:
+    # the measured profiles with their environment's flags set to a VNNI CPU's and to an AVX2-only one's.
+    for vnni in (True, False):
+        a, b = (_on_cpu(p, vnni) for p in (c.a, c.b))
+        # the int8 side slower beyond noise: the blame goes to A's conversions, never to B (fp32 only)
+        slower = compare_profiles(a, b, _headline(0.5, 0.4, 0.6))  # A/B latency 0.5: B (fp32) is the slow one
+        assert not any("slowdown" in line or "is slower because" in line for line in slower.explanation)
+        a_slower = compare_profiles(a, b, _headline(2.0, 1.8, 2.2))  # B 2x faster: A, the int8 side, is slow
+        assert "B is 2.00x faster" in a_slower.explanation[0]
+        noise = compare_profiles(a, b, _headline(1.02, 0.95, 1.10))
+        assert "within noise" in noise.explanation[0] and "0.95-1.10x" in noise.explanation[0]
+        flipped = compare_profiles(b, a, _headline(0.5, 0.4, 0.6))  # B = INT8 the other way round: B is named
+        if vnni:
+            assert any("outrun fp32" in line for line in slower.explanation)
+            assert any("A, the quantized side, is slower" in line for line in a_slower.explanation)
+            assert any("not faster beyond noise" in line for line in noise.explanation)
+            assert any("B, the quantized side, is slower" in line for line in flipped.explanation)
+        else:
+            assert any("has no VNNI" in line and "eat into" in line for line in slower.explanation)
+            assert any("has no VNNI" in line and "make the model slower" in line for line in a_slower.explanation)
+            assert not any("quantized side" in line for line in a_slower.explanation + flipped.explanation)
     assert ProfileComparison.model_validate_json(c.model_dump_json()) == c
+
+
+def _on_cpu(result, vnni: bool):  # noqa: ANN001, ANN202 - a ProfileResult with its CPU flags replaced
+    flags = {f for f in result.environment.get("cpu_flags") or [] if f not in ("avx512_vnni", "avx_vnni", "amx_int8")}
+    flags |= {"avx2", "fma"} | ({"avx512_vnni"} if vnni else set())
+    env = {**result.environment, "machine": "x86_64", "cpu_flags": sorted(flags)}
+    return result.model_copy(update={"environment": env})
 
 
 def test_html_shows_the_roof_share_and_gops_per_op_type(pair):

@@ -286,3 +286,75 @@ def test_no_runner_type_or_capability_sniffing() -> None:
             if RUNNER_SNIFFING.search(line):
                 offenders.append(f"{module.rel}:{number}: {line.strip()}")
     assert not offenders, "use the Runner protocol (run/evaluate/probe/describe/close):\n  " + "\n  ".join(offenders)
+
+
+def _builtin_names(dict_name: str) -> set[str]:
+    """The keys of a ``BUILTIN_*`` dict in ``edgeopt/registry/__init__.py``, read from its source (nothing imported)."""
+    tree = MODULES["edgeopt.registry"].tree
+    for node in tree.body:
+        target = node.target if isinstance(node, ast.AnnAssign) else (
+            node.targets[0] if isinstance(node, ast.Assign) else None)
+        if isinstance(target, ast.Name) and target.id == dict_name and isinstance(node.value, ast.Dict):
+            return {k.value for k in node.value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    raise AssertionError(f"{dict_name} not found in edgeopt/registry/__init__.py")
+
+
+# Modules that are one runtime's own code and so name it: its exporter, its converter pass, the library driver the
+# registry points at. Everything else asks the registry (descriptors), so a new runtime touches no other module.
+RUNTIME_OWN_MODULES: dict[str, set[str]] = {
+    "edgeopt.names": {"*"},  # the names' constants for the built-ins (RuntimeName.ONNXRUNTIME)
+    "edgeopt.llm.ort_genai_export": {"onnxruntime", "onnxruntime_genai"},  # its exporter
+    "edgeopt.llm.ov_genai_export": {"openvino", "openvino_genai"},  # its exporter (OpenVINO + NNCF)
+    "edgeopt.passes.to_openvino": {"openvino"},  # its converter pass
+    "edgeopt.passes.to_tflite": {"tflite"},  # its converter pass
+    "edgeopt.passes.validate": {"onnxruntime"},  # the ONNX reference the conversions are proven against
+    "edgeopt.sweep.int8_ov": {"openvino"},  # the NNCF backend of the INT8 search drives OpenVINO itself
+    "edgeopt.tools.manager": {"tflite"},  # the TFLite converter's tool environment
+    "edgeopt.tools.tflite_driver": {"tflite"},
+    "edgeopt.targets.schema": {"openvino"},  # a target's OpenVINO device name field
+}
+
+
+def _docstring_nodes(tree: ast.Module) -> set[int]:
+    ids = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                ids.add(id(first.value))
+    return ids
+
+
+def runtime_name_literals(modules: dict[str, Module], runtimes: set[str]) -> list[str]:
+    """``file:line 'name'`` for each string literal equal to a runtime name in a module outside the registry that
+    is not that runtime's own code (docstrings aside)."""
+    offenders = []
+    for module in modules.values():
+        if module.name == "edgeopt.registry" or module.name.startswith("edgeopt.registry."):
+            continue
+        own = RUNTIME_OWN_MODULES.get(module.name, set())
+        docs = _docstring_nodes(module.tree)
+        for node in ast.walk(module.tree):
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in runtimes
+                    and id(node) not in docs and "*" not in own and node.value not in own):
+                offenders.append(f"{module.path.as_posix()}:{node.lineno} {node.value!r}")
+    return offenders
+
+
+def test_no_module_outside_the_registry_names_a_runtime() -> None:
+    """Issue 30 item 6: runtime facts live on descriptors; a module that names a runtime is a table outside the
+    registry (a third generative runtime would have to edit it)."""
+    runtimes = _builtin_names("BUILTIN_RUNTIMES")
+    assert {"onnxruntime", "onnxruntime_genai", "openvino_genai"} <= runtimes
+    offenders = runtime_name_literals(MODULES, runtimes)
+    assert not offenders, ("ask the registry (a descriptor field) instead of naming a runtime:\n  "
+                           + "\n  ".join(offenders))
+
+
+def test_the_runtime_naming_rule_catches_a_table(tmp_path: Path) -> None:
+    """The rule above fails on the kind of table issue 30 removed (and not on a docstring)."""
+    path = tmp_path / "edgeopt" / "bench" / "table.py"
+    source = '"""Mentions "openvino_genai" in prose."""\nMARKER = {"openvino_genai": "openvino_model.xml"}\n'
+    module = Module("edgeopt.bench.table", path, ast.parse(source))
+    found = runtime_name_literals({module.name: module}, {"openvino_genai"})
+    assert len(found) == 1 and ":2 'openvino_genai'" in found[0]

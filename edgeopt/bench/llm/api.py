@@ -12,7 +12,7 @@ from edgeopt_agent.protocol import Request
 from ...errors import InputError
 from ...metrics.energy import energy_request
 from ...metrics.target_match import target_mismatch
-from ...registry import format_registry, get_runtime
+from ...registry import delivering_runtime, format_registry, get_runtime
 from ...runners import ProgressSink, Runner, raise_for_error
 from ...runners.select import use_runner
 from ...settings import EnergySettings, RemoteSpec
@@ -23,25 +23,27 @@ from .result import LlmBenchResult, LlmEnergy, LlmLoad, LlmModelFacts
 from .stats import cell_from_raw, kv_probe
 from .workload import LlmWorkload
 
-# Folder format -> the runtime that runs it (the format names i22-model's optimize writes).
-_RUNTIME_OF = {"onnxruntime_genai": "onnxruntime_genai", "openvino_genai": "openvino_genai"}
+KIND = "generative"
 
 
 def llm_folder_format(path: Path) -> str | None:
     """The generative folder format the registry's directory formats claim ``path`` as (``onnxruntime_genai``,
-    ``openvino_genai``), or None (not a folder, or a folder no agent runtime generates with, e.g. a Hugging Face
-    source folder: ``optimize`` it first)."""
+    ``openvino_genai``, ...), or None (not a folder, or a folder no agent runtime generates with, e.g. a Hugging
+    Face source folder: ``optimize`` it first)."""
     path = Path(path)
     if not path.is_dir():
         return None
     desc = next((f for f in format_registry().all() if f.directory and f.claims_directory(path)), None)
-    return desc.name if desc is not None and desc.name in _RUNTIME_OF else None
+    if desc is None or desc.kind != KIND or not desc.deployable:
+        return None
+    return desc.name if delivering_runtime(desc.name) is not None else None
 
 
 def _runtime(fmt: str, runtime: str | None) -> str:
-    name = runtime or _RUNTIME_OF[fmt]
+    native = delivering_runtime(fmt)
+    name = runtime or (native.name if native is not None else fmt)
     if not get_runtime(name).loads(fmt):
-        raise InputError(f"--runtime {name} does not run a {fmt} (use {_RUNTIME_OF[fmt]})")
+        raise InputError(f"--runtime {name} does not run a {fmt} (use {native.name if native else 'its runtime'})")
     return name
 
 

@@ -10,9 +10,6 @@ from ..format_spec import FormatDescriptor
 class HfLlmFormat(FormatDescriptor):
     """Claimed by a folder with ``config.json``; checked for a supported decoder, weights and a tokenizer."""
 
-    def claims_directory(self, path: Path) -> bool:
-        return (path / "config.json").is_file()
-
     def check_directory(self, path: Path) -> None:
         from ...llm.folders import check_hf_folder
 
@@ -23,5 +20,7 @@ DESCRIPTOR = HfLlmFormat(
     name="hf_llm",
     summary="Hugging Face decoder LLM folder (config.json, safetensors, tokenizer; Llama/Qwen/Phi-3/Gemma)",
     directory=True,
+    kind="generative",
+    entry_file="config.json",
     deployable=False,
 )

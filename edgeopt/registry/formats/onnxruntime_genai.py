@@ -10,9 +10,6 @@ from ..format_spec import FormatDescriptor
 class OnnxruntimeGenaiFormat(FormatDescriptor):
     """Claimed by a folder with ``genai_config.json``; checked for the decoder file it names and a tokenizer."""
 
-    def claims_directory(self, path: Path) -> bool:
-        return (path / "genai_config.json").is_file()
-
     def check_directory(self, path: Path) -> None:
         from ...llm.folders import check_genai_folder
 
@@ -23,4 +20,6 @@ DESCRIPTOR = OnnxruntimeGenaiFormat(
     name="onnxruntime_genai",
     summary="onnxruntime-genai LLM folder (genai_config.json, decoder ONNX, tokenizer)",
     directory=True,
+    kind="generative",
+    entry_file="genai_config.json",
 )

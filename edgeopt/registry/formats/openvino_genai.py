@@ -10,9 +10,6 @@ from ..format_spec import FormatDescriptor
 class OpenvinoGenaiFormat(FormatDescriptor):
     """Claimed by a folder with ``openvino_model.xml``; checked for the weights and the (de)tokenizer IRs."""
 
-    def claims_directory(self, path: Path) -> bool:
-        return (path / "openvino_model.xml").is_file()
-
     def check_directory(self, path: Path) -> None:
         from ...llm.folders import check_ov_genai_folder
 
@@ -23,4 +20,6 @@ DESCRIPTOR = OpenvinoGenaiFormat(
     name="openvino_genai",
     summary="OpenVINO GenAI LLM folder (openvino_model.xml/.bin, openvino_tokenizer/detokenizer IRs)",
     directory=True,
+    kind="generative",
+    entry_file="openvino_model.xml",
 )

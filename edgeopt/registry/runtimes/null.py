@@ -8,4 +8,5 @@ DESCRIPTOR = RuntimeDescriptor(
     name="null",
     display_name="null",
     auto_select=False,
+    runs_model=False,  # no FLOPs, no GOP/s: the harness alone
 )

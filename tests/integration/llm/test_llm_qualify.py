@@ -82,7 +82,7 @@ def test_recipe_export_then_gates_that_fail_and_retention_against_the_fp32_expor
     shipped = load_llm_recipe("int4")[0]
     recipe = tmp_path / "int4-ort.yaml"
     recipe.write_text(json.dumps({"name": "int4-ort", "description": "int4, onnxruntime-genai only",
-                                  "onnxruntime_genai": shipped.onnxruntime_genai.model_dump()}))
+                                  "onnxruntime_genai": shipped.block("onnxruntime_genai").model_dump()}))
     spec = _spec(tmp_path, """
         name: tiny-llm-recipe
         model: {zoo: tiny-llama}

@@ -22,7 +22,7 @@ from edgeopt.deploy import load_deployment  # noqa: E402
 from edgeopt.errors import InputError  # noqa: E402
 from edgeopt.llm.retention import RetentionSettings, llm_retention  # noqa: E402
 from edgeopt.llm.sweep import LlmSweepOptions, run_llm_sweep  # noqa: E402
-from edgeopt.llm.sweep_levels import ALL_LEVELS, build_level  # noqa: E402
+from edgeopt.llm.sweep_levels import all_levels, build_level  # noqa: E402
 from edgeopt.registry.lookup import model_digest  # noqa: E402
 from edgeopt.zoo import build  # noqa: E402
 
@@ -31,7 +31,7 @@ FAST = RetentionSettings(window=32, windows=4, prompts=2, prompt_tokens=8, gen_t
 
 
 def _level(name: str, runtime: str = "onnxruntime_genai"):  # noqa: ANN202
-    return next(lv for lv in ALL_LEVELS if (lv.name, lv.runtime) == (name, runtime))
+    return next(lv for lv in all_levels() if (lv.name, lv.runtime) == (name, runtime))
 
 
 @pytest.fixture(scope="module")

@@ -45,7 +45,7 @@ def int4_result(tiny_llama, tmp_path_factory):
     shipped = load_llm_recipe("int4")[0]
     recipe = tmp_path_factory.mktemp("recipe") / "int4-ort.yaml"
     recipe.write_text(json.dumps({"name": "int4-ort", "description": "the int4 recipe, onnxruntime-genai only",
-                                  "onnxruntime_genai": shipped.onnxruntime_genai.model_dump()}))
+                                  "onnxruntime_genai": shipped.block("onnxruntime_genai").model_dump()}))
     return optimize_llm(tiny_llama, target="local", recipe=recipe, out_dir=tmp_path_factory.mktemp("opt") / "int4")
 
 

@@ -110,7 +110,7 @@ model: {{path: {tiny_cnn}}}
 inventory: {lying_lab.inventory}
 targets:
   - {{devices: "tag:lab", known_hosts: {lying_lab.known_hosts}}}
-measure: {{iterations: 20, min_duration_s: 0.05, warmup: 2, energy: false}}
+measure: {{iterations: 120, min_duration_s: 0.05, warmup: 2, energy: false}}
 gates: {{latency: {{max_ms: 1000}}}}
 """)
     reports = tmp_path / "r"
@@ -118,6 +118,8 @@ gates: {{latency: {{max_ms: 1000}}}}
     captured = capsys.readouterr()
     out = json.loads(captured.out)
     devices = {d["label"]: d for d in out["devices"]}
+    # 120 iterations: the p99 gate is supported by the count alone, however slow a loaded machine runs the 0.05 s
+    # (issue 30: the honest verdict must not depend on the machine being quiet).
     assert devices["lab-00"]["passed"], devices["lab-00"]
     assert not devices["lab-01"]["passed"] and not devices["lab-02"]["passed"]
     assert not devices["lab-04"]["passed"], "negative latencies never pass a gate"

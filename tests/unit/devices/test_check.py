@@ -108,3 +108,17 @@ def test_agent_without_a_runtime_registered_is_judged_by_its_package(facts):
 def test_install_hint_without_target():
     assert install_hint(RuntimeName.ONNXRUNTIME, None) == "pip install onnxruntime"
     assert install_hint(RuntimeName.OPENVINO, None) == "pip install openvino"
+
+
+def test_the_generative_runtimes_are_reported_beside_the_targets_own(facts):
+    """Issue 30: devices check said nothing about the LLM runtimes (the target's list holds the one-pass ones)."""
+    local = load_registry().get("local")
+    mixed = json.loads(json.dumps(facts))
+    mixed["runtimes"]["onnxruntime_genai"] = {"available": True, "version": "9.9"}
+    mixed["runtimes"]["openvino_genai"] = {"available": False, "hint": "x"}
+    r = build_report(mixed, device="box", runner="ssh:root@h:22", target=local)
+    found = {s.runtime.value: s for s in r.other_kinds["generative"]}
+    assert found["onnxruntime_genai"].available and found["onnxruntime_genai"].version == "9.9"
+    assert not found["openvino_genai"].available and "openvino-genai" in (found["openvino_genai"].install or "")
+    assert "generative: onnxruntime_genai ready, openvino_genai missing" in r.summary
+    assert r.ready and r.problems == []  # an LLM runtime missing does not make a one-pass target not ready

@@ -14,12 +14,12 @@ def test_shipped_llm_recipes_load_and_stay_out_of_the_onnx_recipe_list():
     for name in names:
         recipe, path = load_llm_recipe(name)
         assert recipe.name == name == path.stem
-        assert recipe.onnxruntime_genai is not None or recipe.openvino_genai is not None
+        assert recipe.blocks and set(recipe.blocks) <= {"onnxruntime_genai", "openvino_genai"}
     assert "int4-k-quant" not in builtin_names() and "int4-awq" not in builtin_names()
 
 
 def test_data_aware_settings_are_int4_only():
-    ov = load_llm_recipe("int4-awq")[0].openvino_genai
+    ov = load_llm_recipe("int4-awq")[0].block("openvino_genai")
     assert ov is not None and ov.data_aware and ov.awq and ov.scale_estimation
     from edgeopt.llm.recipe import OvGenaiSettings
 
@@ -28,7 +28,7 @@ def test_data_aware_settings_are_int4_only():
 
 
 def test_int4_settings_become_the_builders_extra_options():
-    settings = load_llm_recipe("int4-k-quant")[0].onnxruntime_genai
+    settings = load_llm_recipe("int4-k-quant")[0].block("onnxruntime_genai")
     assert settings.builder_options() == {"block_size": "32", "is_symmetric": "true", "accuracy_level": "4",
                                           "algo_config": "k_quant", "matmul_mixed_precision": "last_matmul:int8"}
     assert OrtGenaiSettings(precision="fp32").builder_options() == {}
@@ -49,4 +49,7 @@ def test_unknown_names_and_bad_values_are_one_line(tmp_path):
         load_llm_recipe(bad)
     bad.write_text("name: r\ndescription: k-quant on fp32\nonnxruntime_genai: {precision: fp32, algo: k_quant}\n")
     with pytest.raises(RecipeError, match="apply to int4/int8"):
+        load_llm_recipe(bad)
+    bad.write_text("name: r\ndescription: a typo\nopenvino_gena: {weights: int4_sym}\n")
+    with pytest.raises(RecipeError, match=r"openvino_gena: unknown key.*onnxruntime_genai, openvino_genai"):
         load_llm_recipe(bad)

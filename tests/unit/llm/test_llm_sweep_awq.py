@@ -27,7 +27,7 @@ def test_awq_level_is_added_only_with_calibration_text_on_openvino_genai():
     assert f"{AWQ}@openvino_genai" not in _keys(select_levels(None, both))
     with_calib = select_levels(None, both, calib=True)
     awq = next(lv for lv in with_calib if lv.name == AWQ)
-    assert awq.runtime == "openvino_genai" and awq.settings == load_llm_recipe(AWQ)[0].openvino_genai
+    assert awq.runtime == "openvino_genai" and awq.settings == load_llm_recipe(AWQ)[0].block("openvino_genai")
     assert awq.settings.awq and awq.settings.scale_estimation  # the recipe's settings, not a copy
     assert not any(lv.name == AWQ for lv in select_levels(None, ["onnxruntime_genai"], calib=True))
     assert _keys(select_levels([AWQ], ["openvino_genai"], calib=True)) == {f"{AWQ}@openvino_genai",

@@ -1,0 +1,76 @@
+"""What edgeopt knows about one model kind, in one object: the agent command that measures it, the metrics its
+results carry (name, unit, which way is better, the percentiles a gate may ask for, the physical bounds of a
+value), the metric that ranks a sweep's levels, and the qualify gates that apply to it.
+
+Two kinds ship: ``tensor`` (one-pass graph models: ONNX, OpenVINO IR, TFLite, ... timed per inference) and
+``generative`` (decoder LLMs: timed per token over workload cells). A format says which kind its models are
+(:class:`~edgeopt.registry.format_spec.FormatDescriptor` ``kind``) and a runtime which kinds it serves
+(:class:`~edgeopt.registry.runtime_spec.RuntimeDescriptor` ``kinds``), so "which kind is this model?" is one
+question to the registry (:func:`edgeopt.registry.model_kind`), never a test of a folder's files in a stage.
+A third kind registers like a runtime: a descriptor module and an ``edgeopt.kinds`` entry point.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class MetricSpec(BaseModel):
+    """One metric a kind's results carry."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_]*$", description="Metric name as in results and gates.")
+    unit: str = Field(min_length=1, description="Unit, e.g. 'ms', 'tokens/s', 'MiB', 'mJ'.")
+    higher_is_better: bool = Field(default=False, description="True for throughputs and retention.")
+    percentiles: tuple[str, ...] = Field(
+        default=(), description="Percentiles a gate may ask for (p50, p90, p99, ...); empty: a single value.")
+    min_value: float = Field(default=0.0, description="Smallest physically possible value (inclusive).")
+    min_exclusive: bool = Field(default=False, description="The smallest value itself is impossible (a time > 0).")
+    max_value: float = Field(default=math.inf, description="Largest physically possible value (inclusive).")
+
+    def problem(self, value: object) -> str | None:
+        """Why ``value`` cannot be a measurement of this metric (None when it can): not a finite number, or
+        outside the metric's physical bounds. A run with such a value is invalid, naming the metric."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return f"{self.name} is not a number ({type(value).__name__})"
+        if not math.isfinite(value):
+            return f"{self.name} is {value} (not finite)"
+        low_bad = value <= self.min_value if self.min_exclusive else value < self.min_value
+        if low_bad:
+            return f"{self.name} is {value:g} {self.unit} ({'<=' if self.min_exclusive else '<'} {self.min_value:g})"
+        if value > self.max_value:
+            return f"{self.name} is {value:g} {self.unit} (> {self.max_value:g})"
+        return None
+
+
+class KindDescriptor(BaseModel):
+    """One model kind. Register an instance (``edgeopt.kinds`` entry point ``name = module:DESCRIPTOR``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_]*$", description="Kind name, as formats and runtimes name it.")
+    summary: str = Field(min_length=3, description="One line for docs and messages.")
+    agent_command: str = Field(description="The agent command that measures it ('run', 'generate').")
+    metrics: tuple[MetricSpec, ...] = Field(min_length=1, description="Metrics its results carry.")
+    rank_metric: str = Field(description="The metric a sweep ranks its levels by (one of metrics).")
+    gates: tuple[str, ...] = Field(
+        default=(), description="Qualify gate kinds that apply to a model of this kind (the spec's gate keys).")
+    model_word: str = Field(default="model", description="How messages name a model of this kind.")
+
+    @model_validator(mode="after")
+    def _rank_metric_is_declared(self) -> KindDescriptor:
+        if self.rank_metric not in {m.name for m in self.metrics}:
+            raise ValueError(f"kind {self.name}: rank_metric {self.rank_metric!r} is not one of its metrics "
+                             f"({', '.join(m.name for m in self.metrics)})")
+        return self
+
+    def metric(self, name: str) -> MetricSpec:
+        """The metric ``name``. Raises KeyError naming the known ones when it is not declared."""
+        for m in self.metrics:
+            if m.name == name:
+                return m
+        raise KeyError(f"kind {self.name} has no metric {name!r}; its metrics: "
+                       f"{', '.join(m.name for m in self.metrics)}")

@@ -1,0 +1,27 @@
+"""Decoder LLMs (onnxruntime-genai and OpenVINO GenAI folders, and their Hugging Face source): timed per token
+over workload cells by the agent's ``generate`` command, ranked by decode speed (TPOT)."""
+
+from __future__ import annotations
+
+from ..kind_spec import KindDescriptor, MetricSpec
+
+_PCT = ("p50", "p90", "p99")
+
+DESCRIPTOR = KindDescriptor(
+    name="generative",
+    summary="decoder LLM (text in, tokens out), timed per token over workload cells",
+    agent_command="generate",
+    metrics=(
+        MetricSpec(name="ttft_ms", unit="ms", percentiles=_PCT, min_exclusive=True),
+        MetricSpec(name="tpot_ms", unit="ms", percentiles=_PCT, min_exclusive=True),
+        MetricSpec(name="decode_tokens_per_s", unit="tokens/s", higher_is_better=True, min_exclusive=True),
+        MetricSpec(name="prefill_tokens_per_s", unit="tokens/s", higher_is_better=True, min_exclusive=True),
+        MetricSpec(name="kv_cache_mb", unit="MiB"),
+        MetricSpec(name="memory_mb", unit="MiB"),
+        MetricSpec(name="energy_per_token_mj", unit="mJ"),
+        MetricSpec(name="retention", unit="ratio", higher_is_better=True, max_value=2.0),
+    ),
+    rank_metric="tpot_ms",
+    gates=("ttft_ms", "tpot_ms", "decode_tokens_per_s", "kv_cache_mb", "energy_per_token", "memory", "retention"),
+    model_word="an LLM folder",
+)

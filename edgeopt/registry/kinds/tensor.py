@@ -1,0 +1,26 @@
+"""One-pass graph models (ONNX, OpenVINO IR, TFLite, Core ML, TensorRT): timed per inference by the agent's
+``run`` command, ranked by median latency."""
+
+from __future__ import annotations
+
+from ..kind_spec import KindDescriptor, MetricSpec
+
+_PCT = ("p50", "p90", "p95", "p99", "p999")
+
+DESCRIPTOR = KindDescriptor(
+    name="tensor",
+    summary="one-pass graph model (image, tensor in, tensor out), timed per inference",
+    agent_command="run",
+    metrics=(
+        MetricSpec(name="latency_ms", unit="ms", percentiles=_PCT, min_exclusive=True),
+        MetricSpec(name="throughput_per_s", unit="inferences/s", higher_is_better=True, min_exclusive=True),
+        MetricSpec(name="memory_mb", unit="MiB"),
+        MetricSpec(name="size_mb", unit="MiB", min_exclusive=True),
+        MetricSpec(name="energy_mj", unit="mJ"),
+        MetricSpec(name="retention", unit="ratio", higher_is_better=True, max_value=2.0),
+    ),
+    rank_metric="latency_ms",
+    gates=("latency", "fps", "deadline_miss", "memory", "model_size", "retention", "energy", "cold_start",
+           "throughput", "regression"),
+    model_word="a one-pass model (not an LLM folder)",
+)
