@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from .. import jsonio
 from ..errors import InputError, first_line
 from ..metrics.result import BenchResult
-from .bench_runs import RUN_COLUMNS, bench_values, device_label, record_of
+from .bench_runs import RESULT_MAX_BYTES, RUN_COLUMNS, bench_values, device_label, record_of
 from .codec import SAMPLES_FORMAT, SampleCodecError, decode_samples
 from .llm_runs import is_llm_json, llm_result_of, llm_values
 from .records import Baseline, RunKind, RunRecord
@@ -364,10 +365,22 @@ class HistoryStore:
         return llm_result_of(self._result_json(ref))
 
     def _result_json(self, ref: int | str) -> str:
+        """The stored result of a run, checked against the limits of :mod:`edgeopt.jsonio` before any parser
+        sees it (pydantic's own recursion limit would be a ValidationError, not one line naming the run).
+
+        Raises:
+            HistoryError: the result is over :data:`.bench_runs.RESULT_MAX_BYTES` or nested too deep.
+        """
         record = self.get(ref)
         with self._connect() as conn:
             row = conn.execute("SELECT result_json FROM runs WHERE id = ?", (record.id,)).fetchone()
-        return str(row[0])
+        text = str(row[0])
+        try:
+            jsonio.check(text, max_bytes=RESULT_MAX_BYTES)
+        except jsonio.JsonLimitError as exc:
+            raise HistoryError(f"history run {record.id} in {self.path} is unreadable (result_json: {exc}): it "
+                               "cannot be used; delete it or record the run again") from None
+        return text
 
     def count(self) -> int:
         with self._connect() as conn:
