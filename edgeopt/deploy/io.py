@@ -69,9 +69,9 @@ def load_deployment(path: Path, *, check_files: bool = True) -> tuple[Deployment
         problem = SchemaProblem.of(exc, unknown_first=True)
         raise DeploymentError(f"{record}: {problem.key or 'record'}: {problem.msg}{problem.got}{problem.more}; "
                               "restore it from the sweep's output or fix that field") from None
-    problem = options_problem(deployment, record)
-    if problem:
-        raise DeploymentError(problem)
+    refused = options_problem(deployment, record)
+    if refused:
+        raise DeploymentError(refused)
     folder = record.parent
     if check_files:
         _check_files(deployment, folder, record)

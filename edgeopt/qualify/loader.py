@@ -198,8 +198,8 @@ def _merge_gates(spec: _Source, profiles: list[_Source]) -> tuple[dict[str, Any]
             if kind not in GATE_KINDS:
                 close = difflib.get_close_matches(str(kind), GATE_KINDS, n=1, cutoff=0.6)
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
-                where = layer.where(("gates", kind)) if layer.echo else _unquoted(layer, ("gates", kind))
-                raise QualifySpecError(f"{where}: unknown gate{hint}; gates: {', '.join(GATE_KINDS)} ({_HINT})")
+                at = layer.where(("gates", kind)) if layer.echo else _unquoted(layer, ("gates", kind))
+                raise QualifySpecError(f"{at}: unknown gate{hint}; gates: {', '.join(GATE_KINDS)} ({_HINT})")
             if value is None:
                 merged.pop(kind, None)
                 origin.pop(kind, None)
