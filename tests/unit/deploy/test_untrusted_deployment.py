@@ -109,3 +109,15 @@ def test_a_record_that_is_not_a_regular_file_is_refused_at_once(tmp_path, model)
     os.mkfifo(record)  # opened without blocking, refused on fstat: nothing waits for a writer
     with pytest.raises(DeploymentError):
         load_deployment(record)
+
+
+def test_qualify_refuses_such_a_deployment_when_the_spec_is_loaded(tmp_path, model):
+    from edgeopt.qualify import QualifySpecError, load_spec
+
+    folder = make_deployment(tmp_path / "dep", model, runtime="openvino")
+    _edit(folder, runtime_options={"cache_dir": str(tmp_path / "elsewhere")})
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"name: q\nmodel: {{path: {model}}}\noptimized: {folder}\ngates: {{model_size: {{max_mb: 5}}}}\n")
+    with pytest.raises(QualifySpecError, match=r"spec.yaml:3: optimized: .*runtime_options.cache_dir .* names a path"):
+        load_spec(spec)
+    assert not (tmp_path / "elsewhere").exists()
