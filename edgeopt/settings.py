@@ -8,8 +8,11 @@ their flat keyword options and turn them into these objects at the edge; everyth
 - :class:`RemoteSpec`: where the agent runs: ``--host`` or ``--device`` (an inventory name) with the key,
   interpreter, inventory, known_hosts, host-key policy and SSH deadlines (:class:`SshTimeouts`).
 
-Range checks on measurement counts and durations stay with the agent, which answers with a one-line input error
-(``iterations must be >= 1 (got 0)``) for a local and a remote run alike.
+Every numeric setting has documented bounds (the ``MAX_*`` constants below; docs/bench.md, "Bounds"): finite, at
+least what a run needs, at most what one can sensibly ask for. A value outside them, from a flag, a spec or a
+Python caller, is an :class:`InputError` (exit 2) naming the key, before anything runs: ``max_duration_s: .inf``
+was an internal OverflowError reported as a device error (exit 3), and ``iterations: 1e30`` was accepted. The
+agent keeps its own checks for a request that did not come through here.
 """
 
 from __future__ import annotations
@@ -25,6 +28,17 @@ from edgeopt_agent.protocol import ENERGY_DEFAULTS
 from .errors import InputError
 
 _M = TypeVar("_M", bound=BaseModel)
+
+# Bounds of the numeric settings (docs/bench.md, "Bounds"). Floats must also be finite (no inf, no NaN).
+MAX_ITERATIONS = 10_000_000  # timed inferences per stream: 10 M samples is ~80 MB of them at the agent
+MAX_WARMUP = 1_000_000  # untimed warm-up inferences
+MAX_DURATION_S = 86_400.0  # any duration (warm-up, minimum, watchdog, idle baseline): one day
+MAX_THREADS = 1024  # intra-op threads
+MAX_STREAMS = 1024  # concurrent inference streams (one thread each)
+MAX_BATCH = 65_536  # batch of a dynamic leading dimension
+MAX_SEED = 2**63 - 1  # the history stores the seed as an SQLite INTEGER (int64)
+MAX_FPS = 100_000.0  # a frame rate, frames/s (pacing, budget)
+MAX_RATE_HZ = 10_000.0  # power readings per second
 
 
 def build(model: type[_M], values: Mapping[str, Any]) -> _M:
@@ -47,7 +61,7 @@ def build(model: type[_M], values: Mapping[str, Any]) -> _M:
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # every float finite
 
     def replace(self: _M, **changes: Any) -> _M:
         """A copy with ``changes`` applied and validated again."""
@@ -103,9 +117,9 @@ class EnergySettings(_Frozen):
         description="auto (the target's reader, then any), none (estimate only), ina3221, rapl, rpi5_pmic, hwmon.")
     sysfs_root: str = Field(default=str(ENERGY_DEFAULTS["sysfs_root"]),
         description="Where the agent reads /sys on the device (tests and emulated sensor trees).")
-    rate_hz: float = Field(default=float(ENERGY_DEFAULTS["rate_hz"]),
+    rate_hz: float = Field(default=float(ENERGY_DEFAULTS["rate_hz"]), gt=0, le=MAX_RATE_HZ,
         description="Power readings per second during the timed phase, Hz.")
-    idle_s: float = Field(default=float(ENERGY_DEFAULTS["idle_s"]),
+    idle_s: float = Field(default=float(ENERGY_DEFAULTS["idle_s"]), ge=0, le=MAX_DURATION_S,
         description="Idle baseline window before warm-up, s (0: none).")
     vcgencmd: str = Field(default=str(ENERGY_DEFAULTS["vcgencmd"]),
         description="Path of vcgencmd on a Raspberry Pi 5 (rpi5_pmic).")
@@ -127,16 +141,20 @@ class MeasureSettings(_Frozen):
     The defaults are :func:`edgeopt.benchmark`'s.
     """
 
-    warmup: int = Field(default=10, description="Minimum untimed warm-up inferences.")
-    warmup_s: float = Field(default=0.0, description="Minimum warm-up duration, s (both minima are met).")
-    iterations: int = Field(default=200, description="Minimum timed inferences per stream (frames when paced).")
-    min_duration_s: float = Field(default=2.0, description="Minimum duration of the timed phase, s.")
-    max_duration_s: float = Field(default=600.0,
+    warmup: int = Field(default=10, ge=0, le=MAX_WARMUP, description="Minimum untimed warm-up inferences.")
+    warmup_s: float = Field(default=0.0, ge=0, le=MAX_DURATION_S,
+        description="Minimum warm-up duration, s (both minima are met).")
+    iterations: int = Field(default=200, ge=1, le=MAX_ITERATIONS,
+        description="Minimum timed inferences per stream (frames when paced).")
+    min_duration_s: float = Field(default=2.0, ge=0, le=MAX_DURATION_S,
+        description="Minimum duration of the timed phase, s.")
+    max_duration_s: float = Field(default=600.0, gt=0, le=MAX_DURATION_S,
         description="Watchdog on the timed phase, s; a truncated run is marked invalid.")
-    threads: int = Field(default=0, description="Runtime intra-op threads (0: the runtime's default).")
-    streams: int = Field(default=1, description="Concurrent inference streams (throughput mode).")
-    batch: int = Field(default=1, description="Batch size for a dynamic leading dimension.")
-    seed: int = Field(default=0, description="Seed of the generated input data.")
+    threads: int = Field(default=0, ge=0, le=MAX_THREADS,
+        description="Runtime intra-op threads (0: the runtime's default).")
+    streams: int = Field(default=1, ge=1, le=MAX_STREAMS, description="Concurrent inference streams (throughput mode).")
+    batch: int = Field(default=1, ge=1, le=MAX_BATCH, description="Batch size for a dynamic leading dimension.")
+    seed: int = Field(default=0, ge=0, le=MAX_SEED, description="Seed of the generated input data.")
     shapes: dict[str, list[int]] = Field(default_factory=dict,
         description="Concrete shapes of inputs with dynamic dims, by input name.")
     inputs: Path | None = Field(default=None,
@@ -146,9 +164,9 @@ class MeasureSettings(_Frozen):
                     "first runtime that loads the model's format.")
     runtime_options: dict[str, Any] = Field(default_factory=dict,
         description="Runtime-specific options, e.g. {'providers': ['CPUExecutionProvider']}.")
-    pacing_fps: float | None = Field(default=None,
+    pacing_fps: float | None = Field(default=None, gt=0, le=MAX_FPS,
         description="Issue frames at this rate, frames/s, instead of back to back; None: back to back.")
-    fps: float | None = Field(default=None,
+    fps: float | None = Field(default=None, gt=0, le=MAX_FPS,
         description="Real-time budget, frames/s; None: the target's default_fps when use_target_fps.")
     use_target_fps: bool = Field(default=True,
         description="Fall back to the target's default FPS budget when fps is None.")

@@ -7,12 +7,14 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from .. import jsonio
 from ..errors import InputError, SchemaProblem
 from ..fsutil import atomic_write_text, sha256_file
+from .options import options_problem
 from .schema import Deployment
 
 DEPLOYMENT_FILE = "deployment.json"
-_MAX_BYTES = 4 << 20  # a deployment record is a few KiB; refuse anything absurd before parsing
+_MAX_BYTES = 4 << 20  # a deployment record is a few KiB; refuse anything absurd (or nested deep) before parsing
 
 
 class DeploymentError(InputError):
@@ -44,25 +46,32 @@ def load_deployment(path: Path, *, check_files: bool = True) -> tuple[Deployment
         check_files: verify every listed file exists with the recorded size and SHA-256.
 
     Raises:
-        DeploymentError: missing or unreadable record, bad JSON or schema, a file missing, changed or outside
-            the folder; one line naming the file and the fix.
+        DeploymentError: missing or unreadable record, bad JSON or schema (over 4 MiB, nested past
+            :data:`edgeopt.jsonio.MAX_DEPTH`), a runtime option its runtime's schema refuses or one naming a path
+            (:mod:`.options`), a file missing, changed or outside the folder; one line naming the file and the fix.
     """
     record = _record_path(Path(path))
     if not record.is_file():
         raise DeploymentError(f"{path}: no {DEPLOYMENT_FILE} there; pass a folder written by 'edgeopt sweep' "
                               "(<out>/recommended) or its deployment.json")
-    if record.stat().st_size > _MAX_BYTES:
-        raise DeploymentError(f"{record}: {record.stat().st_size} bytes is not a deployment record (at most "
-                              f"{_MAX_BYTES}); pass the {DEPLOYMENT_FILE} a sweep wrote")
     try:
-        data = json.loads(record.read_text(encoding="utf-8"))
+        data = jsonio.read(record, max_bytes=_MAX_BYTES)
         deployment = Deployment.model_validate(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except OSError as exc:
+        raise DeploymentError(f"{record}: cannot read it ({exc.strerror}); check the path and its permissions") \
+            from None
+    except jsonio.JsonLimitError as exc:
+        raise DeploymentError(f"{record}: not a deployment record ({exc}); pass the {DEPLOYMENT_FILE} a sweep "
+                              "wrote") from None
+    except json.JSONDecodeError as exc:
         raise DeploymentError(f"{record}: not valid JSON ({exc}); restore it from the sweep's output") from None
     except ValidationError as exc:
         problem = SchemaProblem.of(exc, unknown_first=True)
         raise DeploymentError(f"{record}: {problem.key or 'record'}: {problem.msg}{problem.got}{problem.more}; "
                               "restore it from the sweep's output or fix that field") from None
+    refused = options_problem(deployment, record)
+    if refused:
+        raise DeploymentError(refused)
     folder = record.parent
     if check_files:
         _check_files(deployment, folder, record)

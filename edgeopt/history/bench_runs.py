@@ -13,9 +13,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .. import jsonio
 from ..metrics.result import BenchResult
 from .codec import SAMPLES_FORMAT, encode_samples
 from .records import RunRecord
+
+# A row's JSON columns are read as untrusted (a device's values, a file edited by hand): settings, environment and
+# versions are a few KiB, a stored result (LLM cells with every token latency) some MiB; nesting past
+# jsonio.MAX_DEPTH makes the row unreadable (skipped with a warning), never a RecursionError.
+COLUMN_MAX_BYTES = 16 << 20
+RESULT_MAX_BYTES = 256 << 20
 
 # The columns a RunRecord reads, in SELECT order (the samples blob and result_json are fetched on demand).
 RUN_COLUMNS = (
@@ -80,11 +87,15 @@ def record_of(row: tuple[Any, ...], baselines: list[str]) -> RunRecord:
     """A ``runs`` row (:data:`RUN_COLUMNS`) as a :class:`RunRecord` with the baselines that point at it.
 
     Raises:
-        ValueError / TypeError / KeyError: a damaged row (the store skips it with a warning).
+        ValueError / TypeError / KeyError: a damaged row: a JSON column too large, too deep or not JSON, a field
+            of the wrong type (the store skips it with a warning).
     """
     data = dict(zip(RUN_COLUMNS, row, strict=True))
     for key in ("settings", "environment", "versions"):
-        data[key] = json.loads(data.pop(f"{key}_json"))
+        try:
+            data[key] = jsonio.loads(data.pop(f"{key}_json"), max_bytes=COLUMN_MAX_BYTES)
+        except ValueError as exc:  # JsonLimitError and JSONDecodeError: too large, too deep, not JSON
+            raise ValueError(f"{key}_json: {exc}") from None
     data["valid"] = bool(data["valid"])
     data["baselines"] = baselines
     return RunRecord.model_validate(data)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 SAMPLES_FORMAT = "zlib-int64-ns-le"
+MAX_SAMPLES = 50_000_000  # what a blob decodes to at most when the row does not say how many it holds (400 MB)
 
 
 class SampleCodecError(ValueError):
@@ -27,13 +28,23 @@ def encode_samples(samples_ms: Sequence[float] | np.ndarray) -> bytes:
 def decode_samples(blob: bytes, count: int | None = None) -> np.ndarray:
     """The samples of ``blob`` in milliseconds (float64).
 
+    Decompressed to at most ``count`` samples (or :data:`MAX_SAMPLES`) and one byte more: a row is untrusted
+    (docs/reliability.md, "Untrusted files"), and a zlib bomb of a few KiB would otherwise expand to gigabytes.
+
     Raises:
         SampleCodecError: the blob is not zlib data, or does not hold ``count`` samples.
     """
+    limit = 8 * (count if count is not None else MAX_SAMPLES) + 1
+    inflater = zlib.decompressobj()
     try:
-        raw = zlib.decompress(blob)
+        raw = inflater.decompress(blob, limit)
     except zlib.error as exc:
         raise SampleCodecError(f"samples blob is not zlib data ({exc})") from None
+    if len(raw) >= limit or inflater.unconsumed_tail:
+        raise SampleCodecError(f"samples blob holds more than {(limit - 1) // 8} samples"
+                               + (f", {count} were recorded" if count is not None else ""))
+    if not inflater.eof:
+        raise SampleCodecError("samples blob is not zlib data (incomplete or truncated stream)")
     if len(raw) % 8:
         raise SampleCodecError(f"samples blob holds {len(raw)} bytes, not a whole number of int64 values")
     ns = np.frombuffer(raw, dtype="<i8")

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..bench.llm.raw_check import DEVICE_REPORTED
 from ..bench.llm.result import LlmBenchResult, LlmCell
-from ..errors import InputError
+from ..errors import InputError, first_line
 from .compare import (
     DEFAULT_ALPHA,
     DEFAULT_TOLERANCE_PCT,
@@ -28,7 +28,7 @@ from .compare import (
     compare_samples,
 )
 from .records import RunRecord
-from .store import HistoryStore
+from .store import HistoryError, HistoryStore
 
 LLM_MIN_SAMPLES = 5  # per side; TTFT has one reading per repetition
 METRICS = ("ttft_ms", "tpot_ms", "decode_tokens_per_s")
@@ -114,7 +114,13 @@ def _noise(store: HistoryStore, ref: RunRecord, exclude: tuple[int, ...]) -> dic
     for r in store.runs(model=ref.model_sha256, target=ref.device, limit=200):
         if r.id in exclude or not r.valid or r.runtime != ref.runtime or r.settings != ref.settings:
             continue
-        other = store.llm_result(r.id)
+        try:
+            other = store.llm_result(r.id)
+        except (HistoryError, ValueError) as exc:  # a damaged row: left out of the floor, noted like _rows does
+            note = first_line(exc, limit=300)
+            if note not in store.skipped:
+                store.skipped.append(note)
+            continue
         for cell in other.cells if other is not None else []:
             for metric in METRICS:
                 series = _series(cell, metric)
@@ -136,7 +142,8 @@ def compare_llm(store: HistoryStore, ra: RunRecord, a: LlmBenchResult, rb: RunRe
         raise InputError(f"runs {ra.id} and {rb.id} share no workload cell (cells: {', '.join(cells_a)} vs "
                          f"{', '.join(cells_b)}): bench both with the same --prompt-tokens/--gen-tokens/...")
     return LlmRunComparison(run_a=ra.id, run_b=rb.id, model_a=ra.model_name, model_b=rb.model_name,
-                            device_a=ra.device, device_b=rb.device, cells=out, unmatched=unmatched, notes=notes,
+                            device_a=ra.device, device_b=rb.device, cells=out, unmatched=unmatched,
+                            notes=[*notes, *(n for n in store.skipped if n not in notes)],  # rows left out
                             regression=any(m.regression for c in out for m in c.metrics))
 
 

@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from .. import jsonio
 from ..errors import InputError, first_line
 from ..metrics.result import BenchResult
-from .bench_runs import RUN_COLUMNS, bench_values, device_label, record_of
+from .bench_runs import RESULT_MAX_BYTES, RUN_COLUMNS, bench_values, device_label, record_of
 from .codec import SAMPLES_FORMAT, SampleCodecError, decode_samples
 from .llm_runs import is_llm_json, llm_result_of, llm_values
 from .records import Baseline, RunKind, RunRecord
@@ -352,22 +353,34 @@ class HistoryStore:
         """The full stored result of a run (without its raw samples).
 
         Raises:
-            HistoryError: the run is an LLM bench run (read it with :meth:`llm_result`).
+            HistoryError: the run is an LLM bench run (read it with :meth:`llm_result`), or its stored result is
+                over :data:`.bench_runs.RESULT_MAX_BYTES` or nested too deep.
         """
-        text = self._result_json(ref)
+        record, text = self._result_json(ref)
         if is_llm_json(text):
             raise HistoryError(f"run {ref} is an LLM bench run: read it with llm_result (edgeopt compare handles it)")
-        return BenchResult.model_validate_json(text)
+        return BenchResult.model_validate_json(self._checked(record, text))
 
     def llm_result(self, ref: int | str) -> LlmBenchResult | None:
         """The stored LLM bench result of a run (with its cells' raw readings), or None for another kind of run."""
-        return llm_result_of(self._result_json(ref))
+        record, text = self._result_json(ref)
+        return llm_result_of(self._checked(record, text)) if is_llm_json(text) else None
 
-    def _result_json(self, ref: int | str) -> str:
+    def _result_json(self, ref: int | str) -> tuple[RunRecord, str]:
         record = self.get(ref)
         with self._connect() as conn:
             row = conn.execute("SELECT result_json FROM runs WHERE id = ?", (record.id,)).fetchone()
-        return str(row[0])
+        return record, str(row[0])
+
+    def _checked(self, record: RunRecord, text: str) -> str:
+        """``text`` once checked against the limits of :mod:`edgeopt.jsonio`, before a parser sees it (pydantic's
+        own recursion limit would be a ValidationError, not one line naming the run)."""
+        try:
+            jsonio.check(text, max_bytes=RESULT_MAX_BYTES)
+        except jsonio.JsonLimitError as exc:
+            raise HistoryError(f"history run {record.id} in {self.path} is unreadable (result_json: {exc}): it "
+                               "cannot be used; delete it or record the run again") from None
+        return text
 
     def count(self) -> int:
         with self._connect() as conn:

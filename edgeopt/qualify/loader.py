@@ -6,6 +6,7 @@ Every problem is a :class:`QualifySpecError` naming the FILE, LINE and KEY (``sp
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 from collections.abc import Mapping
@@ -13,12 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import BaseModel, ValidationError
 
 from ..deploy.io import DeploymentError
 from ..deploy.use import open_deployment
 from ..errors import InputError, SchemaProblem
-from ..recipes.yaml_lines import Path_, line_of, read_yaml_with_lines
+from ..metrics.deadline import frames_required
+from ..recipes.yaml_lines import Path_, line_of, load_with_lines, read_yaml_with_lines
+from ..settings import MAX_ITERATIONS
+from ..yamlio import YamlLimitError, read_text
 from ..zoo import names as zoo_names
 from .llm_kind import kind_problem
 from .spec import GATE_KINDS, Gates, QualifySpec
@@ -39,6 +44,7 @@ class _Source:
     path: Path
     data: Any
     lines: dict[Path_, int]
+    echo: bool = True  # False for a profile read through ``extends``: its keys and values are never quoted
 
     def where(self, key: Path_) -> str:
         line = line_of(self.lines, key)
@@ -83,18 +89,74 @@ def _read(path: Path, what: str) -> _Source:
 
 
 def _profile_path(ref: str, spec: _Source, index: int) -> Path:
+    """The gate-profile file ``ref`` names: a shipped profile's name, or a path ending ``.yaml``/``.yml``.
+
+    Only such files are read: ``extends: [../../../../etc/shadow]`` is refused before anything is opened
+    (docs/reliability.md, "Untrusted files").
+    """
     as_path = Path(ref).expanduser()
-    if as_path.suffix in _YAML_SUFFIXES or "/" in ref:
+    if as_path.suffix in _YAML_SUFFIXES:
         full = as_path if as_path.is_absolute() else spec.path.parent / as_path
         if full.is_file():
             return full
         raise QualifySpecError(f"{spec.where(('extends', index))}: profile file {full} not found; check the path")
+    if "/" in ref or "\\" in ref:
+        raise QualifySpecError(f"{spec.where(('extends', index))}: {ref!r} is not a gate profile: extends names a "
+                               f"shipped profile ({', '.join(profile_names())}) or a profile file ending .yaml or "
+                               ".yml")
     if (PROFILES_DIR / f"{ref}.yaml").is_file():
         return PROFILES_DIR / f"{ref}.yaml"
     close = difflib.get_close_matches(ref, profile_names(), n=1, cutoff=0.5)
     hint = f" (did you mean '{close[0]}'?)" if close else ""
     raise QualifySpecError(f"{spec.where(('extends', index))}: unknown profile '{ref}'{hint}; shipped profiles: "
                            f"{', '.join(profile_names())}, or a path to a profile YAML file")
+
+
+def _read_profile(path: Path) -> _Source:
+    """A gate profile, whose errors name the file and the line but never quote it: ``extends`` may point at a file
+    that is not a profile, and its content must not reach a terminal or a CI log."""
+    fix = "extends names a shipped profile or a YAML file of name, description and gates"
+    try:
+        data, lines = load_with_lines(read_text(path))
+    except OSError as exc:
+        raise QualifySpecError(f"{path}: cannot read the gate profile ({exc.strerror}); check the path") from None
+    except YamlLimitError as exc:
+        raise QualifySpecError(f"{path}: not a gate profile ({exc.problem}); {fix}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise QualifySpecError(f"{where}: not a gate profile (YAML syntax error there); {fix}") from None
+    if not isinstance(data, dict):
+        raise QualifySpecError(f"{path}: not a gate profile (not a YAML mapping); {fix}")
+    src = _Source(path, data, lines, echo=False)
+    allowed = ("name", "description", "gates")
+    unknown = [k for k in data if k not in allowed]
+    if unknown:
+        close = difflib.get_close_matches(str(unknown[0]), allowed, n=1, cutoff=0.6)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        raise QualifySpecError(f"{path}:{line_of(lines, (unknown[0],))}: not a gate profile: an unknown top-level "
+                               f"key{hint}; a profile has only name, description and gates")
+    return src
+
+
+def _unquoted(layer: _Source, key: Path_) -> str:
+    """``file:line: key`` with only the leading part of ``key`` that edgeopt's own vocabulary names (the gate
+    kinds and their fields): what a profile file holds beyond it is never quoted."""
+    known: list[str | int] = []
+    for part in key:
+        if part in GATE_KINDS or part == "gates" or (known and str(part) in _gate_fields(str(known[-1]))):
+            known.append(part)
+        else:
+            break
+    line = line_of(layer.lines, key)
+    name = ".".join(str(k) for k in known) or "(top level)"
+    return f"{layer.path}:{line}: {name}" if line is not None else f"{layer.path}: {name}"
+
+
+def _gate_fields(kind: str) -> Mapping[str, Any]:
+    info = Gates.model_fields.get(kind)
+    model = getattr(getattr(info, "annotation", None), "__args__", (None,))[0]
+    return model.model_fields if isinstance(model, type) and issubclass(model, BaseModel) else {}
 
 
 def _describe(p: SchemaProblem, fields: Mapping[str, Any]) -> str:
@@ -136,8 +198,8 @@ def _merge_gates(spec: _Source, profiles: list[_Source]) -> tuple[dict[str, Any]
             if kind not in GATE_KINDS:
                 close = difflib.get_close_matches(str(kind), GATE_KINDS, n=1, cutoff=0.6)
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
-                raise QualifySpecError(f"{layer.where(('gates', kind))}: unknown gate{hint}; gates: "
-                                       f"{', '.join(GATE_KINDS)} ({_HINT})")
+                at = layer.where(("gates", kind)) if layer.echo else _unquoted(layer, ("gates", kind))
+                raise QualifySpecError(f"{at}: unknown gate{hint}; gates: {', '.join(GATE_KINDS)} ({_HINT})")
             if value is None:
                 merged.pop(kind, None)
                 origin.pop(kind, None)
@@ -164,6 +226,10 @@ def _validate_gates(merged: dict[str, Any], origin: dict[str, dict[str, _Source]
             p = SchemaProblem.of(exc, unknown_first=True)
             key = str(p.loc[0]) if p.loc else ""
             layer = origin[kind].get(key) or origin[kind][""]
+            if not layer.echo:  # a profile: name the file, line and gate, never its unknown key or its value
+                p = dataclasses.replace(p, got="")
+                raise QualifySpecError(f"{_unquoted(layer, ('gates', kind, *p.loc))}: "
+                                       f"{_describe(p, model.model_fields)}") from None
             raise QualifySpecError(f"{layer.where(('gates', kind, *p.loc))}: {_describe(p, model.model_fields)}") \
                 from None
     return Gates(**built)
@@ -186,14 +252,7 @@ def load_spec(path: str | Path) -> LoadedSpec:
     if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
         raise QualifySpecError(f"{src.where(('extends',))}: extends is a profile name or a list of them "
                                f"({', '.join(profile_names())})")
-    profiles = []
-    for i, ref in enumerate(refs):
-        prof = _read(_profile_path(ref, src, i), "gate profile")
-        unknown = sorted(set(prof.data) - {"name", "description", "gates"})
-        if unknown:
-            raise QualifySpecError(f"{prof.where((unknown[0],))}: unknown key; a profile has name, description "
-                                   "and gates")
-        profiles.append(prof)
+    profiles = [_read_profile(_profile_path(ref, src, i)) for i, ref in enumerate(refs)]
     merged, origin = _merge_gates(src, profiles)
     gates = _validate_gates(merged, origin)
     data = {k: v for k, v in src.data.items() if k != "gates"}
@@ -223,6 +282,11 @@ def _check(loaded: LoadedSpec) -> None:
     if spec.gates.deadline_miss and spec.measure.streams != 1:
         raise loaded.error(("measure", "streams"), "the deadline_miss gate paces one stream of frames: set "
                                                    "measure.streams to 1")
+    miss = spec.gates.deadline_miss
+    if miss and miss.frames is None and frames_required(miss.max_pct) > MAX_ITERATIONS:
+        raise loaded.error(("gates", "deadline_miss", "max_pct"), f"{miss.max_pct} % needs "
+                           f"{frames_required(miss.max_pct):,} frames, over the {MAX_ITERATIONS:,} a run may ask "
+                           f"for; use at least {100 / MAX_ITERATIONS:g} %, or set frames")
     if spec.model.zoo and spec.model.zoo not in zoo_names():
         close = difflib.get_close_matches(spec.model.zoo, zoo_names(), n=1, cutoff=0.5)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
@@ -240,8 +304,10 @@ def _check(loaded: LoadedSpec) -> None:
     problem = kind_problem(spec, loaded.resolve)
     if problem is not None:
         raise loaded.error(*problem)
-    if spec.recipe and (Path(spec.recipe).suffix in _YAML_SUFFIXES or "/" in spec.recipe) \
-            and not loaded.resolve(spec.recipe).is_file():
+    if spec.recipe and "/" in spec.recipe and Path(spec.recipe).suffix not in _YAML_SUFFIXES:
+        raise loaded.error(("recipe",), f"{spec.recipe!r} is not a recipe: use a built-in recipe name (edgeopt "
+                                        "recipes) or a recipe file ending .yaml or .yml")
+    if spec.recipe and Path(spec.recipe).suffix in _YAML_SUFFIXES and not loaded.resolve(spec.recipe).is_file():
         raise loaded.error(("recipe",), f"recipe file {loaded.resolve(spec.recipe)} not found; use a built-in "
                                         "recipe name (edgeopt recipes) or a path")
     labels = [t.label() for t in spec.targets]

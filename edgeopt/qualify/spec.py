@@ -13,13 +13,23 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ..evaluation.spec import MetricSpec
 from ..metrics.latency import percentile_key
+from ..settings import (
+    MAX_BATCH,
+    MAX_DURATION_S,
+    MAX_FPS,
+    MAX_ITERATIONS,
+    MAX_SEED,
+    MAX_STREAMS,
+    MAX_THREADS,
+    MAX_WARMUP,
+)
 from .costs import CostSettings
 
 SPEC_VERSION = 1
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # every number finite (.inf: exit 2)
 
 
 def _percentile(value: str) -> str:
@@ -51,10 +61,13 @@ class FpsGate(_Strict):
 class DeadlineMissGate(_Strict):
     """Under frame-paced load at ``fps``, at most ``max_pct`` % of frames may finish after their deadline."""
 
-    fps: float = Field(gt=0, description="Frame rate of the paced load; each frame's deadline is 1000/fps ms.")
-    max_pct: float = Field(ge=0, le=100, description="Largest allowed share of late frames, percent.")
-    frames: int | None = Field(default=None, ge=1, description="Frames to issue (default: enough to resolve max_pct, "
-                               ">= 100); fewer than that cannot pass.")
+    fps: float = Field(gt=0, le=MAX_FPS,
+                       description="Frame rate of the paced load; each frame's deadline is 1000/fps ms.")
+    max_pct: float = Field(ge=0, le=100, description="Largest allowed share of late frames, percent (the frames it "
+                           f"needs, 100/max_pct, at most {MAX_ITERATIONS:,}).")
+    frames: int | None = Field(default=None, ge=1, le=MAX_ITERATIONS,
+                               description="Frames to issue (default: enough to resolve max_pct, >= 100); fewer than "
+                                           "that cannot pass.")
 
 
 class MemoryGate(_Strict):
@@ -280,16 +293,21 @@ class EvalSpec(_Strict):
 class MeasureSpec(_Strict):
     """Measurement settings of each device's timed run (echoed in the results)."""
 
-    iterations: int | None = Field(default=None, ge=1,
+    iterations: int | None = Field(default=None, ge=1, le=MAX_ITERATIONS,
         description="Minimum timed inferences (default: 200, or what the gates' percentiles need).")
-    min_duration_s: float = Field(default=2.0, ge=0, description="Minimum duration of the timed phase, s.")
-    max_duration_s: float = Field(default=600.0, gt=0, description="Watchdog on the timed phase, s.")
-    warmup: int = Field(default=10, ge=0, description="Warm-up inferences.")
-    warmup_s: float = Field(default=0.0, ge=0, description="Minimum warm-up seconds.")
-    threads: int = Field(default=0, ge=0, description="Runtime intra-op threads (0: the runtime's default).")
-    streams: int = Field(default=1, ge=1, description="Concurrent inference streams.")
-    batch: int = Field(default=1, ge=1, description="Batch size for a dynamic leading dimension.")
-    seed: int = Field(default=0, description="Seed of generated inputs and of the random eval samples.")
+    min_duration_s: float = Field(default=2.0, ge=0, le=MAX_DURATION_S,
+        description="Minimum duration of the timed phase, s.")
+    max_duration_s: float = Field(default=600.0, gt=0, le=MAX_DURATION_S,
+        description="Watchdog on the timed phase, s.")
+    warmup: int = Field(default=10, ge=0, le=MAX_WARMUP, description="Warm-up inferences.")
+    warmup_s: float = Field(default=0.0, ge=0, le=MAX_DURATION_S,
+        description="Minimum warm-up seconds.")
+    threads: int = Field(default=0, ge=0, le=MAX_THREADS, description="Runtime intra-op threads (0: the runtime's "
+                                                                      "default).")
+    streams: int = Field(default=1, ge=1, le=MAX_STREAMS, description="Concurrent inference streams.")
+    batch: int = Field(default=1, ge=1, le=MAX_BATCH, description="Batch size for a dynamic leading dimension.")
+    seed: int = Field(default=0, ge=0, le=MAX_SEED, description="Seed of generated inputs and of the random eval "
+                                                                "samples.")
     runtime: str | None = Field(default=None, description="Agent runtime (default: the target's first that fits).")
     energy: bool = Field(default=True, description="Measure (or estimate) energy per inference.")
     power_sensor: str = Field(default="auto", description="auto, none, ina3221, rapl, rpi5_pmic or hwmon.")

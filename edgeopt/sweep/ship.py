@@ -20,6 +20,7 @@ from typing import Any
 
 from .._version import __version__
 from ..deploy import DeployedFile, Deployment, DeploymentMeasured, decision_cpu_flags, save_deployment
+from ..deploy.options import shippable_options
 from ..fsutil import sha256_file
 from ..registry import files_by_suffix, format_for_suffix
 from .result import Level, Recommendation
@@ -59,10 +60,11 @@ def recommended_level(levels: Sequence[Level], rec: Recommendation) -> Level | N
 
 
 def level_options(level: Level) -> dict[str, Any]:
-    """Every runtime option the level ran with (older cache entries: from its details)."""
+    """Every runtime option the level ran with (older cache entries: from its details), less those naming a path
+    (a cache directory given to the sweep: a deployment may not carry one, :mod:`edgeopt.deploy.options`)."""
     if level.runtime_options is not None:
-        return dict(level.runtime_options)
-    return dict(level.details.get("effective_runtime_options") or {})
+        return shippable_options(level.runtime, level.runtime_options)
+    return shippable_options(level.runtime, level.details.get("effective_runtime_options") or {})
 
 
 def _file(folder: Path, path: Path, role: str) -> DeployedFile:

@@ -90,3 +90,33 @@ def test_use_runner_keeps_a_given_runner_and_closes_one_it_built():
     assert closed == []
     with use_runner(None, RemoteSpec()) as choice:
         assert choice.runner.describe().local and choice.target is None
+
+
+@pytest.mark.parametrize(("options", "key"), [
+    ({"max_duration_s": float("inf")}, "max_duration_s"),
+    ({"min_duration_s": float("nan")}, "min_duration_s"),
+    ({"iterations": 10**30}, "iterations"),
+    ({"iterations": 0}, "iterations"),
+    ({"warmup_s": 1e12}, "warmup_s"),
+    ({"batch": 10**9}, "batch"),
+    ({"seed": 2**64}, "seed"),
+    ({"pacing_fps": float("inf")}, "pacing_fps"),
+    ({"power_rate_hz": float("inf")}, "rate_hz"),
+])
+def test_numeric_settings_are_finite_and_bounded(options, key):
+    with pytest.raises(InputError) as err:
+        MeasureSettings.from_kwargs(**options)
+    text = str(err.value)
+    assert text.startswith(key) and "\n" not in text, text
+
+
+@pytest.mark.parametrize("flags", [["--max-duration", "inf"], ["--iterations", str(10**30)],
+                                   ["--min-duration", "nan"]])
+def test_bench_refuses_an_unbounded_number_with_exit_2(tmp_path, capsys, flags):
+    from edgeopt.cli.main import main
+    from tests.conftest import make_matmul_model
+
+    model = make_matmul_model(tmp_path / "m.onnx")
+    assert main(["bench", str(model), *flags]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "OverflowError" not in err and len(err.strip().splitlines()) == 1, err

@@ -66,7 +66,7 @@ class OpenVinoRuntime(Runtime):
                fold="upper"),
         Option("inference_precision", "str", "precision of float layers (default: the device's, bf16 on AMX CPUs)",
                choices=_PRECISIONS, fold="lower"),
-        Option("cache_dir", "str", "directory of OpenVINO's compiled-model cache"),
+        Option("cache_dir", "str", "directory of OpenVINO's compiled-model cache", path=True),
         Option("num_streams", "str", "parallel inference streams: an integer or AUTO"),
         static_shapes.SCHEMA,
     )

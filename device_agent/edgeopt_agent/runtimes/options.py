@@ -28,10 +28,14 @@ class Option:
         choices: allowed values of a ``str`` option (empty: any).
         fold: ``upper`` or ``lower`` when the runtime reads the value case-insensitively (compared folded).
         validate: a check of its own, instead of the kind's: value -> the problem (one line) or None.
+        path: the value names a file or directory the runtime writes or reads (a cache directory). The host
+            refuses such an option from a deployment file, which is data and must not choose where anything is
+            written (docs/reliability.md, "Untrusted files"); given on the command line it is the user's choice.
     """
 
     def __init__(self, name: str, kind: str, help: str, default: Any = None, choices: Sequence[str] = (),
-                 fold: Optional[str] = None, validate: Optional[Callable[[Any], Optional[str]]] = None) -> None:
+                 fold: Optional[str] = None, validate: Optional[Callable[[Any], Optional[str]]] = None,
+                 path: bool = False) -> None:
         if kind not in KINDS:
             raise ValueError("option %s: kind %r is not one of %s" % (name, kind, ", ".join(KINDS)))
         self.name = name
@@ -41,6 +45,7 @@ class Option:
         self.choices = tuple(choices)
         self.fold = fold
         self.validate = validate
+        self.path = path
 
     def __repr__(self) -> str:
         return "Option(%r, %r)" % (self.name, self.kind)
@@ -84,6 +89,11 @@ Schema = Optional[Tuple[Option, ...]]
 def by_name(schema: Sequence[Option]) -> Dict[str, Option]:
     """The schema's options by name."""
     return dict((o.name, o) for o in schema)
+
+
+def path_options(schema: Schema) -> Tuple[str, ...]:
+    """Names of the options of ``schema`` that name a path (``Option.path``); none for a runtime without a schema."""
+    return tuple(o.name for o in schema or () if getattr(o, "path", False))
 
 
 def problem(runtime: str, schema: Schema, options: Dict[str, Any]) -> Optional[str]:

@@ -70,7 +70,8 @@ class TensorRtRuntime(Runtime):
         Option("int8", "bool", "let the builder pick INT8 kernels (needs a QDQ model)", default=False),
         Option("batch", "int", "batch of the optimization profile for a dynamic leading dim", default=1),
         Option("workspace_mb", "int", "builder workspace limit, MiB (default: TensorRT's)"),
-        Option("engine_cache_dir", "str", "where built engines are cached (default: next to the model)"),
+        Option("engine_cache_dir", "str", "where built engines are cached (default: next to the model)",
+               path=True),
         Option("rebuild", "bool", "build the engine even when a cached one matches", default=False),
         Option("dla_core", "int", "build for this DLA core (Jetson AGX/NX), GPU fallback on"),
     )

@@ -101,3 +101,19 @@ def test_llm_runs_are_recorded_and_compared_cell_by_cell(tiny_ortgenai, tmp_path
     assert verdicts["tpot_ms"] == "regression" and verdicts["decode_tokens_per_s"] == "regression", cmp
     with pytest.raises(Exception, match="LLM bench run"):
         store.result(a.id)
+    # a row like run a whose stored result nests 100,000 deep (docs/reliability.md, "Untrusted files"): left out
+    # of the noise floor with a note, and the comparison of a and b still works; naming it is one line
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        cols = [r[1] for r in conn.execute("PRAGMA table_info(runs)") if r[1] != "id"]
+        conn.execute(f"INSERT INTO runs ({', '.join(cols)}) SELECT {', '.join(cols)} FROM runs WHERE id = ?", (a.id,))
+        deep_id = conn.execute("SELECT max(id) FROM runs").fetchone()[0]
+        conn.execute("UPDATE runs SET result_json = ? WHERE id = ?",
+                     ('{"kind":"llm_bench","x":' + "[" * 100_000 + "]" * 100_000 + "}", deep_id))
+    code = main(["compare", str(a.id), str(b.id), "--history-db", str(db), "--json", "--tolerance", "1000"])
+    cmp = json.loads(capsys.readouterr().out)
+    assert code == 0 and any(f"history run {deep_id} " in n and "nested more than 64" in n for n in cmp["notes"])
+    assert main(["compare", str(a.id), str(deep_id), "--history-db", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert "nested more than 64" in err and len(err.strip().splitlines()) == 1

@@ -24,3 +24,12 @@ def test_damaged_or_mismatched_blobs_are_refused():
         decode_samples(b"garbage")
     with pytest.raises(SampleCodecError, match="whole number"):
         decode_samples(zlib.compress(b"12345"))
+
+
+def test_a_zlib_bomb_is_refused_without_inflating_it():
+    bomb = zlib.compress(b"\0" * (64 << 20), 9)  # 64 MiB of zeros in ~64 KiB: 8 Mi samples claimed as 10
+    assert len(bomb) < 100_000
+    with pytest.raises(SampleCodecError, match="more than 10 samples, 10 were recorded"):
+        decode_samples(bomb, 10)
+    with pytest.raises(SampleCodecError, match="truncated"):
+        decode_samples(encode_samples([1.0] * 1000)[:-8], 1000)
