@@ -30,6 +30,7 @@ from .base import (
     parse_progress_line,
     parse_result,
 )
+from .event_gate import EventGate
 from .limits import LineTail, ReadLimits, flood_error, read_capped
 from .served import Info, ServedAgent, ServedRunner, ServeSpec
 
@@ -165,7 +166,8 @@ class LocalRunner:
         except OSError as exc:
             raise RunnerError(f"cannot start the agent with {self.python} ({exc}): pass a valid --python") from None
         trace = AgentTrace()
-        tail = LineTail(limits.stderr_bytes, _progress_handler(progress, trace))
+        gate = EventGate(_local_sink(progress), self.name)
+        tail = LineTail(limits.stderr_bytes, _progress_handler(gate, trace))
         out: dict[str, Any] = {}
         readers = [threading.Thread(target=_pump_stderr, args=(proc, tail), daemon=True),
                    threading.Thread(target=_pump_stdout, args=(proc, limits.result_bytes, out), daemon=True)]
@@ -174,6 +176,7 @@ class LocalRunner:
         self._wait(proc, request, json.dumps(request.to_dict()).encode())
         for t in readers:
             t.join(timeout=10)
+        gate.close()
         if out.get("over"):
             raise flood_error("local", "stdout (the result)", limits.result_bytes)
         if tail.flooded:
@@ -204,21 +207,30 @@ class LocalRunner:
             raise
 
 
-def _progress_handler(progress: ProgressSink | None, trace: AgentTrace) -> Callable[[str], bool]:
-    """A stderr line handler: progress events to ``trace`` and ``progress`` (True), other lines kept (False)."""
+def _progress_handler(gate: EventGate, trace: AgentTrace) -> Callable[[str], bool]:
+    """A stderr line handler: progress events to ``trace`` and through ``gate`` (True), other lines kept (False)."""
 
     def on_line(line: str) -> bool:
         event = parse_progress_line(line)
         if event is None:
             return False
-        if event.get("event") == "phase" and event.get("phase") == "lock_wait":
-            _say_waiting(event)
         trace.observe(event)
-        if progress is not None:
-            progress(event)
+        gate(event)
         return True
 
     return on_line
+
+
+def _local_sink(progress: ProgressSink | None) -> ProgressSink:
+    """What a passed event does here: a local lock wait said on stderr, then ``progress``."""
+
+    def sink(event: dict[str, Any]) -> None:
+        if event.get("event") == "phase" and event.get("phase") == "lock_wait":
+            _say_waiting(event)
+        if progress is not None:
+            progress(event)
+
+    return sink
 
 
 def _say_waiting(event: dict[str, Any]) -> None:
