@@ -28,7 +28,9 @@ REPO = Path(__file__).resolve().parents[1]
 INJECT = ("v9\x1b]0;PWNED-title\x07\x1b[2J\x1b[31m[link=https://evil.example]click[/link]"
           "<script>alert(1)</script><img src=x onerror=alert(2)>\x9b2J\u202e")
 FLOOD_BYTES = 24 << 20  # over the smallest stderr / stdout budget (16 MiB + 64 KiB per second of max_duration_s)
-RESULT_FLOOD_BYTES = 72 << 20  # over the smallest result budget (64 MiB + the samples the request allows)
+RESULT_FLOOD_BYTES = 136 << 20  # over the result budget (a fixed 128 MiB, edgeopt.runners.limits)
+EVENT_FLOOD = 200_000  # progress events in one run ("event_flood")
+PAD_ITEMS = 30_000  # 1,000-character strings padding an honest result to ~30 MB ("padded")
 
 
 def fake_python(where: Path, mode: str) -> Path:
@@ -112,6 +114,11 @@ def main(mode: str, argv: list[str]) -> int:
         with open(opts["--result"], "wb") as fh:  # sparse: costs the device nothing, reads as 72 MB
             fh.truncate(RESULT_FLOOD_BYTES)
         return 0
+    if mode in ("fifo", "devzero") and command != "probe" and opts.get("--result", "-") not in ("-", ""):
+        _never_ending(Path(opts["--result"]), mode)
+        return 0
+    if mode == "event_flood":
+        _event_flood(sys.stderr)
     with tempfile.TemporaryDirectory(prefix="fake-agent-") as tmp:
         result = _real(command, opts, passed, Path(tmp))
     if command == "probe":
@@ -122,6 +129,28 @@ def main(mode: str, argv: list[str]) -> int:
     text = LIES.get(mode, _same)(result, opts)
     _write(opts, text)
     return 0
+
+
+def _never_ending(result: Path, mode: str) -> None:
+    """A result.json no read ever finishes: a FIFO nobody writes to, or a link to /dev/zero."""
+    result.unlink(missing_ok=True)
+    if mode == "fifo":
+        os.mkfifo(result)
+    else:
+        result.symlink_to("/dev/zero")
+
+
+def _event_flood(stream: Any) -> None:
+    """:data:`EVENT_FLOOD` progress events, each on its own line (a few MB: under the stderr budget)."""
+    line = '{"event": "progress", "phase": "flood", "done": %d}\n'
+    stream.write("".join(line % i for i in range(EVENT_FLOOD)))
+    stream.flush()
+
+
+def _padded(result: dict[str, Any], opts: dict[str, str]) -> str:
+    """The real result with :data:`PAD_ITEMS` strings of 1,000 characters in its environment (~30 MB)."""
+    result["environment"]["pad"] = [f"{i:08d}" + "x" * 992 for i in range(PAD_ITEMS)]
+    return json.dumps(result)
 
 
 def _same(result: dict[str, Any], opts: dict[str, str]) -> str:
@@ -224,5 +253,6 @@ LIES: dict[str, Any] = {
     "eval_header_bomb": _eval_npz(raw_members={"out0.npy": _huge_header()}),
     "eval_zip_bomb": lambda result, opts: _eval_npz(raw_members={"out0.npy": _zeros_bomb()})(result, opts),
     "eval_flood": _eval_flood,
+    "padded": _padded,
 }
 
