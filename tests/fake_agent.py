@@ -30,7 +30,7 @@ INJECT = ("v9\x1b]0;PWNED-title\x07\x1b[2J\x1b[31m[link=https://evil.example]cli
 FLOOD_BYTES = 24 << 20  # over the smallest stderr / stdout budget (16 MiB + 64 KiB per second of max_duration_s)
 RESULT_FLOOD_BYTES = 136 << 20  # over the result budget (a fixed 128 MiB, edgeopt.runners.limits)
 EVENT_FLOOD = 200_000  # progress events in one run ("event_flood")
-PAD_ITEMS = 30_000  # 1,000-character strings padding an honest result to ~30 MB ("padded")
+PAD_ITEMS = 40_000  # 1,000-character strings padding an honest result to ~40 MB ("padded")
 
 
 def fake_python(where: Path, mode: str) -> Path:
@@ -148,7 +148,7 @@ def _event_flood(stream: Any) -> None:
 
 
 def _padded(result: dict[str, Any], opts: dict[str, str]) -> str:
-    """The real result with :data:`PAD_ITEMS` strings of 1,000 characters in its environment (~30 MB)."""
+    """The real result with :data:`PAD_ITEMS` strings of 1,000 characters in its environment (~40 MB)."""
     result["environment"]["pad"] = [f"{i:08d}" + "x" * 992 for i in range(PAD_ITEMS)]
     return json.dumps(result)
 
