@@ -228,6 +228,15 @@ def _eval_flood(result: dict[str, Any], opts: dict[str, str]) -> str:
     return json.dumps(result)
 
 
+def _eval_write_flood(result: dict[str, Any], opts: dict[str, str]) -> str:
+    """Real bytes, not a sparse file: 1 GiB appended to the eval output, 1 MiB at a time."""
+    with open(result["request"]["eval_output"], "ab") as fh:
+        for _ in range(1024):
+            fh.write(b"\0" * (1 << 20))
+            fh.flush()
+    return json.dumps(result)
+
+
 LIES: dict[str, Any] = {
     "inject": _inject,
     "error_inject": _error,
@@ -253,6 +262,7 @@ LIES: dict[str, Any] = {
     "eval_header_bomb": _eval_npz(raw_members={"out0.npy": _huge_header()}),
     "eval_zip_bomb": lambda result, opts: _eval_npz(raw_members={"out0.npy": _zeros_bomb()})(result, opts),
     "eval_flood": _eval_flood,
+    "eval_write_flood": _eval_write_flood,
     "padded": _padded,
 }
 
