@@ -29,7 +29,9 @@ REPO = Path(__file__).resolve().parents[1]
 INJECT = ("v9\x1b]0;PWNED-title\x07\x1b[2J\x1b[31m[link=https://evil.example]click[/link]"
           "<script>alert(1)</script><img src=x onerror=alert(2)>\x9b2J\u202e")
 FLOOD_BYTES = 24 << 20  # over the smallest stderr / stdout budget (16 MiB + 64 KiB per second of max_duration_s)
-RESULT_FLOOD_BYTES = 72 << 20  # over the smallest result budget (64 MiB + the samples the request allows)
+RESULT_FLOOD_BYTES = 136 << 20  # over the result budget (a fixed 128 MiB, edgeopt.runners.limits)
+EVENT_FLOOD = 200_000  # progress events in one run ("event_flood")
+PAD_ITEMS = 40_000  # 1,000-character strings padding an honest result to ~40 MB ("padded")
 
 
 def fake_python(where: Path, mode: str) -> Path:
@@ -116,6 +118,11 @@ def main(mode: str, argv: list[str]) -> int:
     if command == "generate" and mode.startswith("llm_"):  # no real LLM: an honest board's readings, then the lie
         _write(opts, LLM_LIES[mode](llm_result(_request(opts))))
         return 0
+    if mode in ("fifo", "devzero") and command != "probe" and opts.get("--result", "-") not in ("-", ""):
+        _never_ending(Path(opts["--result"]), mode)
+        return 0
+    if mode == "event_flood":
+        _event_flood(sys.stderr)
     with tempfile.TemporaryDirectory(prefix="fake-agent-") as tmp:
         result = _real(command, opts, passed, Path(tmp))
     if command == "probe":
@@ -126,6 +133,28 @@ def main(mode: str, argv: list[str]) -> int:
     text = LIES.get(mode, _same)(result, opts)
     _write(opts, text)
     return 0
+
+
+def _never_ending(result: Path, mode: str) -> None:
+    """A result.json no read ever finishes: a FIFO nobody writes to, or a link to /dev/zero."""
+    result.unlink(missing_ok=True)
+    if mode == "fifo":
+        os.mkfifo(result)
+    else:
+        result.symlink_to("/dev/zero")
+
+
+def _event_flood(stream: Any) -> None:
+    """:data:`EVENT_FLOOD` progress events, each on its own line (a few MB: under the stderr budget)."""
+    line = '{"event": "progress", "phase": "flood", "done": %d}\n'
+    stream.write("".join(line % i for i in range(EVENT_FLOOD)))
+    stream.flush()
+
+
+def _padded(result: dict[str, Any], opts: dict[str, str]) -> str:
+    """The real result with :data:`PAD_ITEMS` strings of 1,000 characters in its environment (~40 MB)."""
+    result["environment"]["pad"] = [f"{i:08d}" + "x" * 992 for i in range(PAD_ITEMS)]
+    return json.dumps(result)
 
 
 def _same(result: dict[str, Any], opts: dict[str, str]) -> str:
@@ -210,6 +239,15 @@ def _eval_flood(result: dict[str, Any], opts: dict[str, str]) -> str:
     return json.dumps(result)
 
 
+def _eval_write_flood(result: dict[str, Any], opts: dict[str, str]) -> str:
+    """Real bytes, not a sparse file: 1 GiB appended to the eval output, 1 MiB at a time."""
+    with open(result["request"]["eval_output"], "ab") as fh:
+        for _ in range(1024):
+            fh.write(b"\0" * (1 << 20))
+            fh.flush()
+    return json.dumps(result)
+
+
 LIES: dict[str, Any] = {
     "inject": _inject,
     "error_inject": _error,
@@ -240,6 +278,8 @@ LIES: dict[str, Any] = {
     "eval_header_bomb": _eval_npz(raw_members={"out0.npy": _huge_header()}),
     "eval_zip_bomb": lambda result, opts: _eval_npz(raw_members={"out0.npy": _zeros_bomb()})(result, opts),
     "eval_flood": _eval_flood,
+    "eval_write_flood": _eval_write_flood,
+    "padded": _padded,
 }
 
 

@@ -17,6 +17,7 @@ from .protocol import (
     ERROR_INPUT,
     ERROR_RUNTIME,
     ERROR_RUNTIME_MISSING,
+    MAX_SAMPLES,
     STATUS_ERROR,
     STATUS_OK,
     RawRun,
@@ -75,8 +76,10 @@ def _timed_loop(
     hard_end_ns: int,
     progress: Optional[Callable[[int], None]],
     progress_every_ns: int,
+    most: int = MAX_SAMPLES,
 ) -> Tuple[List[int], bool]:
-    """One stream: time ``infer`` until ``iterations`` and ``min_end_ns`` are both reached, or ``hard_end_ns``."""
+    """One stream: time ``infer`` until ``iterations`` and ``min_end_ns`` are both reached, ``most`` samples are
+    kept (:data:`~edgeopt_agent.protocol.MAX_SAMPLES` shared by the streams), or ``hard_end_ns``."""
     samples: List[int] = []
     append = samples.append
     clock = time.perf_counter_ns
@@ -88,7 +91,7 @@ def _timed_loop(
         t1 = clock()
         append(t1 - t0)
         n += 1
-        if n >= iterations and t1 >= min_end_ns:
+        if (n >= iterations and t1 >= min_end_ns) or n >= most:
             return samples, False
         if t1 >= hard_end_ns:
             return samples, True
@@ -104,6 +107,7 @@ def _measure_streams(
     min_end = start_ns + int(request.min_duration_s * _NS)
     hard_end = start_ns + int(request.max_duration_s * _NS)
     every_ns = int(request.progress_interval_s * _NS)
+    most = max(1, MAX_SAMPLES // max(1, request.streams))
 
     def report(done: int) -> None:
         emit({"event": "progress", "phase": "timed", "done": done * request.streams,
@@ -112,7 +116,7 @@ def _measure_streams(
 
     if request.streams == 1:
         samples, truncated = _timed_loop(bind(), request.iterations, min_end, hard_end,
-                                         report if every_ns > 0 else None, every_ns)
+                                         report if every_ns > 0 else None, every_ns, most)
         return samples, time.perf_counter_ns() - start_ns, truncated
 
     results: List[Any] = [None] * request.streams
@@ -124,7 +128,7 @@ def _measure_streams(
         try:
             barrier.wait()
             results[index] = _timed_loop(infers[index], request.iterations, min_end, hard_end,
-                                         report if (index == 0 and every_ns > 0) else None, every_ns)
+                                         report if (index == 0 and every_ns > 0) else None, every_ns, most)
         except BaseException as exc:  # surfaced below as data, never a crash
             errors.append(exc)
 

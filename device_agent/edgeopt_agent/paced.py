@@ -15,6 +15,8 @@ import math
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from .protocol import MAX_SAMPLES
+
 _NS = 1_000_000_000
 
 
@@ -78,7 +80,7 @@ def paced_loop(
         if end > scheduled + period_ns:
             misses += 1
         i += 1
-        if i >= frames_min and end >= min_end_ns:
+        if (i >= frames_min and end >= min_end_ns) or i >= MAX_SAMPLES:
             break
         if end >= hard_end_ns:
             truncated = True

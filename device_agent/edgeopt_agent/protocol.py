@@ -12,6 +12,11 @@ from typing import Any, Dict, List, Optional
 
 PROTOCOL_VERSION = 1
 
+# The most latency samples one timed phase keeps, all streams together: it ends once it has them, even before
+# ``iterations`` and ``min_duration_s`` are reached (only inferences faster than ~5 us, or requests of more
+# iterations, get there). A result's size is then bounded whatever the request (edgeopt.runners.limits).
+MAX_SAMPLES = 2_000_000
+
 STATUS_OK = "ok"
 STATUS_ERROR = "error"
 

@@ -14,7 +14,7 @@ from .budget import check_fps
 from .deadline import deadline_from_frames
 from .energy import energy_from_run
 from .latency import PERCENTILES, PercentileSupport, latency_stats, required_samples
-from .physics import check_numbers
+from .physics import check_numbers, reached_ceiling
 from .result import (
     BenchResult,
     ColdStart,
@@ -128,6 +128,11 @@ def _validity(raw: RawRun, percentile: str, support: dict[str, PercentileSupport
             f"the watchdog stopped the timed phase at max_duration_s={req['max_duration_s']} s before "
             f"{req['iterations']} iterations and {req['min_duration_s']} s were both reached"
         )
+    streams = int(req.get("streams", 1) or 1)
+    if reached_ceiling(len(raw.samples_ns), streams) and req.get("pacing_fps") is None:
+        warnings.append(f"the timed phase ended at {len(raw.samples_ns):,} samples, the most the agent keeps, after "
+                        f"{_finite_or_zero(raw.timed_wall_s):.3g} s: --iterations and --min-duration beyond that "
+                        "add no samples (docs/reliability.md, \"Untrusted device: transport\")")
     for key, s in support.items():
         if key != percentile and not s.supported:
             warnings.append(f"{key} is reported from {n} samples but needs {s.required}: treat it as indicative")

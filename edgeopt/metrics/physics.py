@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from edgeopt_agent.protocol import RawRun
+from edgeopt_agent.protocol import MAX_SAMPLES, RawRun
 
 # The fastest a stream of the agent's harness can time one inference (timer included): ~70 ns measured for a
 # no-op on a 2-core Xeon; 50 ns is beyond any board. Also the rate the read limits assume
@@ -74,7 +74,9 @@ def _wall_and_counts(raw: RawRun, usable: list[int]) -> list[str]:
                        f"{wall:.3g} s on {streams} stream(s): the latencies or the wall time are wrong")
     if raw.timed_inferences != n:
         reasons.append(f"the device reported {raw.timed_inferences} timed inferences but {n} samples")
-    if not raw.truncated and req.get("pacing_fps") is None:
+    if n > MAX_SAMPLES:
+        reasons.append(f"the device reported {n:,} samples: the agent keeps at most {MAX_SAMPLES:,}")
+    if not raw.truncated and req.get("pacing_fps") is None and not reached_ceiling(n, streams):
         iterations, min_s = int(req.get("iterations", 0) or 0), float(req.get("min_duration_s", 0.0) or 0.0)
         if n < streams * iterations:
             reasons.append(f"the device reported {n} samples for {iterations} iterations on {streams} stream(s) "
@@ -83,6 +85,12 @@ def _wall_and_counts(raw: RawRun, usable: list[int]) -> list[str]:
             reasons.append(f"the device reported a timed phase of {wall:.3g} s, shorter than the {min_s:g} s "
                            "minimum it was asked for, without being stopped")
     return reasons
+
+
+def reached_ceiling(samples: int, streams: int) -> bool:
+    """True when a timed phase ended because it kept :data:`MAX_SAMPLES` samples (each stream its share), which
+    may come before its iterations and minimum duration."""
+    return samples >= max(1, streams) * max(1, MAX_SAMPLES // max(1, streams))
 
 
 def _other_numbers(raw: RawRun) -> list[str]:

@@ -1,11 +1,13 @@
-"""How much the host reads back from an agent, derived from the request, and a linear bounded stderr reader.
+"""How much the host reads back from an agent, and a linear bounded stderr reader.
 
-A board is untrusted (docs/reliability.md, "Untrusted device"): it may print without end on stdout or stderr,
-write a result.json or an eval output of any size. Each channel gets a byte budget computed from what the
-request can legitimately produce (its samples times the bytes a sample takes, with generous slack), and a
-channel over budget ends the run with one line naming the flood (a device error, exit 3). stderr is split into
-lines in one pass over each chunk (never re-scanning what came before), keeping only the last lines and
-cutting long ones, so a flood costs time linear in its size and constant memory.
+A board is untrusted (docs/reliability.md, "Untrusted device" and "Untrusted device: transport"): it may print
+without end on stdout or stderr, write a result.json or an eval output of any size. Each channel gets a byte
+budget bounded by design, never by what a request asks for: the result's is fixed (the agent keeps at most
+``MAX_SAMPLES`` samples, whatever the duration), stderr's grows only with the watchdog's maximum duration, an eval
+output's with the eval inputs the host itself sends. A channel over budget ends the run with one line naming the
+flood (a device error, exit 3). stderr is split into lines in one pass over each chunk (never re-scanning what
+came before), keeping only the last lines and cutting long ones, so a flood costs time linear in its size and
+constant memory.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from edgeopt_agent.protocol import Request
+from edgeopt_agent.protocol import MAX_SAMPLES, Request
 
 from ..errors import RunnerError
 from ..npz_headers import NpzHeaderError, samples_and_bytes
@@ -25,12 +27,14 @@ MIB = 1 << 20
 # Fastest inference rate one stream of the agent's harness can time (a Python loop around a no-op: ~70 ns per
 # sample, 4.75 M/s on a 2-core Xeon with AVX-512); four times that is impossible on any board.
 MAX_SAMPLES_PER_S = 20_000_000
-# Result bytes one second of a stream's timed phase can legitimately add (null runtime: ~4 bytes a sample at
-# 4.75 M/s = 19 MB/s here); iterations cost at most 24 bytes each (a 19-digit integer, comma, space).
-RESULT_BYTES_PER_TIMED_S = 64 * MIB
-RESULT_BYTES_PER_ITERATION = 24
 # Everything a result carries besides its samples (environment, outputs, per-layer profile, generate cells).
 RESULT_BASE_BYTES = 64 * MIB
+# A sample in the result's JSON: at most 24 bytes (a 19-digit integer, comma, space); the agent keeps at most
+# MAX_SAMPLES of them (edgeopt_agent.protocol), 46 MiB.
+RESULT_BYTES_PER_SAMPLE = 24
+# The result budget, fixed: whatever the request's duration, iterations or streams (the budget once grew by 64 MiB
+# per second of min_duration_s, 704 MiB at 10 s). 64 MiB + 46 MiB of samples, rounded up.
+RESULT_MAX_BYTES = 128 * MIB
 # stderr: progress lines and library logs. A budget per second the agent may run, a cap per line and the
 # number of lines kept for messages.
 STDERR_BASE_BYTES = 16 * MIB
@@ -48,9 +52,10 @@ SETUP_OUTPUT_BYTES = 64 * MIB
 
 def max_samples(request: Request) -> int:
     """The most samples ``request`` can produce: every stream stops once both its iterations and its minimum
-    duration are reached, so a stream times at most ``max(iterations, rate x min_duration_s)`` inferences."""
+    duration are reached (``max(iterations, rate x min_duration_s)`` inferences), and the agent keeps at most
+    :data:`~edgeopt_agent.protocol.MAX_SAMPLES` in all."""
     per_stream = max(request.iterations, int(MAX_SAMPLES_PER_S * request.min_duration_s)) + 1
-    return max(1, request.streams) * per_stream
+    return min(max(1, request.streams) * per_stream, MAX_SAMPLES)
 
 
 @dataclass(frozen=True)
@@ -64,12 +69,11 @@ class ReadLimits:
 
     @classmethod
     def for_request(cls, request: Request) -> ReadLimits:
-        """Budgets derived from ``request``: its iterations, minimum duration, streams and maximum duration."""
-        streams = max(1, request.streams)
-        result = (RESULT_BASE_BYTES + streams * RESULT_BYTES_PER_ITERATION * request.iterations
-                  + int(streams * RESULT_BYTES_PER_TIMED_S * max(request.min_duration_s, 0.0)))
+        """Budgets for ``request``: the result's is fixed (:data:`RESULT_MAX_BYTES`), stderr's grows with the
+        maximum duration (a progress line a second), an eval output's with the eval inputs."""
         stderr = STDERR_BASE_BYTES + int(STDERR_BYTES_PER_S * max(request.max_duration_s, 1.0))
-        return cls(result_bytes=result, stderr_bytes=stderr, stdout_bytes=stderr, file_bytes=eval_output_bytes(request))
+        return cls(result_bytes=RESULT_MAX_BYTES, stderr_bytes=stderr, stdout_bytes=stderr,
+                   file_bytes=eval_output_bytes(request))
 
     @classmethod
     def for_probe(cls) -> ReadLimits:

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from .base import (
     parse_progress_line,
     parse_result,
 )
+from .event_gate import EventGate
 from .limits import LineTail, ReadLimits, flood_error, read_capped
 from .served import Info, ServedAgent, ServedRunner, ServeSpec
 
@@ -40,6 +42,8 @@ _KEEP_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "VIRTUAL_
 KILL_GRACE_S = 90.0
 # Deadline of ``python -m edgeopt_agent probe`` (it imports every runtime), seconds.
 PROBE_TIMEOUT_S = 120.0
+# How often the size of an eval output the local agent writes is looked at, seconds.
+WATCH_S = 0.05
 # How long a local run waits for another local run to finish before failing, seconds.
 LOCAL_LOCK_WAIT_S = 1800.0
 
@@ -165,15 +169,19 @@ class LocalRunner:
         except OSError as exc:
             raise RunnerError(f"cannot start the agent with {self.python} ({exc}): pass a valid --python") from None
         trace = AgentTrace()
-        tail = LineTail(limits.stderr_bytes, _progress_handler(progress, trace))
+        gate = EventGate(_local_sink(progress), self.name)
+        tail = LineTail(limits.stderr_bytes, _progress_handler(gate, trace))
         out: dict[str, Any] = {}
         readers = [threading.Thread(target=_pump_stderr, args=(proc, tail), daemon=True),
                    threading.Thread(target=_pump_stdout, args=(proc, limits.result_bytes, out), daemon=True)]
-        for t in readers:
+        watch = _OutputWatch(proc, request.eval_output, limits.file_bytes)
+        for t in (*readers, watch.thread):
             t.start()
         self._wait(proc, request, json.dumps(request.to_dict()).encode())
-        for t in readers:
+        for t in (*readers, watch.thread):
             t.join(timeout=10)
+        gate.close()
+        watch.check()
         if out.get("over"):
             raise flood_error("local", "stdout (the result)", limits.result_bytes)
         if tail.flooded:
@@ -204,21 +212,60 @@ class LocalRunner:
             raise
 
 
-def _progress_handler(progress: ProgressSink | None, trace: AgentTrace) -> Callable[[str], bool]:
-    """A stderr line handler: progress events to ``trace`` and ``progress`` (True), other lines kept (False)."""
+class _OutputWatch:
+    """The eval output a local agent writes straight into the host's file system, capped as an SSH one is: its
+    size is looked at every :data:`WATCH_S` while the agent runs, and past ``limit`` bytes the agent is killed (a
+    board that floods may be this machine's agent too: it wrote 2 GB into the temp dir before it was refused).
+    """
+
+    def __init__(self, proc: subprocess.Popen[bytes], path: str | None, limit: int) -> None:
+        self.proc, self.path, self.limit = proc, Path(path) if path else None, limit
+        self.thread = threading.Thread(target=self._loop, name="eval-output-watch", daemon=True)
+
+    def _size(self) -> int:
+        try:
+            return self.path.stat().st_size if self.path is not None else 0
+        except OSError:
+            return 0
+
+    def _loop(self) -> None:
+        while self.path is not None and self.proc.poll() is None:
+            if self._size() > self.limit:
+                self.proc.kill()
+                return
+            time.sleep(WATCH_S)
+
+    def check(self) -> None:
+        """Raise the flood (the output removed) when the output is over its limit."""
+        if self.path is not None and self._size() > self.limit:
+            self.path.unlink(missing_ok=True)
+            raise flood_error("local", self.path.name, self.limit)
+
+
+def _progress_handler(gate: EventGate, trace: AgentTrace) -> Callable[[str], bool]:
+    """A stderr line handler: progress events to ``trace`` and through ``gate`` (True), other lines kept (False)."""
 
     def on_line(line: str) -> bool:
         event = parse_progress_line(line)
         if event is None:
             return False
-        if event.get("event") == "phase" and event.get("phase") == "lock_wait":
-            _say_waiting(event)
         trace.observe(event)
-        if progress is not None:
-            progress(event)
+        gate(event)
         return True
 
     return on_line
+
+
+def _local_sink(progress: ProgressSink | None) -> ProgressSink:
+    """What a passed event does here: a local lock wait said on stderr, then ``progress``."""
+
+    def sink(event: dict[str, Any]) -> None:
+        if event.get("event") == "phase" and event.get("phase") == "lock_wait":
+            _say_waiting(event)
+        if progress is not None:
+            progress(event)
+
+    return sink
 
 
 def _say_waiting(event: dict[str, Any]) -> None:

@@ -36,6 +36,7 @@ from ..errors import RunnerError
 from .agent_exit import AgentTrace
 from .agent_pipe import AgentPipe
 from .base import AgentCommand, ProgressSink, Runner, RunnerInfo, parse_progress_line, parse_result
+from .event_gate import EventGate
 from .limits import LineTail, ReadLimits, flood_error
 
 # Commands the served agent answers (its SERVED_COMMANDS); others go to a fresh agent.
@@ -70,10 +71,10 @@ class ServeUnavailable(RunnerError):
 class _Request:
     """The bookkeeping of the request in flight: its stderr tail, events and the end-of-request mark."""
 
-    def __init__(self, limits: ReadLimits, progress: ProgressSink | None) -> None:
+    def __init__(self, limits: ReadLimits, progress: ProgressSink | None, where: str) -> None:
         self.trace = AgentTrace()
         self.done = threading.Event()
-        self.progress = progress
+        self.gate = EventGate(progress, where)
         self.tail = LineTail(limits.stderr_bytes, self.on_line)
 
     def on_line(self, line: str) -> bool:
@@ -84,8 +85,7 @@ class _Request:
             self.done.set()
             return True
         self.trace.observe(event)
-        if self.progress is not None:
-            self.progress(event)
+        self.gate(event)
         return True
 
 
@@ -119,7 +119,7 @@ class ServedAgent:
         """
         with self._lock:
             limits = ReadLimits.for_request(request)
-            job = _Request(limits, progress)
+            job = _Request(limits, progress, self.spec.where)
             with self._sink_lock:  # before the agent starts: what it writes at start-up is this request's answer too
                 self._current, self._cap, self._over = job, limits.result_bytes, False
             try:
@@ -129,6 +129,8 @@ class ServedAgent:
             except BaseException:  # a timeout, a lost link, Ctrl-C, SIGTERM: the agent must not outlive the request
                 self._kill()
                 raise
+            finally:
+                job.gate.close()
 
     def _exchange(self, proc: AgentPipe, command: AgentCommand, request: Request, keep_loaded: bool) -> bytes | None:
         """Write the request line; the result line (None: the agent ended first)."""

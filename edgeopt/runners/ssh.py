@@ -22,19 +22,22 @@ import contextlib
 import dataclasses
 import json
 import shlex
+import stat
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from edgeopt_agent.protocol import RawRun, Request
 
+from .. import interrupts
 from ..devices.schema import SshAddress
-from ..errors import RunnerError
+from ..errors import EdgeoptError, RunnerError
 from ..interrupts import stop_on_interrupt
 from .agent_exit import AgentTrace
 from .base import AgentCommand, ProgressSink, RunnerInfo, RunnerKind, parse_probe, parse_progress_line, parse_result
+from .event_gate import EventGate
 from .limits import ReadLimits, flood_error
 from .ssh_cache import (
     DEFAULT_LIMIT_BYTES,
@@ -62,6 +65,9 @@ _NOT_FOUND = 127
 UPLOAD_FIELDS: dict[str, str] = {"inputs_npz": "inputs", "eval_npz": "eval"}
 # Request fields naming host paths where the agent writes a file: a job-dir path on the device, fetched back after.
 FETCH_FIELDS: tuple[str, ...] = ("eval_output",)
+# Bytes read from a device file per call: paramiko's buffered read concatenates per 32 KiB block, so one large read
+# costs time quadratic in its size; chunks keep a fetch linear.
+FETCH_CHUNK = 1 << 20
 
 
 class SshRunner:
@@ -274,17 +280,22 @@ class SshRunner:
             "--host-silence-s", f"{t.dead_after_s + 3 * t.keepalive_s:g}",
         )
 
+        gate = EventGate(emit, self.name)
+
         def on_line(line: str) -> bool:
             event = parse_progress_line(line)
             if event is None:
                 return False
             trace.observe(event)
-            emit(event)
+            gate(event)
             return True
 
         started = time.perf_counter()
-        result = s.execute(line, what="the agent run", on_stderr_line=on_line, heartbeat=True,
-                           timeout_s=request.max_duration_s + t.lock_wait_s + t.run_grace_s, limits=limits)
+        try:
+            result = s.execute(line, what="the agent run", on_stderr_line=on_line, heartbeat=True,
+                               timeout_s=request.max_duration_s + t.lock_wait_s + t.run_grace_s, limits=limits)
+        finally:
+            gate.close()
         stats.timed("run", started)
         started = time.perf_counter()
         with s.step(f"fetching the result from {s.where}", t.fetch_s):
@@ -296,20 +307,29 @@ class SshRunner:
         return text, result
 
     def _cleanup(self, s: SshSession, job: str, stats: TransferStats) -> None:
-        """Remove the job directory, and job directories a dead link left behind a day ago or more.
+        """Remove the job directory, and job directories a dead link left behind a day ago or more, on every exit
+        path: a step past its deadline (a fetch that timed out) closed the connection, so a new one is opened for
+        this when the link was still answering keepalives (at most ``cleanup_s`` to connect).
 
-        Best effort: on a dead link nothing can be removed now; a later run sweeps it.
+        Best effort: on a dead link, or after Ctrl-C, nothing can be removed now; a later run sweeps it.
         """
-        if not s.alive:
-            return
         started = time.perf_counter()
         try:
-            with s.step(f"removing the job directory on {s.where}", self.timeouts.cleanup_s):
-                rmtree(s.sftp, job)
-                sweep_stale(s.sftp, str(PurePosixPath(job).parent))
-        except RunnerError:
+            if s.alive:
+                self._remove_job(s, job)
+            elif s.link_answering and interrupts.requested() is None:
+                fresh = self.timeouts.model_copy(
+                    update={"connect_s": min(self.timeouts.connect_s, self.timeouts.cleanup_s)})
+                with SshSession(self.address, known_hosts=self.known_hosts, timeouts=fresh) as again:
+                    self._remove_job(again, job)
+        except EdgeoptError:
             pass
         stats.timed("cleanup", started)
+
+    def _remove_job(self, s: SshSession, job: str) -> None:
+        with s.step(f"removing the job directory on {s.where}", self.timeouts.cleanup_s):
+            rmtree(s.sftp, job)
+            sweep_stale(s.sftp, str(PurePosixPath(job).parent))
 
     def probe(self) -> dict[str, Any]:
         """``python -m edgeopt_agent probe`` on the device (agent pushed first): machine facts as a dict.
@@ -332,34 +352,56 @@ class SshRunner:
         return facts
 
 
-def _read_capped(s: SshSession, path: str, limit: int, what: str) -> str:
-    """A device file's text, refused (a flood) when its size is over ``limit`` before anything is read."""
-    size = s.sftp.stat(path).st_size or 0
+def _regular_size(s: SshSession, path: str, limit: int, what: str) -> int:
+    """The size of the device file ``path``, refused before anything is read unless it is a regular file (a FIFO
+    never ends or blocks, ``/dev/zero`` or a link to it never ends: ``stat`` follows links) of at most ``limit``
+    bytes. A missing file raises ``FileNotFoundError`` (the caller knows what that means)."""
+    st = s.sftp.stat(path)
+    mode = st.st_mode
+    if mode is not None and not stat.S_ISREG(mode):
+        raise RunnerError(
+            f"the agent on {s.where} left {path} as {_file_kind(mode)}, not a regular file; nothing was read from "
+            "it: check the device's agent and runtime (a board that does this is broken or not trustworthy)")
+    size = st.st_size or 0
     if size > limit:
         raise flood_error(s.where, what, limit)
-    with s.sftp.open(path, "r") as fh:
+    return size
+
+
+def _file_kind(mode: int) -> str:
+    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISDIR, "a directory"), (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), f"file type {stat.S_IFMT(mode):o}")
+
+
+def _fetch_chunks(s: SshSession, path: str, limit: int, what: str, write: Callable[[bytes], object]) -> None:
+    """Hand the device file ``path`` to ``write`` in chunks of :data:`FETCH_CHUNK` bytes (linear time: one
+    ``read(limit + 1)`` made paramiko grow one bytes buffer per 32 KiB, 118 s for 40 MB), refused as a flood when
+    it is, or grows while read, over ``limit`` bytes."""
+    size = _regular_size(s, path, limit, what)
+    copied = 0
+    with s.sftp.open(path, "rb") as fh:
         fh.prefetch(size)  # pipelined reads: a long link costs ~1 round trip, not one per 32 KiB
-        data = fh.read(limit + 1)
-    if len(data) > limit:  # it grew while it was read
-        raise flood_error(s.where, what, limit)
+        while chunk := fh.read(FETCH_CHUNK):
+            copied += len(chunk)
+            if copied > limit:  # it grew while it was read
+                raise flood_error(s.where, what, limit)
+            write(chunk)
+
+
+def _read_capped(s: SshSession, path: str, limit: int, what: str) -> str:
+    """A device file's text (a regular file of at most ``limit`` bytes: :func:`_fetch_chunks`)."""
+    data = bytearray()
+    _fetch_chunks(s, path, limit, what, data.extend)
     return data.decode("utf-8", "replace")
 
 
 def _copy_capped(s: SshSession, device_path: str, host_path: Path, limit: int, what: str) -> None:
-    """Copy a device file to ``host_path``, refused when it is (or grows) over ``limit`` bytes; nothing is left
-    on the host then."""
-    size = s.sftp.stat(device_path).st_size or 0
-    if size > limit:
-        raise flood_error(s.where, what, limit)
-    copied = 0
+    """Copy a device file to ``host_path`` (a regular file of at most ``limit`` bytes: :func:`_fetch_chunks`);
+    nothing is left on the host when it is refused."""
     try:
-        with s.sftp.open(device_path, "r") as src, host_path.open("wb") as dst:
-            src.prefetch(size)
-            while chunk := src.read(1 << 20):
-                copied += len(chunk)
-                if copied > limit:
-                    raise flood_error(s.where, what, limit)
-                dst.write(chunk)
+        with host_path.open("wb") as dst:
+            _fetch_chunks(s, device_path, limit, what, dst.write)
     except BaseException:
         host_path.unlink(missing_ok=True)
         raise

@@ -186,6 +186,12 @@ class SshSession:
             return False
         return self._liveness is None or self._liveness.silent_s() < self.timeouts.dead_after_s
 
+    @property
+    def link_answering(self) -> bool:
+        """True when the link answered a keepalive within the last two intervals (a closed transport included: a
+        step past its deadline closes a healthy link, a dead link stops answering first)."""
+        return self._liveness is not None and self._liveness.silent_s() <= 2 * self.timeouts.keepalive_s
+
     # -- deadlines --------------------------------------------------------------------------------------------
     @contextmanager
     def step(self, what: str, seconds: float, hint: str = "check the device and the network") -> Iterator[None]:

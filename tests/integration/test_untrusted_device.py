@@ -114,6 +114,15 @@ def test_hostile_eval_outputs_are_refused_before_loading(tmp_path: Path, eval_np
     assert needle in str(info.value) and RunnerError.exit_code == 3
 
 
+def test_a_local_eval_output_is_capped_while_it_is_written(tmp_path: Path, eval_npz: Path):
+    """The agent writes the output straight into the host's temp dir: past its budget it is killed (1 GiB was
+    written whole before, then refused), and nothing of it is left."""
+    model = make_matmul_model(tmp_path / "m.onnx")
+    runner = LocalRunner(python=str(fake_python(tmp_path, "eval_write_flood")))
+    with pytest.raises(RunnerError, match="flooded its eval_outputs.npz"):
+        device_outputs(model, eval_npz, runtime="onnxruntime", runner=runner)
+
+
 def test_honest_eval_outputs_still_load(tmp_path: Path, eval_npz: Path):
     model = make_matmul_model(tmp_path / "m.onnx")
     outputs, names, raw = device_outputs(model, eval_npz, runtime="onnxruntime",
