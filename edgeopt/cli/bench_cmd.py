@@ -64,17 +64,20 @@ def bench(
     """
     from ..bench.llm.api import llm_folder_format
 
-    if llm_folder_format(model):  # a generative model folder: the agent's generate command
+    deployed_llm = model.is_file() and is_deployment(model) and llm_folder_format(model.parent)
+    if llm_folder_format(model) or deployed_llm:  # a generative model folder: the agent's generate command
         if mlflow is not None or html is not None:
             raise InputError(f"{model} is an LLM folder: --mlflow and --html do not apply to it yet "
                              "(docs/llm-bench.md)")
+        if fleet.enabled and is_deployment(model):
+            _check_deployment_run(model, fleet=True, tradeoff=False)
         if fleet.enabled:  # every selected device in parallel (docs/llm-bench.md, "Fleet")
             return run_llm_fleet(model, llm, threads=threads, batches=batches, measure=measure, remote=remote,
                                  fleet=fleet, target=target, targets_dirs=targets_dirs, samples=samples,
                                  history=history, as_json=as_json)
         return run_llm_bench(model, llm, threads=threads, batches=batches, measure=measure, remote=remote,
                              as_json=as_json, target=target, targets_dirs=targets_dirs, samples=samples,
-                             history=history)
+                             history=history, override_deployment=override_deployment)
     settings = MeasureSettings.from_kwargs(
         **{**measure, "fps": None if no_budget else measure["fps"],
            **runtime_choice(measure["runtime"], runtime_flags, measure["runtime_options"])},

@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from ..fsutil import sha256_file
 from ..metrics.result import BenchResult, DeploymentRef
@@ -97,11 +99,26 @@ def deployed_settings(use: DeploymentUse, settings: MeasureSettings, *, given: C
     Raises:
         DeploymentConflictError: a given setting that contradicts the deployment, without ``override``.
     """
-    deployed = use.values()
     explicit = explicit_settings(settings) if given is None else set(given) & set(DEPLOYED_SETTINGS)
+    changes = deployed_values(use, {key: getattr(settings, key) for key in explicit}, override=override,
+                              names=names, override_hint=override_hint)
+    return settings.replace(**changes)
+
+
+def deployed_values(use: DeploymentUse, given: Mapping[str, Any], *, override: bool = False,
+                    names: Mapping[str, str] | None = None,
+                    override_hint: str = f"{OVERRIDE_FLAG} (override_deployment=True)") -> dict[str, Any]:
+    """The deployment's settings (by :data:`DEPLOYED_SETTINGS` key) with each ``given`` one checked against them:
+    one that agrees changes nothing, one that contradicts is refused (or wins, with ``override``). Every model kind
+    applies a deployment through here (a one-pass bench's :class:`MeasureSettings`, an LLM bench's workload).
+
+    Raises:
+        DeploymentConflictError: a given setting that contradicts the deployment, without ``override``.
+    """
+    deployed = use.values()
     changes = dict(deployed)
-    for key in sorted(explicit):
-        value = getattr(settings, key)
+    for key in sorted(given):
+        value = given[key]
         if _same(key, value, deployed[key]):
             continue
         if not override:
@@ -111,7 +128,7 @@ def deployed_settings(use: DeploymentUse, settings: MeasureSettings, *, given: C
                 f"{use.record} ({key} {_text(key, deployed[key])}): drop it to run what was measured, or "
                 f"use {override_hint} to measure something else")
         changes[key] = {**deployed[key], **value} if key == "runtime_options" else value
-    return settings.replace(**changes)
+    return changes
 
 
 def _text(key: str, value: Any) -> str:
@@ -151,6 +168,17 @@ def mismatch_text(use: DeploymentUse, problems: list[str]) -> str:
 
 def mark_result(use: DeploymentUse, bench: BenchResult) -> BenchResult:
     """``bench`` with the deployment it ran and, when this machine differs from the measuring one, a warning."""
-    problems = mismatch_of(use, bench)
-    warnings = [*bench.warnings, mismatch_text(use, problems)] if problems else bench.warnings
-    return bench.model_copy(update={"deployment": use.ref(), "warnings": warnings})
+    return mark_any(use, bench, bench.runtime.version, bench.environment.get("cpu_flags") or [])
+
+
+R = TypeVar("R", bound=BaseModel)
+
+
+def mark_any(use: DeploymentUse, result: R, runtime_version: str, cpu_flags: Iterable[str]) -> R:
+    """Any kind's result (a model with ``deployment`` and ``warnings`` fields) with the deployment it ran and, when
+    this machine's runtime version or kernel-relevant CPU flags differ from the measuring one's, a warning."""
+    problems = deployment_mismatch(use.deployment, runtime_version, cpu_flags)
+    warnings = list(getattr(result, "warnings", []))
+    if problems:
+        warnings.append(mismatch_text(use, problems))
+    return result.model_copy(update={"deployment": use.ref(), "warnings": warnings})

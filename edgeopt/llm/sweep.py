@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from .._version import __version__
 from ..bench.llm import bench_llm
+from ..deploy import decision_cpu_flags
 from ..fsutil import atomic_write_text
 from ..registry import get_runtime
 from ..runners import AgentError, Runner
@@ -59,7 +60,8 @@ def _measure(level: LlmLevel, folder: Path, reused: bool, ref: Scores, text: str
         passed=ret.retention >= opts.min_retention, runtime_version=str(bench.runtime.get("version", "")),
         decode_tokens_per_s=cell.decode_tokens_per_s, tpot_ms_p50=cell.tpot_ms_p50, ttft_ms_p50=cell.ttft_ms_p50,
         rank_tokens_per_s=1000.0 / cell.tpot_ms_p50 if cell.tpot_ms_p50 else None,
-        peak_rss_mb=cell.peak_rss_mb, bench_valid=cell.valid, cpu=str(bench.environment.get("cpu") or "")), bench
+        peak_rss_mb=cell.peak_rss_mb, bench_valid=cell.valid, cpu=str(bench.environment.get("cpu") or ""),
+        cpu_flags=decision_cpu_flags(bench.environment.get("cpu_flags") or [])), bench
 
 
 def _sweep_runtime(runtime: str, build: LlmBuild, text: str, root: Path | None, opts: LlmSweepOptions,

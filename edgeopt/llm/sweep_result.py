@@ -41,6 +41,8 @@ class LlmSweepLevel(_Frozen):
     peak_rss_mb: float | None = None
     bench_valid: bool = Field(description="The bench cell met its validity rule (enough tokens and repetitions).")
     cpu: str = Field(default="", description="CPU model the agent reported.")
+    cpu_flags: list[str] = Field(default_factory=list, description="The agent's CPU flags that decide kernels "
+                                                                   "(what a deployment is checked against).")
 
 
 class LlmRecommendation(_Frozen):

@@ -19,6 +19,11 @@ from ..sweep.ship import RECOMMENDED_DIR, discard, publish
 from .sweep_levels import STAMP
 from .sweep_result import LlmSweepLevel, LlmSweepResult
 
+# The one-pass sweep re-scores its shipped folder from its files alone (shipped_check); the LLM sweep does not yet.
+NOT_RECHECKED = ("the shipped deployment's retention was not re-checked from its files alone (shipped_check is null "
+                 "for LLM sweeps so far): its files are the measured level's, byte for byte (hashes in "
+                 "deployment.json)")
+
 
 def entry_file(runtime: str) -> str:
     """The file that marks the runtime's folder (its delivered format's ``entry_file``): the deployment's
@@ -47,8 +52,15 @@ def _deployment(row: LlmSweepLevel, files: list[DeployedFile], result: LlmSweepR
     return Deployment(
         name=f"{row.name}/{row.runtime}", recipe=row.name, model=entry_file(row.runtime), format=row.runtime,
         files=tuple(files), runtime=row.runtime, runtime_version=row.runtime_version, runtime_options={},
+        threads=_threads(result), cpu_flags=tuple(row.cpu_flags),
         source_model_sha256=result.model_sha256, measured=measured, edgeopt_version=__version__,
         created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+
+
+def _threads(result: LlmSweepResult) -> int:
+    """The threads every level was benched at (0: the runtime's default), as the deployment records them."""
+    threads = result.workload.get("threads") or [0]
+    return int(threads[0]) if len(threads) == 1 else 0
 
 
 def ship_llm(result: LlmSweepResult, out: Path, device: str | None = None) -> LlmSweepResult:
@@ -69,4 +81,6 @@ def ship_llm(result: LlmSweepResult, out: Path, device: str | None = None) -> Ll
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     final = publish(tmp, out)
-    return result.model_copy(update={"recommendation": rec.model_copy(update={"deployment": str(final)})})
+    warnings = [*result.warnings, NOT_RECHECKED]
+    return result.model_copy(update={"recommendation": rec.model_copy(update={"deployment": str(final)}),
+                                     "warnings": warnings})

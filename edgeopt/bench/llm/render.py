@@ -65,6 +65,10 @@ def render_llm_bench(r: LlmBenchResult, console: Console | None = None) -> None:
         if tr is not None and tr.available:
             out.print(f"  clock {_f(tr.clock_mhz_min, '{:.0f}')}..{_f(tr.clock_mhz_max, '{:.0f}')} MHz, hottest "
                       f"{_f(tr.temperature_c_max, '{:.1f}')} degC over {len(tr.points)} readings")
+    if r.deployment is not None:  # a deployment ran: its files, exactly its settings
+        out.print(f"deployment {for_rich(r.deployment.name)} ({for_rich(r.deployment.path)})", soft_wrap=True)
+    for warning in r.warnings:
+        out.print(f"[yellow]warning[/yellow]: {for_rich(warning)}", soft_wrap=True)
     if r.target_mismatch:
         out.print(f"[red]TARGET MISMATCH[/red]: not {for_rich(r.target)} hardware: "
                   f"{for_rich('; '.join(r.target_mismatch))}",

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...metrics.result import DeploymentRef
 from .workload import LlmWorkload
 
 LLM_SCHEMA_VERSION = "1.0"
@@ -162,6 +163,10 @@ class LlmBenchResult(_Frozen):
     truncated: bool = Field(description="The watchdog stopped repetitions early.")
     environment: dict[str, Any] = Field(default_factory=dict)
     valid: bool
+    deployment: DeploymentRef | None = Field(
+        default=None, description="The deployment run (its settings applied); null when a plain folder was given.")
+    warnings: list[str] = Field(default_factory=list, description="What the reader must know (a deployment "
+                                                                   "measured on another machine).")
 
     def without_samples(self) -> LlmBenchResult:
         """A copy without the cells' raw readings (what --json prints unless --samples)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -95,7 +96,7 @@ def test_cli_bad_eval_file_is_exit_2_with_one_line(zoo, tmp_path):
     assert len(lines) == 1 and "not UTF-8" in lines[0] and str(bad) in lines[0]
 
 
-def test_sweep_onnxruntime_genai_recommends_and_ships_a_deployment(zoo):
+def test_sweep_onnxruntime_genai_recommends_and_ships_a_deployment(zoo, tmp_path, capsys):
     """The levels are already built (the fixture's folders, same stamps): the sweep scores, benches, ships."""
     opts = LlmSweepOptions(eval_text=zoo["text"], min_retention=0.2, levels=["int4-b32-rtn"],
                            runtimes=["onnxruntime_genai"], out_dir=zoo["sweep"], retention=FAST)
@@ -125,6 +126,32 @@ def test_sweep_onnxruntime_genai_recommends_and_ships_a_deployment(zoo):
 
     pinned = {path: types.split("|") for path, types in json.loads(SNAPSHOT.read_text())["llm_sweep"].items()}
     assert not _diff(pinned, key_types(saved)), _diff(pinned, key_types(saved))  # docs/result-schema.md
+    # issue 30: the LLM deployment records what a one-pass one does, and says its retention was not re-checked
+    assert deployment.threads == 0 and deployment.cpu_flags == tuple(chosen.cpu_flags)
+    assert "avx2" in chosen.cpu_flags or not os.uname().machine.startswith("x86")
+    assert any("not re-checked" in w for w in result.warnings)
+    _bench_the_llm_deployment(Path(rec.deployment), tmp_path, capsys)
+
+
+def _bench_the_llm_deployment(shipped: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``bench`` treats an LLM sweep's recommended/ as a deployment (issue 30): its files checked, its settings
+    applied, a contradicting flag refused, the deployment in the result."""
+    from edgeopt.cli.main import main
+
+    folder = tmp_path / "recommended"
+    shutil.copytree(shipped, folder)
+    small = ["--prompt-tokens", "8", "--gen-tokens", "12", "--repetitions", "10", "--gen-warmup", "0", "--no-kv-probe",
+             "--no-energy", "--no-history"]
+    assert main(["bench", str(folder), *small, "--threads", "2"]) == 2  # the deployment says threads 0
+    assert "contradicts deployment" in capsys.readouterr().err
+    code = main(["bench", str(folder / "deployment.json"), *small, "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0, out.get("cells")
+    assert out["kind"] == "llm_bench" and out["deployment"]["path"] == str(folder.resolve())
+    assert out["workload"]["threads"] == [0] and out["runtime"]["name"] == "onnxruntime_genai"
+    (folder / "genai_config.json").write_text((folder / "genai_config.json").read_text() + " ")
+    assert main(["bench", str(folder), *small]) == 2  # a file edited after the sweep
+    assert "genai_config.json" in capsys.readouterr().err
 
 
 def test_sweep_threshold_nobody_meets_is_exit_1_without_a_deployment(zoo):
