@@ -45,7 +45,7 @@ from edgeopt.runners import LocalRunner  # noqa: E402
 from edgeopt.sweep import sweep  # noqa: E402
 from edgeopt.sweep.api import level_settings  # noqa: E402
 from edgeopt.sweep.measure import others_cpu_pct  # noqa: E402
-from edgeopt.sweep.ranking import RoundRobin, level_stats  # noqa: E402
+from edgeopt.sweep.rank.decide import RoundRobin, level_stats  # noqa: E402
 from edgeopt_agent.environment import cpu_model  # noqa: E402
 
 confirm = importlib.import_module("edgeopt.sweep.confirm")  # edgeopt.sweep is the function; the module by name

@@ -183,8 +183,8 @@ def floatset(model: Path, x: np.ndarray, calib: Path, work: Path, args: argparse
     ranking today), ``cost-only`` (cheapest float nodes first, no sensitivity at all). Each is narrowed with at
     most 8 put-backs (most expensive first). The chosen float sets are written for the ``final`` stage.
     """
-    from edgeopt.sweep.latency_rank import latency_gain, narrow_float_set, node_times, rank_for_float
-    from edgeopt.sweep.qdq_surgery import keep_float, quantized_nodes
+    from edgeopt.sweep.int8.float_sets import latency_gain, narrow_float_set, node_times, rank_for_float
+    from edgeopt.sweep.int8.qdq_surgery import keep_float, quantized_nodes
 
     base = search_base(model, work)
     qdq_path = qdq_int8(base, calib, work, reduce_range=False, base=True)
@@ -231,8 +231,8 @@ def floatset(model: Path, x: np.ndarray, calib: Path, work: Path, args: argparse
 
 def grow(model: Path, x: np.ndarray, calib: Path, work: Path, args: argparse.Namespace) -> dict[str, Any]:
     """Quantize nodes one at a time from the float model (``grow_int8_set``), in three orders, on OpenVINO."""
-    from edgeopt.sweep.latency_rank import grow_int8_set, latency_gain, quantize_order
-    from edgeopt.sweep.qdq_surgery import keep_float, quantized_nodes
+    from edgeopt.sweep.int8.float_sets import grow_int8_set, latency_gain, quantize_order
+    from edgeopt.sweep.int8.qdq_surgery import keep_float, quantized_nodes
 
     base = search_base(model, work)
     qdq_path = qdq_int8(base, calib, work, reduce_range=False, base=True)
@@ -274,8 +274,8 @@ def grow(model: Path, x: np.ndarray, calib: Path, work: Path, args: argparse.Nam
 
 def choose(model: Path, x: np.ndarray, calib: Path, work: Path, args: argparse.Namespace) -> dict[str, Any]:
     """``choose_float_set`` (what the sweep would call) end to end: profile, (cached) sensitivity, <= 24 checks."""
-    from edgeopt.sweep.latency_rank import choose_float_set, latency_gain
-    from edgeopt.sweep.qdq_surgery import keep_float, quantized_nodes
+    from edgeopt.sweep.int8.float_sets import choose_float_set, latency_gain
+    from edgeopt.sweep.int8.qdq_surgery import keep_float, quantized_nodes
 
     base = search_base(model, work)
     qdq_path = qdq_int8(base, calib, work, reduce_range=False, base=True)
@@ -339,7 +339,7 @@ def final(model: Path, x: np.ndarray, work: Path, args: argparse.Namespace) -> d
 
 def ac_bounded(model: Path, x: np.ndarray, work: Path, args: argparse.Namespace) -> dict[str, Any]:
     """``edgeopt.sweep.int8_ov.nncf_accuracy_control`` bounded (10 reverted groups, ranking on 16 samples)."""
-    from edgeopt.sweep.int8_ov import NncfAccuracyControl, nncf_accuracy_control
+    from edgeopt.sweep.int8.ov import NncfAccuracyControl, nncf_accuracy_control
 
     ref = outputs(ov_infer(ov_compile(model)), x)
 

@@ -21,7 +21,7 @@ sys.path.insert(0, str(REPO / "device_agent"))
 
 import onnx  # noqa: E402
 
-from edgeopt.sweep.ranking import RoundRobin, compare_to, level_stats  # noqa: E402
+from edgeopt.sweep.rank.decide import RoundRobin, compare_to, level_stats  # noqa: E402
 
 MIN_RETENTION = 0.99
 SHAPE = [1, 3, 48, 320]
@@ -97,7 +97,7 @@ def qdq_int8(model: Path, calib: Path, work: Path, reduce_range: bool, base: boo
 
 def search_base(model: Path, work: Path) -> Path:
     """The int8 search's float base (cleanup, ORT basic-optimization fixed point, named nodes)."""
-    from edgeopt.sweep.int8_steps import float_base
+    from edgeopt.sweep.int8.steps import float_base
 
     done = work / "base" / "named.onnx"
     return done if done.is_file() else float_base(model, work, "local", ())
@@ -230,7 +230,7 @@ def sensitivity(method: str, qdq: onnx.ModelProto, base_m: onnx.ModelProto, node
     ``only_this_node``: only that node quantized (32 samples).
     ``only_this_node_8``: only that node quantized, 8 samples.
     """
-    from edgeopt.sweep.qdq_surgery import keep_float
+    from edgeopt.sweep.int8.qdq_surgery import keep_float
 
     raw: dict[str, tuple[float, float]] = {}
     for n in nodes:
@@ -251,7 +251,7 @@ def cached_sensitivity(method: str, qdq_path: Path, qdq: onnx.ModelProto, base_m
     import openvino as ov
 
     from edgeopt.fsutil import sha256_file
-    from edgeopt.sweep.sensitivity_cache import NodeScore, SensitivityCache, SensitivityKey
+    from edgeopt.sweep.int8.sensitivity_cache import NodeScore, SensitivityCache, SensitivityKey
 
     key = SensitivityKey(model_sha256=sha256_file(qdq_path), runtime="openvino", runtime_version=ov.__version__,
                          quantizer={"op_types_to_quantize": QUANT_OPS, "reduce_range": False},

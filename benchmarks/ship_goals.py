@@ -63,7 +63,7 @@ from edgeopt.runners import LocalRunner  # noqa: E402
 from edgeopt.runners.served import agent_session  # noqa: E402
 from edgeopt.settings import MeasureSettings  # noqa: E402
 from edgeopt.sweep import sweep  # noqa: E402
-from edgeopt.sweep.ranking import RoundRobin, level_stats  # noqa: E402
+from edgeopt.sweep.rank.decide import RoundRobin, level_stats  # noqa: E402
 from edgeopt_agent.environment import cpu_flags, cpu_model  # noqa: E402
 from tests.real_models import fetch  # noqa: E402
 

@@ -31,7 +31,7 @@ from ..fleet.result import ErrorKind
 from ..fleet.runner import FleetRunner
 from ..fsutil import atomic_write_text
 from ..settings import RemoteSpec
-from ..sweep.ship import discard
+from ..sweep.ship.deployment import discard
 from .sweep import LlmLevelRun, finish_llm_sweep, measure_levels
 from .sweep_build import LlmBuild, Say, prepare_llm_sweep
 from .sweep_fleet_result import LlmFleetSweepResult, LlmFleetSweepRow, summarize_llm

@@ -16,7 +16,7 @@ from pathlib import Path
 from ..fsutil import atomic_write_text
 from ..reports import svg
 from ..reports.charts.pareto import ParetoContext, ParetoPoint, pareto_chart
-from ..sweep.pareto import pareto_indices
+from ..sweep.rank.pareto import pareto_indices
 from .sweep_result import LlmRecommendation, LlmSweepLevel
 
 

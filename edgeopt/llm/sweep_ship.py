@@ -1,5 +1,5 @@
 """The LLM sweep's answer as a deployment: ``<out>/recommended/`` holds the recommended level's runtime folder
-(its files at the top) and ``deployment.json``, written whole or not at all (:mod:`edgeopt.sweep.ship`'s
+(its files at the top) and ``deployment.json``, written whole or not at all (:mod:`edgeopt.sweep.ship.deployment`'s
 publish). ``model`` names the file that marks the folder (its format's ``entry_file``: ``genai_config.json``,
 ``openvino_model.xml``); the generative runtimes load the folder that holds it.
 """
@@ -15,7 +15,7 @@ from .._version import __version__
 from ..deploy import DeployedFile, Deployment, DeploymentMeasured, save_deployment
 from ..fsutil import sha256_file
 from ..registry import get_format, get_runtime
-from ..sweep.ship import RECOMMENDED_DIR, discard, publish
+from ..sweep.ship.deployment import RECOMMENDED_DIR, discard, publish
 from .sweep_levels import STAMP
 from .sweep_result import LlmSweepLevel, LlmSweepResult
 

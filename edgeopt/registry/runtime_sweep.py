@@ -23,13 +23,13 @@ PRECISION_REPORT = "inference_precision"
 
 
 class Int8Backend(str, Enum):
-    """How the sweep's INT8 search makes candidates for a runtime (:mod:`edgeopt.sweep.int8_search`)."""
+    """How the sweep's INT8 search makes candidates for a runtime (:mod:`edgeopt.sweep.int8.search`)."""
 
     #: The project's calibrated QDQ ONNX model, executed with INT8 kernels: the runtime gets its own latency-aware
-    #: float set, its layers profiled there (:mod:`edgeopt.sweep.int8_latency`).
+    #: float set, its layers profiled there (:mod:`edgeopt.sweep.int8.latency`).
     QDQ = "qdq"
     #: NNCF's accuracy-controlled quantization to an OpenVINO IR, as one trial (``--nncf-budget-s``,
-    #: :mod:`edgeopt.sweep.int8_nncf`).
+    #: :mod:`edgeopt.sweep.int8.nncf_candidate`).
     NNCF = "nncf"
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .api import sweep
-from .pareto import pareto_indices
+from .rank.pareto import pareto_indices
 from .result import Int8SearchResult, Int8Trial, Level, Recommendation, SweepResult
 
 __all__ = ["Int8SearchResult", "Int8Trial", "Level", "Recommendation", "SweepResult", "pareto_indices", "sweep"]

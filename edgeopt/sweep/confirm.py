@@ -1,14 +1,14 @@
 """Every latency in the sweep's table measured in short interleaved rounds, or marked single-run.
 
 With a served agent (:mod:`edgeopt.runners.served`) a level is not timed when it is built: its first measurement
-is :data:`FIRST_ROUNDS` round-robin rounds over every level built since the last rounds (:class:`.ranking.
-RoundRobin`: each round runs every level once, the order rotated every round, so a slow phase of a shared VM hits
-every level, not one), each run a third of the sweep's per-level settings (iterations, minimum duration), so the
+is :data:`FIRST_ROUNDS` round-robin rounds over every level built since the last rounds (:class:`.rank.
+decide.RoundRobin`: each round runs every level once, the order rotated every round, so a slow phase of a shared VM
+hits every level, not one), each run a third of the sweep's per-level settings (iterations, minimum duration), so the
 pooled samples support the same percentiles a single run did (:mod:`.pooled`). Issue 21: one ~1 s first pass,
 taken right after the level was built, read up to 66 % off the median of the rounds that later confirmed it, and
 filled the table, the Pareto chart and the INT8 search until then. ``latency_ms`` is the median of the level's
-round medians, with a bootstrap interval (:func:`.ranking.level_stats`); ``latency_ms_first_pass`` is that same
-first measurement (later ranking rounds may refine ``latency_ms``).
+round medians, with a bootstrap interval (:func:`.rank.decide.level_stats`); ``latency_ms_first_pass`` is that
+same first measurement (later ranking rounds may refine ``latency_ms``).
 
 A level that was timed once when built (an INT8 search trial adopted as a level, a low-precision level whose
 precision the runtime reports only in a benchmark; every level without a served agent) keeps that run's p50 in
@@ -35,7 +35,7 @@ from ..metrics.result import BenchResult
 from ..settings import MeasureSettings
 from .measure import Context, complete, interfered, others_cpu_pct, without_memory
 from .pooled import pooled_bench
-from .ranking import RoundRobin, level_stats
+from .rank.decide import RoundRobin, level_stats
 from .result import Level
 
 FIRST_ROUNDS = 3  # a served sweep's interleaved rounds per level: three round medians, robust to one slow run

@@ -31,23 +31,23 @@ from ..runners.served import agent_session
 from ..settings import MeasureSettings, RemoteSpec
 from ..targets import Target
 from .cache import LevelCache
-from .frontier import off_frontier
 from .honest import GraphChange, pipeline_change, steps_of
-from .int8_latency import hopeless_runtimes, int8_runtimes
-from .int8_precision import LowBranch, low_branches, low_precision_int8_level
-from .int8_search import search_int8
-from .int8_search_core import SearchPlan
+from .int8.core import SearchPlan
+from .int8.latency import hopeless_runtimes, int8_runtimes
+from .int8.precision import LowBranch, low_branches, low_precision_int8_level
+from .int8.search import search_int8
 from .levels import LevelTable, Progress
 from .measure import Context
 from .memory_probe import needs_probe, probe_memory
-from .negligible import mark_negligible, negligible_note
 from .options import DEFAULT_RECIPES, SweepOptions
-from .pareto import pareto_indices
-from .rank_levels import rank
+from .rank.frontier import off_frontier
+from .rank.negligible import mark_negligible, negligible_note
+from .rank.pareto import pareto_indices
+from .rank.recommend import rank
 from .report import objective_value, recommend, write_plot
 from .result import Int8SearchResult, Level, Recommendation, SweepResult
-from .ship import SweepFacts
-from .shipped import ship
+from .ship.check import ship
+from .ship.deployment import SweepFacts
 from .snapshot import snapshot_model
 
 # A recipe built before the sweep (a fleet sweep's host side): its optimize result, or why it does not apply.
@@ -309,7 +309,7 @@ class _SweepRun:
         return search_int8(self.model, ctx=self.ctx, plan=plan, run_level=self.table, emit=self.emit)
 
     def low_precision_branches(self) -> dict[str, LowBranch]:
-        """The INT8 search's low-precision branches (:mod:`.int8_precision`: bf16 float parts on OpenVINO where this
+        """The INT8 search's low-precision branches (:mod:`.int8.precision`: bf16 float parts on OpenVINO where this
         CPU runs BF16); why a runtime with a low-precision default gets none, as info events."""
         branches, notes = low_branches(self.rts, self.cpu_flags, self.table.levels)
         for note in notes:
@@ -317,7 +317,7 @@ class _SweepRun:
         return dict(branches)
 
     def result(self, search: Int8SearchResult | None, started: float) -> SweepResult:
-        """The table, the latency ranking of the candidates (:mod:`.rank_levels`), the Pareto frontier, the
+        """The table, the latency ranking of the candidates (:mod:`.rank.recommend`), the Pareto frontier, the
         recommendation and the plot (written here); ``started``: the sweep's ``perf_counter`` start."""
         levels, opts, fps = self.table.levels, self.options, self.ctx.measure.fps
         untested = self.data_cannot_tell()

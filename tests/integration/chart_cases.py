@@ -39,7 +39,7 @@ RUNTIME_FACTOR = {"onnxruntime": 1.0, "openvino": 0.8, "tensorrt": 0.45, "tflite
 
 def levels(n: int, *, fps: float | None = 30.0, min_retention: float = 0.99) -> list[Level]:
     """``n`` sweep levels: many on the retention-1.0 row (fp32, fp16 on every runtime), the faster ones losing
-    accuracy, some failing, one no-change, three ranked with intervals (as :mod:`edgeopt.sweep.rank_levels` does)."""
+    accuracy, some failing, one no-change, three ranked with intervals (as :mod:`edgeopt.sweep.rank.recommend` does)."""
     out = []
     for i in range(n):
         recipe, runtime = RECIPES[i % len(RECIPES)], RUNTIMES[(i // len(RECIPES)) % len(RUNTIMES)]

@@ -26,7 +26,7 @@ from edgeopt.runners.served import agent_session  # noqa: E402
 from edgeopt.sweep import sweep  # noqa: E402
 from edgeopt.sweep.api import float_options, level_settings  # noqa: E402
 from edgeopt.sweep.measure import Context  # noqa: E402
-from edgeopt.sweep.rank_levels import candidates, level_name, rank  # noqa: E402
+from edgeopt.sweep.rank.recommend import candidates, level_name, rank  # noqa: E402
 from edgeopt.sweep.result import SweepResult  # noqa: E402
 
 # snr_db here: int8 ~0.99990 (misses 0.99995, so the search runs), bf16 alone ~0.99999 (passes: a bf16 branch)

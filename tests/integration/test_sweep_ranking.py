@@ -23,8 +23,8 @@ from edgeopt.runners.local import LocalRunner
 from edgeopt.runners.served import agent_session
 from edgeopt.sweep.api import level_settings
 from edgeopt.sweep.measure import Context
-from edgeopt.sweep.rank_levels import ROUNDS, rank
-from edgeopt.sweep.ranking import DEFAULT_TOLERANCE
+from edgeopt.sweep.rank.decide import DEFAULT_TOLERANCE
+from edgeopt.sweep.rank.recommend import ROUNDS, rank
 from edgeopt.sweep.result import Level
 from tests.unit.sweep.test_ranking import conv_model
 

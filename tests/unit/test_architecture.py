@@ -308,7 +308,7 @@ RUNTIME_OWN_MODULES: dict[str, set[str]] = {
     "edgeopt.passes.to_openvino": {"openvino"},  # its converter pass
     "edgeopt.passes.to_tflite": {"tflite"},  # its converter pass
     "edgeopt.passes.validate": {"onnxruntime"},  # the ONNX reference the conversions are proven against
-    "edgeopt.sweep.int8_ov": {"openvino"},  # the NNCF backend of the INT8 search drives OpenVINO itself
+    "edgeopt.sweep.int8.ov": {"openvino"},  # the NNCF backend of the INT8 search drives OpenVINO itself
     "edgeopt.tools.manager": {"tflite"},  # the TFLite converter's tool environment
     "edgeopt.tools.tflite_driver": {"tflite"},
     "edgeopt.targets.schema": {"openvino"},  # a target's OpenVINO device name field

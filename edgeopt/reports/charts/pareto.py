@@ -3,7 +3,7 @@
 What a reader needs to judge the recommendation is on the chart (issue 24): the retention threshold as a dashed
 line labelled with its value, the FPS budget as a vertical line when one applies, the frontier as a line, the
 recommendation ringed and named, failing levels hollow red and no-change levels hollow dashed, and the 95 %
-intervals of the interleaved ranking rounds (:mod:`edgeopt.sweep.rank_levels`) as whiskers on the ranked points.
+intervals of the interleaved ranking rounds (:mod:`edgeopt.sweep.rank.recommend`) as whiskers on the ranked points.
 Labels never overlap: they are placed by :mod:`.placer`, and a point whose name does not fit is numbered and named
 in the key under the chart.
 """

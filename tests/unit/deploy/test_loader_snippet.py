@@ -11,7 +11,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper, save
 
 from edgeopt.sweep.result import Level
-from edgeopt.sweep.ship import SweepFacts, publish, stage
+from edgeopt.sweep.ship.deployment import SweepFacts, publish, stage
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "sweep.md"
 

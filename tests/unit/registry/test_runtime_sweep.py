@@ -9,8 +9,8 @@ from pydantic import ValidationError
 from edgeopt.registry import RuntimeDescriptor, get_runtime
 from edgeopt.registry.runtime_sweep import Int8Backend, LowPrecisionDefault
 from edgeopt.sweep.api import float_options
-from edgeopt.sweep.int8_latency import int8_runtimes
-from edgeopt.sweep.rank_levels import complexity
+from edgeopt.sweep.int8.latency import int8_runtimes
+from edgeopt.sweep.rank.recommend import complexity
 from edgeopt.sweep.result import Level
 
 BF16 = LowPrecisionDefault(level="bf16", option="inference_precision", reports="bf16",

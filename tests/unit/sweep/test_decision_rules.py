@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from edgeopt.sweep.int8_precision import is_low_precision_mix, low_branches, low_mix_name
-from edgeopt.sweep.rank_levels import DEFAULT_WITHIN, WITHIN, candidates, complexity, runtime_defaults
-from edgeopt.sweep.ranking import RETENTION_TIE, Candidate, decide
+from edgeopt.sweep.int8.precision import is_low_precision_mix, low_branches, low_mix_name
+from edgeopt.sweep.rank.decide import RETENTION_TIE, Candidate, decide
+from edgeopt.sweep.rank.recommend import DEFAULT_WITHIN, WITHIN, candidates, complexity, runtime_defaults
 from edgeopt.sweep.result import Level
 
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from edgeopt.sweep.int8_latency import HOPELESS_RATIO, hopeless_runtimes
+from edgeopt.sweep.int8.latency import HOPELESS_RATIO, hopeless_runtimes
 from edgeopt.sweep.result import Level
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from edgeopt.sweep.int8_steps import narrow, variants
+from edgeopt.sweep.int8.steps import narrow, variants
 
 RANKING = [f"n{i}" for i in range(20)]
 

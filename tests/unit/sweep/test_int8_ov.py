@@ -9,14 +9,14 @@ import onnx
 import pytest
 
 from edgeopt.errors import InputError
-from edgeopt.sweep.qdq_surgery import quantized_nodes
+from edgeopt.sweep.int8.qdq_surgery import quantized_nodes
 from tests.unit.passes.builders import run_model
 from tests.unit.sweep.test_qdq_surgery import convnet, quantize
 
 ov = pytest.importorskip("openvino", reason="the candidates run on OpenVINO")
 pytest.importorskip("nncf", reason="accuracy control is NNCF's")
 
-from edgeopt.sweep.int8_ov import NncfAccuracyControl, nncf_accuracy_control, write_float_set  # noqa: E402
+from edgeopt.sweep.int8.ov import NncfAccuracyControl, nncf_accuracy_control, write_float_set  # noqa: E402
 
 
 def samples(n: int = 16) -> list[dict[str, np.ndarray]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from edgeopt.sweep.int8_search_core import SearchState
+from edgeopt.sweep.int8.core import SearchState
 from edgeopt.sweep.result import Int8SearchResult, Level
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from edgeopt.errors import InputError
-from edgeopt.sweep.latency_rank import (
+from edgeopt.sweep.int8.float_sets import (
     choose_float_set,
     grow_int8_set,
     latency_gain,

@@ -10,7 +10,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
-from edgeopt.sweep.qdq_surgery import keep_float, quantized_nodes
+from edgeopt.sweep.int8.qdq_surgery import keep_float, quantized_nodes
 from tests.unit.passes.builders import run_model, save
 
 OPS = ["Conv", "MatMul", "Gemm"]

@@ -11,7 +11,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from edgeopt.errors import InputError
-from edgeopt.sweep.ranking import Candidate, RoundRobin, decide, level_stats, pair_ratio
+from edgeopt.sweep.rank.decide import Candidate, RoundRobin, decide, level_stats, pair_ratio
 from tests.unit.passes.builders import save
 
 

@@ -4,7 +4,7 @@ rounds leaving the 1.4x inside the interval, and int8-search won the next sweep 
 
 from __future__ import annotations
 
-from edgeopt.sweep.ranking import MAX_EXTRA_ROUNDS, Candidate, decide_in_rounds, leaning
+from edgeopt.sweep.rank.decide import MAX_EXTRA_ROUNDS, Candidate, decide_in_rounds, leaning
 
 ACCURATE = Candidate(name="fp16", size_bytes=2, retention=0.998)
 FAST = Candidate(name="int8-search", size_bytes=4, retention=0.990)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from edgeopt.sweep.sensitivity_cache import (
+from edgeopt.sweep.int8.sensitivity_cache import (
     LatencyEntry,
     LatencyKey,
     NodeScore,

@@ -22,8 +22,8 @@ from edgeopt.runners.local import LocalRunner
 from edgeopt.settings import MeasureSettings
 from edgeopt.sweep.measure import Context
 from edgeopt.sweep.result import Level
-from edgeopt.sweep.ship import SweepFacts, build_deployment, copy_files, publish, stage
-from edgeopt.sweep.shipped import check_shipped, shipped_note
+from edgeopt.sweep.ship.check import check_shipped, shipped_note
+from edgeopt.sweep.ship.deployment import SweepFacts, build_deployment, copy_files, publish, stage
 
 pytest.importorskip("onnxruntime")
 
@@ -125,7 +125,7 @@ def test_shipped_check_applies_the_recorded_option_and_compares_with_the_default
 
 def test_a_missing_artifact_leaves_no_folder_and_says_why(tmp_path: Path) -> None:
     from edgeopt.sweep.result import Recommendation, SweepResult
-    from edgeopt.sweep.shipped import ship
+    from edgeopt.sweep.ship.check import ship
 
     out = tmp_path / "out"
     (out / "recommended").mkdir(parents=True)  # an earlier run's answer

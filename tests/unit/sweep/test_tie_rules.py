@@ -19,12 +19,12 @@ from onnx import TensorProto, helper, numpy_helper
 
 from edgeopt.passes.fp16 import Fp16Config, Fp16Pass
 from edgeopt.passes.quantize_int4 import QuantizeInt4Config, QuantizeInt4Pass
-from edgeopt.sweep.frontier import off_frontier
-from edgeopt.sweep.negligible import NEGLIGIBLE_SHARE, changed_mac_share, mark_negligible
-from edgeopt.sweep.pareto import pareto_indices
-from edgeopt.sweep.ranking import Candidate, decide
+from edgeopt.sweep.rank.decide import Candidate, decide
+from edgeopt.sweep.rank.frontier import off_frontier
+from edgeopt.sweep.rank.negligible import NEGLIGIBLE_SHARE, changed_mac_share, mark_negligible
+from edgeopt.sweep.rank.pareto import pareto_indices
+from edgeopt.sweep.rank.ties import MIN_SIZE_GAIN
 from edgeopt.sweep.result import Level, Recommendation
-from edgeopt.sweep.ties import MIN_SIZE_GAIN
 from tests.unit.passes.builders import artifact, context, save
 
 TIED = [10.0, 10.4, 9.8, 10.1, 10.0]  # round medians of one level

@@ -25,11 +25,11 @@ from typing import Any
 
 import onnx
 
-from ..analysis.flops import COUNTERS, ZERO_MAC, op_key
-from ..analysis.loader import read_model
-from ..analysis.shapes import infer_shapes
-from ..errors import EdgeoptError
-from .result import Level
+from ...analysis.flops import COUNTERS, ZERO_MAC, op_key
+from ...analysis.loader import read_model
+from ...analysis.shapes import infer_shapes
+from ...errors import EdgeoptError
+from ..result import Level
 
 NEGLIGIBLE_SHARE = 0.05  # below 5 % of the MACs and of the artifact's size changed: the original model again
 _T = onnx.TensorProto

@@ -1,8 +1,8 @@
-"""The INT8 search's low-precision branch (:mod:`.int8_precision`: OpenVINO on a CPU with BF16): the latency-aware
+"""The INT8 search's low-precision branch (:mod:`.precision`: OpenVINO on a CPU with BF16): the latency-aware
 search again with the float parts of the mix at the runtime's low precision, its device trials, and the mix kept as
 level ``int8-search+bf16`` (the branch's passing choice, else the f32 branch's mix measured at low precision).
 
-Functions of one running search (:class:`.int8_search_core.SearchCore`), whose trials, budget and choices they share.
+Functions of one running search (:class:`.core.SearchCore`), whose trials, budget and choices they share.
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from typing import Any
 
 import onnx
 
-from ..fsutil import atomic_write_bytes
-from .int8_latency import float_set, gains
-from .int8_precision import LowBranch
-from .int8_search_core import SearchCore
-from .int8_steps import QUANT_OPS
-from .latency_rank import FREE_MS
+from ...fsutil import atomic_write_bytes
+from ..result import Int8Trial, Level
+from .core import SearchCore
+from .float_sets import FREE_MS
+from .latency import float_set, gains
+from .precision import LowBranch
 from .qdq_surgery import keep_float
-from .result import Int8Trial, Level
+from .steps import QUANT_OPS
 
 
 def low_search(s: SearchCore, branch: LowBranch, full: Level, qdq: onnx.ModelProto, nodes: list[str],

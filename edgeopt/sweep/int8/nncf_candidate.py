@@ -4,7 +4,7 @@ descriptor offers: OpenVINO), with the sweep's own metric.
 :func:`nncf_candidate` turns the sweep's eval data into NNCF's samples (batch 1 each, static shapes) and a retention
 callable that scores NNCF's per-sample outputs against the reference model's outputs on that runtime (the sweep's
 output selection, metric and labels, on exactly the samples NNCF validated). The IR NNCF writes is then measured
-as a device trial like every other (:mod:`.int8_search_nncf`): NNCF returns a model even when it
+as a device trial like every other (:mod:`.nncf_trials`): NNCF returns a model even when it
 misses the threshold.
 """
 
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..evaluation import retention as metric_retention
-from .int8_ov import NncfAccuracyControl, NncfCandidate, nncf_accuracy_control
-from .measure import Context
+from ...evaluation import retention as metric_retention
+from ..measure import Context
+from .ov import NncfAccuracyControl, NncfCandidate, nncf_accuracy_control
 
 # most quantizer groups NNCF reverts to float (NNCF has no time limit of its own; each revert re-validates)
 NNCF_MAX_ITERATIONS = 10

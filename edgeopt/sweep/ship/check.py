@@ -13,14 +13,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..deploy import Deployment, ShippedCheck, save_deployment
-from ..errors import EdgeoptError, first_line
-from ..evaluation import device_outputs, retention
-from ..registry import find_runtime
-from .measure import Context
-from .report import write_plot
-from .result import SweepResult
-from .ship import RECOMMENDED_DIR, SweepFacts, discard, publish, recommended_level, stage
+from ...deploy import Deployment, ShippedCheck, save_deployment
+from ...errors import EdgeoptError, first_line
+from ...evaluation import device_outputs, retention
+from ...registry import find_runtime
+from ..measure import Context
+from ..report import write_plot
+from ..result import SweepResult
+from .deployment import RECOMMENDED_DIR, SweepFacts, discard, publish, recommended_level, stage
 
 # How far the shipped retention may sit from the measured one before the summary says so (eval outputs are
 # deterministic on one machine; this covers thread-count reduction order).

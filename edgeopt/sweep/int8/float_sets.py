@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InputError
+from ...errors import InputError
 
 LayerEvent = Mapping[str, Any]
 # Layer types that carry a weight op (conv, matmul) in OpenVINO's execution graph and onnxruntime's profile.

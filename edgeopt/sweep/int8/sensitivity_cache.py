@@ -8,7 +8,7 @@ issue 14) although nothing it depends on had changed. What each depends on is it
 - latency gains (float vs INT8 time per node): the model, the runtime and version, the quantizer config, the
   device (target or host name) and the thread count. Not the eval data or the metric.
 
-Entries are JSON files in the sweep's cache directory (:class:`.cache.LevelCache`, written atomically).
+Entries are JSON files in the sweep's cache directory (:class:`~edgeopt.sweep.cache.LevelCache`, written atomically).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .cache import LevelCache, cache_key
+from ..cache import LevelCache, cache_key
 
 
 class SensitivityKey(BaseModel):

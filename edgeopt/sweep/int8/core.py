@@ -1,5 +1,5 @@
-"""The INT8 search's state and inputs, and the part of a running search its branches share (:mod:`.int8_search`
-runs it; :mod:`.int8_search_low` and :mod:`.int8_search_nncf` add their trials through :class:`SearchCore`)."""
+"""The INT8 search's state and inputs, and the part of a running search its branches share (:mod:`.search`
+runs it; :mod:`.low_search` and :mod:`.nncf_trials` add their trials through :class:`SearchCore`)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from typing import Any
 
 import onnx
 
-from .int8_precision import LowBranch
-from .int8_steps import float_base
-from .levels import LevelRunner
-from .measure import Context
-from .result import HostCheck, Int8Trial, Level, SensitivityRow
+from ..levels import LevelRunner
+from ..measure import Context
+from ..result import HostCheck, Int8Trial, Level, SensitivityRow
+from .precision import LowBranch
 from .sensitivity_cache import SensitivityCache
+from .steps import float_base
 
 
 @dataclass
@@ -64,8 +64,8 @@ class SearchPlan:
         least this much search time is left (0: off). gains_dir: where per-node sensitivities and latency gains are
         cached (None: ``out/gains``); a fleet sweep shares one between its devices, so the host's sensitivity
         scoring is reused across them. low_precision: runtime -> its low-precision branch
-        (:func:`.int8_precision.low_branches`; empty: f32 float parts only). skip: runtimes whose latency-aware
-        search (and low-precision branch) is skipped, with why (:func:`.int8_latency.hopeless_runtimes`); the
+        (:func:`.precision.low_branches`; empty: f32 float parts only). skip: runtimes whose latency-aware
+        search (and low-precision branch) is skipped, with why (:func:`.latency.hopeless_runtimes`); the
         chosen config is still measured there.
     """
 

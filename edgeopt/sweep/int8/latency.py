@@ -5,7 +5,7 @@ For every INT8 runtime of the sweep (those it measures whose descriptor offers t
 agent's ``profile`` command (:func:`edgeopt.profile.api.profile`, the sweep's runner, threads, shapes and runtime
 options). Per quantized node,
 ``float time - INT8 time`` is what keeping it in float costs there (:func:`gains`; cached by model, runtime,
-version, quantizer config, device and threads, so another threshold re-uses it). :func:`.latency_rank.
+version, quantizer config, device and threads, so another threshold re-uses it). :func:`.float_sets.
 choose_float_set` then finds the cheapest float set meeting the threshold, each candidate judged by one device
 evaluation on that runtime (the agent's ``evaluate``: retention vs the FP32 reference there), within
 :data:`MAX_EVALUATIONS`. Where the runtime cannot profile, every node counts as costing the same (the order is
@@ -20,13 +20,13 @@ from typing import Any
 
 import onnx
 
-from ..errors import EdgeoptError
-from ..fsutil import sha256_file
-from ..profile.api import profile
-from ..registry import get_runtime
-from ..registry.runtime_sweep import Int8Backend
-from .latency_rank import FloatSetChoice, choose_float_set
-from .measure import Context
+from ...errors import EdgeoptError
+from ...fsutil import sha256_file
+from ...profile.api import profile
+from ...registry import get_runtime
+from ...registry.runtime_sweep import Int8Backend
+from ..measure import Context
+from .float_sets import FloatSetChoice, choose_float_set
 from .qdq_surgery import keep_float
 from .sensitivity_cache import LatencyEntry, LatencyKey, SensitivityCache
 

@@ -2,7 +2,7 @@
 recommendation that was not on its own frontier, the reason only in ``sweep.json``).
 
 The frontier is drawn from each level's table values (``latency_ms``, the median of its confirmation rounds, and its
-retention) over every level; the recommendation comes from the ranking rounds' decision (:mod:`.ranking`), which
+retention) over every level; the recommendation comes from the ranking rounds' decision (:mod:`.decide`), which
 calls differences inside the noise a tie and lets a tie-break decide, and never recommends a no-change level or a
 level that misses the threshold or the budget. So a level can sit on the frontier, faster by a hair and as accurate,
 while the recommendation is another: :func:`off_frontier` names that level and the rule that set it aside.
@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..report import objective_value
+from ..result import Level, Recommendation
 from .negligible import pct
-from .report import objective_value
-from .result import Level, Recommendation
 
 _UNITS = {"latency": ("p50", "ms"), "size": ("size", "MB"), "energy": ("energy", "mJ")}
 

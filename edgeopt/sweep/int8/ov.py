@@ -13,7 +13,7 @@ Two ways to reach an accuracy threshold with INT8 on OpenVINO, both producing a 
   few layers, within a time budget.
 - :func:`write_float_set`: the project's calibrated QDQ model with chosen nodes back in float
   (:func:`.qdq_surgery.keep_float`), which OpenVINO runs as FakeQuantize/INT8 where Q/DQ remain. The float set
-  comes from :mod:`.latency_rank` (accuracy per millisecond lost on this runtime).
+  comes from :mod:`.float_sets` (accuracy per millisecond lost on this runtime).
 
 Plain inputs only (paths, arrays, a retention callable): no runner or sweep context.
 """
@@ -31,8 +31,8 @@ import numpy as np
 import onnx
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import InputError
-from ..fsutil import atomic_write_bytes
+from ...errors import InputError
+from ...fsutil import atomic_write_bytes
 from .qdq_surgery import keep_float
 
 # outputs of the candidate on the validation samples NNCF picked (one list of output arrays per sample) and those

@@ -13,10 +13,10 @@
 Every device trial counts toward ``max_trials``; the whole search stops at ``max_seconds``. After every device
 trial ``best.onnx`` holds the fastest passing model so far (or, while none passes, the most accurate one).
 
-On a runtime with a low-precision branch (:mod:`.int8_precision`: OpenVINO on a CPU with BF16) the latency-aware
+On a runtime with a low-precision branch (:mod:`.precision`: OpenVINO on a CPU with BF16) the latency-aware
 search runs a second time with the float parts at that precision; its passing mix (or, when that branch found none,
 the f32 branch's mix measured at that precision, pass or fail) is kept as level ``int8-search+bf16``
-(:mod:`.int8_search_low`); NNCF's accuracy control is one more trial (:mod:`.int8_search_nncf`).
+(:mod:`.low_search`); NNCF's accuracy control is one more trial (:mod:`.nncf_trials`).
 """
 
 from __future__ import annotations
@@ -29,21 +29,21 @@ from typing import Any
 
 import onnx
 
-from ..fsutil import atomic_write_bytes
-from ..optimize import optimize
-from ..passes.int8_target import int8_defaults
-from ..registry import format_for_suffix, runtime_loads
-from ..targets import load_registry
+from ...fsutil import atomic_write_bytes
+from ...optimize import optimize
+from ...passes.int8_target import int8_defaults
+from ...registry import format_for_suffix, runtime_loads
+from ...targets import load_registry
+from ..levels import LevelRunner
+from ..measure import Context
+from ..result import HostCheck, Int8SearchResult, Int8Trial, Level, SensitivityRow
+from .core import SearchCore, SearchPlan
 from .host_eval import HostEval
-from .int8_latency import float_set, gains, int8_runtimes
-from .int8_search_core import SearchCore, SearchPlan
-from .int8_search_low import adopt_low, low_search
-from .int8_search_nncf import nncf_trials
-from .int8_steps import QUANT_OPS, narrow, node_sensitivity, search_recipe, variants
-from .levels import LevelRunner
-from .measure import Context
+from .latency import float_set, gains, int8_runtimes
+from .low_search import adopt_low, low_search
+from .nncf_trials import nncf_trials
 from .qdq_surgery import keep_float, quantized_nodes
-from .result import HostCheck, Int8SearchResult, Int8Trial, Level, SensitivityRow
+from .steps import QUANT_OPS, narrow, node_sensitivity, search_recipe, variants
 
 
 class Int8Search(SearchCore):
@@ -70,7 +70,7 @@ class Int8Search(SearchCore):
         return self.result()
 
     def latency_searches(self, full: Level) -> None:
-        """On every INT8 runtime: the cheapest float set there (:mod:`.int8_latency`), then one device trial."""
+        """On every INT8 runtime: the cheapest float set there (:mod:`.latency`), then one device trial."""
         qdq = onnx.load(full.artifact)
         nodes = quantized_nodes(qdq, QUANT_OPS)
         q_cfg: dict[str, Any] = {"op_types_to_quantize": QUANT_OPS}

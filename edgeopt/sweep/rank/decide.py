@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError
-from ..history.stats import bootstrap_median, bootstrap_median_ratio
+from ...errors import InputError
+from ...history.stats import bootstrap_median, bootstrap_median_ratio
 from .ties import MIN_SIZE_GAIN, TIE_RULES, TieFacts, tail_refusals, tie_order
 
 MIN_PAIRED_ROUNDS = 3  # below this, per-round medians are too few for a paired interval

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from ..evaluation import Metric, OutputSelection, retention
+from ...evaluation import Metric, OutputSelection, retention
 
 BATCH = 32  # samples per run when the model's batch axis is dynamic
 

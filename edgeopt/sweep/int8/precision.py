@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..registry import find_runtime
-from ..registry.runtime_sweep import LowPrecisionDefault
-from .levels import Details, LevelTable
-from .result import Level
+from ...registry import find_runtime
+from ...registry.runtime_sweep import LowPrecisionDefault
+from ..levels import Details, LevelTable
+from ..result import Level
 
 MIX = "int8-search"
 QUANTIZE_PASS = "quantize_int8"

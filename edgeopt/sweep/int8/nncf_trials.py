@@ -1,7 +1,7 @@
-"""NNCF's accuracy-controlled quantization (:mod:`.int8_nncf`) as one device trial of the INT8 search on each
+"""NNCF's accuracy-controlled quantization (:mod:`.nncf_candidate`) as one device trial of the INT8 search on each
 runtime that offers the NNCF backend (OpenVINO), when ``--nncf-budget-s`` allows it.
 
-Functions of one running search (:class:`.int8_search_core.SearchCore`), whose trials, budget and choices they share.
+Functions of one running search (:class:`.core.SearchCore`), whose trials, budget and choices they share.
 """
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..registry.runtime_sweep import Int8Backend
-from .int8_latency import int8_runtimes
-from .int8_search_core import SearchCore
+from ...registry.runtime_sweep import Int8Backend
+from .core import SearchCore
+from .latency import int8_runtimes
 
 
 def nncf_trials(s: SearchCore) -> None:
-    """NNCF's accuracy-controlled quantization (:mod:`.int8_nncf`) as one device trial on each runtime that
+    """NNCF's accuracy-controlled quantization (:mod:`.nncf_candidate`) as one device trial on each runtime that
     offers the NNCF backend (OpenVINO), when enabled."""
     if s.plan.nncf_budget_s <= 0:
         return
@@ -33,7 +33,7 @@ def _trial(s: SearchCore, runtime: str) -> None:
         s.emit({"event": "info", "message": f"int8 search: less than --nncf-budget-s {budget:g} s left; "
                                         "NNCF accuracy control skipped"})
         return
-    from .int8_nncf import NNCF_MAX_ITERATIONS, nncf_candidate
+    from .nncf_candidate import NNCF_MAX_ITERATIONS, nncf_candidate
 
     cfg: dict[str, Any] = {"nncf_accuracy_control": {"max_num_iterations": NNCF_MAX_ITERATIONS,
                                                      "min_retention": s.ctx.min_retention}}

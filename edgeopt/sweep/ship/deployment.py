@@ -4,7 +4,7 @@
 A level is measured with runtime options the model file does not carry (OpenVINO's ``inference_precision: f32``
 on a CPU that runs FP32 in BF16 by default, onnxruntime's providers and graph optimisation level, the thread
 count, the input shapes). The runtimes read (almost) none of these from the file (docs/sweep.md, "Deploying the
-recommendation"), so the folder ships them beside it, and :mod:`.shipped` proves the folder alone gives the
+recommendation"), so the folder ships them beside it, and :mod:`.check` proves the folder alone gives the
 measured retention.
 """
 
@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._version import __version__
-from ..deploy import DeployedFile, Deployment, DeploymentMeasured, decision_cpu_flags, save_deployment
-from ..deploy.options import shippable_options
-from ..fsutil import sha256_file
-from ..registry import files_by_suffix, format_for_suffix
-from .result import Level, Recommendation
+from ..._version import __version__
+from ...deploy import DeployedFile, Deployment, DeploymentMeasured, decision_cpu_flags, save_deployment
+from ...deploy.options import shippable_options
+from ...fsutil import sha256_file
+from ...registry import files_by_suffix, format_for_suffix
+from ..result import Level, Recommendation
 
 RECOMMENDED_DIR = "recommended"
 

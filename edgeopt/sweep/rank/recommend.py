@@ -1,12 +1,12 @@
 """The sweep's latency recommendation, decided on interleaved rounds instead of one ~1 s run per level.
 
 After every level is measured, the passing levels that could win (the :data:`MAX_CANDIDATES` fastest by their
-single benchmark, within :data:`WITHIN` of the fastest) are measured again round-robin (:class:`.ranking.RoundRobin`:
+single benchmark, within :data:`WITHIN` of the fastest) are measured again round-robin (:class:`.decide.RoundRobin`:
 :data:`ROUNDS` rounds, each level one short benchmark of :data:`RUN_S` per round, the order rotated every round),
 on every runtime together so one slow phase of the machine hits them all. Each runtime's default level (the FP32
 model at the runtime's defaults: its low-precision level such as OpenVINO's bf16, else its fp32) is a candidate too
 when it passes within :data:`DEFAULT_WITHIN` of the fastest, so the answer is never slower and less accurate than
-doing nothing. :func:`.ranking.decide` picks: a level wins on speed only when it is faster beyond the bootstrap
+doing nothing. :func:`.decide.decide` picks: a level wins on speed only when it is faster beyond the bootstrap
 interval of the paired per-round ratio (and by more than the tolerance); a level slower (median of rounds) and less
 accurate than another is out (dominated); among the rest (a tie within noise, :mod:`.ties`) a level that changes a
 negligible share of the model (:mod:`.negligible`) never wins, then the higher retention wins, then the artifact
@@ -22,12 +22,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..registry import find_runtime
-from .int8_precision import is_low_precision_mix
-from .measure import Context
+from ...registry import find_runtime
+from ..int8.precision import is_low_precision_mix
+from ..measure import Context
+from ..result import Level, Recommendation
+from .decide import DEFAULT_TOLERANCE, RETENTION_TIE, TAIL_PERCENTILE, TAIL_TOLERANCE, Candidate, decide_in_rounds
 from .negligible import NEGLIGIBLE_SHARE
-from .ranking import DEFAULT_TOLERANCE, RETENTION_TIE, TAIL_PERCENTILE, TAIL_TOLERANCE, Candidate, decide_in_rounds
-from .result import Level, Recommendation
 from .ties import MIN_SIZE_GAIN
 
 ROUNDS = 5

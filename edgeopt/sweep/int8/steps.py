@@ -1,5 +1,5 @@
 """The steps of the accuracy-aware INT8 search that need no search state: the quantizer variants, the float base
-model, per-node sensitivity on the host and host-side narrowing of a float set (:mod:`.int8_search` runs them).
+model, per-node sensitivity on the host and host-side narrowing of a float set (:mod:`.search` runs them).
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from typing import Any
 
 import onnx
 
-from ..fsutil import atomic_write_bytes
-from ..optimize import optimize
-from ..passes.cleanup import ort_basic_optimize
-from ..recipes import Recipe
+from ...fsutil import atomic_write_bytes
+from ...optimize import optimize
+from ...passes.cleanup import ort_basic_optimize
+from ...recipes import Recipe
+from .float_sets import smallest_passing_prefix
 from .host_eval import HostEval
-from .latency_rank import smallest_passing_prefix
 from .qdq_surgery import keep_float, quantized_nodes
 
 QUANT_OPS = ["Conv", "MatMul", "Gemm"]
