@@ -75,16 +75,14 @@ def _cell(value: Any, digits: int) -> str:
 
 
 def format_table(header: Sequence[str], rows: Sequence[Sequence[Any]], digits: int = 3) -> str:
-    """A plain-text table: a column per header, text left-aligned, numbers right-aligned, floats to ``digits``."""
-    cells = [[_cell(v, digits) for v in row] for row in rows]
-    numeric = [all(isinstance(row[i], (int, float)) or row[i] is None for row in rows) if rows else False
-               for i in range(len(header))]
-    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(header)]
-
-    def line(values: Sequence[str]) -> str:
-        return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric, strict=True))
-
-    return "\n".join([line(list(header)), line(["-" * w for w in widths]), *(line(r) for r in cells)]).rstrip()
+    """A Markdown table (what docs/benchmarks.md quotes): a column per header, floats to ``digits`` decimals (format
+    a cell yourself, as a string, for another precision), ``None`` as ``-``."""
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    for row in rows:
+        if len(row) != len(header):
+            raise ValueError(f"a table row has {len(row)} cells for {len(header)} columns: {row!r}")
+        lines.append("| " + " | ".join(_cell(v, digits) for v in row) + " |")
+    return "\n".join(lines)
 
 
 def print_table(header: Sequence[str], rows: Sequence[Sequence[Any]], digits: int = 3) -> None:

@@ -23,7 +23,7 @@ Stages (``--stages a,b``; artifacts and sensitivities are cached in ``--work``):
   timed against today's accuracy-only ranking.
 - ``final``: every artifact above timed in one interleaved loop (``--only REGEX`` to time a subset longer).
 
-Usage: python benchmarks/research_int8_ov.py [--work DIR] [--rounds 12] [--iters 15] [--stages baseline,choose]
+Usage: python -m benchmarks.research.research_int8_ov [--work DIR] [--rounds 12] [--iters 15] [--stages baseline,choose]
        [--only REGEX] [--out benchmarks/results/research_int8_ov.json]
 Summary of a run: benchmarks/results/research_int8_ov.md. Helpers (sessions, quantizers, timing, sensitivity):
 ``research_int8_ov_lib.py``; this file holds the stages.
@@ -35,20 +35,15 @@ import argparse
 import json
 import os
 import re
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnx
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
-sys.path.insert(0, str(REPO / "device_agent"))
-
-import onnx  # noqa: E402
-from research_int8_ov_lib import (  # noqa: E402
+from benchmarks.common import RESULTS, real_model, write_json
+from benchmarks.research.research_int8_ov_lib import (
     MIN_RETENTION,
     QUANT_OPS,
     SHAPE,
@@ -67,10 +62,7 @@ from research_int8_ov_lib import (  # noqa: E402
     qdq_int8,
     search_base,
     time_configs,
-    write_json,
 )
-
-from tests.real_models import fetch  # noqa: E402
 
 MODEL = "ch_PP-OCRv4_rec_infer.onnx"
 
@@ -82,13 +74,12 @@ def main() -> int:
     ap.add_argument("--iters", type=int, default=15)
     ap.add_argument("--stages", default="baseline")
     ap.add_argument("--only", default="", help="final stage: time only configs matching this regex (+ baselines)")
-    ap.add_argument("--out", type=Path, default=REPO / "benchmarks/results/research_int8_ov.json")
+    ap.add_argument("--out", type=Path, default=RESULTS / "research_int8_ov.json")
     args = ap.parse_args()
-    from sweep import text_lines
+    from benchmarks.sweep import text_lines
 
-    model, why = fetch(MODEL)
+    model = real_model(MODEL, "research_int8_ov")
     if model is None:
-        print(f"skip: {why}", file=sys.stderr)
         return 0
     work = args.work
     work.mkdir(parents=True, exist_ok=True)
