@@ -15,15 +15,12 @@ This machine has no power sensor, so the sampler reads an emulated Jetson JetPac
 (3 rails, 6 files per reading): page-cache reads of the files a Jetson has, without the I2C transfer a real
 sysfs read waits on (the agent releases the GIL during that wait). Goal: p50 ratio <= 1.01.
 
-Usage: python benchmarks/energy_sampling.py [--rounds 5] [--pairs 25] [--out benchmarks/results/...]
+Usage: python -m benchmarks.energy_sampling [--rounds 5] [--pairs 25] [--out benchmarks/results/...]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import resource
 import statistics
 import sys
@@ -31,10 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-import onnxruntime as ort
-
 import edgeopt
+from benchmarks.common import RESULTS, machine_facts, print_table, write_json
 from edgeopt.zoo import build
 from edgeopt_agent.harness import run as agent_run
 from edgeopt_agent.power import Sampler, open_reader, parse_settings
@@ -136,7 +131,7 @@ def main() -> int:
     ap.add_argument("--pair-duration", type=float, default=0.5, help="seconds of timed inferences per paired run")
     ap.add_argument("--cpu-seconds", type=float, default=5.0, help="seconds of sampling per CPU-cost measurement")
     ap.add_argument("--warmup", type=int, default=20)
-    ap.add_argument("--out", type=Path, default=Path("benchmarks/results/energy_sampling.json"))
+    ap.add_argument("--out", type=Path, default=RESULTS / "energy_sampling.json")
     args = ap.parse_args()
 
     rows = []
@@ -192,36 +187,25 @@ def main() -> int:
             })
 
     env = {
-        "machine": platform.machine(),
-        "cpu": edgeopt.targets.load_registry().get("local").description,
-        "load_average": os.getloadavg(),
-        "python": platform.python_version(),
-        "onnxruntime": ort.__version__,
-        "numpy": np.__version__,
-        "edgeopt": edgeopt.__version__,
+        **machine_facts("onnxruntime", "numpy"),
         "sensor": "emulated Jetson ina3221 hwmon tree (page-cache files, no I2C)",
     }
     out = {"benchmark": "energy_sampling", "settings": vars(args) | {"out": str(args.out)}, "environment": env,
            "results": rows, "sampler_cpu": cpu_rows, "goal": "p50 ratio <= 1.01"}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp_out = args.out.with_suffix(".json.tmp")
-    tmp_out.write_text(json.dumps(out, indent=2))
-    tmp_out.replace(args.out)
+    write_json(args.out, out)
 
     print(f"\nenergy sampling perturbation on {env['cpu']} (sampler reading an emulated Jetson INA3221 tree; "
           f"load average at the end {env['load_average'][0]:.2f})")
-    print(f"{'design':8} {'model':16} {'Hz':>5} {'thr':>3} {'runs':>4} {'p50 on ms':>10} {'p50 off ms':>10} "
-          f"{'p50 ratio':>9} {'pair ratio':>10} {'mean ratio':>10} {'readings/s':>10}")
-    for r in rows:
-        print(f"{r['design']:8} {r['model']:16} {r['rate_hz']:5g} {r['threads']:3d} {r['runs_per_side']:4d} "
-              f"{r['with_sampling_p50_ms']:10.5f} {r['without_sampling_p50_ms']:10.5f} "
-              f"{r['p50_ratio_of_medians']:9.3f} {r['p50_median_pair_ratio']:10.3f} "
-              f"{r['mean_ratio_of_medians']:10.3f} {r['achieved_rate_hz']:10.1f}")
-    print(f"\n{'sampler cost':14} {'Hz':>5} {'readings/s':>10} {'CPU ms/s':>9} {'% of a core':>11} "
-          f"{'read us':>8}")
-    for row in cpu_rows:
-        print(f"{row['sensor']:14} {row['rate_hz_used']:5g} {row['readings_per_s']:10.1f} "
-              f"{row['cpu_ms_per_s']:9.3f} {row['cpu_pct_of_one_core']:11.3f} {row['median_read_us']:8.1f}")
+    print_table(["design", "model", "Hz", "threads", "runs", "p50 on ms", "p50 off ms", "p50 ratio", "pair ratio",
+                 "mean ratio", "readings/s"],
+                [[r["design"], r["model"], f"{r['rate_hz']:g}", r["threads"], r["runs_per_side"],
+                  f"{r['with_sampling_p50_ms']:.5f}", f"{r['without_sampling_p50_ms']:.5f}", r["p50_ratio_of_medians"],
+                  r["p50_median_pair_ratio"], r["mean_ratio_of_medians"], f"{r['achieved_rate_hz']:.1f}"]
+                 for r in rows])
+    print()
+    print_table(["sampler cost", "Hz", "readings/s", "CPU ms/s", "% of a core", "read us"],
+                [[row["sensor"], f"{row['rate_hz_used']:g}", f"{row['readings_per_s']:.1f}", row["cpu_ms_per_s"],
+                  row["cpu_pct_of_one_core"], f"{row['median_read_us']:.1f}"] for row in cpu_rows])
     print(f"wrote {args.out}")
     return 0
 

@@ -15,7 +15,7 @@ frame-paced (``--fps``, ``--frames``) so a device's run lasts ``frames / fps`` s
 
 Needs root and openssh-server (``make sysdeps``); Ray only for ``--executors ...ray``.
 
-Usage: python benchmarks/fleet.py [--sizes 1,4,16] [--fps 20] [--frames 60] [--rounds 3] [--executors local,ray]
+Usage: python -m benchmarks.fleet [--sizes 1,4,16] [--fps 20] [--frames 60] [--rounds 3] [--executors local,ray]
                                   [--out results.json]
 """
 
@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import statistics
 import sys
@@ -33,13 +32,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # for the test suite's sshd lab
-
-from edgeopt.bench.fleet import fleet_benchmark  # noqa: E402
-from edgeopt.zoo import build  # noqa: E402
-from tests.integration.ssh.lab import Lab  # noqa: E402
-from tests.integration.ssh.sshd import unavailable_reason  # noqa: E402
+from benchmarks.common import machine_facts
+from edgeopt.bench.fleet import fleet_benchmark
+from edgeopt.zoo import build
+from tests.integration.ssh.lab import Lab
+from tests.integration.ssh.sshd import unavailable_reason
 
 _TICK = os.sysconf("SC_CLK_TCK")
 # Command-line markers of Ray's processes: worker titles, raylet, GCS, its Python-side agents.
@@ -126,8 +123,7 @@ def summarize(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str,
     overhead = {str(r["devices"]): round(r["wall_s"] - local[r["devices"]], 3)
                 for r in rows if r["executor"] == "ray" and r["devices"] in local}
     return {
-        "benchmark": "fleet", "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                                          "python": platform.python_version()},
+        "benchmark": "fleet", "machine": machine_facts("paramiko", "ray"),
         "settings": {"fps": args.fps, "frames": args.frames, "paced_run_s": args.frames / args.fps,
                      "rounds": args.rounds, "model": args.model},
         "rows": rows, "ray_overhead_s_vs_local": overhead,

@@ -11,7 +11,7 @@ and INT8 (from the INT8 QDQ ONNX), TFLite FP32 / FP16 / full INT8 (through the `
 ``edgeopt tools install tflite``; skipped when it is not installed). Latency: ``edgeopt.benchmark`` (the device
 agent, each format on its runtime) on this machine, interleaved over rounds, minimum of the per-round medians.
 
-Usage: EDGEOPT_TOOLS_DIR=/tmp/eo-tools python benchmarks/formats.py [--rounds 3] [--duration 1.5]
+Usage: EDGEOPT_TOOLS_DIR=/tmp/eo-tools python -m benchmarks.formats [--rounds 3] [--duration 1.5]
        [--models digits-cnn,ppocr-cls] [--out benchmarks/results/formats.json]
 """
 
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import sys
 import tempfile
 from collections.abc import Callable
@@ -28,20 +27,16 @@ from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
-
-import edgeopt  # noqa: E402
-from edgeopt.calib import DataSource  # noqa: E402
-from edgeopt.enums import Precision  # noqa: E402
-from edgeopt.errors import EdgeoptError  # noqa: E402
-from edgeopt.passes.base import Artifact, ArtifactFormat, NullReporter, PassContext  # noqa: E402
-from edgeopt.passes.registry import load_pass_registry  # noqa: E402
-from edgeopt.passes.validate import compare, run_artifact, run_onnx  # noqa: E402
-from edgeopt.targets import cpu_facts, load_registry  # noqa: E402
-from recipes import digits_cnn, photo_crops  # noqa: E402  (benchmarks/recipes.py: same models and data)
-from tests.real_models import fetch  # noqa: E402
+import edgeopt
+from benchmarks.common import RESULTS, format_table, machine_facts, real_model, write_json
+from benchmarks.recipes import digits_cnn, photo_crops
+from edgeopt.calib import DataSource
+from edgeopt.enums import Precision
+from edgeopt.errors import EdgeoptError
+from edgeopt.passes.base import Artifact, ArtifactFormat, NullReporter, PassContext
+from edgeopt.passes.registry import load_pass_registry
+from edgeopt.passes.validate import compare, run_artifact, run_onnx
+from edgeopt.targets import cpu_facts, load_registry
 
 # (label, pass, config, source: "fp32" or "int8"): how each non-ONNX format is made.
 CONVERSIONS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
@@ -134,10 +129,8 @@ def _models(work: Path, wanted: set[str], epochs: int) -> list[tuple[str, Path, 
         d = digits_cnn(work, epochs, retrain=False)
         out.append(("digits-cnn", d["path"], d["calib"], d["eval"]))
     if "ppocr-cls" in wanted:
-        path, why = fetch("ch_ppocr_mobile_v2.0_cls_infer.onnx")
-        if path is None:
-            print(f"skip ppocr-cls: {why}", file=sys.stderr)
-        else:
+        path = real_model("ch_ppocr_mobile_v2.0_cls_infer.onnx", "formats: ppocr-cls")
+        if path is not None:
             crops: Callable[[str, int], Path] = lambda n, k: photo_crops(work, n, k, 48, 192)  # noqa: E731
             out.append(("ppocr-cls", _static(path, work / "ppocr-cls-b1.onnx", [1, 3, 48, 192]),
                         crops("cls-calib", 64), crops("cls-eval", 96)))
@@ -160,19 +153,17 @@ def _static(src: Path, dst: Path, shape: list[int]) -> Path:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    head = ("| model | format | runtime | size (KiB) | size ratio | p50 ms | speedup | max abs err | cosine "
-            "| top-1 agr | acc |")
-    lines = [head, "|" + "---|" * (head.count("|") - 1)]
-    for r in rows:
+    def cells(r: dict[str, Any]) -> list[Any]:
         if "skipped" in r:
-            lines.append(f"| {r['model']} | {r['format']} | skipped: {r['skipped']} |" + " |" * 8)
-            continue
-        acc = f"{r['accuracy']:.4f}" if "accuracy" in r else "-"
-        agr = f"{r['top1_agreement']:.4f}" if r.get("top1_agreement") is not None else "-"
-        lines.append(f"| {r['model']} | {r['format']} | {r['runtime']} | {r['size_bytes'] / 1024:,.1f} | "
-                     f"{r['size_ratio']:.3f} | {r['latency_p50_ms']:.4f} | {r['speedup_vs_fp32']:.2f}x | "
-                     f"{r['max_abs_error']:.4g} | {r['cosine_similarity']:.6f} | {agr} | {acc} |")
-    return "\n".join(lines)
+            return [r["model"], r["format"], f"skipped: {r['skipped']}", *[""] * 8]
+        acc = f"{r['accuracy']:.4f}" if "accuracy" in r else None
+        agr = f"{r['top1_agreement']:.4f}" if r.get("top1_agreement") is not None else None
+        return [r["model"], r["format"], r["runtime"], f"{r['size_bytes'] / 1024:,.1f}", r["size_ratio"],
+                f"{r['latency_p50_ms']:.4f}", f"{r['speedup_vs_fp32']:.2f}x", f"{r['max_abs_error']:.4g}",
+                f"{r['cosine_similarity']:.6f}", agr, acc]
+
+    return format_table(["model", "format", "runtime", "size (KiB)", "size ratio", "p50 ms", "speedup", "max abs err",
+                         "cosine", "top-1 agr", "acc"], [cells(r) for r in rows])
 
 
 def main() -> None:
@@ -181,21 +172,18 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=1.5, help="Seconds per latency measurement.")
     ap.add_argument("--epochs", type=int, default=12, help="digits CNN training epochs (cached per value).")
     ap.add_argument("--models", default="digits-cnn,ppocr-cls")
-    ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "formats.json")
+    ap.add_argument("--out", type=Path, default=RESULTS / "formats.json")
     args = ap.parse_args()
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="edgeopt-formats-") as tmp:
         work = Path(tmp)
         for name, fp32, calib, eval_npz in _models(work, set(args.models.split(",")), args.epochs):
             rows += run_model(name, fp32, calib, eval_npz, work / name, args.rounds, args.duration)
-    machine = {"platform": platform.platform(), "python": platform.python_version(),
-               "cpu": cpu_facts().model_dump(mode="json")}
+    machine = {**machine_facts("onnxruntime", "openvino", "ai-edge-litert"),
+               "cpu_facts": cpu_facts().model_dump(mode="json")}
     doc = {"benchmark": "formats", "machine": machine, "rounds": args.rounds, "duration_s": args.duration,
            "eval_samples_max": EVAL_LIMIT, "rows": rows}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp_out = args.out.with_suffix(".json.tmp")
-    tmp_out.write_text(json.dumps(doc, indent=2, default=str))
-    tmp_out.replace(args.out)
+    write_json(args.out, doc)
     print(table(rows))
     print(f"machine: {json.dumps(machine, default=str)}")
 

@@ -4,14 +4,12 @@ Interleaved A/B rounds on the same ONNX models (a ~0.25 ms and a ~20 ms zoo CNN)
 warm-up and duration. A = edgeopt.benchmark (the agent in a subprocess, exactly as the CLI runs it);
 B = a bare onnxruntime loop in this process. Prints a table and writes JSON. Goal: ratio A/B <= 1.01.
 
-Usage: python benchmarks/harness_overhead.py [--rounds 5] [--duration 2] [--out benchmarks/results/...]
+Usage: python -m benchmarks.harness_overhead [--rounds 5] [--duration 2] [--out benchmarks/results/...]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import statistics
 import sys
 import tempfile
@@ -22,6 +20,7 @@ import numpy as np
 import onnxruntime as ort
 
 import edgeopt
+from benchmarks.common import RESULTS, machine_facts, print_table, write_json
 from edgeopt.zoo import build
 
 MODELS = ("mobilenet-small", "mobilenet-large")
@@ -62,7 +61,7 @@ def main() -> int:
     ap.add_argument("--duration", type=float, default=2.0, help="seconds of timed inferences per measurement")
     ap.add_argument("--threads", type=int, default=1, help="intra-op threads for both A and B")
     ap.add_argument("--warmup", type=int, default=20)
-    ap.add_argument("--out", type=Path, default=Path("benchmarks/results/harness_overhead.json"))
+    ap.add_argument("--out", type=Path, default=RESULTS / "harness_overhead.json")
     args = ap.parse_args()
 
     rows = []
@@ -96,26 +95,16 @@ def main() -> int:
         null = edgeopt.benchmark(path, runtime="null", use_target_fps=False, min_duration_s=1.0, iterations=1000)
     null_ns = {"p50_ns": null.latency_ms.p50 * 1e6, "p99_ns": null.latency_ms.p99 * 1e6, "samples": null.run.samples}
 
-    env = {
-        "machine": platform.machine(),
-        "cpu": edgeopt.targets.load_registry().get("local").description,
-        "python": platform.python_version(),
-        "onnxruntime": ort.__version__,
-        "numpy": np.__version__,
-        "edgeopt": edgeopt.__version__,
-    }
+    env = machine_facts("onnxruntime", "numpy")
     out = {"benchmark": "harness_overhead", "settings": vars(args) | {"out": str(args.out)}, "environment": env,
            "results": rows, "null_runtime": null_ns, "goal": "ratio_of_medians <= 1.01"}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(out, indent=2))
+    write_json(args.out, out)
 
     print(f"\nharness overhead on {env['cpu']} ({args.rounds} interleaved rounds, {args.duration} s each, "
           f"{args.threads} thread(s))")
-    print(f"{'model':18} {'edgeopt p50 ms':>15} {'bare p50 ms':>12} {'ratio':>7} {'round ratios (min..max)':>26}")
-    for r in rows:
-        rr = r["ratio_per_round"]
-        print(f"{r['model']:18} {r['edgeopt_p50_ms']:15.4f} {r['bare_p50_ms']:12.4f} {r['ratio_of_medians']:7.3f} "
-              f"{min(rr):12.3f} .. {max(rr):.3f}")
+    print_table(["model", "edgeopt p50 ms", "bare p50 ms", "ratio", "round ratios (min..max)"],
+                [[r["model"], f"{r['edgeopt_p50_ms']:.4f}", f"{r['bare_p50_ms']:.4f}", r["ratio_of_medians"],
+                  f"{min(r['ratio_per_round']):.3f} .. {max(r['ratio_per_round']):.3f}"] for r in rows])
     print(f"null runtime (harness alone): p50 {null_ns['p50_ns']:.0f} ns, p99 {null_ns['p99_ns']:.0f} ns per inference "
           f"over {null_ns['samples']} samples")
     print(f"wrote {args.out}")

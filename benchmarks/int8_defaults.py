@@ -6,31 +6,25 @@ digits CNN trained by ``benchmarks/recipes.py`` (accuracy on real held-out label
 (cosine / top-1 agreement vs FP32). Latency: edgeopt.benchmark through the agent, interleaved rounds, minimum of
 the per-round medians. Run ``benchmarks/recipes.py`` first (it trains and caches the digits CNN).
 
-Usage: python benchmarks/int8_defaults.py [--rounds 3] [--duration 2] [--out benchmarks/results/int8_defaults.json]
+Usage: python -m benchmarks.int8_defaults [--rounds 3] [--duration 2] [--out benchmarks/results/int8_defaults.json]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
-
-import edgeopt  # noqa: E402
-from edgeopt.calib import DataSource  # noqa: E402
-from edgeopt.optimize.fidelity import agent_latency  # noqa: E402
-from edgeopt.passes import ArtifactFormat  # noqa: E402
-from edgeopt.recipes import Recipe, RecipeStep  # noqa: E402
-from edgeopt.targets import cpu_facts  # noqa: E402
-from recipes import CACHE, digits_cnn, photo_crops  # noqa: E402
-from tests.real_models import fetch  # noqa: E402
+import edgeopt
+from benchmarks.common import RESULTS, machine_facts, real_model, write_json
+from benchmarks.recipes import CACHE, digits_cnn, onnx_final, photo_crops
+from edgeopt.calib import DataSource
+from edgeopt.optimize.fidelity import agent_latency
+from edgeopt.passes import ArtifactFormat
+from edgeopt.recipes import Recipe, RecipeStep
+from edgeopt.targets import cpu_facts
 
 W = ["Conv", "MatMul", "Gemm"]
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -52,17 +46,12 @@ def recipe(options: dict[str, Any]) -> Recipe:
     ])
 
 
-def _onnx_final(r: Any) -> Any:
-    """The recipe's last ONNX artifact (conversions to other formats may follow it)."""
-    return [a for a in r.artifacts if a.format.value == "onnx"][-1]
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--duration", type=float, default=2.0)
     ap.add_argument("--models", default="digits-cnn,ppocr-cls,ppocr-det")
-    ap.add_argument("--out", type=Path, default=REPO / "benchmarks/results/int8_defaults.json")
+    ap.add_argument("--out", type=Path, default=RESULTS / "int8_defaults.json")
     args = ap.parse_args()
     wanted = set(args.models.split(","))
     rows: list[dict[str, Any]] = []
@@ -74,9 +63,8 @@ def main() -> int:
             models.append(("digits-cnn", d["path"], d["calib"], d["eval"]))
         for name, file, shape in (("ppocr-cls", "ch_ppocr_mobile_v2.0_cls_infer.onnx", (48, 192)),
                                   ("ppocr-det", "ch_PP-OCRv4_det_infer.onnx", (320, 320))):
-            path, why = fetch(file) if name in wanted else (None, "not selected")
+            path = real_model(file, f"int8_defaults: {name}") if name in wanted else None
             if path is None:
-                print(f"skip {name}: {why}", file=sys.stderr)
                 continue
             models.append((name, path, photo_crops(work, name, 16, *shape), None))
         for name, path, calib, eval_ in models:
@@ -86,9 +74,9 @@ def main() -> int:
                 r = edgeopt.optimize(path, target="local", recipe=recipe(options), calib=calib, eval_data=eval_,
                                      out_dir=work / name / str(len(finals)), bench=False)
                 fid = {row.artifact: row for row in r.fidelity or []}
-                final, ref = fid[_onnx_final(r).name], fid["input"]
-                finals[label] = Path(_onnx_final(r).path)
-                model_rows.append({"model": name, "variant": label, "options": _onnx_final(r).pass_config,
+                final, ref = fid[onnx_final(r).name], fid["input"]
+                finals[label] = Path(onnx_final(r).path)
+                model_rows.append({"model": name, "variant": label, "options": onnx_final(r).pass_config,
                                    "cosine": final.cosine_similarity, "top1_agreement": final.top1_agreement,
                                    "accuracy": final.accuracy, "accuracy_fp32": ref.accuracy,
                                    "size_ratio": final.size_ratio})
@@ -110,12 +98,11 @@ def main() -> int:
         agree = "-" if r["top1_agreement"] is None else f"{r['top1_agreement']:.3f}"
         print(f"{r['model']:10s} {r['variant']:80s} {r['latency_ms_p50']:>8.3f} {r['speedup']:>7.2f} "
               f"{r['cosine']:>8.5f} {agree:>6s} {acc:>7s}")
-    facts = cpu_facts()
-    out = {"benchmark": "int8_defaults", "cpu": facts.model, "cpu_flags": list(facts.flags),
-           "load_average": round(os.getloadavg()[0], 2), "rounds": args.rounds, "duration_s": args.duration,
+    out = {"benchmark": "int8_defaults",
+           "machine": {**machine_facts("onnxruntime", "openvino"), "cpu_flags": list(cpu_facts().flags)},
+           "rounds": args.rounds, "duration_s": args.duration,
            "results": rows}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(out, indent=2, default=str) + "\n")
+    write_json(args.out, out)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 

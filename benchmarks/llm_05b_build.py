@@ -14,7 +14,7 @@ The checks are one script each, run one after the other, each under the heavy-jo
 - ``llm_05b_scaling.py``: ``edgeopt bench`` (agent subprocess) on every built folder.
 - ``llm_05b_report.py``: the markdown rows of docs/benchmarks.md from the results; runs nothing.
 
-Usage: python benchmarks/llm_05b_build.py [--work /tmp/edgeopt-05b] [--layers 24] [--shapes qwen2-0.5b|kv-probe]
+Usage: python -m benchmarks.llm_05b_build [--work /tmp/edgeopt-05b] [--layers 24] [--shapes qwen2-0.5b|kv-probe]
        [--recipes fp32,int8,int4] [--out benchmarks/results/llm_05b.json]
 Results of every script merge into ``--out`` (one key per step; ``--key`` overrides it).
 """
@@ -30,11 +30,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-# benchmarks/profile.py would shadow the standard library's profile module (cProfile imports it)
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != REPO / "benchmarks"]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "device_agent"))
+from benchmarks.common import RESULTS, machine_facts, read_json, write_json
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 QWEN05B = {"vocab_size": 151936, "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24,
@@ -48,14 +45,10 @@ SHAPES = {"qwen2-0.5b": QWEN05B, "kv-probe": KV_PROBE}
 
 def merge(out: Path, key: str, value: Any) -> None:
     """Write ``value`` under ``key`` of the results file (other keys kept), with the machine."""
-    doc = json.loads(out.read_text()) if out.exists() else {"benchmark": "llm_05b"}
-    from edgeopt_agent.environment import cpu_model
-
-    doc["machine"] = {"cpu": cpu_model(), "cores": os.cpu_count()}
+    doc = read_json(out) or {"benchmark": "llm_05b"}
+    doc["machine"] = machine_facts("onnxruntime-genai", "openvino", "openvino-genai")
     doc[key] = value
-    part = out.with_suffix(".part")
-    part.write_text(json.dumps(doc, indent=2, default=str) + "\n")
-    part.replace(out)
+    write_json(out, doc)
 
 
 def folder_size(folder: Path) -> int:
@@ -68,7 +61,7 @@ def parser(description: str) -> argparse.ArgumentParser:
     ap.add_argument("--work", type=Path, default=Path("/tmp/edgeopt-05b"))
     ap.add_argument("--recipes", default="fp32,int8,int4")
     ap.add_argument("--key", help="result key (default: the step name)")
-    ap.add_argument("--out", type=Path, default=REPO / "benchmarks/results/llm_05b.json")
+    ap.add_argument("--out", type=Path, default=RESULTS / "llm_05b.json")
     return ap
 
 

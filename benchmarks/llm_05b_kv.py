@@ -18,7 +18,7 @@ one fresh process per point:
 - ``prefill`` (session 7): depth reached by a long prompt fed in chunks of ``--chunk`` tokens, 8 tokens decoded,
   held = RSS after - before the generation, slope over the depths.
 
-Usage: python benchmarks/llm_05b_kv.py [--method decode|prefill|agent] [--work /tmp/edgeopt-05b] [--kv-model int4]
+Usage: python -m benchmarks.llm_05b_kv [--method decode|prefill|agent] [--work /tmp/edgeopt-05b] [--kv-model int4]
        [--gen 2048] [--lengths 512,1024,1536,2048] [--ov-precisions default,default+trim,default@1]
        [--key kv_decode] [--out benchmarks/results/llm_05b.json]
 """
@@ -31,9 +31,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import llm_05b_build as common  # noqa: E402  (strips benchmarks/ from sys.path again)
-import numpy as np  # noqa: E402
+import numpy as np
+
+from benchmarks import llm_05b_build as common
 
 BLOCK = 32  # tokens per block of OpenVINO's CPU paged cache
 GROWTH = 256  # tokens the dynamic cache grows by (openvino.genai continuous_batching/scheduler.hpp)

@@ -1,17 +1,14 @@
 """The markdown rows of docs/benchmarks.md from what the llm_05b_* scripts wrote; runs nothing.
 
-Usage: python benchmarks/llm_05b_report.py [--out benchmarks/results/llm_05b.json]
+Usage: python -m benchmarks.llm_05b_report [--out benchmarks/results/llm_05b.json]
 """
 
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import llm_05b_build as common  # noqa: E402  (strips benchmarks/ from sys.path again)
+from benchmarks import llm_05b_build as common
 
 
 def _timing_row(doc: dict[str, Any]) -> str:

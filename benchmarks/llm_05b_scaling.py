@@ -1,18 +1,16 @@
 """Issue 22's scaling numbers at Qwen2-0.5B's shapes: ``edgeopt bench`` (agent subprocess, as users run it) on every
 folder ``llm_05b_build.py`` built: load, TTFT, TPOT, decode tokens/s, peak RSS; folder sizes.
 
-Usage: python benchmarks/llm_05b_scaling.py [--work /tmp/edgeopt-05b] [--recipes fp32,int8,int4] [--prompt 128]
+Usage: python -m benchmarks.llm_05b_scaling [--work /tmp/edgeopt-05b] [--recipes fp32,int8,int4] [--prompt 128]
        [--gen 64] [--scaling-reps 5] [--out benchmarks/results/llm_05b.json]
 """
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import llm_05b_build as common  # noqa: E402  (strips benchmarks/ from sys.path again)
+from benchmarks import llm_05b_build as common
 
 
 def scaling(args: Any) -> dict[str, Any]:

@@ -6,7 +6,7 @@ benchmark_e2e.py times it (see :class:`_E2eGenerator`); edgeopt's numbers come f
 (``edgeopt.bench.llm.stats.cell_from_raw``) of that run. A bootstrap over repetitions gives the interval of each
 ratio. Models from ``llm_05b_build.py``.
 
-Usage: python benchmarks/llm_05b_timing.py [--work /tmp/edgeopt-05b] [--timing-models fp32,int4] [--prompt 128]
+Usage: python -m benchmarks.llm_05b_timing [--work /tmp/edgeopt-05b] [--timing-models fp32,int4] [--prompt 128]
        [--gen 64] [--reps 12] [--out benchmarks/results/llm_05b.json]
 """
 
@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import llm_05b_build as common  # noqa: E402  (strips benchmarks/ from sys.path again)
-import numpy as np  # noqa: E402
+import numpy as np
+
+from benchmarks import llm_05b_build as common
 
 
 class _E2eGenerator:

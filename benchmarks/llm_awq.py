@@ -12,35 +12,30 @@ Texts: the zoo corpus's held-out tails are the evaluation text; the calibration 
 parts (never the held-out text). Top-1 agreement is reported with its standard error over the scored positions
 (binomial), so a difference under two standard errors is noise, not a finding.
 
-Usage: python benchmarks/llm_awq.py [--windows 32] [--out benchmarks/results/llm_awq.json]
+Usage: python -m benchmarks.llm_awq [--windows 32] [--out benchmarks/results/llm_awq.json]
 Run it alone (several minutes of NNCF on 2 cores the first time).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
-import platform
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != REPO / "benchmarks"]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "device_agent"))
+from benchmarks.common import RESULTS, machine_facts, print_table, write_json
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from edgeopt.llm.optimize import optimize_llm  # noqa: E402
-from edgeopt.llm.retention import RetentionSettings, compare, score_folder, vocab_covered  # noqa: E402
-from edgeopt.runners.select import use_runner  # noqa: E402
-from edgeopt.zoo.llm_corpus import corpus_texts, split_texts  # noqa: E402
-from edgeopt.zoo.registry import build  # noqa: E402
-from edgeopt_agent.environment import cpu_model  # noqa: E402
+from edgeopt.llm.optimize import optimize_llm
+from edgeopt.llm.retention import RetentionSettings, compare, score_folder, vocab_covered
+from edgeopt.runners.select import use_runner
+from edgeopt.zoo.llm_corpus import corpus_texts, split_texts
+from edgeopt.zoo.registry import build
 
 CALIB_CHARS = 40_000
 F32 = {"inference_precision": "f32"}
@@ -85,7 +80,7 @@ def _row(name: str, build_s: float, ret: Any) -> dict[str, Any]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--windows", type=int, default=32)
-    ap.add_argument("--out", type=Path, default=REPO / "benchmarks/results/llm_awq.json")
+    ap.add_argument("--out", type=Path, default=RESULTS / "llm_awq.json")
     args = ap.parse_args()
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="edgeopt-awq-") as tmp:
@@ -104,19 +99,14 @@ def main() -> int:
             for name, (folder, build_s) in folders.items():
                 cand = score_folder(folder, text, settings, placed.runner, kl_ids=ref["kl_ids"], runtime_options=F32)
                 rows.append(_row(name, build_s, compare(ref, cand, vocab_covered=vocab_covered(ref))))
-    print("| variant | top-1 (+- SE) | top-5 overlap | KL (nats) | ppl (ref) | build s |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for r in rows:
-        print(f"| {r['variant']} | {r['top1']:.4f} +- {r['top1_se']:.4f} | {r['topk']:.4f} | {r['kl_nats']:.2e} | "
-              f"{r['ppl']:.2f} ({r['ppl_reference']:.2f}) | {r['build_s']} |")
-    import nncf
-    import openvino as ov
-    out = {"machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),
-                       "openvino": ov.__version__, "nncf": nncf.__version__},
+    print_table(["variant", "top-1 (+- SE)", "top-5 overlap", "KL (nats)", "ppl (ref)", "build s"],
+                [[r["variant"], f"{r['top1']:.4f} +- {r['top1_se']:.4f}", f"{r['topk']:.4f}", f"{r['kl_nats']:.2e}",
+                  f"{r['ppl']:.2f} ({r['ppl_reference']:.2f})", r["build_s"]] for r in rows])
+    out = {"machine": machine_facts("openvino", "openvino-genai", "nncf"),
            "model": "tiny-llama-trained", "windows": args.windows, "calib_chars": CALIB_CHARS,
            "reference": "fp32 IR scored with inference_precision f32", "rows": rows,
            "seconds": round(time.monotonic() - start, 1)}
-    args.out.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    write_json(args.out, out)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 

@@ -19,7 +19,7 @@ Model: a random-weight Llama built here (``edgeopt.zoo.tiny_llama`` with ``--hid
 random Qwen2 at Qwen2-0.5B's shapes (494 M parameters; ~2 GB, minutes to export) for the memory/throughput scaling.
 Random weights make retention meaningless: retention goals are in docs/llm.md (trained zoo model).
 
-Usage: python benchmarks/llm_goals.py [--rounds 4] [--prompt 128] [--gen 64] [--qwen05b]
+Usage: python -m benchmarks.llm_goals [--rounds 4] [--prompt 128] [--gen 64] [--qwen05b]
        [--out benchmarks/results/llm_goals.json]
 Run it alone: on 2 cores another job moves every number.
 """
@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -40,17 +39,13 @@ from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-# benchmarks/profile.py would shadow the standard library's profile module that transformers' imports reach
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != REPO / "benchmarks"]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "device_agent"))
+from benchmarks.common import RESULTS, machine_facts, write_json
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from edgeopt.bench.llm import LlmWorkload, bench_llm  # noqa: E402
-from edgeopt.llm.optimize import optimize_llm  # noqa: E402
-from edgeopt.zoo.tiny_llama import TinyLlamaConfig, build_tiny_llama  # noqa: E402
-from edgeopt_agent.environment import cpu_model  # noqa: E402
+from edgeopt.bench.llm import LlmWorkload, bench_llm
+from edgeopt.llm.optimize import optimize_llm
+from edgeopt.zoo.tiny_llama import TinyLlamaConfig, build_tiny_llama
 
 # benchmark_e2e.py's loop, standalone: one JSON line with the per-repetition times (seconds).
 E2E_LOOP = r"""
@@ -227,15 +222,6 @@ def kv_check(folders: dict[str, Path], args: argparse.Namespace) -> dict[str, An
     return out
 
 
-def _versions() -> dict[str, str]:
-    import onnxruntime_genai
-    import openvino
-    import openvino_genai
-
-    return {"onnxruntime_genai": onnxruntime_genai.__version__, "openvino": openvino.__version__,
-            "openvino_genai": openvino_genai.__version__, "python": platform.python_version()}
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hidden", type=int, default=512)
@@ -246,12 +232,12 @@ def main() -> int:
     ap.add_argument("--depth", type=int, default=2048, help="context depth of the KV check")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=4)
-    ap.add_argument("--out", type=Path, default=REPO / "benchmarks/results/llm_goals.json")
+    ap.add_argument("--out", type=Path, default=RESULTS / "llm_goals.json")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    doc: dict[str, Any] = {"benchmark": "llm_goals", "machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
-                                                                "loadavg_before": os.getloadavg()},
-                           "versions": _versions(), "settings": {k: v for k, v in vars(args).items() if k != "out"}}
+    doc: dict[str, Any] = {"benchmark": "llm_goals",
+                           "machine": machine_facts("onnxruntime-genai", "openvino", "openvino-genai"),
+                           "settings": {k: v for k, v in vars(args).items() if k != "out"}}
     with tempfile.TemporaryDirectory(prefix="edgeopt-llm-goals-") as tmp:
         work = Path(tmp)
         print("building the model and its exports", file=sys.stderr)
@@ -279,10 +265,7 @@ def main() -> int:
                "kv_ratio": {rt: d["ratio"] for rt, d in doc["kv_cache"].items()}}
     doc["summary"] = summary
     print(json.dumps(summary, indent=1))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    part = args.out.with_suffix(".part")
-    part.write_text(json.dumps(doc, indent=2, default=str) + "\n")
-    part.replace(args.out)
+    write_json(args.out, doc)
     print(f"wrote {args.out} ({doc['total_s']} s)", file=sys.stderr)
     return 0
 

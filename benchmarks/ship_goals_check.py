@@ -7,22 +7,15 @@ edgeopt's evaluation path (what "shipped = measured" is checked against).
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "device_agent"))
-sys.path.insert(0, str(REPO / "benchmarks"))
-
-from sweep import text_lines  # noqa: E402  (benchmarks/sweep.py)
-
-from edgeopt.evaluation import resolve_metric, retention  # noqa: E402
-from edgeopt.registry import get_runtime  # noqa: E402
-from recipes import text_images  # noqa: E402  (benchmarks/recipes.py)
+from benchmarks.recipes import text_images
+from benchmarks.sweep import text_lines
+from edgeopt.evaluation import resolve_metric, retention
+from edgeopt.registry import get_runtime
 
 IMAGENET_MEAN = np.array([0.485, 0.456, 0.406], np.float32)
 IMAGENET_STD = np.array([0.229, 0.224, 0.225], np.float32)

@@ -22,7 +22,7 @@ arithmetic).
 ``--failures F`` adds F consecutive SSH benches that must fail (unknown host key, a key the device does not
 authorize, no interpreter on the device), sampled the same way: the error paths must not leak either.
 
-Usage: python benchmarks/soak.py [--local 1000] [--ssh 300] [--failures 0] [--out benchmarks/results/soak.json]
+Usage: python -m benchmarks.soak [--local 1000] [--ssh 300] [--failures 0] [--out benchmarks/results/soak.json]
 Needs root and openssh-server for the SSH part (``make sysdeps``); without them it runs the local part only.
 Exit code: 0 every bound held, 1 a bound failed or a run raised, 2 cannot run.
 """
@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 import sys
 import tempfile
@@ -41,21 +40,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the test suite's sshd launcher
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # soak_report, soak_stats, soak_probes
-
-from soak_probes import age_cache, cache_sample, device_sample, file_bytes, host_sample, paramiko_counts  # noqa: E402
-from soak_report import Phase, analyse, environment, print_table  # noqa: E402
-
-import edgeopt  # noqa: E402
-from edgeopt.devices import parse_host  # noqa: E402
-from edgeopt.errors import EdgeoptError  # noqa: E402
-from edgeopt.fsutil import atomic_write_bytes  # noqa: E402
-from edgeopt.history import open_store  # noqa: E402
-from edgeopt.runners.ssh import SshRunner  # noqa: E402
-from edgeopt.zoo.mobilenet import mobilenet_like  # noqa: E402
-from tests.integration.ssh.sshd import Sshd, process_tree, processes_mentioning, unavailable_reason  # noqa: E402
+import edgeopt
+from benchmarks.common import RESULTS, write_json
+from benchmarks.soak_probes import age_cache, cache_sample, device_sample, file_bytes, host_sample, paramiko_counts
+from benchmarks.soak_report import Phase, analyse, environment, print_table
+from edgeopt.devices import parse_host
+from edgeopt.errors import EdgeoptError
+from edgeopt.fsutil import atomic_write_bytes
+from edgeopt.history import open_store
+from edgeopt.runners.ssh import SshRunner
+from edgeopt.zoo.mobilenet import mobilenet_like
+from tests.integration.ssh.sshd import Sshd, process_tree, processes_mentioning, unavailable_reason
 
 
 def build_models(out: Path, count: int, seed: int) -> list[Path]:
@@ -275,7 +270,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--no-history", action="store_true", help="do not record runs in a history file")
     ap.add_argument("--inject-leak", choices=("fd", "memory"), default=None,
                     help="self-test: leak one file descriptor or 1 MiB per local run (the soak must then fail)")
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/soak.json")
+    ap.add_argument("--out", type=Path, default=RESULTS / "soak.json")
     return ap.parse_args(argv)
 
 
@@ -313,8 +308,7 @@ def main(argv: list[str] | None = None) -> int:
         "phases": analysed,
         "passed": all(p["passed"] for p in analysed.values()),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(args.out, json.dumps(report, indent=2).encode())
+    write_json(args.out, report)
     print_table(report)
     print(f"wrote {args.out}")
     return 0 if report["passed"] else 1

@@ -5,17 +5,12 @@ the printed table.
 
 from __future__ import annotations
 
-import os
-import platform
 import subprocess
 from dataclasses import dataclass, field
-from importlib import metadata
-from pathlib import Path
 from typing import Any
 
-from soak_stats import Bound, assess_all
-
-import edgeopt
+from benchmarks.common import machine_facts
+from benchmarks.soak_stats import Bound, assess_all
 
 MB_100 = "MiB per 100 runs"
 # Bounds, after the warm-up window. RSS: 2 MiB per 100 runs is 20 KiB per run, below the size of one result
@@ -61,22 +56,12 @@ class Phase:
         self.counters[key] = self.counters.get(key, 0) + n
 
 
-def _version(dist: str) -> str | None:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
-
-
 def environment() -> dict[str, Any]:
     """The machine, the versions and the device setup the soak ran on."""
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor())
     ssh = subprocess.run(["ssh", "-V"], capture_output=True, text=True, check=False).stderr.strip()
-    return {"machine": platform.machine(), "cpu": cpu, "cpus": os.cpu_count(), "os": platform.platform(),
-            "python": platform.python_version(), "edgeopt": edgeopt.__version__, "openssh": ssh or None,
-            **{d: _version(d) for d in ("onnxruntime", "paramiko", "numpy", "psutil")},
-            "load_average_start": list(os.getloadavg()),
+    env = machine_facts("onnxruntime", "paramiko", "numpy", "psutil")
+    env["load_average_start"] = env.pop("load_average")
+    return {**env, "openssh": ssh or None,
             "device": "OpenSSH on 127.0.0.1 (loopback), same machine; device Python = this interpreter"}
 
 

@@ -15,14 +15,12 @@ command (Debian's and Raspberry Pi OS's default .bashrc return early when non-in
 root account as it is (its .bashrc may run pyenv/conda hooks: a device-side cost edgeopt cannot skip, since sshd
 always starts commands through the login shell).
 
-Usage: python benchmarks/ssh_overhead.py [--rounds 21] [--duration 1] [--model mobilenet-small] [--configs typical,rc]
+Usage: python -m benchmarks.ssh_overhead [--rounds 21] [--duration 1] [--model mobilenet-small] [--configs typical,rc]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import statistics
 import sys
 import tempfile
@@ -30,15 +28,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # for the test suite's sshd launcher
-
-import edgeopt  # noqa: E402
-from edgeopt.devices import parse_host  # noqa: E402
-from edgeopt.runners import LocalRunner  # noqa: E402
-from edgeopt.runners.ssh import SshRunner  # noqa: E402
-from edgeopt.zoo import build  # noqa: E402
-from tests.integration.ssh.sshd import Sshd, unavailable_reason  # noqa: E402
+import edgeopt
+from benchmarks.common import RESULTS, machine_facts, write_json
+from edgeopt.devices import parse_host
+from edgeopt.runners import LocalRunner
+from edgeopt.runners.ssh import SshRunner
+from edgeopt.zoo import build
+from tests.integration.ssh.sshd import Sshd, unavailable_reason
 
 
 def timed_bench(model: Path, runner: object, args: argparse.Namespace) -> tuple[float, float]:
@@ -121,7 +117,7 @@ def main() -> int:
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--model", default="mobilenet-small", help="zoo model (edgeopt zoo list)")
     ap.add_argument("--configs", default="typical,rc", help="typical (no rc files), rc (this machine's), or both")
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/ssh_overhead.json")
+    ap.add_argument("--out", type=Path, default=RESULTS / "ssh_overhead.json")
     args = ap.parse_args()
     reason = unavailable_reason()
     if reason:
@@ -139,13 +135,12 @@ def main() -> int:
     result = {
         "benchmark": "ssh_overhead",
         "settings": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
-        "environment": {"machine": platform.machine(), "python": platform.python_version(),
-                        "edgeopt": edgeopt.__version__, "device": "OpenSSH 127.0.0.1 (loopback), same machine"},
+        "environment": {**machine_facts("onnxruntime", "paramiko"),
+                        "device": "OpenSSH 127.0.0.1 (loopback), same machine"},
         "goal": "warm extra_s < 0.5 and |latency_p50_ms.rel_diff| < 0.03",
         "configs": configs,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2))
+    write_json(args.out, result)
 
     print(f"\nSSH overhead, {args.model}, {args.rounds} interleaved rounds of {args.duration} s, "
           f"{args.threads} thread(s), loopback sshd")

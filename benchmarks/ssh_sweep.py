@@ -11,16 +11,14 @@ time, the recommendation and the levels' ``first_pass_agent`` of each, and write
 Needs root and openssh-server (``make sysdeps``). Run it alone (two heavy jobs on 2 cores make every latency
 meaningless).
 
-Usage: python benchmarks/ssh_sweep.py [--model ppocr-rec] [--threshold 0.99] [--order served,one-shot]
+Usage: python -m benchmarks.ssh_sweep [--model ppocr-rec] [--threshold 0.99] [--order served,one-shot]
        [--no-int8-search] [--out benchmarks/results/ssh_sweep.json]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -30,19 +28,12 @@ from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "device_agent"))
-sys.path.insert(0, str(REPO / "benchmarks"))
-
-from ship_goals_check import MODELS  # noqa: E402  (benchmarks/ship_goals_check.py)
-
-from edgeopt.devices import parse_host  # noqa: E402
-from edgeopt.runners.ssh import SshRunner  # noqa: E402
+from benchmarks.common import RESULTS, machine_facts, real_model, write_json
+from benchmarks.ship_goals_check import MODELS
+from edgeopt.devices import parse_host
+from edgeopt.runners.ssh import SshRunner
 from edgeopt.sweep import sweep  # noqa: E402
-from edgeopt_agent.environment import cpu_model  # noqa: E402
-from tests.integration.ssh.sshd import Sshd, unavailable_reason  # noqa: E402
-from tests.real_models import fetch  # noqa: E402
+from tests.integration.ssh.sshd import Sshd, unavailable_reason
 
 MODES = {"served": "1", "one-shot": "0"}
 
@@ -84,16 +75,15 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--order", default="served,one-shot", help="modes in the order run (served, one-shot)")
     ap.add_argument("--no-int8-search", dest="int8_search", action="store_false")
-    ap.add_argument("--out", type=Path, default=REPO / "benchmarks/results/ssh_sweep.json")
+    ap.add_argument("--out", type=Path, default=RESULTS / "ssh_sweep.json")
     args = ap.parse_args()
     why = unavailable_reason()
     if why:
         print(f"ssh_sweep: {why}", file=sys.stderr)
         return 2
     file, make, metric, what = MODELS[args.model]
-    model, why = fetch(file)
+    model = real_model(file, "ssh_sweep")
     if model is None:
-        print(f"ssh_sweep: {why}", file=sys.stderr)
         return 2
     rows = []
     with tempfile.TemporaryDirectory(prefix="edgeopt-ssh-sweep-") as tmp_s:
@@ -108,14 +98,11 @@ def main() -> int:
                   f"ret {r['retention']} {r['latency_ms']} ms  first_pass_agent {r['first_pass_agent']}")
     walls = {r["mode"]: r["wall_s"] for r in rows}
     doc = {"benchmark": "ssh_sweep", "model": what, "threshold": args.threshold, "threads": args.threads,
-           "int8_search": args.int8_search, "machine": {"cpu": cpu_model(), "cores": os.cpu_count()},
-           "python": platform.python_version(), "rows": rows,
+           "int8_search": args.int8_search, "machine": machine_facts("onnxruntime", "openvino", "paramiko"),
+           "rows": rows,
            "one_shot_over_served": round(walls["one-shot"] / walls["served"], 3)
            if {"served", "one-shot"} <= set(walls) else None}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    part = args.out.with_suffix(".part")
-    part.write_text(json.dumps(doc, indent=2) + "\n")
-    part.replace(args.out)
+    write_json(args.out, doc)
     if doc["one_shot_over_served"] is not None:
         print(f"one-shot / served wall: {doc['one_shot_over_served']:.2f}x")
     print(f"wrote {args.out}", file=sys.stderr)

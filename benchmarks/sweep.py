@@ -11,16 +11,15 @@ op type), calibrated on the same lines, benchmarked through ``edgeopt.benchmark`
 ``--model digits-cnn``: the digits CNN trained in benchmarks/recipes.py, swept with real labels (top-1) on
 onnxruntime and OpenVINO: top-1 accuracy and retention per level.
 
-Usage: python benchmarks/sweep.py [--samples 32] [--metric agreement] [--min-retention 0.99] [--search]
+Usage: python -m benchmarks.sweep [--samples 32] [--metric agreement] [--min-retention 0.99] [--search]
        [--out benchmarks/results/sweep.json]
-       python benchmarks/sweep.py --model digits-cnn --out benchmarks/results/sweep_digits.json
+       python -m benchmarks.sweep --model digits-cnn --out benchmarks/results/sweep_digits.json
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
+import importlib
 import sys
 import tempfile
 import time
@@ -30,17 +29,11 @@ from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
-
-import importlib  # noqa: E402
-
-import edgeopt  # noqa: E402
-from edgeopt.evaluation import device_outputs, parse_output, resolve_metric, retention  # noqa: E402
-from edgeopt.runners import LocalRunner  # noqa: E402
-from recipes import text_images  # noqa: E402
-from tests.real_models import fetch  # noqa: E402
+import edgeopt
+from benchmarks.common import RESULTS, machine_facts, real_model, write_json
+from benchmarks.recipes import text_images
+from edgeopt.evaluation import device_outputs, parse_output, resolve_metric, retention
+from edgeopt.runners import LocalRunner
 
 MODEL = "ch_PP-OCRv4_rec_infer.onnx"
 
@@ -154,7 +147,7 @@ def _speedups(result: Any) -> dict[str, float | None]:
 
 def digits(args: argparse.Namespace) -> int:
     """The digits CNN with real labels: top-1 accuracy and retention per level, onnxruntime and OpenVINO."""
-    from recipes import digits_cnn
+    from benchmarks.recipes import digits_cnn
 
     with tempfile.TemporaryDirectory(prefix="edgeopt-bench-sweep-digits-") as tmp:
         work = Path(tmp)
@@ -171,8 +164,8 @@ def digits(args: argparse.Namespace) -> int:
     rec = result.recommendation
     doc = {"benchmark": "sweep-digits", "model": "digits CNN (trained here, scikit-learn digits)",
            "eval": f"{result.eval_samples} held-out labelled digits", "metric": "top1",
-           "min_retention": args.min_retention, "runtimes": result.runtimes, "cpu_count": os.cpu_count(),
-           "load_average": round(os.getloadavg()[0], 2), "sweep_wall_s": round(wall, 1),
+           "min_retention": args.min_retention, "runtimes": result.runtimes,
+           "machine": machine_facts("onnxruntime", "openvino"), "sweep_wall_s": round(wall, 1),
            "recommendation": None if rec is None else f"{rec.recipe}/{rec.runtime}", "reason": result.reason,
            "rows": rows}
     print(f"\ndigits CNN, {result.eval_samples} labelled digits, top-1, min retention {args.min_retention}: "
@@ -182,15 +175,8 @@ def digits(args: argparse.Namespace) -> int:
         print(f"{r['config']:28} {r['size_bytes'] / 1e3:8.1f} {r['latency_ms_p50']:8.3f} {r['top1']:7.4f} "
               f"{r['retention']:9.4f} {r['passed']}")
     print(f"recommendation: {doc['recommendation'] or result.reason}")
-    _write(args.out, doc)
+    write_json(args.out, doc)
     return 0
-
-
-def _write(path: Path, doc: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp_out = path.with_suffix(".tmp")
-    tmp_out.write_text(json.dumps(doc, indent=2, default=str) + "\n")
-    tmp_out.replace(path)
 
 
 def main() -> int:
@@ -204,13 +190,12 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=1,
                     help="runtime threads (1: this 2-vCPU VM gives a 2nd thread only part of the time)")
     ap.add_argument("--search", action="store_true", help="also run the accuracy-aware INT8 search (bounded)")
-    ap.add_argument("--out", type=Path, default=REPO / "benchmarks/results/sweep.json")
+    ap.add_argument("--out", type=Path, default=RESULTS / "sweep.json")
     args = ap.parse_args()
     if args.model == "digits-cnn":
         return digits(args)
-    model, why = fetch(MODEL)
+    model = real_model(MODEL, "sweep")
     if model is None:
-        print(f"skip: {why}", file=sys.stderr)
         return 0
     bench_opts = {"iterations": args.iterations, "min_duration_s": args.duration, "threads": args.threads}
     with tempfile.TemporaryDirectory(prefix="edgeopt-bench-sweep-") as tmp:
@@ -268,7 +253,7 @@ def main() -> int:
     doc = {
         "benchmark": "sweep", "model": MODEL, "parameters": param_count(model), "eval": f"{args.samples} text lines "
         "48x320 from skimage text+page", "metric": args.metric, "min_retention": args.min_retention,
-        "cpu_count": os.cpu_count(), "load_average": round(os.getloadavg()[0], 2), "searched": args.search,
+        "machine": machine_facts("onnxruntime", "openvino"), "searched": args.search,
         "sweep_wall_s": round(wall, 1), "sweep_reported_s": result.seconds, "levels_measured": len(result.levels),
         "per_level_s": per_level, "stage_s": {k: round(v, 1) for k, v in timer.seconds.items()},
         "stage_calls": dict(timer.calls), "ort_int8_how": how,
@@ -294,7 +279,7 @@ def main() -> int:
         print(f"int8 search: {srch['seconds']:.0f} s, {srch['device_trials']} device trials, "
               f"{srch['host_checks']} host checks; chosen {srch['chosen']} ({srch['float_nodes']} of "
               f"{srch['quantized_nodes']} weight nodes float)")
-    _write(args.out, doc)
+    write_json(args.out, doc)
     return 0
 
 

@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import random
-import sys
-from pathlib import Path
 
 import pytest
 
-_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "soak_stats.py"
-_spec = importlib.util.spec_from_file_location("soak_stats", _PATH)
-assert _spec is not None and _spec.loader is not None
-soak_stats = importlib.util.module_from_spec(_spec)
-sys.modules["soak_stats"] = soak_stats
-_spec.loader.exec_module(soak_stats)
-Bound = soak_stats.Bound
+from benchmarks import soak_stats
+from benchmarks.soak_stats import Bound
 
 RSS = Bound("host_rss_mb", "slope", 2.0, "test")
 FDS = Bound("host_fds", "flat", 2, "test")

@@ -15,14 +15,14 @@ import pytest
 from tests.integration.ssh.sshd import unavailable_reason
 
 ROOT = Path(__file__).resolve().parents[3]
-SOAK = ROOT / "benchmarks" / "soak.py"
 
 
 def soak(tmp_path: Path, *args: str) -> tuple[int, dict]:
+    """Run the soak as a user does (``python -m benchmarks.soak`` from the checkout's root)."""
     out = tmp_path / "soak.json"
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'device_agent'}"}
-    proc = subprocess.run([sys.executable, str(SOAK), *args, "--out", str(out)], capture_output=True, text=True,
-                          env=env, timeout=300, check=False)
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.soak", *args, "--out", str(out)], capture_output=True,
+                          text=True, env=env, cwd=ROOT, timeout=300, check=False)
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
     return proc.returncode, json.loads(out.read_text())
 

@@ -25,7 +25,7 @@ Three Python environments, each run as a subprocess of this script (which re-run
 - ``--export-python``: torch + onnx + onnxscript (default: this interpreter, e.g. edgeopt's .venv): ONNX export;
 - ``--tools-python``: edgeopt's isolated tflite tool venv (onnx2tf, tensorflow), running edgeopt/tools/tflite_driver.py.
 
-Usage: .venv/bin/python benchmarks/litert_converters.py --litert-python /tmp/litert-torch-env/bin/python
+Usage: python -m benchmarks.research.litert_converters --litert-python /tmp/litert-torch-env/bin/python
        --tools-python /tmp/eo-tools/tflite/bin/python [--export-python PY] [--models small_cnn,mobilenet_like]
        [--runs 200] [--work-dir DIR] [--out benchmarks/results/litert_converters.json]
 """
@@ -43,7 +43,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+from benchmarks.common import REPO, RESULTS, write_json
+
 DRIVER = REPO / "edgeopt" / "tools" / "tflite_driver.py"
 MODELS: dict[str, tuple[int, ...]] = {"small_cnn": (1, 1, 8, 8), "mobilenet_like": (1, 3, 96, 96)}
 PRECISIONS = ("fp32", "dynamic_int8", "full_int8")
@@ -63,8 +64,7 @@ def _build(name: str) -> Any:
     import torch
     from torch import nn
 
-    sys.path.insert(0, str(REPO))  # the test models need only torch, so any of the environments can import them
-    from tests.unit.passes.torch.models import SmallCNN
+    from tests.unit.passes.torch.models import SmallCNN  # needs only torch: any of the environments imports it
 
     def conv_bn(cin: int, cout: int, k: int, stride: int, groups: int = 1) -> list[nn.Module]:
         return [nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups, bias=False), nn.BatchNorm2d(cout), nn.ReLU6()]
@@ -229,7 +229,7 @@ def _run(cmd: list[str], stdin: str | None = None, timeout: float = 900) -> tupl
     """Runs a subprocess whose last stdout line is a JSON reply; returns it and the wall time."""
     start = time.perf_counter()
     proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **QUIET_ENV})
+                          env={**os.environ, **QUIET_ENV}, cwd=REPO)
     wall = time.perf_counter() - start
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     try:
@@ -243,7 +243,8 @@ def _run(cmd: list[str], stdin: str | None = None, timeout: float = 900) -> tupl
 
 
 def _stage(python: str, *args: str) -> tuple[dict[str, Any], float]:
-    return _run([python, str(Path(__file__).resolve()), "--stage", *args])
+    """Run a stage of this module in another environment (as a module from the checkout's root: ``cwd=REPO``)."""
+    return _run([python, "-m", "benchmarks.research.litert_converters", "--stage", *args])
 
 
 def _bench_model(name: str, work: Path, ns: argparse.Namespace) -> dict[str, Any]:
@@ -309,7 +310,7 @@ def main() -> int:
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--work-dir", type=Path, default=None, help="keep the files here (default: a temp dir)")
-    ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "litert_converters.json")
+    ap.add_argument("--out", type=Path, default=RESULTS / "litert_converters.json")
     ns = ap.parse_args()
     if ns.stage:
         return _stage_main(ns.stage)
@@ -327,10 +328,7 @@ def main() -> int:
            "settings": {"eval_samples": EVAL_SAMPLES, "calib_samples": CALIB_SAMPLES, "runs": ns.runs,
                         "warmup": WARMUP, "num_threads": 1},
            "models": models}
-    ns.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp_out = ns.out.with_suffix(".json.tmp")
-    tmp_out.write_text(json.dumps(doc, indent=1) + "\n")
-    tmp_out.replace(ns.out)
+    write_json(ns.out, doc)
     print(f"wrote {ns.out}")
     return 0
 

@@ -3,7 +3,7 @@
 Same model and eval data as ``benchmarks/sweep.py`` (PP-OCRv4 rec from the ``rapidocr-onnxruntime`` wheel, 32 real
 text lines 48x320), metric ``agreement`` (share of argmax decisions equal to the reference's; the reference is the
 original model on the same runtime in FP32: OpenVINO with ``INFERENCE_PRECISION_HINT=f32``). Every latency is
-measured with 1 thread, static shape [1, 3, 48, 320], in interleaved rounds (:mod:`edgeopt.sweep.ranking`:
+measured with 1 thread, static shape [1, 3, 48, 320], in interleaved rounds (:mod:`edgeopt.sweep.rank.decide`:
 round-robin, order rotated, per-round medians) and reported as a ratio to onnxruntime FP32 with a bootstrap
 interval: the machine is shared, absolute times mean nothing. Per-layer times are profiled interleaved as well.
 
@@ -12,18 +12,18 @@ Stages (``--stages a,b``; artifacts and sensitivities are cached in ``--work``):
   QDQ INT8 (``int8`` recipe, with/without ``reduce_range``) on ORT and OV, ``nncf.quantize`` (default and
   ``model_type=TRANSFORMER``).
 - ``ac``: ``nncf.quantize_with_accuracy_control`` unbounded (agreement, ``max_drop = 0.01``); slow (> 20 min).
-- ``ac-bounded``: the same through :func:`edgeopt.sweep.int8_ov.nncf_accuracy_control`, 10 reverted groups.
+- ``ac-bounded``: the same through :func:`edgeopt.sweep.int8.ov.nncf_accuracy_control`, 10 reverted groups.
 - ``floatset`` / ``floatset-only`` / ``floatset-only8``: the float-set search on OpenVINO (the int8 search's
   base, weight ops quantized): per-node sensitivity (leave-one-out, only-this-node on 32 or 8 samples, cached by
   :class:`edgeopt.sweep.sensitivity_cache.SensitivityCache`), per-layer gains from ``PERF_COUNT`` profiles
-  (:func:`edgeopt.sweep.latency_rank.latency_gain`), three rankings narrowed on OpenVINO
-  (:func:`~edgeopt.sweep.latency_rank.narrow_float_set`, 8 put-backs).
-- ``grow``: :func:`~edgeopt.sweep.latency_rank.grow_int8_set` from the float model, by gain or gain/sensitivity.
-- ``choose``: :func:`~edgeopt.sweep.latency_rank.choose_float_set` end to end (what the sweep would call),
+  (:func:`edgeopt.sweep.int8.float_sets.latency_gain`), three rankings narrowed on OpenVINO
+  (:func:`~edgeopt.sweep.int8.float_sets.narrow_float_set`, 8 put-backs).
+- ``grow``: :func:`~edgeopt.sweep.int8.float_sets.grow_int8_set` from the float model, by gain or gain/sensitivity.
+- ``choose``: :func:`~edgeopt.sweep.int8.float_sets.choose_float_set` end to end (what the sweep would call),
   timed against today's accuracy-only ranking.
 - ``final``: every artifact above timed in one interleaved loop (``--only REGEX`` to time a subset longer).
 
-Usage: python benchmarks/research_int8_ov.py [--work DIR] [--rounds 12] [--iters 15] [--stages baseline,choose]
+Usage: python -m benchmarks.research.research_int8_ov [--work DIR] [--rounds 12] [--iters 15] [--stages baseline,choose]
        [--only REGEX] [--out benchmarks/results/research_int8_ov.json]
 Summary of a run: benchmarks/results/research_int8_ov.md. Helpers (sessions, quantizers, timing, sensitivity):
 ``research_int8_ov_lib.py``; this file holds the stages.
@@ -35,20 +35,15 @@ import argparse
 import json
 import os
 import re
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnx
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
-sys.path.insert(0, str(REPO / "device_agent"))
-
-import onnx  # noqa: E402
-from research_int8_ov_lib import (  # noqa: E402
+from benchmarks.common import RESULTS, real_model, write_json
+from benchmarks.research.research_int8_ov_lib import (
     MIN_RETENTION,
     QUANT_OPS,
     SHAPE,
@@ -67,10 +62,7 @@ from research_int8_ov_lib import (  # noqa: E402
     qdq_int8,
     search_base,
     time_configs,
-    write_json,
 )
-
-from tests.real_models import fetch  # noqa: E402
 
 MODEL = "ch_PP-OCRv4_rec_infer.onnx"
 
@@ -82,13 +74,12 @@ def main() -> int:
     ap.add_argument("--iters", type=int, default=15)
     ap.add_argument("--stages", default="baseline")
     ap.add_argument("--only", default="", help="final stage: time only configs matching this regex (+ baselines)")
-    ap.add_argument("--out", type=Path, default=REPO / "benchmarks/results/research_int8_ov.json")
+    ap.add_argument("--out", type=Path, default=RESULTS / "research_int8_ov.json")
     args = ap.parse_args()
-    from sweep import text_lines
+    from benchmarks.sweep import text_lines
 
-    model, why = fetch(MODEL)
+    model = real_model(MODEL, "research_int8_ov")
     if model is None:
-        print(f"skip: {why}", file=sys.stderr)
         return 0
     work = args.work
     work.mkdir(parents=True, exist_ok=True)
@@ -338,7 +329,7 @@ def final(model: Path, x: np.ndarray, work: Path, args: argparse.Namespace) -> d
 
 
 def ac_bounded(model: Path, x: np.ndarray, work: Path, args: argparse.Namespace) -> dict[str, Any]:
-    """``edgeopt.sweep.int8_ov.nncf_accuracy_control`` bounded (10 reverted groups, ranking on 16 samples)."""
+    """``edgeopt.sweep.int8.ov.nncf_accuracy_control`` bounded (10 reverted groups, ranking on 16 samples)."""
     from edgeopt.sweep.int8.ov import NncfAccuracyControl, nncf_accuracy_control
 
     ref = outputs(ov_infer(ov_compile(model)), x)

@@ -6,14 +6,14 @@ calling thread), the calling thread pinned alternately to vCPU 0 and vCPU 1 (``o
 inferences and one 0.3 s window per pin, ``--pairs`` adjacent pairs (the order alternates). Prints each vCPU's
 median window, the paired ratio cpu0/cpu1 (median, range) and the spread of single windows; writes JSON.
 
-Usage: python benchmarks/vcpu_windows.py [--pairs 30] [--window-s 0.3] [--out benchmarks/results/vcpu_windows.json]
+Usage: python -m benchmarks.research.vcpu_windows [--pairs 30] [--window-s 0.3]
+       [--out benchmarks/results/vcpu_windows.json]
 Linux only; run it alone.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics as st
 import sys
@@ -22,19 +22,15 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "device_agent"))
-
-from edgeopt_agent.environment import cpu_model  # noqa: E402
-from tests.real_models import fetch  # noqa: E402
+from benchmarks.common import RESULTS, real_model, write_json
+from edgeopt_agent.environment import cpu_model
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=30)
     ap.add_argument("--window-s", type=float, default=0.3)
-    ap.add_argument("--out", type=Path, default=REPO / "benchmarks/results/vcpu_windows.json")
+    ap.add_argument("--out", type=Path, default=RESULTS / "vcpu_windows.json")
     args = ap.parse_args()
     import onnxruntime as ort
 
@@ -42,9 +38,8 @@ def main() -> int:
     if len(cpus) < 2:
         print("vcpu_windows: needs two CPUs", file=sys.stderr)
         return 2
-    model, why = fetch("ch_PP-OCRv4_rec_infer.onnx")
+    model = real_model("ch_PP-OCRv4_rec_infer.onnx", "vcpu_windows")
     if model is None:
-        print(f"vcpu_windows: {why}", file=sys.stderr)
         return 2
     so = ort.SessionOptions()
     so.intra_op_num_threads = so.inter_op_num_threads = 1
@@ -74,10 +69,7 @@ def main() -> int:
         print(f"vCPU {c}: median window {doc['median_ms'][str(c)]} ms, range {doc['window_range_ms'][str(c)]}")
     print(f"paired vCPU {a}/{b}: median {doc['paired_ratio']['median']}, range "
           f"{doc['paired_ratio']['min']}-{doc['paired_ratio']['max']}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    part = args.out.with_suffix(".part")
-    part.write_text(json.dumps(doc, indent=2) + "\n")
-    part.replace(args.out)
+    write_json(args.out, doc)
     return 0
 
 

@@ -1,5 +1,5 @@
-"""Helpers of ``benchmarks/research_int8_ov.py``: the runtimes' sessions, the quantizers it compares (QDQ INT8, NNCF,
-NNCF accuracy control), interleaved timing, OpenVINO per-layer events and per-node sensitivity (cached).
+"""Helpers of ``benchmarks/research/research_int8_ov.py``: the runtimes' sessions, the quantizers it compares (QDQ
+INT8, NNCF, NNCF accuracy control), interleaved timing, OpenVINO per-layer events and per-node sensitivity (cached).
 
 Same model and settings as that script (PP-OCRv4 rec, static shape [1, 3, 48, 320], 1 thread, metric agreement).
 """
@@ -7,19 +7,13 @@ Same model and settings as that script (PP-OCRv4 rec, static shape [1, 3, 48, 32
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "device_agent"))
-
-import onnx  # noqa: E402
+import onnx
 
 from edgeopt.sweep.rank.decide import RoundRobin, compare_to, level_stats  # noqa: E402
 
@@ -155,7 +149,7 @@ def nncf_ac(model: Path, x: np.ndarray, ref: np.ndarray, work: Path, name: str, 
 
 # ---------------------------------------------------------------- timing
 def time_configs(infers: dict[str, Infer], x1: np.ndarray, rounds: int, iters: int, seed: int = 0) -> dict[str, Any]:
-    """Interleaved rounds (edgeopt.sweep.ranking) of every config; ratios to ort-fp32 with bootstrap intervals."""
+    """Interleaved rounds (edgeopt.sweep.rank.decide) of every config; ratios to ort-fp32 with bootstrap intervals."""
 
     def measure(name: str, n: int) -> list[float]:
         f = infers[name]
@@ -278,9 +272,4 @@ def count_fq(path: Path) -> int:
     return sum(op.get_type_name() == "FakeQuantize" for op in ov.Core().read_model(str(path)).get_ordered_ops())
 
 
-def write_json(path: Path, doc: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(doc, indent=1, default=str) + "\n")
-    tmp.replace(path)
 

@@ -6,7 +6,7 @@ prompt and 1,580 new tokens; glibc ``malloc_trim(0)`` before each reading, taken
 tokens (the same phase, 8 tokens after each dynamic growth, every 8th reading). Prints per-period growth (KB per
 256 tokens) and the bytes-per-token slope over periods 2..5 and 1..5, against the formula's 7,296 B/token.
 
-Usage: python benchmarks/llm_05b_kv_trim_trace.py [--settings dynamic,preset,preset@1] [--key kv_trim_trace]
+Usage: python -m benchmarks.research.llm_05b_kv_trim_trace [--settings dynamic,preset,preset@1] [--key kv_trim_trace]
        [--work /tmp/edgeopt-05b] [--out benchmarks/results/llm_05b.json]
 """
 
@@ -18,8 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import llm_05b_build as common  # noqa: E402  (strips benchmarks/ from sys.path again)
+from benchmarks import llm_05b_build as common
 
 TRACE = r"""
 import ctypes, json, sys

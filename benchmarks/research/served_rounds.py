@@ -6,24 +6,21 @@ OpenVINO at f32 (X) and on ONNX Runtime (Y), each a first pass (1 s timed, >= 0.
 variants) and 3 rounds of all 9 round-robin, then X and Y alone again. Prints each run's p50 (ms) and the other
 processes' CPU share the agent saw. Models: tests/real_models.py's cache (the RapidOCR wheels).
 
-Usage: python benchmarks/served_rounds.py [--out benchmarks/results/served_rounds_s8.json]
+Usage: python -m benchmarks.research.served_rounds [--out benchmarks/results/served_rounds_s8.json]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / "device_agent")]
-
-from edgeopt.bench import run_benchmark  # noqa: E402
-from edgeopt.runners import LocalRunner  # noqa: E402
-from edgeopt.settings import MeasureSettings  # noqa: E402
-from tests.real_models import fetch  # noqa: E402
+from benchmarks.common import RESULTS, write_json
+from edgeopt.bench import run_benchmark
+from edgeopt.runners import LocalRunner
+from edgeopt.settings import MeasureSettings
+from tests.real_models import fetch
 
 F32 = {"inference_precision": "f32"}
 SHAPES = {"rec": {"x": [1, 3, 48, 320]}, "det": {"x": [1, 3, 480, 640]}, "ori": {"x": [1, 3, 224, 224]}}
@@ -62,13 +59,13 @@ def one_agent() -> dict[str, Any]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=REPO / "benchmarks/results/served_rounds_s8.json")
+    ap.add_argument("--out", type=Path, default=RESULTS / "served_rounds_s8.json")
     args = ap.parse_args()
     out = {}
     for rep in range(2):
         out[rep] = one_agent()
         print(json.dumps(out[rep]), flush=True)
-    args.out.write_text(json.dumps(out, indent=1) + "\n")
+    write_json(args.out, out)
     return 0
 
 
