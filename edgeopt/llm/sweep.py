@@ -33,6 +33,7 @@ from .sweep_levels import REFERENCE, LlmLevel
 from .sweep_options import LlmSweepOptions, bench_cell
 from .sweep_rank import recommend_llm, write_llm_plot
 from .sweep_result import LlmSweepLevel, LlmSweepResult
+from .sweep_rounds import rank_in_rounds
 from .sweep_ship import ship_llm
 
 if TYPE_CHECKING:
@@ -98,10 +99,13 @@ def measure_levels(build: LlmBuild, opts: LlmSweepOptions, runner: Runner, *, sa
         eval_text: where the eval text is on this worker (None: ``opts.eval_text``).
     """
     text = read_text(eval_text if eval_text is not None else opts.eval_text)
-    rows: LlmLevelRuns = []
+    runs: LlmLevelRuns = []
     for runtime in build.runtimes:
-        rows += _sweep_runtime(runtime, build, text, root, opts, runner, say, warnings)
-    return rows
+        runs += _sweep_runtime(runtime, build, text, root, opts, runner, say, warnings)
+    threads = opts.workload.threads[0] if len(opts.workload.threads) == 1 else 0
+    rows = rank_in_rounds([row for row, _ in runs], runner, threads=threads, rounds=opts.rank_rounds, say=say,
+                          warnings=warnings)
+    return [(row, bench) for row, (_, bench) in zip(rows, runs, strict=True)]
 
 
 def finish_llm_sweep(build: LlmBuild, runs: LlmLevelRuns, opts: LlmSweepOptions, out: Path, *,

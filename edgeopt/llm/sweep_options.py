@@ -23,6 +23,7 @@ class LlmSweepOptions:
         eval_text: the held-out text every level is scored on.
         calib_text: calibration text for the data-aware level ``int4-awq`` (None: that level is not tried). Never
             the eval text: a level calibrated on the held-out data would score on what it was fitted to.
+        rank_rounds: interleaved rounds the passing levels are ranked in (0: rank on the single bench cells).
         history_db: record every measured level (its LLM bench result) in this history store as a run of kind
             ``sweep`` (None: not recorded).
     """
@@ -37,3 +38,4 @@ class LlmSweepOptions:
     workload: LlmWorkload = field(default_factory=lambda: bench_cell())
     calib_text: Path | None = None
     history_db: Path | None = None
+    rank_rounds: int = 5  # interleaved ranking rounds of the passing levels (edgeopt.llm.sweep_rounds; 0: none)

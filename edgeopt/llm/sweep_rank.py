@@ -16,6 +16,7 @@ from pathlib import Path
 from ..fsutil import atomic_write_text
 from ..reports import svg
 from ..reports.charts.pareto import ParetoContext, ParetoPoint, pareto_chart
+from ..sweep.rank.decide import Candidate, decide
 from ..sweep.rank.pareto import pareto_indices
 from .sweep_result import LlmRecommendation, LlmSweepLevel
 
@@ -40,14 +41,34 @@ def recommend_llm(rows: Sequence[LlmSweepLevel], min_retention: float, metric: s
         top = max(rows, key=lambda r: r.retention.retention)
         return None, (f"retention: the best level ({top.name}@{top.runtime}) keeps {top.retention.retention:.4f} "
                       f"({metric}) < --min-retention {min_retention}"), front
-    on_front = [passing[i] for i in pareto_indices(_points(passing))]
-    best = max(on_front, key=lambda r: (float(r.rank_tokens_per_s or 0.0), r.retention.retention))
-    reason = (f"{best.name}@{best.runtime}: fastest decode (TPOT p50 {best.tpot_ms_p50:.3f} ms, "
-              f"{best.rank_tokens_per_s:.1f} tok/s) of the levels keeping {metric} retention >= {min_retention} "
-              "(one bench cell each)")
+    decided = _decided_in_rounds(passing)
+    if decided is not None:
+        best, reason = decided
+    else:
+        on_front = [passing[i] for i in pareto_indices(_points(passing))]
+        best = max(on_front, key=lambda r: (float(r.rank_tokens_per_s or 0.0), r.retention.retention))
+        reason = (f"{best.name}@{best.runtime}: fastest decode (TPOT p50 {best.tpot_ms_p50:.3f} ms, "
+                  f"{best.rank_tokens_per_s:.1f} tok/s) of the levels keeping {metric} retention >= "
+                  f"{min_retention} (one bench cell each)")
     return LlmRecommendation(name=best.name, runtime=best.runtime, folder=best.folder,
                              retention=best.retention.retention,
                              decode_tokens_per_s=float(best.rank_tokens_per_s or 0.0), reason=reason), None, front
+
+
+def _decided_in_rounds(passing: Sequence[LlmSweepLevel]) -> tuple[LlmSweepLevel, str] | None:
+    """The one-pass sweep's decision (:func:`edgeopt.sweep.rank.decide.decide`) on the levels' interleaved
+    ranking rounds (``rounds_tpot_ms``), or None when fewer than two passing levels have rounds."""
+    ranked = {f"{r.name}@{r.runtime}": r for r in passing if r.rounds_tpot_ms}
+    if len(ranked) < 2:
+        return None
+    samples = {key: r.rounds_tpot_ms for key, r in ranked.items()}
+    candidates = [Candidate(name=key, size_bytes=r.size_bytes, retention=r.retention.retention)
+                  for key, r in ranked.items()]
+    decision = decide(samples, candidates)
+    rounds = min(len(r.rounds_tpot_ms) for r in ranked.values())
+    stats = decision.stats.get(decision.winner)
+    speed = f"TPOT {stats.median_ms:.3f} ms [{stats.low_ms:.3f}, {stats.high_ms:.3f}]; " if stats else ""
+    return ranked[decision.winner], f"{decision.reason} ({speed}{rounds} interleaved rounds, rule: {decision.rule})"
 
 
 def write_llm_plot(rows: Sequence[LlmSweepLevel], path: Path, min_retention: float,

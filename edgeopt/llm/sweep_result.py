@@ -43,6 +43,9 @@ class LlmSweepLevel(_Frozen):
     cpu: str = Field(default="", description="CPU model the agent reported.")
     cpu_flags: list[str] = Field(default_factory=list, description="The agent's CPU flags that decide kernels "
                                                                    "(what a deployment is checked against).")
+    rounds_tpot_ms: list[list[float]] = Field(
+        default_factory=list, description="Token latencies (ms) of each interleaved ranking round, rounds in the "
+                                          "order they ran (empty: not ranked in rounds; docs/llm.md).")
 
 
 class LlmRecommendation(_Frozen):
