@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import click
 
 from ..metrics.energy import SENSOR_CHOICES
-from ..settings import ENERGY_KEYWORDS, MEASURE_KEYWORDS, EnergySettings, MeasureSettings
+from ..settings import ENERGY_KEYWORDS, MAX_FPS, MEASURE_KEYWORDS, EnergySettings, MeasureSettings
 from .common import parse_runtime_options, parse_shapes
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -27,7 +27,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 # How each setting reads on the command line: click.option's arguments (``decls`` without the destination, which
 # is the keyword name) and ``parse``, applied to the value before the command sees it.
 FLAGS: dict[str, dict[str, Any]] = {
-    "fps": {"type": float, "help": "Real-time budget in FPS [default: the target's]."},
+    "fps": {"type": click.FloatRange(min=0, min_open=True, max=MAX_FPS),
+            "help": "Real-time budget in FPS [default: the target's]."},
     "percentile": {"show_default": True, "help": "Percentile checked against the budget."},
     "iterations": {"decls": ("--iterations", "-n"), "type": click.IntRange(min=1), "show_default": True,
                    "help": "Minimum timed inferences per stream."},
