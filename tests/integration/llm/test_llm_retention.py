@@ -25,7 +25,6 @@ from edgeopt.llm.retention import RetentionSettings, llm_retention  # noqa: E402
 from edgeopt.llm.sweep import LlmSweepOptions, run_llm_sweep  # noqa: E402
 from edgeopt.llm.sweep_levels import all_levels, build_level  # noqa: E402
 from edgeopt.registry.lookup import model_digest  # noqa: E402
-from edgeopt.zoo import build  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
 FAST = RetentionSettings(window=32, windows=4, prompts=2, prompt_tokens=8, gen_tokens=8)
@@ -36,14 +35,17 @@ def _level(name: str, runtime: str = "onnxruntime_genai"):  # noqa: ANN202
 
 
 @pytest.fixture(scope="module")
-def zoo(tmp_path_factory) -> dict[str, Path]:
-    """tiny-llama, its fp32 and int4 onnxruntime-genai levels built where the sweep looks for them (~15 s)."""
+def zoo(tmp_path_factory, tiny_llama_fp32) -> dict[str, Path]:
+    """tiny-llama and its fp32 level (the session's, copied: issue 30 shares the LLM fixtures across files) and its
+    int4 onnxruntime-genai level, where the sweep looks for them (~8 s)."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     root = tmp_path_factory.mktemp("llm-ret")
-    src = build("tiny-llama", root / "tiny-llama")
+    src = tiny_llama_fp32["src"]  # read only here: every sweep writes under root
     digest = model_digest(src, "hf_llm")[0]
     sweep = root / "sweep"
-    fp32, _ = build_level(_level("fp32"), src, digest, sweep / "levels")
+    shutil.copytree(tiny_llama_fp32["levels"], sweep / "levels")
+    fp32, reused = build_level(_level("fp32"), src, digest, sweep / "levels")
+    assert reused, "the session's fp32 level has another stamp"
     int4, _ = build_level(_level("int4-b32-rtn"), src, digest, sweep / "levels")
     from edgeopt.zoo.llm_corpus import corpus_texts, split_texts
 
