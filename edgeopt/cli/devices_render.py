@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
+import click
 from rich.console import Console
 from rich.table import Table
 
 from ..devices.check import DeviceReport
 from ..devices.schema import Inventory
-from ..untrusted import for_rich
+from ..untrusted import clean_text, for_rich
+
+if TYPE_CHECKING:
+    from ..devices.fleet_check import CheckRow
 
 _out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 120)
 
@@ -60,3 +65,22 @@ def render_device_report(r: DeviceReport) -> None:
     _out.print(t)
     for p in r.problems:
         _out.print(f"[yellow]to fix:[/yellow] {for_rich(p)}", soft_wrap=True)
+
+
+def render_check_rows(rows: list[CheckRow]) -> None:
+    """``fleet check``: a line per device (ready or what is missing), then its problems; every word but the labels
+    came from the device or the inventory, so each line is cleaned (plain text, no escapes)."""
+    def line(text: str) -> None:
+        click.echo(clean_text(text, limit=20_000))
+
+    for r in rows:
+        if r.report is None:
+            line(f"{r.device}: ERROR ({r.error_kind}): {r.error}")
+            continue
+        rep = r.report
+        state = rep.summary or ("ready" if rep.ready else "NOT READY")
+        line(f"{r.device}: {state} ({rep.arch}, Python {rep.python} at {rep.python_executable})")
+        if rep.target_mismatch:  # as a benchmark there would say it: its numbers would not describe the target
+            line(f"  - TARGET MISMATCH: not {rep.target} hardware: {'; '.join(rep.target_mismatch)}")
+        for problem in rep.problems:
+            line(f"  - {problem}")

@@ -65,8 +65,10 @@ KINDS = {k.name: k for k in (
     Kind("devices", _t("edgeopt.devices.schema.Inventory")),
     Kind("devices-check", _t("edgeopt.devices.check.DeviceReport")),
     Kind("devices-setup", _t("edgeopt.devices.fleet_setup.SetupRow"), many=True),
+    Kind("fleet-check", _t("edgeopt.devices.fleet_check.CheckRow"), many=True),
     Kind("tradeoff", _t("edgeopt.bench.tradeoff.TradeoffResult")),
     Kind("optimize", _t("edgeopt.optimize.api.OptimizeResult")),
+    Kind("llm-optimize", _t("edgeopt.llm.optimize.LlmOptimizeResult")),
     Kind("inspect", _t("edgeopt.analysis.report.InspectResult")),
     Kind("targets", _t("edgeopt.targets.schema.Target"), many=True),
     Kind("bench-manifest", _t("edgeopt.bench.manifest.ManifestBenchEntry"), many=True),
@@ -166,12 +168,22 @@ RENDERERS: list[tuple[str, str, str, Callable[[Any, Path], Any]]] = [
     ("devices-check", "terminal", "cli.devices_render.render_device_report",
      _call("edgeopt.cli.devices_render", "render_device_report")),
     ("devices-setup", "plain", "cli.devices_setup_cmd._render", _call("edgeopt.cli.devices_setup_cmd", "_render")),
+    ("fleet-check", "plain", "cli.devices_render.render_check_rows",
+     _call("edgeopt.cli.devices_render", "render_check_rows")),
+    ("sweep", "html", "sweep.report.write_plot (pareto.svg)", _file(lambda r, t: _m("edgeopt.sweep.report").write_plot(
+        r.levels, "latency", t / "pareto.svg", min_retention=0.99, fps=30.0, recommendation=r.recommendation),
+        "pareto.svg")),
+    ("llm-sweep", "html", "llm.sweep_rank.write_llm_plot (pareto.svg)", _file(lambda r, t: _m(
+        "edgeopt.llm.sweep_rank").write_llm_plot(r.levels, t / "pareto.svg", 0.99, r.recommendation), "pareto.svg")),
+    ("targets", "terminal", "cli.render.render_target", lambda r, t: _m("edgeopt.cli.render").render_target(r[0])),
     ("tradeoff", "terminal", "cli.bench_tradeoff_cmd.render_tradeoff",
      _call("edgeopt.cli.bench_tradeoff_cmd", "render_tradeoff")),
     ("tradeoff", "html", "reports.tradeoff_html.render_tradeoff_html", _file(lambda r, t: _m(
         "edgeopt.reports.tradeoff_html").render_tradeoff_html(r), "")),
     ("optimize", "terminal", "cli.optimize_render.render_optimize",
      _call("edgeopt.cli.optimize_render", "render_optimize")),
+    ("llm-optimize", "plain", "cli.optimize_llm.render_llm_optimize",
+     _call("edgeopt.cli.optimize_llm", "render_llm_optimize")),
     ("inspect", "terminal", "cli.render.render_inspect", _call("edgeopt.cli.render", "render_inspect")),
     ("targets", "terminal", "cli.render.render_targets", _call("edgeopt.cli.render", "render_targets")),
     ("bench-manifest", "terminal", "cli.bench_many.render_manifest", _manifest),
@@ -241,5 +253,17 @@ def test_every_renderer_is_walked():
 
 
 # Renderers of things that are not results (the user's own recipe files), or parts of a listed page.
-_NOT_RESULTS = {"render_recipes", "render_recipe", "render_target", "render_html", "render_markdown", "render_junit",
+_NOT_RESULTS = {"render_recipes", "render_recipe", "render_html", "render_markdown", "render_junit",
                 "render_json"}
+
+
+def test_every_json_file_edgeopt_writes_goes_through_for_json():
+    """A result file written from ``model_dump_json`` (sweep.json, fleet-sweep.json, profile.json, manifest.json,
+    deployment.json, result.json, --json) keeps no C1 control or bidi override raw (edgeopt.untrusted.for_json)."""
+    root = Path(__file__).resolve().parents[2] / "edgeopt"
+    raw = []
+    for path in sorted(root.rglob("*.py")):  # a document written out is indented; the history's rows are not
+        text = path.read_text(encoding="utf-8")
+        if text.count(".model_dump_json(indent=") > text.count("for_json("):
+            raw.append(str(path.relative_to(root)))
+    assert not raw, raw
