@@ -9,7 +9,7 @@ from ..untrusted import for_markdown, for_markdown_code
 _ICON = {GateStatus.PASS: "✅ pass", GateStatus.FAIL: "❌ fail", GateStatus.ERROR: "⚠️ error"}
 
 
-def _cell(text: str) -> str:
+def _cell(text: object) -> str:
     """Text for a table cell or a list item: device text is data, so HTML, pipes and brackets are escaped
     (a ``<script>`` or ``<img onerror>`` in a device's error shows as text where the summary is rendered)."""
     return for_markdown(text)
