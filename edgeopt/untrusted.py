@@ -5,9 +5,12 @@ phase names, error text and stderr lines may carry terminal escapes (a window-ti
 rich markup (``[link=https://...]``), HTML (``<script>``) or bytes XML cannot hold (0x1B). The runners clean every
 string at the boundary with :func:`clean_text` / :func:`clean_tree` (control characters out, length bounded), and
 each renderer escapes for its own syntax: :func:`for_rich` (the terminal), :func:`for_html` (report.html, the
-profile and trade-off pages, SVG charts), :func:`for_markdown` (summary.md); :func:`clean_text` alone makes a
-string valid XML 1.0 text (junit.xml). Strings from files (a deployment's name, a spec's description) reach the
-renderers without passing a runner, so the renderers clean every string they show, not only a device's.
+profile and trade-off pages, SVG charts), :func:`for_markdown` / :func:`for_markdown_code` (summary.md), and
+:func:`for_json` (a JSON document printed or written: the same data, nothing a terminal acts on); :func:`clean_text`
+alone makes a string valid XML 1.0 text (junit.xml) and a plain-text line (``click.echo``). Strings from files (a
+deployment's name, a spec's description, a history row) reach the renderers without passing a runner, so the
+renderers clean every string they show, not only a device's (tests/unit/test_hostile_reports.py renders every
+result kind through every renderer with a hostile string in every string field).
 """
 
 from __future__ import annotations
@@ -76,3 +79,22 @@ def for_markdown(value: object) -> str:
     text = clean_text(str(value))
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return text.replace("|", "\\|").replace("`", "&#96;").replace("[", "\\[").replace("]", "\\]")
+
+
+def for_markdown_code(value: object) -> str:
+    """A name as a Markdown code span (`` `board-1` ``) when it is plain; otherwise (a backtick that would close
+    the span, ``<>&|`` that a reader would take for HTML or a table) as :func:`for_markdown`'s escaped text."""
+    text = clean_text(str(value))
+    return f"`{text}`" if text and not any(c in text for c in "`<>&|") else for_markdown(text)
+
+
+# What JSON may hold raw in a string but a terminal (or a bidi-aware viewer) acts on: DEL, the C1 controls, the
+# bidirectional overrides and isolates. JSON escapes only C0 itself.
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def for_json(text: str) -> str:
+    """A JSON document with :data:`_JSON_UNSAFE` characters written as ``\\uXXXX`` escapes: parsed, it is the same
+    data; printed (``--json`` to a terminal, ``cat result.json``), nothing in it is a control sequence. Those
+    characters appear in JSON only inside strings, so the replacement is always valid."""
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -11,6 +11,7 @@ import click
 from ..bench.llm.workload import LlmWorkload
 from ..errors import ExitCode
 from ..settings import ENERGY_KEYWORDS, EnergySettings, RemoteSpec
+from ..untrusted import clean_text
 from .bench_tradeoff_cmd import _int_list
 from .common import emit_json
 from .fleet_options import FleetOptions
@@ -125,7 +126,7 @@ def run_llm_fleet(model: Path, llm: dict[str, Any], *, threads: Sequence[int], b
             energy=energy_settings(measure), target=target, targets_dirs=targets_dirs, progress=progress,
             history_db=history.db, record=history.enabled)
     for warning in result.warnings:
-        click.echo(f"edgeopt: warning: {warning}", err=True)
+        click.echo(f"edgeopt: warning: {clean_text(warning)}", err=True)  # device text: data
     shown = result if samples else result.without_samples()
     if as_json:
         emit_json(shown)

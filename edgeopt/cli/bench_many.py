@@ -4,6 +4,7 @@ an optimize manifest (edgeopt/bench/manifest.py). Kept apart so ``bench_cmd`` st
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import ExitCode, InputError
 from ..settings import MeasureSettings, RemoteSpec
@@ -11,6 +12,11 @@ from .fleet_options import FleetOptions
 from .history_options import HistoryOptions
 from .json_out import emit_json
 from .progress import StderrProgress
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..bench.manifest import ManifestBenchEntry
 
 
 def check_combination(model: Path, *, fleet: FleetOptions, tradeoff: bool, mlflow: bool) -> None:
@@ -46,12 +52,7 @@ def bench_many(model: Path, settings: MeasureSettings, *, fleet: FleetOptions, t
 def bench_manifest(manifest: Path, settings: MeasureSettings, *, target: str | None, remote: RemoteSpec,
                    targets_dirs: tuple[Path, ...], as_json: bool, samples: bool) -> int:
     """Bench every artifact of an optimize manifest; exit 1 when any benchmarked one fails or is invalid."""
-    import sys
-
-    from rich.console import Console
-    from rich.table import Table
-
-    from ..bench.manifest import benchmark_manifest, manifest_report, manifest_table
+    from ..bench.manifest import benchmark_manifest, manifest_report
 
     with StderrProgress() as progress:
         entries = benchmark_manifest(manifest, target=target, settings=settings, remote=remote, progress=progress,
@@ -62,11 +63,24 @@ def bench_manifest(manifest: Path, settings: MeasureSettings, *, target: str | N
     if as_json:
         emit_json(manifest_report(manifest, entries))
     else:
-        header, *rows = manifest_table(entries)
-        table = Table(title=f"bench {manifest}")
-        for col in header:
-            table.add_column(col)
-        for row in rows:
-            table.add_row(*row)
-        Console(highlight=False, width=None if sys.stdout.isatty() else 160).print(table)
+        render_manifest(manifest, entries)
     return int(ExitCode.GATE_FAILED if any(e.failed for e in entries) else ExitCode.OK)
+
+
+def render_manifest(manifest: Path, entries: list[ManifestBenchEntry], console: Console | None = None) -> None:
+    """The manifest's table: artifact names, skip reasons and invalid reasons are data, never markup."""
+    import sys
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..bench.manifest import manifest_table
+    from ..untrusted import for_rich
+
+    header, *rows = manifest_table(entries)
+    table = Table(title=for_rich(f"bench {manifest}"))
+    for col in header:
+        table.add_column(col)
+    for row in rows:
+        table.add_row(*(for_rich(cell) for cell in row))
+    (console or Console(highlight=False, width=None if sys.stdout.isatty() else 160)).print(table)

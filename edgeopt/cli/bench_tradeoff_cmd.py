@@ -19,6 +19,7 @@ from ..bench.tradeoff import TradeoffResult, benchmark_tradeoff
 from ..errors import ExitCode
 from ..fsutil import atomic_write_text
 from ..settings import MeasureSettings, RemoteSpec
+from ..untrusted import for_rich
 from .json_out import emit_json
 from .progress import StderrProgress
 from .tables import Col, fit_table, human_count
@@ -93,7 +94,8 @@ def render_tradeoff(result: TradeoffResult, console: Console | None = None) -> N
                      human_count(p.latency_ms_p99), human_count(p.latency_ms_per_item),
                      human_count(p.throughput_ips), "yes" if p.valid else "NO", choice])
     # The title on its own line: a long model path must not wrap inside the table's width.
-    out.print(f"bench {result.model} on {result.target} ({result.runner}): latency / throughput", soft_wrap=True)
+    out.print(for_rich(f"bench {result.model} on {result.target} ({result.runner}): latency / throughput"),
+              soft_wrap=True)
     table, _ = fit_table(None, cols, rows, out.width)
     out.print(table)
-    out.print(result.summary, soft_wrap=True)
+    out.print(for_rich(result.summary), soft_wrap=True)

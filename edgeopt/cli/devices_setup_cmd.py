@@ -12,6 +12,7 @@ from ..errors import ExitCode, InputError
 from ..fleet import FleetProgress
 from ..fleet.result import all_failed_code
 from ..settings import RemoteSpec
+from ..untrusted import clean_text
 from .common import emit_json, json_option, targets_dir_option
 from .remote_options import remote_options
 
@@ -28,19 +29,24 @@ def _exit_code(rows: list[SetupRow]) -> int:
     return int(ExitCode.OK)
 
 
+def _echo(line: str) -> None:
+    """A line of the setup report: what the devices reported is data (edgeopt.untrusted)."""
+    click.echo(clean_text(line, limit=20_000))
+
+
 def _render(rows: list[SetupRow]) -> None:
     for r in rows:
         if r.report is None:
-            click.echo(f"{r.device}: ERROR ({r.error_kind}): {r.error}")
+            _echo(f"{r.device}: ERROR ({r.error_kind}): {r.error}")
             continue
         rep = r.report
-        click.echo(f"{r.device}: {rep.summary}; {rep.message}")
+        _echo(f"{r.device}: {rep.summary}; {rep.message}")
         for action in rep.actions:
-            click.echo(f"  - {action}")
+            _echo(f"  - {action}")
         packages = ", ".join(f"{k} {v}" for k, v in rep.packages.items() if v)
-        click.echo(f"  python {rep.python} ({rep.python_version}, {rep.arch}); {packages or 'no packages'}")
+        _echo(f"  python {rep.python} ({rep.python_version}, {rep.arch}); {packages or 'no packages'}")
         for runtime, command in rep.vendor.items():
-            click.echo(f"  {runtime}: vendor-only, not attempted; run on the device: {command}")
+            _echo(f"  {runtime}: vendor-only, not attempted; run on the device: {command}")
 
 
 @click.command("setup")

@@ -12,6 +12,7 @@ from ..fleet import FleetProgress
 from ..fleet.result import all_failed_code
 from ..settings import RemoteSpec
 from .common import emit_json, json_option, targets_dir_option
+from .devices_render import render_check_rows
 from .fleet_options import FleetOptions, fleet_options
 from .remote_options import remote_options
 
@@ -51,17 +52,7 @@ def run_fleet_check(fleet: FleetOptions, remote: RemoteSpec, target: str | None,
         emit_json({"devices": [r.model_dump(mode="json") for r in rows], "warnings": check_warnings(rows),
                    "exit_code": code})
         return code
-    for r in rows:
-        if r.report is None:
-            click.echo(f"{r.device}: ERROR ({r.error_kind}): {r.error}")
-            continue
-        rep = r.report
-        state = rep.summary or ("ready" if rep.ready else "NOT READY")
-        click.echo(f"{r.device}: {state} ({rep.arch}, Python {rep.python} at {rep.python_executable})")
-        if rep.target_mismatch:  # as a benchmark there would say it: its numbers would not describe the target
-            click.echo(f"  - TARGET MISMATCH: not {rep.target} hardware: {'; '.join(rep.target_mismatch)}")
-        for problem in rep.problems:
-            click.echo(f"  - {problem}")
+    render_check_rows(rows)
     return code
 
 

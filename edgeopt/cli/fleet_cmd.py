@@ -14,6 +14,7 @@ from ..bench.fleet import DEFAULT_OUTLIER_PCT, fleet_benchmark
 from ..fleet import FleetProgress
 from ..fsutil import atomic_write_text
 from ..settings import MeasureSettings, RemoteSpec
+from ..untrusted import clean_text
 from .common import emit_json, json_option, targets_dir_option
 from .fleet_check_cmd import check_cmd
 from .fleet_options import FleetOptions, fleet_options
@@ -38,7 +39,7 @@ def run_fleet_bench(model: Path, settings: MeasureSettings, *, fleet: FleetOptio
                                  targets_dirs=targets_dirs, progress=progress, history_db=history.db,
                                  record=history.enabled, outlier_pct=outlier_pct)
     for warning in result.warnings:
-        click.echo(f"edgeopt: warning: {warning}", err=True)
+        click.echo(f"edgeopt: warning: {clean_text(warning)}", err=True)  # device text: data
     if history.enabled and any(r.history_run_id for r in result.rows):
         click.echo(f"edgeopt: recorded {sum(bool(r.history_run_id) for r in result.rows)} device runs in the "
                    f"history, group {result.fleet_id}", err=True)

@@ -15,6 +15,7 @@ from ..history import open_store
 from ..history.baselines import set_baseline
 from ..history.compare import DEFAULT_ALPHA, DEFAULT_TOLERANCE_PCT
 from ..history.llm_compare import LlmRunComparison, compare_runs
+from ..untrusted import clean_text
 from .common import emit_json, json_option
 from .history_options import history_db_option
 from .history_render import render_baselines, render_comparison, render_llm_comparison, render_runs
@@ -35,7 +36,7 @@ def history_cmd(model: str | None, target: str | None, kind: str | None, limit: 
     store = open_store(history_db)
     runs = store.runs(model=model, target=target, kind=kind, limit=limit)
     for note in store.skipped:
-        click.echo(f"edgeopt: warning: {note}", err=True)
+        click.echo(f"edgeopt: warning: {clean_text(note)}", err=True)  # a history row's text: data
     if tensorboard is not None:
         from ..sinks.tensorboard_history import export_history
 
@@ -94,7 +95,7 @@ def baseline_set(runs: tuple[str, ...], name: str, force: bool, history_db: Path
         emit_json([b.model_dump(mode="json") for b in made])
     else:
         for b in made:
-            click.echo(f"baseline {b.name} for {b.device} -> run {b.run_id}")
+            click.echo(clean_text(f"baseline {b.name} for {b.device} -> run {b.run_id}"))
 
 
 @baseline.command("list")

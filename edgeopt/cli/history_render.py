@@ -44,7 +44,9 @@ def render_runs(runs: list[RunRecord], path: Path, console: Console | None = Non
 def render_comparison(c: RunComparison) -> None:
     verdict = {"regression": "[red]REGRESSION[/]", "improvement": "[green]IMPROVEMENT[/]",
                "within_tolerance": "within tolerance", "no_change": "no significant change"}[c.verdict.value]
-    table = Table(title=f"run {c.run_b} ({c.model_b} on {c.device_b}) vs run {c.run_a} ({c.model_a} on {c.device_a})")
+    # model and device names, explanation and notes quote what devices and files reported: data, never markup
+    table = Table(title=for_rich(f"run {c.run_b} ({c.model_b} on {c.device_b}) vs run {c.run_a} ({c.model_a} on "
+                                 f"{c.device_a})"))
     table.add_column("")
     table.add_column("value")
     rows = [
@@ -59,36 +61,39 @@ def render_comparison(c: RunComparison) -> None:
     for k, v in rows:
         table.add_row(k, v)
     _out.print(table)
-    _out.print(c.explanation)
+    _out.print(for_rich(c.explanation), soft_wrap=True)
     for note in c.notes:
-        _out.print(f"[yellow]note:[/] {for_rich(note)}")  # notes quote runtime versions a device reported
+        _out.print(f"[yellow]note:[/] {for_rich(note)}", soft_wrap=True)
 
 
 def render_baselines(items: list[Baseline], path: Path) -> None:
-    table = Table(title=f"edgeopt baselines ({path})")
+    table = Table(title=for_rich(f"edgeopt baselines ({path})"))
     for col in ("name", "device", "run", "set at"):
         table.add_column(col)
     for b in items:
-        table.add_row(b.name, b.device, str(b.run_id), b.created_at[:19].replace("T", " "))
+        table.add_row(for_rich(b.name), for_rich(b.device), str(b.run_id),
+                      for_rich(b.created_at[:19].replace("T", " ")))
     _out.print(table)
 
 
 def render_llm_comparison(c: LlmRunComparison) -> None:
     """One row per (cell, metric) of two LLM bench runs; verdict per row, REGRESSION when any regresses."""
     out = Console(width=200) if not sys.stdout.isatty() else Console()
-    t = Table(title=f"LLM run {c.run_b} ({c.model_b}, {c.device_b}) vs run {c.run_a} ({c.model_a}, {c.device_a})")
+    t = Table(title=for_rich(f"LLM run {c.run_b} ({c.model_b}, {c.device_b}) vs run {c.run_a} ({c.model_a}, "
+                             f"{c.device_a})"))
     for col in ("cell", "metric", "A", "B", "change", "p", "noise floor", "verdict"):
         t.add_column(col, justify="left" if col in ("cell", "metric", "verdict") else "right", no_wrap=True)
     for cell in c.cells:
         for m in cell.metrics:
             verdict = m.verdict.value if m.verdict is not None else "not judged"
-            t.add_row(cell.cell, m.metric, f"{m.median_a:.4g}", f"{m.median_b:.4g}", f"{m.change_pct:+.1f} %",
+            t.add_row(for_rich(cell.cell), for_rich(m.metric), f"{m.median_a:.4g}", f"{m.median_b:.4g}",
+                      f"{m.change_pct:+.1f} %",
                       "-" if m.p_value is None else f"{m.p_value:.2g}",
                       "-" if m.noise_floor_pct is None else f"{m.noise_floor_pct:.1f} %",
                       f"[red]{verdict}[/red]" if m.regression else verdict)
     out.print(t)
     for note in c.notes:
-        out.print(f"note: {note}", soft_wrap=True)
+        out.print(f"note: {for_rich(note)}", soft_wrap=True)
     if c.unmatched:
-        out.print(f"not compared (in one run only): {', '.join(c.unmatched)}", soft_wrap=True)
+        out.print(f"not compared (in one run only): {for_rich(', '.join(c.unmatched))}", soft_wrap=True)
     out.print("[red]REGRESSION[/red]" if c.regression else "no regression")

@@ -18,6 +18,8 @@ from typing import Any, TextIO
 import click
 from pydantic import BaseModel
 
+from ..untrusted import for_json
+
 _real_stdout: TextIO | None = None
 
 
@@ -59,6 +61,6 @@ def emit_json(result: BaseModel | dict[str, Any] | list[Any]) -> None:
     """Print a result as JSON on stdout (and nothing else)."""
     text = result.model_dump_json(indent=2) if isinstance(result, BaseModel) else json.dumps(result, indent=2,
                                                                                              default=str)
-    click.echo(text, file=_real_stdout)
+    click.echo(for_json(text), file=_real_stdout)
     if _real_stdout is not None:
         _real_stdout.flush()

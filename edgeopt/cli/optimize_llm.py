@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from ..llm.optimize import optimize_llm
+from ..llm.optimize import LlmOptimizeResult, optimize_llm
+from ..untrusted import clean_text
 from .common import emit_json
 
 
@@ -16,13 +17,21 @@ def optimize_llm_cmd(model: str, target: str, recipe: str, out_dir: Path | None,
     click.echo(f"exporting {model} with LLM recipe {recipe} ...", err=True)
     result = optimize_llm(model, target=target, recipe=recipe, out_dir=out_dir, targets_dirs=targets_dirs,
                           calib=calib)
-    for warning in result.warnings:
-        click.echo(f"warning: {warning}", err=True)
     if as_json:
+        for warning in result.warnings:
+            click.echo(f"warning: {clean_text(warning)}", err=True)
         emit_json(result)
         return 0
-    for art in result.artifacts:
-        click.echo(f"{art.format!s:18} {art.precision.value:5} {art.size_bytes / 1e6:8.2f} MB  {art.seconds:6.1f} s  "
-                   f"{art.path}")
-    click.echo(f"manifest: {result.manifest_path}", err=True)
+    render_llm_optimize(result)
     return 0
+
+
+def render_llm_optimize(result: LlmOptimizeResult) -> None:
+    """The warnings (stderr), one line per runtime folder, the manifest's path; every line cleaned: names, paths
+    and warnings come from the model folder and the exporters (edgeopt.untrusted)."""
+    for warning in result.warnings:
+        click.echo(f"warning: {clean_text(warning)}", err=True)
+    for art in result.artifacts:
+        click.echo(clean_text(f"{art.format!s:18} {art.precision.value:5} {art.size_bytes / 1e6:8.2f} MB  "
+                              f"{art.seconds:6.1f} s  {art.path}"))
+    click.echo(clean_text(f"manifest: {result.manifest_path}"), err=True)

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from ..optimize import OptimizeResult
 from ..optimize.fidelity import FidelityRow
+from ..untrusted import for_rich
 from .progress import ProgressView
 from .tables import Col, fit_table, human_bytes
 
@@ -103,7 +104,9 @@ def render_optimize(r: OptimizeResult, console: Console | None = None) -> None:
     out = console or _out
     rows = {row.artifact: row for row in r.fidelity or []}
     with_metric = any(row.metric for row in rows.values())
-    out.print(f"optimize {r.model.path} for {r.target} with recipe {r.recipe} -> {r.out_dir}", soft_wrap=True)
+    # names and notes come from model files, recipes and passes: data, never markup (edgeopt.untrusted)
+    out.print(for_rich(f"optimize {r.model.path} for {r.target} with recipe {r.recipe} -> {r.out_dir}"),
+              soft_wrap=True)
     table, left_out = fit_table(None, _optimize_cols(with_metric), _optimize_rows(r, with_metric), out.width)
     out.print(table)
     if left_out:
@@ -114,14 +117,14 @@ def render_optimize(r: OptimizeResult, console: Console | None = None) -> None:
                   "~noise: the interval covers 1.0, so no speed-up is shown", soft_wrap=True)
     first = next(iter(r.fidelity or []), None)
     if first is not None:  # the reference row is not always the input (a PyTorch model is compared as ONNX)
-        out.print(f"{_fidelity_line(first)}; manifest: {r.manifest_path}", soft_wrap=True)
+        out.print(for_rich(f"{_fidelity_line(first)}; manifest: {r.manifest_path}"), soft_wrap=True)
         for line in _original_fidelity(r, first.artifact):
             out.print(line, soft_wrap=True)
     for art in r.artifacts:
         for note in rows[art.name].notes if art.name in rows else []:
-            out.print(f"note: {art.name}: {note}", soft_wrap=True)
+            out.print(for_rich(f"note: {art.name}: {note}"), soft_wrap=True)
     for w in r.warnings:
-        out.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True)
+        out.print(f"[yellow]warning:[/yellow] {for_rich(w)}", soft_wrap=True)
 
 
 def _original_fidelity(r: OptimizeResult, reference: str) -> list[str]:
@@ -129,17 +132,18 @@ def _original_fidelity(r: OptimizeResult, reference: str) -> list[str]:
     ONNX export, made after the torch passes), say so, and show what the passes measured against the original."""
     if reference == r.model.name:
         return []
-    lines = [f"[bold yellow]note:[/bold yellow] the fidelity rows compare with {reference}, the first ONNX export "
-             f"(after the PyTorch passes), not with the original model {r.model.path}"]
+    lines = [f"[bold yellow]note:[/bold yellow] the fidelity rows compare with {for_rich(reference)}, the first ONNX "
+             f"export (after the PyTorch passes), not with the original model {for_rich(r.model.path)}"]
     for art in r.artifacts:
         fid = art.report.get("fidelity") if isinstance(art.report, dict) else None
         if isinstance(fid, dict) and fid.get("cosine_mean") is not None:
             agree = fid.get("top1_agreement")
-            lines.append(f"fidelity of {art.name} to the original ({art.report.get('fidelity_on', 'samples')}, "
-                         f"{fid.get('samples')} samples): cosine {fid['cosine_mean']:.5f}"
+            on = art.report.get("fidelity_on", "samples")
+            lines.append(for_rich(f"fidelity of {art.name} to the original ({on}, {fid.get('samples')} samples): "
+                                  f"cosine {fid['cosine_mean']:.5f}")
                          + (f", top-1 agreement {agree:.1%}" if agree is not None else ""))
         elif art.pass_name and art.format.value == "pytorch":
-            lines.append(f"fidelity of {art.name} to the original: not measured by {art.pass_name}")
+            lines.append(for_rich(f"fidelity of {art.name} to the original: not measured by {art.pass_name}"))
     return lines
 
 

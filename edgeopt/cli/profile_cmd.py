@@ -15,6 +15,7 @@ from ..profile.headline import ROUNDS
 from ..profile.render import render_comparison, render_profile
 from ..profile.schema import ProfileComparison, ProfileResult
 from ..settings import RemoteSpec
+from ..untrusted import for_json
 from .common import emit_json, json_option, targets_dir_option
 from .deployment_flags import OVERRIDE_DEPLOYMENT, given_settings
 from .measure_options import measure_options
@@ -38,7 +39,7 @@ def _write_outputs(result: ProfileResult | ProfileComparison, *, trace: Path | N
         atomic_write_text(html, page)
         written.append(html)
     if report_dir is not None:
-        atomic_write_text(report_dir / "profile.json", result.model_dump_json(indent=2))
+        atomic_write_text(report_dir / "profile.json", for_json(result.model_dump_json(indent=2)))
         atomic_write_text(report_dir / "profile.html", page)
         written += [report_dir / "profile.json", report_dir / "profile.html",
                     write_chrome_trace(report_dir / "trace.json", profiles, labels)]

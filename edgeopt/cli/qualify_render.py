@@ -15,15 +15,16 @@ _STYLE = {GateStatus.PASS: "[green]PASS[/]", GateStatus.FAIL: "[red]FAIL[/]", Ga
 
 
 def render_qualify(result: QualifyResult) -> None:
-    table = Table(title=f"edgeopt qualify {result.name}")
+    table = Table(title=for_rich(f"edgeopt qualify {result.name}"))  # a spec's name is data, never markup
     for col in ("device", "gate", "measured", "limit", "verdict", "detail"):
         table.add_column(col, overflow="fold")
     for g in result.gate_results():
-        measured = "n/a" if g.measured is None else f"{g.measured:.4g} {g.unit}".strip()
+        measured = "n/a" if g.measured is None else f"{g.measured:.4g} {for_rich(g.unit)}".strip()
         if g.estimate:
             measured += " (ESTIMATE)"
         # the detail carries device text (an error line): data, never markup (edgeopt.untrusted)
-        table.add_row(for_rich(g.device), g.metric, measured, f"{g.comparison} {g.threshold:.4g} {g.unit}".strip(),
+        table.add_row(for_rich(g.device), for_rich(g.metric), measured,
+                      for_rich(f"{g.comparison} {g.threshold:.4g} {g.unit}".strip()),
                       _STYLE[g.status], for_rich(g.detail))
     _out.print(table)
     for warning in result.warnings:
@@ -32,4 +33,4 @@ def render_qualify(result: QualifyResult) -> None:
     _out.print(f"{verdict}: {sum(g.status is GateStatus.PASS for g in result.gate_results())}/"
                f"{len(result.gate_results())} gates passed on {len(result.devices)} device(s)")
     for fmt, path in result.reports.items():
-        _out.print(f"  {fmt:9} {path}")
+        _out.print(f"  {for_rich(fmt):9} {for_rich(path)}")

@@ -6,13 +6,12 @@ import sys
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from ..analysis.report import InspectResult
 from ..metrics.result import BenchResult, Energy
 from ..targets.schema import Sourced, Target
-from ..untrusted import for_rich
+from ..untrusted import clean_text, for_rich
 from .tables import Col, fit_table
 
 _out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 120)
@@ -32,7 +31,7 @@ def _si(value: float) -> str:
 def _shape(shape: list[Any] | None) -> str:
     if shape is None:
         return "(unknown)"
-    return escape("[" + ", ".join(str(d) for d in shape) + "]")  # '[...]' would be read as rich markup
+    return for_rich("[" + ", ".join(str(d) for d in shape) + "]")  # '[...]' would be read as rich markup
 
 
 _TARGET_COLS = (
@@ -58,17 +57,17 @@ def render_targets(targets: list[Target], console: Console | None = None) -> Non
 
 
 def render_target(t: Target) -> None:
-    table = Table(title=f"target {t.name}", show_header=True)
+    table = Table(title=for_rich(f"target {t.name}"), show_header=True)  # a target file's text is data
     table.add_column("field")
     table.add_column("value")
     table.add_column("source")
     for name, value in t:
         if isinstance(value, Sourced):
-            table.add_row(name, f"{value.value:g}", value.source)
+            table.add_row(name, f"{value.value:g}", for_rich(value.source))
         elif isinstance(value, list):
-            table.add_row(name, ", ".join(getattr(v, "value", str(v)) for v in value), "")
+            table.add_row(name, for_rich(", ".join(getattr(v, "value", str(v)) for v in value)), "")
         elif value is not None:
-            table.add_row(name, str(getattr(value, "value", value)), "")
+            table.add_row(name, for_rich(getattr(value, "value", value)), "")
     _out.print(table)
 
 
@@ -80,20 +79,21 @@ def _counts(head: Table, r: InspectResult) -> None:
                               "nodes without static shapes not counted; see the notes)")
         return
     if r.macs is None or r.flops is None:
-        head.add_row("MACs", f"unknown: {r.shape_hint and 'pass ' + r.shape_hint or 'see the notes'}")
+        head.add_row("MACs", f"unknown: {for_rich(r.shape_hint and 'pass ' + r.shape_hint or 'see the notes')}")
         head.add_row("FLOPs", "unknown")
         if r.partial_macs is not None:
             head.add_row("counted so far", f"{_si(r.partial_macs)} MACs in the nodes with static shapes "
                                            f"(a lower bound, not the model's count)")
         return
-    at = ", ".join(f"{name}={'x'.join(str(d) for d in dims or [])}" for name, dims in r.input_shapes.items())
+    at = for_rich(", ".join(f"{name}={'x'.join(str(d) for d in dims or [])}" for name, dims in r.input_shapes.items()))
     head.add_row("MACs", f"{r.macs:,} ({_si(r.macs)}) at {at}" if at else f"{r.macs:,} ({_si(r.macs)})")
     head.add_row("FLOPs", f"{r.flops:,} ({_si(r.flops)})")
     head.add_row("arithmetic intensity", f"{r.arithmetic_intensity or 0:.2f} FLOP/byte")
 
 
 def render_inspect(r: InspectResult) -> None:
-    head = Table(title=f"inspect {r.path}", show_header=False)
+    # Names in a model file (inputs, outputs, ops, symbols) are data: never markup (edgeopt.untrusted).
+    head = Table(title=for_rich(f"inspect {r.path}"), show_header=False)
     head.add_column("k")
     head.add_column("v")
     head.add_row("opset / IR", f"{r.opset} / {r.ir_version}")
@@ -101,35 +101,35 @@ def render_inspect(r: InspectResult) -> None:
     head.add_row("params", f"{r.params:,}")
     _counts(head, r)
     for t in r.inputs:
-        head.add_row(f"input {t.name}", f"{t.dtype} {_shape(t.shape)}")
+        head.add_row(f"input {for_rich(t.name)}", f"{for_rich(t.dtype)} {_shape(t.shape)}")
     for d in r.symbolic_dims:
         used = f"= {d.value} ({d.source})" if d.value is not None else "open: give it with --shape"
-        name = repr(d.symbol) if d.symbol is not None else "(unnamed)"
-        head.add_row(escape(f"symbolic dim {d.input}[{d.axis}]"), escape(f"{name} {used}"))
+        name = repr(clean_text(d.symbol)) if d.symbol is not None else "(unnamed)"
+        head.add_row(for_rich(f"symbolic dim {d.input}[{d.axis}]"), for_rich(f"{name} {used}"))
     for t in r.outputs:
-        head.add_row(f"output {t.name}", f"{t.dtype} {_shape(t.shape)}")
+        head.add_row(f"output {for_rich(t.name)}", f"{for_rich(t.dtype)} {_shape(t.shape)}")
     if r.uncounted_ops:
-        head.add_row("uncounted ops", ", ".join(r.uncounted_ops))
+        head.add_row("uncounted ops", for_rich(", ".join(r.uncounted_ops)))
     if r.unresolved_nodes:
         head.add_row("unresolved nodes", f"{len(r.unresolved_nodes)} (not counted; see the notes)")
     for note in r.notes:
-        head.add_row("note", escape(note))
+        head.add_row("note", for_rich(note))
     _out.print(head)
     ops = Table(title="per op type")
     for col in ("op", "count", "MACs", "FLOPs"):
         ops.add_column(col, justify="right" if col != "op" else "left")
     for op, stat in r.per_op.items():
-        ops.add_row(op, str(stat.count), f"{stat.macs:,}", f"{stat.flops:,}")
+        ops.add_row(for_rich(op), str(stat.count), f"{stat.macs:,}", f"{stat.flops:,}")
     _out.print(ops)
     if r.roofline is not None:
         rf = r.roofline
-        roof = Table(title=f"roofline on {rf.target} ({rf.precision.value})", show_header=False)
+        roof = Table(title=for_rich(f"roofline on {rf.target} ({rf.precision.value})"), show_header=False)
         roof.add_column("k")
         roof.add_column("v")
-        roof.add_row("peak", f"{_si(rf.peak_ops_per_s)}OP/s  ({rf.peak_source})")
-        roof.add_row("bandwidth", f"{rf.bandwidth_bytes_per_s / 1e9:.1f} GB/s  ({rf.bandwidth_source})")
+        roof.add_row("peak", f"{_si(rf.peak_ops_per_s)}OP/s  ({for_rich(rf.peak_source)})")
+        roof.add_row("bandwidth", f"{rf.bandwidth_bytes_per_s / 1e9:.1f} GB/s  ({for_rich(rf.bandwidth_source)})")
         roof.add_row("ridge point", f"{rf.ridge_point:.1f} FLOP/byte")
-        roof.add_row("bound", rf.bound.value)
+        roof.add_row("bound", for_rich(rf.bound.value))
         roof.add_row("lower-bound latency", f"{rf.lower_bound_latency_ms:.4f} ms")
         _out.print(roof)
 
@@ -144,7 +144,7 @@ def _energy(e: Energy) -> str:
     return (f"measured: {_num(e.energy_per_inference_mj, '.4g')} mJ/inference"
             f"{f' ({above:.4g} above idle)' if above is not None else ''}, {rest}; "
             f"{_num(e.active_power_w, '.3f')} W active, {_num(e.idle_power_w, '.3f')} W idle "
-            f"({e.sensor}: {', '.join(e.rails)})")
+            f"({for_rich(f'{e.sensor}: ' + ', '.join(e.rails))})")
 
 
 def render_bench(r: BenchResult) -> None:
@@ -184,7 +184,7 @@ def render_bench(r: BenchResult) -> None:
                      f"seed {r.settings.seed}, threads {r.settings.threads or 'default'}")
     if r.fps_budget is not None:
         b = r.fps_budget
-        numbers = f"{b.percentile} {b.latency_ms:.3f} ms vs {b.budget_ms:.3f} ms at {b.fps:g} FPS"
+        numbers = f"{for_rich(b.percentile)} {b.latency_ms:.3f} ms vs {b.budget_ms:.3f} ms at {b.fps:g} FPS"
         if not r.valid:  # the reason on the same line: a FAIL next to a large headroom reads like a bug otherwise
             t.add_row("FPS budget", f"FAIL: the run is invalid ({for_rich('; '.join(r.invalid_reasons))}); {numbers}")
         else:

@@ -14,6 +14,7 @@ import click
 
 from ..errors import ExitCode
 from ..settings import RemoteSpec
+from ..untrusted import clean_text
 from .fleet_options import FleetOptions, fleet_options
 from .json_out import emit_json
 from .measure_options import measure_options
@@ -59,12 +60,17 @@ def _params(params: dict[str, Any]) -> str:
     return "(" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")" if params else ""
 
 
+def _echo(line: str) -> None:
+    """A line of the sweep's table: recipes, runtimes, reasons and paths are data (edgeopt.untrusted)."""
+    click.echo(clean_text(line, limit=20_000))
+
+
 def _render(result: SweepResult) -> None:
     """The sweep's table, frontier and recommendation on stdout."""
-    click.echo(f"metric {result.metric}{_params(result.metric_params)} on output {result.output}, "
+    _echo(f"metric {result.metric}{_params(result.metric_params)} on output {result.output}, "
                f"{result.eval_samples} eval samples; threads {result.threads}, streams {result.streams}, "
                f"batch {result.batch}")
-    click.echo(f"{'recipe':<14} {'runtime':<12} {'size MB':>8} {'p50 ms':>8} {'p99 ms':>8} {'mem MB':>7} "
+    _echo(f"{'recipe':<14} {'runtime':<12} {'size MB':>8} {'p50 ms':>8} {'p99 ms':>8} {'mem MB':>7} "
                f"{'mJ':>7} {'retention':>9} verdict")
     for lv in result.levels:
         verdict = "pass" if lv.passed else ("low-accuracy" if not lv.meets_retention else "over-budget")
@@ -72,26 +78,26 @@ def _render(result: SweepResult) -> None:
         verdict += ", negligible change (~ fp32)" if lv.negligible_change else ""
         mem = f"{lv.memory_mb_peak:7.1f}" if lv.memory_mb_peak is not None else "      -"
         mj = _energy(lv)
-        click.echo(f"{lv.recipe:<14} {lv.runtime:<12} {lv.size_bytes / 1e6:8.2f} "
+        _echo(f"{lv.recipe:<14} {lv.runtime:<12} {lv.size_bytes / 1e6:8.2f} "
                    f"{lv.latency_ms:8.3f}{_latency_mark(lv)}{lv.latency_ms_p99:8.3f} {mem} {mj} {lv.retention:9.4f} "
                    f"{verdict}{_interval(lv)}")
     if any(lv.energy_source == "estimate" and lv.energy_mj is not None for lv in result.levels):
-        click.echo(f"{ESTIMATE_MARK} mJ: ESTIMATE from the target's TDP (no power sensor read), not a measurement")
+        _echo(f"{ESTIMATE_MARK} mJ: ESTIMATE from the target's TDP (no power sensor read), not a measurement")
     if any(lv.single_run for lv in result.levels):
-        click.echo(f"{SINGLE_RUN_MARK} p50: one short run, not confirmed in interleaved rounds (docs/sweep.md)")
+        _echo(f"{SINGLE_RUN_MARK} p50: one short run, not confirmed in interleaved rounds (docs/sweep.md)")
     if any(lv.interference for lv in result.levels):
-        click.echo(f"{INTERFERENCE_MARK} p50: measured while other processes used the CPUs; may be inflated")
-    click.echo("pareto: " + ", ".join(f"{p.recipe}/{p.runtime}" for p in result.pareto))
+        _echo(f"{INTERFERENCE_MARK} p50: measured while other processes used the CPUs; may be inflated")
+    _echo("pareto: " + ", ".join(f"{p.recipe}/{p.runtime}" for p in result.pareto))
     rec = result.recommendation
     untested = ", retention untested by this data" if result.eval_cannot_tell else ""
-    click.echo(f"recommendation: {rec.recipe} on {rec.runtime} (retention {rec.retention:.4f}{untested}, "
+    _echo(f"recommendation: {rec.recipe} on {rec.runtime} (retention {rec.retention:.4f}{untested}, "
                f"p50 {rec.latency_ms:.3f} ms)" if rec else f"no recommendation: {result.reason}")
     if rec is not None and rec.off_frontier:
-        click.echo(f"note: {rec.off_frontier}")
+        _echo(f"note: {rec.off_frontier}")
     if result.eval_cannot_tell:
-        click.echo(f"warning: {result.eval_cannot_tell}")
+        _echo(f"warning: {result.eval_cannot_tell}")
     _render_shipped(result)
-    click.echo(f"plot: {result.plot}")
+    _echo(f"plot: {result.plot}")
 
 
 def _render_shipped(result: SweepResult) -> None:
@@ -100,12 +106,12 @@ def _render_shipped(result: SweepResult) -> None:
     if rec is None or rec.deployment is None:
         return
     opts = ", ".join(f"{k}={v}" for k, v in sorted((rec.runtime_options or {}).items())) or "none"
-    click.echo(f"deployment: {rec.deployment} (runtime options: {opts})")
+    _echo(f"deployment: {rec.deployment} (runtime options: {opts})")
     check = rec.shipped_check
     if check is None or check.retention_as_shipped is None:
-        click.echo("shipped check: not run (see warnings)")
+        _echo("shipped check: not run (see warnings)")
         return
-    click.echo(f"shipped check: retention as shipped {check.retention_as_shipped:.6g}, with the runtime's defaults "
+    _echo(f"shipped check: retention as shipped {check.retention_as_shipped:.6g}, with the runtime's defaults "
                f"{check.retention_with_defaults:.6g}" + (f"; {check.note}" if check.note else ""))
 
 

@@ -10,13 +10,13 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
 from ..errors import InputError
 from ..evaluation.degenerate import UNTESTED
 from ..settings import MeasureSettings, RemoteSpec
 from ..sweep.api import SweepOptions
 from ..sweep.fleet.result import FleetSweepResult
+from ..untrusted import clean_text, for_rich
 from .fleet_options import FleetOptions
 from .json_out import emit_json
 
@@ -43,7 +43,7 @@ def run_fleet_sweep(model: Path, options: SweepOptions, measure: MeasureSettings
 def report_fleet_sweep(result: Any, as_json: bool, render: Callable[[Any], None]) -> int:
     """A fleet sweep's (ONNX or LLM) warnings on stderr, then its JSON or its tables; its exit code."""
     for warning in result.warnings:
-        print(f"edgeopt: warning: {warning}", file=sys.stderr)
+        print(f"edgeopt: warning: {clean_text(warning)}", file=sys.stderr)
     if as_json:
         emit_json(result)
     else:
@@ -54,7 +54,8 @@ def report_fleet_sweep(result: Any, as_json: bool, render: Callable[[Any], None]
 def render_fleet_sweep(result: FleetSweepResult) -> None:
     """Per device its recommendation; per level the devices' p50 spread; whether the devices agree."""
     out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-    table = Table(title=f"fleet sweep {result.model} ({result.executor}, {result.jobs} at a time)")
+    # device names, recipes, reasons and warnings come from the inventory, files and devices: data, never markup
+    table = Table(title=for_rich(f"fleet sweep {result.model} ({result.executor}, {result.jobs} at a time)"))
     for col in ("device", "target", "status", "levels", "recommendation", "s", "notes"):
         table.add_column(col, overflow="fold")
     for r in result.rows:
@@ -66,14 +67,16 @@ def render_fleet_sweep(result: FleetSweepResult) -> None:
         rec = r.recommendation or "-"
         if r.recommendation and r.result is not None and r.result.eval_cannot_tell:
             rec += f" ({UNTESTED})"
-        table.add_row(Text(r.device), r.target, r.status, count, rec, f"{r.seconds:.1f}", Text(notes))
+        table.add_row(for_rich(r.device), for_rich(r.target), for_rich(r.status), count, for_rich(rec),
+                      f"{r.seconds:.1f}", for_rich(notes))
     out.print(table)
     levels = Table(title="levels across devices (p50 latency)")
     for col in ("recipe", "runtime", "devices", "median ms", "min ms", "max ms", "min retention", "passed on"):
         levels.add_column(col, overflow="fold")
     for s in result.summary.levels:
-        levels.add_row(s.recipe, s.runtime, str(s.devices), f"{s.median_ms:.3f}", f"{s.min_ms:.3f} ({s.min_device})",
-                       f"{s.max_ms:.3f} ({s.max_device})", f"{s.retention_min:.4f}", Text(", ".join(s.passed_on)))
+        levels.add_row(for_rich(s.recipe), for_rich(s.runtime), str(s.devices), f"{s.median_ms:.3f}",
+                       for_rich(f"{s.min_ms:.3f} ({s.min_device})"), for_rich(f"{s.max_ms:.3f} ({s.max_device})"),
+                       f"{s.retention_min:.4f}", for_rich(", ".join(s.passed_on)))
     out.print(levels)
     print_fleet_sweep_footer(out, result)
 
@@ -84,7 +87,7 @@ def print_fleet_sweep_footer(out: Console, result: Any) -> None:
     summary = result.summary
     agree = (f"every device recommends {summary.recommendation}" if summary.agree
              else "the devices do not agree on a recommendation")
-    out.print(Text(f"{agree}; host side {result.host_seconds:.1f} s; {summary.ok}/{summary.devices} devices ran in "
+    out.print(for_rich(f"{agree}; host side {result.host_seconds:.1f} s; {summary.ok}/{summary.devices} devices ran in "
                    f"{result.seconds:.1f} s; exit {result.exit_code}; out {result.out_dir}"))
     if summary.failed:
-        out.print(Text(f"could not run: {', '.join(summary.failed)}"))
+        out.print(for_rich(f"could not run: {', '.join(summary.failed)}"))

@@ -17,24 +17,30 @@ from ..llm.retention import RetentionSettings
 from ..llm.sweep import LlmSweepOptions, bench_cell, run_llm_sweep
 from ..llm.sweep_result import LlmSweepResult
 from ..settings import RemoteSpec
+from ..untrusted import clean_text
 from .fleet_options import FleetOptions
 from .json_out import emit_json
 
 
+def _echo(line: str, err: bool = False) -> None:
+    """A line of the LLM sweep's table: level names, reasons and paths are data (edgeopt.untrusted)."""
+    click.echo(clean_text(line, limit=20_000), err=err)
+
+
 def _render(result: LlmSweepResult) -> None:
-    click.echo(f"{'level':18} {'runtime':18} {'retention':>9} {'top1':>6} {'KL':>9} {'ppl':>9} {'tok/s':>8} "
+    _echo(f"{'level':18} {'runtime':18} {'retention':>9} {'top1':>6} {'KL':>9} {'ppl':>9} {'tok/s':>8} "
                f"{'TTFT ms':>8}  verdict")
     for lv in result.levels:
         r = lv.retention
         verdict = "reference" if lv.reference else ("pass" if lv.passed else "fail")
-        click.echo(f"{lv.name:18} {lv.runtime:18} {r.retention:9.4f} {r.top1_agreement:6.3f} {r.kl_mean:9.2e} "
+        _echo(f"{lv.name:18} {lv.runtime:18} {r.retention:9.4f} {r.top1_agreement:6.3f} {r.kl_mean:9.2e} "
                    f"{r.ppl_candidate:9.2f} {lv.rank_tokens_per_s or 0:8.1f} {lv.ttft_ms_p50 or 0:8.2f}  {verdict}")
     rec = result.recommendation
     if rec is not None:
-        click.echo(f"recommended: {rec.name}@{rec.runtime} ({rec.reason}); deployment: {rec.deployment}")
+        _echo(f"recommended: {rec.name}@{rec.runtime} ({rec.reason}); deployment: {rec.deployment}")
     else:
-        click.echo(f"no recommendation: {result.binding_constraint}")
-    click.echo(f"sweep.json: {Path(result.out_dir) / 'sweep.json'}  chart: {result.plot}", err=True)
+        _echo(f"no recommendation: {result.binding_constraint}")
+    _echo(f"sweep.json: {Path(result.out_dir) / 'sweep.json'}  chart: {result.plot}", err=True)
 
 
 def sweep_llm_cmd(model: Path, *, eval_text: Path, min_retention: float, metric: str | None, levels: list[str] | None,
@@ -54,7 +60,7 @@ def sweep_llm_cmd(model: Path, *, eval_text: Path, min_retention: float, metric:
     result = run_llm_sweep(model, options, target=target, remote=remote,
                            say=lambda text: click.echo(text, err=True))
     for warning in result.warnings:  # on stderr with --json too (a level skipped, a history not written)
-        click.echo(f"edgeopt: warning: {warning}", err=True)
+        _echo(f"edgeopt: warning: {warning}", err=True)
     if result.history_run_ids:
         click.echo(f"history: runs {', '.join(map(str, result.history_run_ids))} (kind sweep)", err=True)
     if as_json:

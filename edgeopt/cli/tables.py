@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from rich.table import Table
 from rich.text import Text
 
+from ..untrusted import clean_text
+
 _EMPTY = {"", "-"}
 
 
@@ -81,7 +83,8 @@ def fit_table(title: str | None, cols: Sequence[Col], rows: Sequence[Sequence[st
     until the columns' needs (numbers whole, flexible text at ``flex_min``) plus borders and padding fit.
     """
     columns = list(range(len(cols)))
-    cells = {i: [str(r[i]) for r in rows] for i in columns}
+    # cells are data (runtime versions and device names come from devices): cleaned, shown as text, never markup
+    cells = {i: [clean_text(str(r[i])) for r in rows] for i in columns}
     dropped: list[int] = [i for i in columns if rows and all(c in _EMPTY for c in cells[i]) and i != 0]
     keep = [i for i in columns if i not in dropped]
     need = {i: _need(cols[i], cells[i]) for i in columns}
@@ -94,7 +97,7 @@ def fit_table(title: str | None, cols: Sequence[Col], rows: Sequence[Sequence[st
         keep.remove(victim)
         dropped.append(victim)
     widths = _flex_widths(keep, cols, cells, need, width - total(keep))
-    table = Table(title=title)
+    table = Table(title=Text(clean_text(title)) if title is not None else None)
     for i in keep:
         col = cols[i]
         if col.flexible:
@@ -102,6 +105,6 @@ def fit_table(title: str | None, cols: Sequence[Col], rows: Sequence[Sequence[st
         else:
             table.add_column(col.header, justify="right" if col.numeric else "left", no_wrap=True,
                              min_width=need[i])
-    for r in rows:  # cells are data (runtime versions and device names come from devices): text, never markup
-        table.add_row(*(Text(str(r[i])) for i in keep))
+    for n in range(len(rows)):
+        table.add_row(*(Text(cells[i][n]) for i in keep))
     return table, [cols[i].header for i in sorted(dropped)]

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from .. import jsonio
 from ..errors import InputError, SchemaProblem
 from ..fsutil import atomic_write_text, sha256_file
+from ..untrusted import for_json
 from .options import options_problem
 from .schema import Deployment
 
@@ -34,7 +35,7 @@ def is_deployment(path: Path) -> bool:
 def save_deployment(folder: Path, deployment: Deployment) -> Path:
     """Write ``folder/deployment.json`` atomically (the files it names must already be in ``folder``)."""
     record = Path(folder) / DEPLOYMENT_FILE
-    atomic_write_text(record, deployment.model_dump_json(indent=2) + "\n")
+    atomic_write_text(record, for_json(deployment.model_dump_json(indent=2)) + "\n")
     return record
 
 

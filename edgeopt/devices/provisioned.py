@@ -24,6 +24,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import InputError
+from ..untrusted import for_json
 from .schema import Device
 
 STATE_VERSION = 1
@@ -117,7 +118,7 @@ def write_record(inventory: Path, name: str, record: SetupRecord) -> Path:
     with _locked(path):
         state = read_state(path)
         devices = {**state.devices, name: record}
-        text = SetupState(devices=dict(sorted(devices.items()))).model_dump_json(indent=2) + "\n"
+        text = for_json(SetupState(devices=dict(sorted(devices.items()))).model_dump_json(indent=2)) + "\n"
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:

@@ -32,6 +32,7 @@ from ..fleet.runner import FleetRunner
 from ..fsutil import atomic_write_text
 from ..settings import RemoteSpec
 from ..sweep.ship.deployment import discard
+from ..untrusted import for_json
 from .sweep import LlmLevelRun, finish_llm_sweep, measure_levels
 from .sweep_build import LlmBuild, Say, prepare_llm_sweep
 from .sweep_fleet_result import LlmFleetSweepResult, LlmFleetSweepRow, summarize_llm
@@ -190,5 +191,5 @@ def fleet_llm_sweep(model: str | Path, opts: LlmSweepOptions, *, devices: str | 
         started_at=started_at, seconds=round(time.perf_counter() - started, 3), host_seconds=host.seconds,
         out_dir=str(out), rows=rows, summary=summarize_llm(rows), warnings=warnings,
         exit_code=fleet_sweep_exit_code(rows))
-    atomic_write_text(out / "fleet-sweep.json", result.model_dump_json(indent=2) + "\n")
+    atomic_write_text(out / "fleet-sweep.json", for_json(result.model_dump_json(indent=2)) + "\n")
     return result

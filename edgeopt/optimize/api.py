@@ -30,6 +30,7 @@ from ..passes.registry import PassRegistry, load_pass_registry
 from ..passes.torch_input import looks_like_torch_model, torch_artifact
 from ..recipes import LoadedRecipe, Recipe, build_recipe, load_recipe
 from ..targets import Target, load_registry
+from ..untrusted import for_json
 from .fidelity import FidelityRow
 from .fidelity_table import fidelity_rows, task_metric
 from .job import CollectReporter, OptimizeData, OptimizeJob
@@ -152,7 +153,7 @@ def optimize(
         fidelity=rows,
         warnings=list(reporter.warnings),
     )
-    atomic_write_text(manifest, result.model_dump_json(indent=2) + "\n")
+    atomic_write_text(manifest, for_json(result.model_dump_json(indent=2)) + "\n")
     return result
 
 

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 from ..bench.llm.result import LlmBenchResult
 from ..qualify.result import GateStatus, QualifyResult
-from ..untrusted import for_markdown
+from ..untrusted import for_markdown, for_markdown_code
 
 _ICON = {GateStatus.PASS: "✅ pass", GateStatus.FAIL: "❌ fail", GateStatus.ERROR: "⚠️ error"}
 
 
-def _cell(text: str) -> str:
+def _cell(text: object) -> str:
     """Text for a table cell or a list item: device text is data, so HTML, pipes and brackets are escaped
     (a ``<script>`` or ``<img onerror>`` in a device's error shows as text where the summary is rendered)."""
     return for_markdown(text)
+
+
+def _code(text: object) -> str:
+    """A name in a code span, or escaped text where it could break out of one (edgeopt.untrusted)."""
+    return for_markdown_code(text)
 
 
 def _value(value: float | None, unit: str) -> str:
@@ -24,13 +29,14 @@ def render_markdown(result: QualifyResult) -> str:
     verdict = {0: "✅ PASS", 1: "❌ FAIL", 3: "⚠️ DEVICE ERROR"}.get(result.exit_code, "❌ FAIL")
     gates = result.gate_results()
     passed = sum(g.status is GateStatus.PASS for g in gates)
-    source = {"recipe": f"optimized with recipe `{result.model.recipe}`", "optimized": "an optimized file",
+    source = {"recipe": f"optimized with recipe {_code(result.model.recipe)}", "optimized": "an optimized file",
               "model": "as given (not optimized)"}[result.model.source]
     lines = [
-        f"## {verdict}: edgeopt qualify `{result.name}`",
+        f"## {verdict}: edgeopt qualify {_code(result.name)}",
         "",
         f"{passed}/{len(gates)} gates passed on {len(result.devices)} device(s) · model "
-        f"`{result.model.reference_path.rsplit('/', 1)[-1]}` (sha256 `{result.model.reference_sha256[:12]}`) · "
+        f"{_code(result.model.reference_path.rsplit('/', 1)[-1])} "
+        f"(sha256 {_code(result.model.reference_sha256[:12])}) · "
         f"{source} · {result.seconds:.0f} s",
         "",
         "| device | gate | measured | limit | verdict |",
@@ -44,14 +50,14 @@ def render_markdown(result: QualifyResult) -> str:
     failing = [g for g in gates if g.status is not GateStatus.PASS]
     if failing:
         lines += ["", "**Why it failed**", ""]
-        lines += [f"- `{g.device}` {g.gate}: {_cell(g.detail)}" for g in failing]
+        lines += [f"- {_code(g.device)} {_cell(g.gate)}: {_cell(g.detail)}" for g in failing]
     lines += ["", "<details><summary>Measurements</summary>", ""]
     for d in result.devices:
         if d.llm is not None:
             lines += _llm_lines(d.label, d.target, d.llm)
             continue
         if d.bench is None:
-            lines.append(f"- `{d.label}`: device error: {_cell(d.error or '')}")
+            lines.append(f"- {_code(d.label)}: device error: {_cell(d.error or '')}")
             continue
         b = d.bench
         energy = "n/a"
@@ -60,20 +66,22 @@ def render_markdown(result: QualifyResult) -> str:
                                                                      else " (measured)")
         cost = ""
         if d.costs is not None:
-            cost = (f", {d.costs.cost_per_million:.3g} {d.costs.currency} and {d.costs.co2_g_per_million:.3g} g CO2 "
-                    "per million inferences" + (" (ESTIMATE)" if d.costs.source == "estimate" else ""))
-        lines.append(f"- `{d.label}` ({d.target}, {_cell(b.runtime.name)} {_cell(b.runtime.version)}): p50 "
+            cost = (f", {d.costs.cost_per_million:.3g} {_cell(d.costs.currency)} and "
+                    f"{d.costs.co2_g_per_million:.3g} g CO2 per million inferences"
+                    + (" (ESTIMATE)" if d.costs.source == "estimate" else ""))
+        runtime = f"{_cell(b.runtime.name)} {_cell(b.runtime.version)}"
+        lines.append(f"- {_code(d.label)} ({_cell(d.target)}, {runtime}): p50 "
                      f"{b.latency_ms.p50:.4g} ms, p99 {b.latency_ms.p99:.4g} ms, {b.throughput_ips:.4g} ips, memory "
                      f"+{_value(b.memory_mb.delta, 'MiB')}, cold start {b.cold_start_ms.total:.4g} ms, energy "
                      f"{energy}{cost}; {b.run.samples} samples" + ("" if b.valid else " — **run INVALID**"))
-    lines += ["", "</details>", "", f"Full report: `{result.reports.get('html', 'report.html')}` · "
-              f"spec sha256 `{result.spec_sha256[:12]}` · edgeopt {result.edgeopt_version}", ""]
+    lines += ["", "</details>", "", f"Full report: {_code(result.reports.get('html', 'report.html'))} · "
+              f"spec sha256 {_code(result.spec_sha256[:12])} · edgeopt {_cell(result.edgeopt_version)}", ""]
     return "\n".join(lines)
 
 
 def _llm_lines(label: str, target: str, b: LlmBenchResult) -> list[str]:
     """One line per LLM cell: TTFT, TPOT, decode rate, memory, KV cache, energy per decode token."""
-    lines = [f"- `{label}` ({target}, {b.runtime.get('name')} {b.runtime.get('version')}), "
+    lines = [f"- {_code(label)} ({_cell(target)}, {_cell(b.runtime.get('name'))} {_cell(b.runtime.get('version'))}), "
              f"{b.workload.repetitions} repetitions per cell:"]
     for c in b.cells:
         energy = "n/a" if c.energy_decode_mj_per_token is None else \

@@ -19,6 +19,7 @@ from ..runners import Runner
 from ..runners.select import use_runner
 from ..settings import MeasureSettings, RemoteSpec, build
 from ..targets import load_registry
+from ..untrusted import for_json
 from .levels import Progress
 from .options import (  # noqa: F401 - re-exported: the sweep's public names stay importable from here
     DEFAULT_RECIPES,
@@ -135,7 +136,7 @@ def run_sweep(
         warnings = list(result.warnings)
         ids = record_or_warn(options.history_db, swept_levels(runs), warnings, model_sha256=result.model_sha256)
         result = result.model_copy(update={"history_run_ids": ids, "warnings": warnings})
-    atomic_write_text(Path(result.out_dir) / "sweep.json", result.model_dump_json(indent=2) + "\n")
+    atomic_write_text(Path(result.out_dir) / "sweep.json", for_json(result.model_dump_json(indent=2)) + "\n")
     return result
 
 

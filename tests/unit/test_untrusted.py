@@ -17,7 +17,16 @@ from edgeopt.errors import RunnerError
 from edgeopt.npz_headers import NpzHeaderError, members
 from edgeopt.reports.junit import _clean
 from edgeopt.runners.agent_schema import accept_result
-from edgeopt.untrusted import MAX_DEPTH, UntrustedDataError, clean_text, clean_tree, for_markdown, for_rich
+from edgeopt.untrusted import (
+    MAX_DEPTH,
+    UntrustedDataError,
+    clean_text,
+    clean_tree,
+    for_json,
+    for_markdown,
+    for_markdown_code,
+    for_rich,
+)
 from tests.fake_agent import INJECT
 
 
@@ -101,3 +110,16 @@ def test_the_result_schema_lets_impossible_numbers_through_for_the_metrics():
     raw = accept_result(json.dumps({"status": "ok", "runtime": {"name": "x", "version": "1\x1b[2J"},
                                     "samples_ns": [float("nan"), -5]}), "dev")
     assert raw.runtime["version"] == "1" and len(raw.samples_ns) == 2
+
+
+def test_for_json_escapes_c1_and_bidi_and_keeps_the_data():
+    data = {"name": "a\x9b2J\u202eb\x7f", "n": [1, "\x85"]}
+    text = for_json(json.dumps(data, ensure_ascii=False))
+    assert not any(c in text for c in "\x9b\u202e\x7f\x85") and "\\u009b" in text
+    assert json.loads(text) == data
+
+
+def test_for_markdown_code_never_lets_a_backtick_close_the_span():
+    assert for_markdown_code("board-1") == "`board-1`"
+    shown = for_markdown_code("x` <script>alert(1)</script> `y\x1b[2J")
+    assert "<script" not in shown and "`" not in shown.replace("&#96;", "") and "\x1b" not in shown

@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 
 from ...fleet.result import FleetResult, FleetRow
 from ...fleet.verdict import budget_text
+from ...untrusted import clean_text
 
 
 def _cases(row: FleetRow) -> list[tuple[str, str, str]]:
@@ -59,5 +60,8 @@ def render_fleet_junit(result: FleetResult) -> str:
                 ET.SubElement(case, "error", {"message": message, "type": "DeviceError"}).text = message
             else:
                 ET.SubElement(case, "system-out").text = message
+    for element in root.iter():  # device names, errors and warnings are data: XML 1.0 text, no escapes
+        element.attrib = {k: clean_text(v) for k, v in element.attrib.items()}
+        element.text = clean_text(element.text) if element.text else element.text
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

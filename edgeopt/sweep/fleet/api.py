@@ -28,6 +28,7 @@ from ...fleet.executors import DeviceEvents, Executor
 from ...fleet.runner import FleetRunner
 from ...fsutil import atomic_write_text
 from ...settings import MeasureSettings, RemoteSpec
+from ...untrusted import for_json
 from ..api import DEFAULT_RECIPES, SweepOptions, check_inputs, swept_levels
 from ..report import write_plot
 from .drive import device_deadline, sweep_devices
@@ -116,7 +117,7 @@ def fleet_sweep(
         started_at=started_at, seconds=round(time.perf_counter() - started, 3), host_seconds=bundle.seconds,
         targets=targets, out_dir=str(out), rows=rows, summary=summarize(rows), warnings=warnings,
         exit_code=fleet_sweep_exit_code(rows))
-    atomic_write_text(out / "fleet-sweep.json", result.model_dump_json(indent=2) + "\n")
+    atomic_write_text(out / "fleet-sweep.json", for_json(result.model_dump_json(indent=2)) + "\n")
     return result
 
 
@@ -132,7 +133,7 @@ def _finish(row: FleetSweepRow, out: Path, model: Path, options: SweepOptions, f
         plot = write_plot(res.levels, res.objective, dev_out / "pareto.svg", min_retention=res.min_retention,
                           fps=res.fps, recommendation=res.recommendation)
         res = res.model_copy(update={"plot": str(plot)})
-    atomic_write_text(dev_out / "sweep.json", res.model_dump_json(indent=2) + "\n")
+    atomic_write_text(dev_out / "sweep.json", for_json(res.model_dump_json(indent=2)) + "\n")
     ids: list[int] = []
     if options.history_db is not None and row.level_runs:
         from ...history.sweep_runs import record_or_warn
