@@ -39,6 +39,7 @@ def _own_caches() -> None:
     os.environ[ENV_TOOLS_DIR] = str(TEST_CACHE / "tools")
     os.environ[ENV_WHEELS_DIR] = str(TEST_CACHE / "wheels")
     os.environ["EDGEOPT_ZOO_CACHE"] = str(TEST_CACHE / "zoo")
+    os.environ["EDGEOPT_TEST_CACHE"] = str(TEST_CACHE)  # tests/llm_models.py's shared tiny LLM, never ~/.cache
 
 
 def pytest_configure(config: pytest.Config) -> None:
