@@ -55,7 +55,10 @@ class LlmExporter:
 
     def weight_precision(self, settings: BaseModel) -> Precision:
         """The precision its weights are stored in."""
-        return Precision(settings.weight_precision)
+        value = getattr(settings, "weight_precision", None)  # the settings models of the built-in exporters have it
+        if value is None:
+            raise NotImplementedError(f"{type(settings).__name__} has no weight_precision: override weight_precision")
+        return Precision(value)
 
     def cannot_apply(self, config: Mapping[str, Any], settings: BaseModel) -> str | None:
         """Why ``settings`` cannot make a folder that runs on a CPU for a model with this ``config.json`` (a group
