@@ -209,7 +209,20 @@ def _result_500mb(result: dict[str, Any], opts: dict[str, str]) -> None:
     _spliced(opts, result, int_body(1 << 20), BIG_RESULT_BYTES)
 
 
-BIG_SAMPLES: dict[str, Any] = {"budget_ints": _budget_ints, "samples_120mb": _samples_120mb,
+def _values_ceiling(result: dict[str, Any], opts: dict[str, str]) -> None:
+    """As many 15-digit samples as a result may hold (edgeopt's count of values) within its byte budget: the
+    most a hostile result can make the host parse."""
+    sys.path.insert(0, str(REPO / "device_agent"))
+    from edgeopt.runners.limits import RESULT_MAX_VALUES
+
+    count = min(RESULT_MAX_VALUES - 100, (_budget() - (1 << 20)) // 16)
+    chunk = (",".join(str(10**14 + i) for i in range(1000)) + ",").encode()
+    body = (chunk * (count // 1000 + 1))[:16 * count - 1]
+    result["samples_ns"], result["timed_inferences"] = SPLICE, count
+    _spliced(opts, result, body)
+
+
+BIG_SAMPLES: dict[str, Any] = {"values_ceiling": _values_ceiling, "budget_ints": _budget_ints, "samples_120mb": _samples_120mb,
                                "result_500mb": _result_500mb}
 
 

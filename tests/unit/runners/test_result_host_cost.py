@@ -10,7 +10,7 @@ import pytest
 
 from edgeopt.errors import RunnerError
 from edgeopt.runners.agent_schema import accept_result, result_text
-from edgeopt.runners.limits import RESULT_MAX_BYTES, RESULT_MAX_VALUES, MIB
+from edgeopt.runners.limits import MIB, RESULT_MAX_BYTES, RESULT_MAX_VALUES
 from edgeopt.untrusted import clean_tree
 from edgeopt_agent.paced import paced_loop
 from edgeopt_agent.protocol import MAX_FRAMES, MAX_SAMPLES, PROTOCOL_VERSION
