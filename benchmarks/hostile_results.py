@@ -10,10 +10,10 @@ time (Python start and imports included: an upper bound of what ``edgeopt bench`
 goals. Each case is capped (``--cap-s``); the whole run takes ~5-8 minutes on 2 loaded cores.
 
 Classes: an honest run (the reference), a result at the result budget of small distinct integers in
-``samples_ns``, the most values a result may hold (15-digit samples up to the value ceiling, within the budget: the
-largest result the host parses), a 500 MB result, JSON nested 100,000 deep, an LLM token trace at the budget, 120 MB of plausible
-samples, an eval output flood (1 GiB written), 200,000 progress events, a result that is a FIFO or ``/dev/zero``
-(locally: a stdout that never ends; a FIFO has no local form, the result is a pipe already).
+``samples_ns``, the most values a result may hold (15-digit samples up to the value ceiling, within the budget:
+the largest result the host parses), a 500 MB result, JSON nested 100,000 deep, an LLM token trace at the budget,
+120 MB of plausible samples, an eval output flood (1 GiB written), 200,000 progress events, a result that is a
+FIFO or ``/dev/zero`` (locally: a stdout that never ends; a FIFO has no local form, the result is a pipe already).
 
 Usage: python -m benchmarks.hostile_results [--cap-s 150] [--cases budget_ints,deep] [--runners local,ssh]
 """

@@ -222,8 +222,8 @@ def _values_ceiling(result: dict[str, Any], opts: dict[str, str]) -> None:
     _spliced(opts, result, body)
 
 
-BIG_SAMPLES: dict[str, Any] = {"values_ceiling": _values_ceiling, "budget_ints": _budget_ints, "samples_120mb": _samples_120mb,
-                               "result_500mb": _result_500mb}
+BIG_SAMPLES: dict[str, Any] = {"values_ceiling": _values_ceiling, "budget_ints": _budget_ints,
+                               "samples_120mb": _samples_120mb, "result_500mb": _result_500mb}
 
 
 def _llm_trace(opts: dict[str, str], result: dict[str, Any]) -> None:

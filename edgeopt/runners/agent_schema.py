@@ -185,10 +185,8 @@ def _check_counts(text: str, start: int, end: int, where: str) -> None:
     for count, most, what in ((values, RESULT_MAX_VALUES, "values"), (containers, RESULT_MAX_CONTAINERS,
                               "arrays and objects"), (quotes, RESULT_MAX_QUOTES, "string quotes")):
         if count > most:
-            raise RunnerError(
-                f"the agent on {where} sent a result of up to {count:,} {what}, more than an agent's result holds "
-                f"({most:,}: at most {protocol.MAX_SAMPLES:,} samples are kept); nothing of it was parsed or used: "
-                "check the device's agent and runtime (a board that does this is broken or not trustworthy)")
+            raise _malformed(where, f"up to {count:,} {what}, more than an agent's result holds ({most:,}: at "
+                                    f"most {protocol.MAX_SAMPLES:,} samples are kept); it was not parsed")
 
 
 def accept_result(text: str, where: str) -> RawRun:

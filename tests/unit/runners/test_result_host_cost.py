@@ -31,9 +31,10 @@ def test_the_budget_holds_what_an_honest_run_sends_and_no_more():
 
 def test_a_result_of_more_values_than_a_result_holds_is_refused_before_parsing():
     text = _result(",".join(["1000"] * (RESULT_MAX_VALUES + 1)))
-    with pytest.raises(RunnerError, match=r"a result of up to [\d,]+ values, more than an agent's result holds") as err:
+    needle = r"malformed result \(up to [\d,]+ values, more than an agent's result holds"
+    with pytest.raises(RunnerError, match=needle) as err:
         accept_result(text, "board")
-    assert "\n" not in str(err.value) and "nothing of it was parsed" in str(err.value)
+    assert "\n" not in str(err.value) and "it was not parsed" in str(err.value)
 
 
 @pytest.mark.parametrize("body", ["{}", "[]", '"ab"'])
