@@ -151,6 +151,12 @@ _BLANK = re.compile(r"[ \t\n\r]*")
 _MAX_TAIL = 4096  # blank characters after the result's line (the agent writes one newline)
 
 
+def _past_blanks(text: str, pos: int) -> int:
+    """The first offset at or after ``pos`` that is not a blank (``_BLANK`` matches the empty string too)."""
+    match = _BLANK.match(text, pos)
+    return match.end() if match else pos
+
+
 def result_text(data: bytes | bytearray, where: str) -> str:
     """The agent's result bytes as text, refused unless ASCII: the agent writes ``json.dumps``'s ASCII, and one
     character past Latin-1 would make Python hold the whole text at 4 bytes a character. The caller drops ``data``
@@ -172,7 +178,7 @@ def _last_line(text: str, where: str) -> tuple[int, int]:
         end -= 1
         if len(text) - end > _MAX_TAIL:
             raise _malformed(where, f"more than {_MAX_TAIL} blank characters after it")
-    return _BLANK.match(text, text.rfind("\n", 0, end) + 1).end(), end
+    return _past_blanks(text, text.rfind("\n", 0, end) + 1), end
 
 
 def _check_counts(text: str, start: int, end: int, where: str) -> None:
@@ -200,7 +206,7 @@ def accept_result(text: str, where: str) -> RawRun:
     _check_counts(text, start, end, where)
     try:
         data, stop = _DECODER.raw_decode(text, start)
-        if _BLANK.match(text, stop).end() != len(text):
+        if _past_blanks(text, stop) != len(text):
             raise ValueError(f"extra data at character {stop}")
     except RecursionError:
         raise _malformed(where, "JSON nested too deep") from None
