@@ -7,7 +7,8 @@ DEMO_DIR := out/demo
 
 .PHONY: zoo-llm test-faults test-fuzz test-netns install sysdeps demo test test-slow test-arm64 test-all lint clean \
 	bench-overhead bench-energy bench-profile bench-ssh-overhead bench-ssh-sweep bench-fleet bench-soak bench-formats \
-	bench-recipes bench-int8-defaults bench-sweep bench-ship-goals bench-llm-goals bench-llm-awq bench-llm-05b
+	bench-recipes bench-int8-defaults bench-sweep bench-ship-goals bench-llm-goals bench-llm-awq bench-llm-05b \
+	bench-hostile
 
 TEST_STAMP := $(VENV)/.installed-test-stamp
 # Extras the test suite exercises: every runtime and pass that installs from the registries here.
@@ -164,6 +165,10 @@ bench-llm-goals: $(TEST_STAMP)
 # data-aware INT4 (AWQ, scale estimation) vs data-free on the trained zoo LLM, OpenVINO GenAI: ~2 min.
 bench-llm-awq: $(TEST_STAMP)
 	$(BENCH).llm_awq $(BENCH_ARGS)
+
+# host peak RSS and wall per hostile result class (lying fake agent), local and loopback SSH (root): ~5-8 min.
+bench-hostile: sysdeps $(STAMP)
+	$(BENCH).hostile_results $(BENCH_ARGS)
 
 # issue 22's checks at Qwen2-0.5B's shapes, one step after the other into benchmarks/results/llm_05b.json
 # (models in /tmp/edgeopt-05b, ~5 GB): build ~3 min, KV ~6 min, timing, scaling, stock int4: ~30-40 min in all.

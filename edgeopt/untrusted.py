@@ -58,6 +58,8 @@ def clean_tree(value: Any, *, depth: int = 0, limit: int = MAX_TEXT_CHARS) -> An
     if isinstance(value, dict):
         return {clean_text(str(k), limit): clean_tree(v, depth=depth + 1, limit=limit) for k, v in value.items()}
     if isinstance(value, list):
+        if not any(isinstance(v, (str, dict, list)) for v in value):
+            return value  # numbers, booleans, nulls: nothing to clean, and no copy of 2 M samples
         return [clean_tree(v, depth=depth + 1, limit=limit) for v in value]
     return value
 

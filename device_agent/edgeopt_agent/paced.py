@@ -15,7 +15,7 @@ import math
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .protocol import MAX_SAMPLES
+from .protocol import MAX_FRAMES
 
 _NS = 1_000_000_000
 
@@ -80,7 +80,7 @@ def paced_loop(
         if end > scheduled + period_ns:
             misses += 1
         i += 1
-        if (i >= frames_min and end >= min_end_ns) or i >= MAX_SAMPLES:
+        if (i >= frames_min and end >= min_end_ns) or i >= MAX_FRAMES:
             break
         if end >= hard_end_ns:
             truncated = True

@@ -16,6 +16,9 @@ PROTOCOL_VERSION = 1
 # ``iterations`` and ``min_duration_s`` are reached (only inferences faster than ~5 us, or requests of more
 # iterations, get there). A result's size is then bounded whatever the request (edgeopt.runners.limits).
 MAX_SAMPLES = 2_000_000
+# The most frames a paced run keeps: each keeps two numbers (its latency and its response time), so a paced result
+# holds no more numbers than a back-to-back one.
+MAX_FRAMES = MAX_SAMPLES // 2
 
 STATUS_OK = "ok"
 STATUS_ERROR = "error"

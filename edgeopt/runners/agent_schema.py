@@ -12,6 +12,7 @@ latencies, more samples than the wall time allows) are left for the metrics to j
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError
@@ -21,6 +22,7 @@ from edgeopt_agent.protocol import RawRun
 
 from ..errors import RunnerError, SchemaProblem
 from ..untrusted import UntrustedDataError, clean_text, clean_tree
+from .limits import RESULT_MAX_CONTAINERS, RESULT_MAX_QUOTES, RESULT_MAX_VALUES
 
 Number = StrictInt | StrictFloat
 
@@ -144,14 +146,68 @@ def _malformed(where: str, why: str) -> RunnerError:
                        "was used: check the agent there (edgeopt devices check) or update it")
 
 
+_DECODER = json.JSONDecoder()
+_BLANK = re.compile(r"[ \t\n\r]*")
+_MAX_TAIL = 4096  # blank characters after the result's line (the agent writes one newline)
+
+
+def _past_blanks(text: str, pos: int) -> int:
+    """The first offset at or after ``pos`` that is not a blank (``_BLANK`` matches the empty string too)."""
+    match = _BLANK.match(text, pos)
+    return match.end() if match else pos
+
+
+def result_text(data: bytes | bytearray, where: str) -> str:
+    """The agent's result bytes as text, refused unless ASCII: the agent writes ``json.dumps``'s ASCII, and one
+    character past Latin-1 would make Python hold the whole text at 4 bytes a character. The caller drops ``data``
+    once it has the text, so the host holds one copy of the result while it is parsed.
+
+    Raises:
+        RunnerError: not ASCII.
+    """
+    if not data.isascii():
+        raise _malformed(where, "not ASCII JSON, which is what the agent writes")
+    return data.decode("ascii")
+
+
+def _last_line(text: str, where: str) -> tuple[int, int]:
+    """Where the last non-blank line of ``text`` starts and ends, found without copying the text (``strip`` and
+    ``splitlines`` held up to three more copies of it)."""
+    end = len(text)
+    while end and text[end - 1] in " \t\r\n":
+        end -= 1
+        if len(text) - end > _MAX_TAIL:
+            raise _malformed(where, f"more than {_MAX_TAIL} blank characters after it")
+    return _past_blanks(text, text.rfind("\n", 0, end) + 1), end
+
+
+def _check_counts(text: str, start: int, end: int, where: str) -> None:
+    """Refuse a result that holds more values, arrays and objects, or strings than an agent's result can, counted
+    in its text before anything is parsed: each becomes a Python object on the host (40 bytes or more), so a
+    result of small integers within the byte budget cost the host ~1.9 GB."""
+    values = text.count(",", start, end) + 1
+    containers = text.count("[", start, end) + text.count("{", start, end)
+    quotes = text.count('"', start, end)
+    for count, most, what in ((values, RESULT_MAX_VALUES, "values"), (containers, RESULT_MAX_CONTAINERS,
+                              "arrays and objects"), (quotes, RESULT_MAX_QUOTES, "string quotes")):
+        if count > most:
+            raise _malformed(where, f"up to {count:,} {what}, more than an agent's result holds ({most:,}: at "
+                                    f"most {protocol.MAX_SAMPLES:,} samples are kept); it was not parsed")
+
+
 def accept_result(text: str, where: str) -> RawRun:
     """The agent's result text (its last line) as a checked, cleaned ``RawRun``.
 
     Raises:
-        RunnerError: not JSON, nested too deep, a field of the wrong type, or not this protocol.
+        RunnerError: not JSON, more values than a result holds, nested too deep, a field of the wrong type, or not
+            this protocol.
     """
+    start, end = _last_line(text, where)
+    _check_counts(text, start, end, where)
     try:
-        data: Any = json.loads(text.strip().splitlines()[-1])
+        data, stop = _DECODER.raw_decode(text, start)
+        if _past_blanks(text, stop) != len(text):
+            raise ValueError(f"extra data at character {stop}")
     except RecursionError:
         raise _malformed(where, "JSON nested too deep") from None
     except ValueError as exc:
@@ -163,16 +219,30 @@ def accept_result(text: str, where: str) -> RawRun:
     if not isinstance(data, dict):
         raise _malformed(where, f"expected a JSON object, got {type(data).__name__}")
     try:
-        checked = AgentResult.model_validate(data)
+        status = _validated_status(data)
     except ValidationError as exc:
         p = SchemaProblem.of(exc)
         raise _malformed(where, f"{'.'.join(str(x) for x in p.loc) or 'result'}: {p.msg}{p.got}") from None
-    if checked.status == protocol.STATUS_OK:
+    if status == protocol.STATUS_OK:
         _require_parts(data, where)
     try:
         return RawRun.from_dict(data)
     except protocol.ProtocolError as exc:
         raise RunnerError(f"the agent on {where} returned an unreadable result ({exc}): update the agent") from None
+
+
+def _validated_status(data: dict[str, Any]) -> str:
+    """``data`` checked against :class:`AgentResult`, its status. A ``samples_ns`` of numbers only is checked here
+    and left out of the model's check (whose validated copy of 2 M samples cost the host ~46 MB more at the peak);
+    any other value is the model's to check and name."""
+    samples = data.get("samples_ns")
+    if not isinstance(samples, list) or not all(type(v) in (int, float) for v in samples):  # bool is no number
+        return AgentResult.model_validate(data).status
+    data["samples_ns"] = []
+    try:
+        return AgentResult.model_validate(data).status
+    finally:
+        data["samples_ns"] = samples
 
 
 def _require_parts(data: dict[str, Any], where: str) -> None:

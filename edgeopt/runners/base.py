@@ -24,7 +24,7 @@ from edgeopt_agent.protocol import RawRun, Request
 from ..errors import InputError, RunnerError, RuntimeUnavailableError
 from ..untrusted import clean_text, clean_tree
 from .agent_exit import AgentTrace
-from .agent_schema import accept_result
+from .agent_schema import accept_result, result_text
 
 ProgressSink = Callable[[dict[str, Any]], None]
 
@@ -146,10 +146,18 @@ def parse_result(stdout: str, stderr_tail: str, where: str, status: int | None =
     The result is checked against the one schema of what an agent returns (:mod:`.agent_schema`) and every
     string in it cleaned: a device is untrusted input.
     """
-    text = stdout.strip()
-    if not text:
+    if not stdout or stdout.isspace():  # not strip(): a copy of the whole result
         raise RunnerError((trace or AgentTrace()).no_result_message(status, where, clean_text(stderr_tail)))
-    return accept_result(text, where)
+    return accept_result(stdout, where)
+
+
+def parse_result_bytes(data: bytearray, stderr_tail: str, where: str, status: int | None = None,
+                       trace: AgentTrace | None = None) -> RawRun:
+    """:func:`parse_result` of the result's bytes, which are emptied once decoded (the host then holds one copy of
+    the result while it is parsed, not two)."""
+    text = result_text(data, where)
+    data.clear()
+    return parse_result(text, stderr_tail, where, status, trace)
 
 
 def raise_for_error(raw: RawRun, where: str) -> RawRun:

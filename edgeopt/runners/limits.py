@@ -27,14 +27,28 @@ MIB = 1 << 20
 # Fastest inference rate one stream of the agent's harness can time (a Python loop around a no-op: ~70 ns per
 # sample, 4.75 M/s on a 2-core Xeon with AVX-512); four times that is impossible on any board.
 MAX_SAMPLES_PER_S = 20_000_000
-# Everything a result carries besides its samples (environment, outputs, per-layer profile, generate cells).
+# Everything a result carries besides its samples (environment, outputs, per-layer profile, generate cells), and the
+# base of an eval output's budget.
 RESULT_BASE_BYTES = 64 * MIB
-# A sample in the result's JSON: at most 24 bytes (a 19-digit integer, comma, space); the agent keeps at most
-# MAX_SAMPLES of them (edgeopt_agent.protocol), 46 MiB.
-RESULT_BYTES_PER_SAMPLE = 24
-# The result budget, fixed: whatever the request's duration, iterations or streams (the budget once grew by 64 MiB
-# per second of min_duration_s, 704 MiB at 10 s). 64 MiB + 46 MiB of samples, rounded up.
-RESULT_MAX_BYTES = 128 * MIB
+# A sample in the result's JSON: at most 18 bytes (16 digits, 115 days in ns, far over the one-day MAX_DURATION_S
+# a sample cannot outlast; comma, space). The agent keeps at most MAX_SAMPLES numbers (edgeopt_agent.protocol; a
+# paced run's frames keep two each, MAX_FRAMES of them), 34.3 MiB.
+RESULT_BYTES_PER_SAMPLE = 18
+# Everything else an honest result holds (environment, outputs, profile layers and trace, generate cells and token
+# latencies): a few MiB in practice.
+RESULT_REST_BYTES = 12 * MIB
+# The result budget, fixed whatever the request's duration, iterations or streams: the kept samples at their
+# largest plus the rest, 46.3 MiB, rounded up. The host holds the text and what it parses to at once, so this
+# budget is what keeps a hostile result under ~300 MB of host RSS (docs/reliability.md, "Untrusted device: host
+# cost"; it was 128 MiB, and 1.9 GB of RSS for a result of small integers).
+RESULT_MAX_BYTES = 48 * MIB
+# What a result may hold, counted in its text before it is parsed (each value of a list is a Python object on the
+# host, ~40 bytes: 48 MiB of "1000," would be 10 M of them, ~400 MB): the kept numbers plus 500,000 others (an LLM
+# run's token latencies: 500,000 tokens take hours on any board), arrays and objects, string quotes. At the ceiling
+# (2.5 M 15-digit samples within the budget) the host peaks under 300 MB (benchmarks/hostile_results.py).
+RESULT_MAX_VALUES = MAX_SAMPLES + 500_000
+RESULT_MAX_CONTAINERS = 100_000
+RESULT_MAX_QUOTES = 1_000_000
 # stderr: progress lines and library logs. A budget per second the agent may run, a cap per line and the
 # number of lines kept for messages.
 STDERR_BASE_BYTES = 16 * MIB
@@ -168,15 +182,14 @@ class LineTail:
         return " | ".join(line for line in self.lines if line)
 
 
-def read_capped(read: Callable[[int], bytes], limit: int) -> tuple[bytes, bool]:
-    """Read a stream to its end or to ``limit`` bytes: ``(data, over)`` where ``over`` says it had more."""
-    chunks: list[bytes] = []
-    size = 0
+def read_capped(read: Callable[[int], bytes], limit: int) -> tuple[bytearray, bool]:
+    """Read a stream to its end or to ``limit`` bytes: ``(data, over)`` where ``over`` says it had more. One
+    buffer grows in place (joining chunks at the end held the result twice)."""
+    data = bytearray()
     while True:
         chunk = read(1 << 16)
         if not chunk:
-            return b"".join(chunks), False
-        size += len(chunk)
-        if size > limit:
-            return b"", True
-        chunks.append(chunk)
+            return data, False
+        if len(data) + len(chunk) > limit:
+            return bytearray(), True
+        data += chunk

@@ -29,7 +29,7 @@ from .base import (
     agent_dir,
     parse_probe,
     parse_progress_line,
-    parse_result,
+    parse_result_bytes,
 )
 from .event_gate import EventGate
 from .limits import LineTail, ReadLimits, flood_error, read_capped
@@ -186,8 +186,7 @@ class LocalRunner:
             raise flood_error("local", "stdout (the result)", limits.result_bytes)
         if tail.flooded:
             raise flood_error("local", "stderr", limits.stderr_bytes)
-        text = out.get("data", b"").decode("utf-8", "replace")
-        return parse_result(text, tail.text(), "local", proc.returncode, trace)
+        return parse_result_bytes(out.pop("data", None) or bytearray(), tail.text(), "local", proc.returncode, trace)
 
     def _wait(self, proc: subprocess.Popen[bytes], request: Request, payload: bytes) -> None:
         """Write the request, wait for the agent within its deadline; kill it on a timeout or an interrupt."""

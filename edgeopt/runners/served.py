@@ -35,6 +35,7 @@ from edgeopt_agent.protocol import RawRun, Request
 from ..errors import RunnerError
 from .agent_exit import AgentTrace
 from .agent_pipe import AgentPipe
+from .agent_schema import result_text
 from .base import AgentCommand, ProgressSink, Runner, RunnerInfo, parse_progress_line, parse_result
 from .event_gate import EventGate
 from .limits import LineTail, ReadLimits, flood_error
@@ -168,7 +169,7 @@ class ServedAgent:
         if job.tail.flooded:
             raise flood_error(where, "stderr", job.tail.limit)
         self.answered += 1
-        return parse_result(line.decode("utf-8", "replace"), job.tail.text(), where, 0, job.trace)
+        return parse_result(result_text(line, where), job.tail.text(), where, 0, job.trace)
 
     def _ensure(self) -> AgentPipe:
         if self._proc is not None and self._proc.running():

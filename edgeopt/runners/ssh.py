@@ -36,7 +36,15 @@ from ..devices.schema import SshAddress
 from ..errors import EdgeoptError, RunnerError
 from ..interrupts import stop_on_interrupt
 from .agent_exit import AgentTrace
-from .base import AgentCommand, ProgressSink, RunnerInfo, RunnerKind, parse_probe, parse_progress_line, parse_result
+from .base import (
+    AgentCommand,
+    ProgressSink,
+    RunnerInfo,
+    RunnerKind,
+    parse_probe,
+    parse_progress_line,
+    parse_result_bytes,
+)
 from .event_gate import EventGate
 from .limits import ReadLimits, flood_error
 from .ssh_cache import (
@@ -202,7 +210,7 @@ class SshRunner:
                 f"cannot start the agent on {s.where}: interpreter {self.address.python} not found there "
                 f"({result.stderr_tail or 'exit 127'}); install python3 or pass --python /abs/path/python3"
             )
-        return parse_result(text, result.stderr_tail, self.name, result.status, trace)
+        return parse_result_bytes(text, result.stderr_tail, self.name, result.status, trace)
 
     @staticmethod
     def bundles(request: Request, model_path: Path) -> tuple[Bundle, dict[str, Bundle]]:
@@ -267,7 +275,7 @@ class SshRunner:
 
     def _run_job(self, s: SshSession, workdir: str, agent_path: str, job: str, request: Request,
                  stats: TransferStats, emit: ProgressSink, command: AgentCommand,
-                 trace: AgentTrace, limits: ReadLimits) -> tuple[str, ExecResult]:
+                 trace: AgentTrace, limits: ReadLimits) -> tuple[bytearray, ExecResult]:
         t = self.timeouts
         started = time.perf_counter()
         with s.step(f"writing the request on {s.where}", t.fetch_s), s.sftp.open(f"{job}/request.json", "w") as fh:
@@ -302,7 +310,7 @@ class SshRunner:
             try:
                 text = _read_capped(s, f"{job}/result.json", limits.result_bytes, "result.json")
             except FileNotFoundError:
-                text = ""
+                text = bytearray()
         stats.timed("fetch", started)
         return text, result
 
@@ -389,11 +397,11 @@ def _fetch_chunks(s: SshSession, path: str, limit: int, what: str, write: Callab
             write(chunk)
 
 
-def _read_capped(s: SshSession, path: str, limit: int, what: str) -> str:
-    """A device file's text (a regular file of at most ``limit`` bytes: :func:`_fetch_chunks`)."""
+def _read_capped(s: SshSession, path: str, limit: int, what: str) -> bytearray:
+    """A device file's bytes (a regular file of at most ``limit`` bytes: :func:`_fetch_chunks`), in one buffer."""
     data = bytearray()
     _fetch_chunks(s, path, limit, what, data.extend)
-    return data.decode("utf-8", "replace")
+    return data
 
 
 def _copy_capped(s: SshSession, device_path: str, host_path: Path, limit: int, what: str) -> None:

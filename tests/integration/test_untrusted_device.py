@@ -18,6 +18,7 @@ from edgeopt.cli.main import main
 from edgeopt.errors import RunnerError
 from edgeopt.evaluation.device import device_outputs
 from edgeopt.runners.local import LocalRunner
+from edgeopt_agent.protocol import Request
 from tests.conftest import make_matmul_model
 from tests.fake_agent import fake_python
 
@@ -153,3 +154,15 @@ def test_injected_layer_names_are_text(matmul_model: Path, tmp_path: Path, capsy
     assert code == 0 and _no_control(out) and "[link=https://evil.example]click[/link]" in out, out
     page = (report / "profile.html").read_text()
     assert _no_control(page) and "<script" not in page and "<img" not in page
+
+
+@pytest.mark.parametrize("mode", ["budget_ints", "samples_120mb", "devzero"])
+def test_a_result_the_host_cannot_afford_is_refused_unparsed(tmp_path: Path, mode: str):
+    """At the old 128 MiB budget a result of small integers took the host to 1.9 GB of RSS and 120 MB of samples
+    was parsed whole: one is now refused by its count of values before parsing, the other two by the budget
+    (docs/reliability.md, "Untrusted device: host cost")."""
+    model = make_matmul_model(tmp_path / "m.onnx")
+    runner = LocalRunner(python=str(fake_python(tmp_path, mode)))
+    needle = "more than an agent's result holds" if mode == "budget_ints" else r"flooded its stdout \(the result\)"
+    with pytest.raises(RunnerError, match=needle):
+        runner.run(Request(model_path="", iterations=20, min_duration_s=0.05, warmup=2, max_duration_s=5.0), model)

@@ -71,3 +71,18 @@ def test_a_flood_of_progress_events_is_summarised(shared_device: Device, tiny_cn
     dropped = int(notes[0].split(" sent ")[1].split(" more")[0].replace(",", ""))
     assert dropped >= EVENT_FLOOD - len(flood)
     assert len(flood) >= min(EVENT_BURST, EVENT_FLOOD)
+
+
+@pytest.mark.parametrize(("mode", "needle"), [("budget_ints", "more than an agent's result holds"),
+                                              ("samples_120mb", "flooded its result.json"),
+                                              ("result_500mb", "flooded its result.json")])
+def test_a_result_the_host_cannot_afford_is_refused_unparsed(shared_device: Device, tiny_cnn: Path, tmp_path: Path,
+                                                             mode: str, needle: str):
+    """A result of small integers at the old 128 MiB budget cost the host 1.8 GB of RSS over SSH: refused by its
+    count of values before parsing; 120 MB of samples, once parsed whole, is over the budget (refused by its size
+    before it is read), as is 500 MB (docs/reliability.md, "Untrusted device: host cost")."""
+    runner = shared_device.runner(python=str(fake_python(tmp_path, mode)))
+    with pytest.raises(RunnerError, match=needle) as err:
+        runner.run(Request(model_path="", **FAST), tiny_cnn)
+    assert "\n" not in str(err.value)
+    assert not shared_device.job_dirs()
