@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 
 from ..optimize import optimize
+from ..registry.kind_spec import GENERATIVE
+from ..registry.lookup import model_kind
 from .common import emit_json, json_option, parse_shapes, targets_dir_option
 from .metric_options import MetricParams, metric_param_options
 from .optimize_render import StderrReporter, render_optimize
@@ -43,7 +45,7 @@ def optimize_cmd(model: str, target: str, recipe: str, calib: Path | None, eval_
 
     MODEL may be a Hugging Face decoder LLM folder: the recipe is then an LLM recipe (recipes/llm/: int4, int8,
     fp16, fp32...) and the result is runtime folders (docs/llm.md)."""
-    if Path(model).is_dir():
+    if model_kind(model) == GENERATIVE:  # a decoder LLM: runtime folders per LLM recipe block
         from .optimize_llm import optimize_llm_cmd
 
         return optimize_llm_cmd(model, target, recipe, out_dir, targets_dirs, as_json, calib)

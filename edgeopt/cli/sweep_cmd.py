@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import ExitCode
+from ..registry.kind_spec import GENERATIVE
+from ..registry.lookup import model_kind
 from ..settings import RemoteSpec
 from ..untrusted import clean_text
 from .fleet_options import FleetOptions, fleet_options
@@ -164,7 +166,7 @@ def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | N
               mlflow: MlflowTarget | None, fleet: FleetOptions) -> int:
     """Sweep compression levels of MODEL on a target and recommend the best (runtime, recipe); with --devices on
     many devices at once: the artifacts built once here, one measuring job per device (docs/fleet.md)."""
-    if model.is_dir():  # a Hugging Face decoder folder: the LLM sweep (edgeopt.llm.sweep)
+    if model_kind(model) == GENERATIVE:  # a Hugging Face decoder folder: the LLM sweep (edgeopt.llm.sweep)
         from .sweep_llm import sweep_llm_cmd
 
         return sweep_llm_cmd(model, eval_text=eval_data, min_retention=min_retention, metric=metric,

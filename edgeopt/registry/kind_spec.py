@@ -16,6 +16,10 @@ import math
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+# The built-in kinds' names (as names.py has the built-in runtimes'): what a command dispatches on.
+TENSOR = "tensor"
+GENERATIVE = "generative"
+
 
 class MetricSpec(BaseModel):
     """One metric a kind's results carry."""

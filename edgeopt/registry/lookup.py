@@ -33,7 +33,7 @@ from . import (
 
 __all__ = [
     "ModelFormat", "choose_runtime", "default_onnxruntime_providers", "default_runtime", "detect_format",
-    "model_digest", "model_files", "runtime_installed_here", "runtimes_for",
+    "model_digest", "model_files", "model_kind", "runtime_installed_here", "runtimes_for",
 ]
 
 
@@ -79,6 +79,24 @@ def detect_format(path: str | Path) -> ModelFormat:
     desc = desc or _detected_by_content(head)
     desc.check_file(path, head)
     return ModelFormat(desc.name)
+
+
+def model_kind(path: str | Path) -> str:
+    """The model kind a command treats ``path`` as (its format's ``kind``), told cheaply, before any check: by suffix,
+    or for a folder by the format whose ``entry_file`` it holds. A folder no format claims is taken as the kind of the
+    folder formats (so that kind's branch says what is missing); any other file as the fallback format's kind (ONNX:
+    loading says whether it is one). Commands dispatch on this, never on "is it a directory" (a GGUF is one file)."""
+    path = Path(path)
+    formats = format_registry().all()
+    desc = format_for_suffix(path)
+    if desc is None and path.is_dir():
+        desc = next((f for f in formats if f.directory and f.claims_directory(path)), None)
+        folder_kinds = {f.kind for f in formats if f.entry_file}
+        if desc is None and len(folder_kinds) == 1:
+            return folder_kinds.pop()
+    if desc is None:
+        desc = next(f for f in formats if f.fallback)
+    return desc.kind
 
 
 def model_files(path: str | Path, fmt: ModelFormat | str) -> list[Path]:

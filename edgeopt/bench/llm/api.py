@@ -12,7 +12,7 @@ from edgeopt_agent.protocol import Request
 from ...errors import InputError
 from ...metrics.energy import energy_request
 from ...metrics.target_match import target_mismatch
-from ...registry import delivering_runtime, format_registry, get_runtime
+from ...registry import delivering_runtime, format_for_suffix, format_registry, get_runtime
 from ...runners import ProgressSink, Runner, raise_for_error
 from ...runners.select import use_runner
 from ...settings import EnergySettings, RemoteSpec
@@ -27,16 +27,26 @@ KIND = "generative"
 
 
 def llm_folder_format(path: Path) -> str | None:
-    """The generative folder format the registry's directory formats claim ``path`` as (``onnxruntime_genai``,
-    ``openvino_genai``, ...), or None (not a folder, or a folder no agent runtime generates with, e.g. a Hugging
+    """The generative format the registry claims ``path`` as: a folder by its format's ``entry_file``
+    (``onnxruntime_genai``, ``openvino_genai``, ...) or a single file by its suffix, whose format a registered
+    runtime delivers; else None (not a generative model, or one no agent runtime generates with, e.g. a Hugging
     Face source folder: ``optimize`` it first)."""
     path = Path(path)
-    if not path.is_dir():
-        return None
-    desc = next((f for f in format_registry().all() if f.directory and f.claims_directory(path)), None)
+    if path.is_dir():
+        desc = next((f for f in format_registry().all() if f.directory and f.claims_directory(path)), None)
+    else:
+        desc = format_for_suffix(path) if path.is_file() else None
     if desc is None or desc.kind != KIND or not desc.deployable:
         return None
     return desc.name if delivering_runtime(desc.name) is not None else None
+
+
+def _not_generative(folder: Path) -> str:
+    """One line: ``folder`` is no generative model, what would be (every deployable generative format's marker)."""
+    marks = [f.entry_file or "/".join(f.suffixes) or f.name for f in format_registry().all()
+             if f.kind == KIND and f.deployable and delivering_runtime(f.name) is not None]
+    return (f"{folder} is not an LLM folder (no {' or '.join(marks)}): pass a folder written by 'edgeopt optimize "
+            "LLM_DIR' (or by onnxruntime-genai's model builder or an OpenVINO GenAI export)")
 
 
 def _runtime(fmt: str, runtime: str | None) -> str:
@@ -65,8 +75,7 @@ def bench_llm(folder: str | Path, workload: LlmWorkload | None = None, *, runtim
     folder = Path(folder)
     fmt = llm_folder_format(folder)
     if fmt is None:
-        raise InputError(f"{folder} is not an LLM folder (no genai_config.json or openvino_model.xml): pass a folder "
-                         "written by onnxruntime-genai's model builder or an OpenVINO GenAI export")
+        raise InputError(_not_generative(folder))
     workload = workload or LlmWorkload()
     name = _runtime(fmt, runtime)
     options = dict(runtime_options or {})
