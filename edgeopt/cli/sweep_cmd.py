@@ -96,6 +96,8 @@ def _render(result: SweepResult) -> None:
                f"p50 {rec.latency_ms:.3f} ms)" if rec else f"no recommendation: {result.reason}")
     if rec is not None and rec.off_frontier:
         _echo(f"note: {rec.off_frontier}")
+    if rec is not None and rec.ceiling:
+        _echo(f"int8 ceiling: {rec.ceiling}")
     if result.eval_cannot_tell:
         _echo(f"warning: {result.eval_cannot_tell}")
     _render_shipped(result)

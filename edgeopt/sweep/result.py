@@ -113,6 +113,9 @@ class Recommendation(BaseModel):
     off_frontier: str | None = Field(
         default=None, description="Why the recommendation is not on the printed Pareto frontier (pareto), in one "
         "line, e.g. a faster level the ranking rounds could not tell apart from it; None: it is on the frontier.")
+    ceiling: str | None = Field(
+        default=None, description="The all-INT8 ceiling on its runtime and the share of that speedup captured, with "
+                                  "what its float nodes cost (sweep.rank.ceiling); null without an int8 level there.")
 
 
 class Int8Trial(BaseModel):

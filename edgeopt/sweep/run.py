@@ -40,6 +40,7 @@ from .levels import LevelTable, Progress
 from .measure import Context
 from .memory_probe import needs_probe, probe_memory
 from .options import DEFAULT_RECIPES, SweepOptions
+from .rank.ceiling import ceiling_line
 from .rank.frontier import off_frontier
 from .rank.negligible import mark_negligible, negligible_note
 from .rank.pareto import pareto_indices
@@ -339,6 +340,8 @@ class _SweepRun:
         front = [levels[i] for i in frontier]
         note = off_frontier(levels, frontier, rec, opts.objective, ranking)
         rec = rec.model_copy(update={"off_frontier": note}) if rec is not None and note else rec
+        line = ceiling_line(levels, rec, search, opts.min_retention)
+        rec = rec.model_copy(update={"ceiling": line}) if rec is not None and line else rec
         plot = write_plot(levels, opts.objective, self.out / "pareto.svg", min_retention=opts.min_retention, fps=fps,
                           recommendation=rec)
         return SweepResult(

@@ -1,0 +1,59 @@
+"""The INT8 ceiling line (issue 32 item 2): what the recommendation gave up, in numbers the sweep already has.
+
+For the recommended level's runtime: its FP32 level, its plain all-INT8 level (the **ceiling**: every quantizable
+layer in INT8, whatever it keeps of the metric), the share of that possible speedup the recommendation captured,
+and, for an INT8 mix, how many nodes it keeps in float and what they cost over all-INT8, e.g. ``captured 35 % of
+the INT8 speedup on openvino (ceiling: int8 1.38x over fp32, retention 0.67 < 0.99); 31 nodes kept in float cost
+8.10 ms``. Nothing is measured here: the levels' latencies are the table's (medians of interleaved rounds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..result import Int8SearchResult, Level, Recommendation
+
+FP32 = "fp32"
+INT8 = "int8"
+SEARCH = "int8-search"
+
+
+def _level(levels: Sequence[Level], recipe: str, runtime: str) -> Level | None:
+    return next((lv for lv in levels if lv.recipe == recipe and lv.runtime == runtime and lv.valid), None)
+
+
+def _float_nodes(rec: Recommendation, search: Int8SearchResult | None) -> int | None:
+    """Nodes the recommended INT8 mix keeps in float (None for a level that is not the search's)."""
+    if search is None or not rec.recipe.startswith(SEARCH):
+        return None
+    chosen = search.chosen_by_runtime.get(rec.runtime)
+    if chosen is not None and "nodes_to_exclude" in chosen.config:
+        return len(chosen.config["nodes_to_exclude"])
+    counted = search.float_sets.get(rec.runtime, {}).get("float_nodes")
+    if isinstance(counted, int):
+        return counted
+    return len(search.float_nodes) if search.runtime == rec.runtime else None
+
+
+def ceiling_line(levels: Sequence[Level], rec: Recommendation | None, search: Int8SearchResult | None,
+                 min_retention: float) -> str | None:
+    """One line for ``rec``: the all-INT8 ceiling on its runtime and the share of it captured; None when that
+    runtime has no FP32 or plain INT8 level in the table, or INT8 is not faster than FP32 there (no ceiling)."""
+    if rec is None:
+        return None
+    fp32, int8 = _level(levels, FP32, rec.runtime), _level(levels, INT8, rec.runtime)
+    if fp32 is None or int8 is None:
+        return None
+    gap = fp32.latency_ms - int8.latency_ms
+    if gap <= 0:
+        return (f"no INT8 ceiling on {rec.runtime}: all-INT8 ({int8.latency_ms:.3f} ms) is not faster than fp32 "
+                f"({fp32.latency_ms:.3f} ms) on this CPU")
+    share = max(0.0, min(1.0, (fp32.latency_ms - rec.latency_ms) / gap))
+    kept = "keeps" if int8.retention >= min_retention else "keeps only"
+    text = (f"captured {share:.0%} of the INT8 speedup on {rec.runtime} (ceiling: all-INT8 "
+            f"{fp32.latency_ms / int8.latency_ms:.2f}x over fp32 at {int8.latency_ms:.3f} ms, {kept} retention "
+            f"{int8.retention:.4f}; recommended {fp32.latency_ms / rec.latency_ms:.2f}x)")
+    nodes = _float_nodes(rec, search)
+    if nodes is not None:
+        text += f"; {nodes} nodes kept in float cost {max(0.0, rec.latency_ms - int8.latency_ms):.3f} ms"
+    return text
