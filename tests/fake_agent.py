@@ -11,7 +11,6 @@ the CLI are the real ones.
 from __future__ import annotations
 
 import io
-import itertools
 import json
 import os
 import subprocess
@@ -23,18 +22,18 @@ from typing import Any
 
 import numpy as np
 
+from tests.fake_llm_results import LLM_LIES, _request, llm_result
+from tests.fake_results import BIG_RESULT_BYTES, BIG_SAMPLES, _llm_trace
+
 REPO = Path(__file__).resolve().parents[1]
 # Every string a device reports, poisoned: a window-title OSC, clear-screen and colour CSIs, a lone C1 CSI, a
 # clickable rich link to an outside site, HTML that runs script where Markdown is rendered, a bidi override.
 INJECT = ("v9\x1b]0;PWNED-title\x07\x1b[2J\x1b[31m[link=https://evil.example]click[/link]"
           "<script>alert(1)</script><img src=x onerror=alert(2)>\x9b2J\u202e")
 FLOOD_BYTES = 24 << 20  # over the smallest stderr / stdout budget (16 MiB + 64 KiB per second of max_duration_s)
-RESULT_FLOOD_BYTES = 136 << 20  # over the result budget (a fixed 128 MiB, edgeopt.runners.limits)
+RESULT_FLOOD_BYTES = 136 << 20  # over the result budget (a fixed 48 MiB, edgeopt.runners.limits)
 EVENT_FLOOD = 200_000  # progress events in one run ("event_flood")
 PAD_ITEMS = 40_000  # 1,000-character strings padding an honest result to ~40 MB ("padded")
-BIG_RESULT_BYTES = 500_000_000  # "result_500mb": far over the result budget
-SAMPLES_BYTES = 120_000_000  # "samples_120mb": realistic latencies (7 digits, as json.dumps writes them)
-SPLICE = "@@splice@@"  # where a big body of numbers goes in a result's JSON text
 
 
 def fake_python(where: Path, mode: str) -> Path:
@@ -148,88 +147,6 @@ def main(mode: str, argv: list[str]) -> int:
     text = LIES.get(mode, _same)(result, opts)
     _write(opts, text)
     return 0
-
-
-def int_body(nbytes: int, low: int = 1000, high: int = 10_000, sep: str = ",") -> bytes:
-    """About ``nbytes`` of JSON integers ``low..high-1`` in turn (ints above 256 are not Python's cached small
-    ints: each is its own object once parsed), joined by ``sep``, without a trailing separator."""
-    chunk = (sep.join(str(i) for i in range(low, high)) + sep).encode()
-    return (chunk * max(1, nbytes // len(chunk)))[:-len(sep)]
-
-
-def _spliced(opts: dict[str, str], result: dict[str, Any], body: bytes | None, size: int | None = None) -> None:
-    """Write ``result`` whose :data:`SPLICE` value becomes the JSON array ``[body]``; with ``size``, an endless
-    array (``body`` repeated) of about that many bytes, so what the host reads is a flood of numbers."""
-    head, tail = json.dumps(result).split(json.dumps(SPLICE))
-    target = opts.get("--result", "-")
-    fh = sys.stdout.buffer if target in ("-", "") else open(target, "wb")  # noqa: SIM115 - closed below
-    try:
-        fh.write(head.encode() + b"[")
-        written = 0
-        assert body is not None
-        while True:
-            fh.write(body)
-            written += len(body)
-            if size is None or written >= size:
-                break
-            fh.write(b",")
-        fh.write(b"]" + tail.encode() + b"\n")
-        fh.flush()
-    except BrokenPipeError:  # the host stopped reading: a flood refused
-        pass
-    finally:
-        if fh is not sys.stdout.buffer:
-            fh.close()
-
-
-def _budget() -> int:
-    sys.path.insert(0, str(REPO / "device_agent"))
-    from edgeopt.runners.limits import RESULT_MAX_BYTES
-
-    return int(RESULT_MAX_BYTES)
-
-
-def _budget_ints(result: dict[str, Any], opts: dict[str, str]) -> None:
-    """``samples_ns`` of small distinct integers filling the result budget less 1 MiB (every byte allowed)."""
-    body = int_body(_budget() - (1 << 20))
-    result["samples_ns"], result["timed_inferences"] = SPLICE, body.count(b",") + 1
-    _spliced(opts, result, body)
-
-
-def _samples_120mb(result: dict[str, Any], opts: dict[str, str]) -> None:
-    """120 MB of plausible latencies (1.000-1.010 ms, ``json.dumps``'s ``", "``), consistent count."""
-    body = int_body(SAMPLES_BYTES, 1_000_000, 1_010_000, ", ")
-    result["samples_ns"], result["timed_inferences"] = SPLICE, body.count(b",") + 1
-    _spliced(opts, result, body)
-
-
-def _result_500mb(result: dict[str, Any], opts: dict[str, str]) -> None:
-    """A result of :data:`BIG_RESULT_BYTES` on stdout: the local result channel (over SSH a sparse file)."""
-    result["samples_ns"] = SPLICE
-    _spliced(opts, result, int_body(1 << 20), BIG_RESULT_BYTES)
-
-
-def _values_ceiling(result: dict[str, Any], opts: dict[str, str]) -> None:
-    """As many 15-digit samples as a result may hold (edgeopt's count of values) within its byte budget: the
-    most a hostile result can make the host parse."""
-    sys.path.insert(0, str(REPO / "device_agent"))
-    from edgeopt.runners.limits import RESULT_MAX_VALUES
-
-    count = min(RESULT_MAX_VALUES - 100, (_budget() - (1 << 20)) // 16)
-    chunk = (",".join(str(10**14 + i) for i in range(1000)) + ",").encode()
-    body = (chunk * (count // 1000 + 1))[:16 * count - 1]
-    result["samples_ns"], result["timed_inferences"] = SPLICE, count
-    _spliced(opts, result, body)
-
-
-BIG_SAMPLES: dict[str, Any] = {"values_ceiling": _values_ceiling, "budget_ints": _budget_ints,
-                               "samples_120mb": _samples_120mb, "result_500mb": _result_500mb}
-
-
-def _llm_trace(opts: dict[str, str], result: dict[str, Any]) -> None:
-    """An LLM answer whose first repetition's token trace fills the result budget less 1 MiB (small ints)."""
-    result["generate"]["cells"][0]["reps"][0]["token_ns"] = SPLICE
-    _spliced(opts, result, int_body(_budget() - (1 << 20)))
 
 
 def _never_ending(result: Path, mode: str) -> None:
@@ -377,79 +294,4 @@ LIES: dict[str, Any] = {
     "eval_flood": _eval_flood,
     "eval_write_flood": _eval_write_flood,
     "padded": _padded,
-}
-
-
-
-def _request(opts: dict[str, str]) -> dict[str, Any]:
-    where = opts.get("--request", "-")
-    return json.loads(sys.stdin.read() if where in ("-", "") else Path(where).read_text())
-
-
-def _rep(gen_tokens: int, ttft_ns: int = 5_000_000, token_ns: int = 2_000_000) -> dict[str, Any]:
-    tokens = [token_ns] * (gen_tokens - 1)
-    return {"ttft_ns": ttft_ns, "prefill_ns": ttft_ns - 100_000, "token_ns": tokens, "e2e_ns": ttft_ns + sum(tokens),
-            "tokens_out": gen_tokens, "rss_before_kb": 90_000, "rss_after_kb": 91_000, "peak_rss_kb": 95_000,
-            "kv": {"dtype_bytes": 4, "shape": [1, 2, 64, 16]}, "start_s": 0.0}
-
-
-def llm_result(request: dict[str, Any]) -> dict[str, Any]:
-    """What an honest board's agent returns for ``generate`` (edgeopt_agent.generate's keys): 5 ms to the first
-    token, 2 ms per later token, every cell of the request's grid."""
-    from edgeopt_agent import environment
-    from edgeopt_agent.protocol import PROTOCOL_VERSION
-
-    spec, loads, cells = request["generate"], [], []
-    for threads in spec["threads"]:
-        loads.append({"threads": threads, "load_ms": 120.0, "rss_before_kb": 50_000, "rss_after_kb": 90_000,
-                      "power": {}, "trace": None, "trim": None,
-                      "kv_probe": {"method": None, "points": [], "note": "disabled (--no-kv-probe)"}})
-        for p, g, d, b in itertools.product(spec["prompt_tokens"], spec["gen_tokens"], spec["context_depth"],
-                                            spec["batch"]):
-            cells.append({"prompt_tokens": p, "gen_tokens": g, "context_depth": d, "batch": b, "threads": threads,
-                          "warmup": spec.get("warmup", 1), "unsupported": None, "energy": None,
-                          "reps": [_rep(g) for _ in range(spec["repetitions"])]})
-    model = {"layers": 2, "kv_heads": 2, "head_size": 16, "vocab_size": 512, "context_length": 1024,
-             "source": "genai_config.json"}
-    return {"status": "ok", "request": request, "runtime": {"name": "onnxruntime_genai", "version": "0.5.0"},
-            "environment": environment.collect({}), "agent_version": "fake", "protocol_version": PROTOCOL_VERSION,
-            "generate": {"model": model, "loads": loads, "cells": cells, "truncated": False}}
-
-
-def _llm(change: Any) -> Any:
-    """A lie about the first cell (``change(cell, result)`` edits it in place)."""
-    def lie(result: dict[str, Any]) -> str:
-        change(result["generate"]["cells"][0], result)
-        return json.dumps(result)
-    return lie
-
-
-def _every_rep(key: str, value: Any) -> Any:
-    def change(cell: dict[str, Any], result: dict[str, Any]) -> None:
-        for rep in cell["reps"]:
-            rep[key] = value(rep) if callable(value) else value
-    return change
-
-
-def _llm_inject(cell: dict[str, Any], result: dict[str, Any]) -> None:
-    cell["unsupported"], cell["reps"] = INJECT, []
-    result["runtime"]["version"] = INJECT
-
-
-LLM_LIES: dict[str, Any] = {
-    "llm_same": _llm(lambda cell, result: None),
-    "llm_inject": _llm(_llm_inject),
-    "llm_nan": _llm(_every_rep("ttft_ns", float("nan"))),
-    "llm_negative": _llm(_every_rep("token_ns", lambda rep: [-2_000_000] * len(rep["token_ns"]))),
-    "llm_zero": _llm(_every_rep("token_ns", lambda rep: [0] * len(rep["token_ns"]))),
-    "llm_after_last": _llm(_every_rep("e2e_ns", 1_000)),
-    "llm_extra_tokens": _llm(_every_rep("token_ns", lambda rep: [2_000_000] * 10_000)),
-    "llm_nan_load": _llm(lambda cell, result: result["generate"]["loads"][0].update(load_ms=float("nan"))),
-    "llm_type_tokens": _llm(_every_rep("token_ns", "fast")),
-    "llm_type_rep": _llm(lambda cell, result: cell.update(reps=[[1, 2]])),
-    "llm_missing": _llm(lambda cell, result: [rep.pop("e2e_ns") for rep in cell["reps"]]),
-    "llm_no_load": _llm(lambda cell, result: cell.update(threads=7)),
-    "llm_facts": _llm(lambda cell, result: result["generate"]["model"].update(layers="two")),
-    "llm_zero_batch": _llm(lambda cell, result: cell.update(batch=0)),
-    "llm_no_cells": _llm(lambda cell, result: result["generate"].update(cells=[])),
 }
