@@ -22,10 +22,9 @@ import contextlib
 import dataclasses
 import json
 import shlex
-import stat
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +45,7 @@ from .base import (
     parse_result_bytes,
 )
 from .event_gate import EventGate
-from .limits import ReadLimits, flood_error
+from .limits import ReadLimits
 from .ssh_cache import (
     DEFAULT_LIMIT_BYTES,
     UNPACK_SCRIPT,
@@ -60,6 +59,7 @@ from .ssh_cache import (
     rmtree,
     sweep_stale,
 )
+from .ssh_fetch import copy_capped, read_capped
 from .ssh_session import ExecResult, SshSession, SshTimeouts
 
 if TYPE_CHECKING:
@@ -73,9 +73,6 @@ _NOT_FOUND = 127
 UPLOAD_FIELDS: dict[str, str] = {"inputs_npz": "inputs", "eval_npz": "eval"}
 # Request fields naming host paths where the agent writes a file: a job-dir path on the device, fetched back after.
 FETCH_FIELDS: tuple[str, ...] = ("eval_output",)
-# Bytes read from a device file per call: paramiko's buffered read concatenates per 32 KiB block, so one large read
-# costs time quadratic in its size; chunks keep a fetch linear.
-FETCH_CHUNK = 1 << 20
 
 
 class SshRunner:
@@ -271,7 +268,7 @@ class SshRunner:
         for host_path, device_path in outputs.items():
             with s.step(f"fetching {PurePosixPath(device_path).name} from {s.where}", self.timeouts.upload_s), \
                     contextlib.suppress(FileNotFoundError):
-                _copy_capped(s, device_path, Path(host_path), limits.file_bytes, PurePosixPath(device_path).name)
+                copy_capped(s, device_path, Path(host_path), limits.file_bytes, PurePosixPath(device_path).name)
 
     def _run_job(self, s: SshSession, workdir: str, agent_path: str, job: str, request: Request,
                  stats: TransferStats, emit: ProgressSink, command: AgentCommand,
@@ -308,7 +305,7 @@ class SshRunner:
         started = time.perf_counter()
         with s.step(f"fetching the result from {s.where}", t.fetch_s):
             try:
-                text = _read_capped(s, f"{job}/result.json", limits.result_bytes, "result.json")
+                text = read_capped(s, f"{job}/result.json", limits.result_bytes, "result.json")
             except FileNotFoundError:
                 text = bytearray()
         stats.timed("fetch", started)
@@ -358,58 +355,3 @@ class SshRunner:
         facts = parse_probe(result.stdout, result.status, result.stderr_tail, s.where, self.address.python)
         facts["workdir"] = workdir
         return facts
-
-
-def _regular_size(s: SshSession, path: str, limit: int, what: str) -> int:
-    """The size of the device file ``path``, refused before anything is read unless it is a regular file (a FIFO
-    never ends or blocks, ``/dev/zero`` or a link to it never ends: ``stat`` follows links) of at most ``limit``
-    bytes. A missing file raises ``FileNotFoundError`` (the caller knows what that means)."""
-    st = s.sftp.stat(path)
-    mode = st.st_mode
-    if mode is not None and not stat.S_ISREG(mode):
-        raise RunnerError(
-            f"the agent on {s.where} left {path} as {_file_kind(mode)}, not a regular file; nothing was read from "
-            "it: check the device's agent and runtime (a board that does this is broken or not trustworthy)")
-    size = st.st_size or 0
-    if size > limit:
-        raise flood_error(s.where, what, limit)
-    return size
-
-
-def _file_kind(mode: int) -> str:
-    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-             (stat.S_ISDIR, "a directory"), (stat.S_ISSOCK, "a socket"))
-    return next((name for test, name in kinds if test(mode)), f"file type {stat.S_IFMT(mode):o}")
-
-
-def _fetch_chunks(s: SshSession, path: str, limit: int, what: str, write: Callable[[bytes], object]) -> None:
-    """Hand the device file ``path`` to ``write`` in chunks of :data:`FETCH_CHUNK` bytes (linear time: one
-    ``read(limit + 1)`` made paramiko grow one bytes buffer per 32 KiB, 118 s for 40 MB), refused as a flood when
-    it is, or grows while read, over ``limit`` bytes."""
-    size = _regular_size(s, path, limit, what)
-    copied = 0
-    with s.sftp.open(path, "rb") as fh:
-        fh.prefetch(size)  # pipelined reads: a long link costs ~1 round trip, not one per 32 KiB
-        while chunk := fh.read(FETCH_CHUNK):
-            copied += len(chunk)
-            if copied > limit:  # it grew while it was read
-                raise flood_error(s.where, what, limit)
-            write(chunk)
-
-
-def _read_capped(s: SshSession, path: str, limit: int, what: str) -> bytearray:
-    """A device file's bytes (a regular file of at most ``limit`` bytes: :func:`_fetch_chunks`), in one buffer."""
-    data = bytearray()
-    _fetch_chunks(s, path, limit, what, data.extend)
-    return data
-
-
-def _copy_capped(s: SshSession, device_path: str, host_path: Path, limit: int, what: str) -> None:
-    """Copy a device file to ``host_path`` (a regular file of at most ``limit`` bytes: :func:`_fetch_chunks`);
-    nothing is left on the host when it is refused."""
-    try:
-        with host_path.open("wb") as dst:
-            _fetch_chunks(s, device_path, limit, what, dst.write)
-    except BaseException:
-        host_path.unlink(missing_ok=True)
-        raise
