@@ -25,6 +25,7 @@ from ..fsutil import atomic_write_text
 from ..names import ModelFormat
 from ..passes.base import Artifact
 from ..registry import exporting_runtimes, get_runtime
+from ..registry.kind_spec import GENERATIVE
 from ..registry.lookup import detect_format, model_digest
 from ..targets import load_registry
 from .exporter import LlmExporter
@@ -32,7 +33,6 @@ from .folders import check_hf_folder
 from .recipe import LlmRecipe, load_llm_recipe
 
 MANIFEST = "manifest.json"
-KIND = "generative"
 
 
 class LlmOptimizeResult(BaseModel):
@@ -64,7 +64,7 @@ def _folder_artifact(path: Path, fmt: str, **fields: Any) -> Artifact:
 def _versions() -> dict[str, str | None]:
     """Versions of every distribution the LLM exporters use (each exporter's ``versioned``)."""
     found: dict[str, str | None] = {}
-    dists = dict.fromkeys(d for r in exporting_runtimes(KIND) for d in r.load_exporter().versioned)
+    dists = dict.fromkeys(d for r in exporting_runtimes(GENERATIVE) for d in r.load_exporter().versioned)
     for dist in dists:
         try:
             found[dist] = importlib.metadata.version(dist)

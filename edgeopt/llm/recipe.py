@@ -18,8 +18,7 @@ from ..enums import Precision
 from ..recipes import RecipeError
 from ..recipes.registry import builtin_dir
 from ..registry import exporting_runtimes
-
-KIND = "generative"
+from ..registry.kind_spec import GENERATIVE
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -110,7 +109,7 @@ class LlmRecipe(BaseModel):
     @model_validator(mode="after")
     def _builds_something(self) -> LlmRecipe:
         if not self.blocks:
-            names = " or ".join(r.name for r in exporting_runtimes(KIND))
+            names = " or ".join(r.name for r in exporting_runtimes(GENERATIVE))
             raise ValueError(f"an LLM recipe needs an {names} block")
         return self
 
@@ -128,7 +127,7 @@ def _split(data: Any, path: Path) -> dict[str, Any]:
     """
     if not isinstance(data, dict):
         raise RecipeError(f"LLM recipe {path}: (top level): must be a mapping (name, description, runtime blocks)")
-    runtimes = {r.name: r for r in exporting_runtimes(KIND)}
+    runtimes = {r.name: r for r in exporting_runtimes(GENERATIVE)}
     fields = {"name", "description"}
     for key in data:
         if key not in fields and key not in runtimes:

@@ -23,6 +23,7 @@ from edgeopt_agent.protocol import Request
 from ..errors import InputError
 from ..evaluation import resolve_metric
 from ..registry import delivering_runtime, format_registry
+from ..registry.kind_spec import GENERATIVE
 from ..runners import ProgressSink, Runner, raise_for_error
 from ..runners.select import use_runner
 from ..settings import RemoteSpec
@@ -93,7 +94,7 @@ def runtime_of(folder: Path) -> str:
     """The generative runtime that scores ``folder``: the one whose native format claims it (checked)."""
     folder = Path(folder)
     formats = [f for f in format_registry().all()
-               if f.directory and f.kind == "generative" and delivering_runtime(f.name) is not None]
+               if f.directory and f.kind == GENERATIVE and delivering_runtime(f.name) is not None]
     desc = next((f for f in formats if f.claims_directory(folder)), None)
     if desc is None:
         marks = " or ".join(f.entry_file or f.name for f in formats)

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError, first_line
-from ..registry import exporting_runtimes
+from ..registry import GENERATIVE, exporting_runtimes
 from ..registry.lookup import detect_format, model_digest
 from .folders import check_hf_folder
 from .optimize import check_calib_text
 from .ort_genai_export import LlmExportError
 from .retention import check_metric, read_text
-from .sweep_levels import KIND, REFERENCE, LlmLevel, all_levels, build_level, runtime_names, select_levels
+from .sweep_levels import REFERENCE, LlmLevel, all_levels, build_level, runtime_names, select_levels
 from .sweep_options import LlmSweepOptions
 
 Say = Callable[[str], None]
@@ -55,9 +55,9 @@ def runtimes_for(wanted: list[str] | None) -> list[str]:
     """The runtimes named, else those installed here (the exporters run here)."""
     if wanted:
         return wanted
-    found = [r.name for r in exporting_runtimes(KIND) if r.installed_here()]
+    found = [r.name for r in exporting_runtimes(GENERATIVE) if r.installed_here()]
     if not found:
-        names = " nor ".join(r.display_name for r in exporting_runtimes(KIND))
+        names = " nor ".join(r.display_name for r in exporting_runtimes(GENERATIVE))
         raise InputError(f"neither {names} is installed: pip install 'edgeopt[llm,torch]'")
     return found
 

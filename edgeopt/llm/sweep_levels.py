@@ -17,13 +17,13 @@ from pydantic import BaseModel
 from ..errors import InputError
 from ..fsutil import sha256_file
 from ..registry import exporting_runtimes
+from ..registry.kind_spec import GENERATIVE
 from ..registry.runtime_spec import RuntimeDescriptor
 from ..registry.runtime_sweep import LevelSpec
 from .exporter import LlmExporter
 from .recipe import load_llm_recipe
 
 STAMP = ".edgeopt-level.json"
-KIND = "generative"
 REFERENCE = "fp32"  # the name of every runtime's reference level (the descriptors' ``reference`` level)
 AWQ = "int4-awq"  # the data-aware level: the recipe of that name, on --calib TEXT
 
@@ -48,7 +48,7 @@ class LlmLevel:
 
 
 def _descriptor(runtime: str) -> RuntimeDescriptor:
-    found = next((r for r in exporting_runtimes(KIND) if r.name == runtime), None)
+    found = next((r for r in exporting_runtimes(GENERATIVE) if r.name == runtime), None)
     if found is None:
         raise InputError(f"unknown LLM runtime {runtime}: use {', '.join(runtime_names())}")
     return found
@@ -56,7 +56,7 @@ def _descriptor(runtime: str) -> RuntimeDescriptor:
 
 def runtime_names() -> tuple[str, ...]:
     """The generative runtimes whose levels edgeopt exports (registry order)."""
-    return tuple(r.name for r in exporting_runtimes(KIND))
+    return tuple(r.name for r in exporting_runtimes(GENERATIVE))
 
 
 def level_of(desc: RuntimeDescriptor, spec: LevelSpec) -> LlmLevel:
@@ -75,7 +75,7 @@ def level_of(desc: RuntimeDescriptor, spec: LevelSpec) -> LlmLevel:
 
 def all_levels(*, calib: bool = False) -> tuple[LlmLevel, ...]:
     """Every runtime's levels in registry order (the data-aware ones only with calibration text)."""
-    return tuple(level_of(d, spec) for d in exporting_runtimes(KIND) for spec in d.levels
+    return tuple(level_of(d, spec) for d in exporting_runtimes(GENERATIVE) for spec in d.levels
                  if calib or not spec.data_aware)
 
 
@@ -83,11 +83,6 @@ def reference_level(runtime: str) -> LlmLevel:
     """The runtime's full-precision reference level."""
     desc = _descriptor(runtime)
     return level_of(desc, next(spec for spec in desc.levels if spec.reference))
-
-
-def awq_level() -> LlmLevel:
-    """``int4-awq``: the settings of the recipe of that name (recipes/llm/int4-awq.yaml)."""
-    return next(lv for lv in all_levels(calib=True) if lv.name == AWQ)
 
 
 def select_levels(names: list[str] | None, runtimes: list[str], *, calib: bool = False) -> list[LlmLevel]:
@@ -101,7 +96,7 @@ def select_levels(names: list[str] | None, runtimes: list[str], *, calib: bool =
     bad = [r for r in runtimes if r not in known_runtimes]
     if bad:
         raise InputError(f"unknown LLM runtime(s) {', '.join(bad)}: use {', '.join(known_runtimes)}")
-    specs = [(d.name, spec) for d in exporting_runtimes(KIND) for spec in d.levels]
+    specs = [(d.name, spec) for d in exporting_runtimes(GENERATIVE) for spec in d.levels]
     known = sorted({spec.name for _, spec in specs})
     unknown = [n for n in names or [] if n not in known]
     if unknown:

@@ -13,11 +13,10 @@ from pathlib import Path
 
 from ..errors import EdgeoptError
 from ..registry import format_kind, get_format, get_kind
+from ..registry.kind_spec import GENERATIVE, TENSOR
 from ..registry.lookup import detect_format
 from ..zoo.registry import is_llm
 from .spec import GATE_KINDS, QualifySpec
-
-GENERATIVE = "generative"
 
 
 def folder_format(path: Path) -> str | None:
@@ -44,7 +43,7 @@ def kind_problem(spec: QualifySpec, resolve: Callable[[str], Path]) -> tuple[tup
     """``(key, message)`` of a gate, ``llm:`` or ``optimized`` that does not fit the kind of model, or None (the
     loader raises it as a spec error at that key)."""
     llm = is_llm_model(spec, resolve)
-    kind = get_kind(GENERATIVE if llm else "tensor")
+    kind = get_kind(GENERATIVE if llm else TENSOR)
     allowed = tuple(g for g in kind.gates if g in GATE_KINDS)
     for gate in spec.gates.active():
         if gate not in allowed:

@@ -334,8 +334,8 @@ class LlmSpec(_Strict):
     @field_validator("runtime")
     @classmethod
     def _generative_runtime(cls, value: str | None) -> str | None:
-        from ..registry import runtimes_of_kind  # the registry knows the generative runtimes, plug-ins included
-        names = [r.name for r in runtimes_of_kind("generative")]
+        from ..registry import GENERATIVE, runtimes_of_kind  # the generative runtimes, plug-ins included
+        names = [r.name for r in runtimes_of_kind(GENERATIVE)]
         if value is not None and value not in names:
             raise ValueError(f"Input should be {' or '.join(repr(n) for n in names)}")
         return value

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..config import from_environment
 from .format_spec import ConversionSource, FormatDescriptor, read_head
-from .kind_spec import KindDescriptor, MetricSpec
+from .kind_spec import GENERATIVE, TENSOR, KindDescriptor, MetricSpec
 from .lazy import LazyRegistry, RegistryError
 from .plugins import entry_points
 from .runtime_spec import ExtraPackage, InstallHint, ProviderRule, RuntimeDescriptor
@@ -102,11 +102,6 @@ def get_kind(name: str) -> KindDescriptor:
 def format_kind(fmt: str) -> KindDescriptor:
     """The kind of a ``fmt`` model (the format's ``kind``)."""
     return get_kind(get_format(str(getattr(fmt, "value", fmt))).kind)
-
-
-def formats_of_kind(kind: str) -> list[FormatDescriptor]:
-    """Every registered format whose models are of ``kind``."""
-    return [f for f in format_registry().all() if f.kind == kind]
 
 
 def runtimes_of_kind(kind: str) -> list[RuntimeDescriptor]:
@@ -205,10 +200,11 @@ def converters() -> dict[str, str]:
 
 
 __all__ = [
-    "BUILTIN_FORMATS", "BUILTIN_KINDS", "BUILTIN_RUNTIMES", "FORMATS_GROUP", "KINDS_GROUP", "RUNTIMES_GROUP",
+    "BUILTIN_FORMATS", "BUILTIN_KINDS", "BUILTIN_RUNTIMES", "FORMATS_GROUP", "GENERATIVE", "KINDS_GROUP",
+    "RUNTIMES_GROUP", "TENSOR",
     "ConversionSource", "ExtraPackage", "FormatDescriptor", "InstallHint", "KindDescriptor", "LazyRegistry",
     "MetricSpec", "ProviderRule", "RegistryError", "RuntimeDescriptor", "converters", "delivering_runtime",
     "exporting_runtimes", "files_by_suffix", "find_runtime", "format_for_suffix", "format_kind", "format_names",
-    "format_registry", "formats_of_kind", "get_format", "get_kind", "get_runtime", "kind_registry", "loaders",
+    "format_registry", "get_format", "get_kind", "get_runtime", "kind_registry", "loaders",
     "read_head", "runtime_loads", "runtime_names", "runtime_registry", "runtimes_of_kind",
 ]

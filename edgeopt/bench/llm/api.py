@@ -13,6 +13,7 @@ from ...errors import InputError
 from ...metrics.energy import energy_request
 from ...metrics.target_match import target_mismatch
 from ...registry import delivering_runtime, format_for_suffix, format_registry, get_runtime
+from ...registry.kind_spec import GENERATIVE
 from ...runners import ProgressSink, Runner, raise_for_error
 from ...runners.select import use_runner
 from ...settings import EnergySettings, RemoteSpec
@@ -22,8 +23,6 @@ from .raw_check import accept_generate, load_reasons
 from .result import LlmBenchResult, LlmEnergy, LlmLoad, LlmModelFacts
 from .stats import cell_from_raw, kv_probe
 from .workload import LlmWorkload
-
-KIND = "generative"
 
 
 def llm_folder_format(path: Path) -> str | None:
@@ -36,7 +35,7 @@ def llm_folder_format(path: Path) -> str | None:
         desc = next((f for f in format_registry().all() if f.directory and f.claims_directory(path)), None)
     else:
         desc = format_for_suffix(path) if path.is_file() else None
-    if desc is None or desc.kind != KIND or not desc.deployable:
+    if desc is None or desc.kind != GENERATIVE or not desc.deployable:
         return None
     return desc.name if delivering_runtime(desc.name) is not None else None
 
@@ -44,7 +43,7 @@ def llm_folder_format(path: Path) -> str | None:
 def _not_generative(folder: Path) -> str:
     """One line: ``folder`` is no generative model, what would be (every deployable generative format's marker)."""
     marks = [f.entry_file or "/".join(f.suffixes) or f.name for f in format_registry().all()
-             if f.kind == KIND and f.deployable and delivering_runtime(f.name) is not None]
+             if f.kind == GENERATIVE and f.deployable and delivering_runtime(f.name) is not None]
     return (f"{folder} is not an LLM folder (no {' or '.join(marks)}): pass a folder written by 'edgeopt optimize "
             "LLM_DIR' (or by onnxruntime-genai's model builder or an OpenVINO GenAI export)")
 

@@ -209,9 +209,16 @@ def narrow_float_set(ranking: Sequence[str], passes: Callable[[list[str]], bool]
         return []
     cost = gain_ms or {}
     order = sorted(prefix, key=lambda n: (-cost.get(n, 0.0), -prefix.index(n)))
-    pruned = list(prefix)
     tries = [n for n in order if cost.get(n, 1.0) >= FREE_MS]  # free nodes stay float
-    for name in tries[:max_putbacks]:
+    return put_back(prefix, tries[:max_putbacks], passes, budget)
+
+
+def put_back(prefix: list[str], tries: Sequence[str], passes: Callable[[list[str]], bool],
+             budget: Callable[[], bool]) -> list[list[str]]:
+    """Try each node of ``tries`` back in INT8 (out of the float set ``prefix``), keeping it there when the model
+    still passes; the candidates to re-measure: the narrowed set and the prefix (one list when nothing moved)."""
+    pruned = list(prefix)
+    for name in tries:
         if not budget() or len(pruned) == 1:
             break
         trial = [n for n in pruned if n != name]

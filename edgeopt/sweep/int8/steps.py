@@ -15,7 +15,7 @@ from ...fsutil import atomic_write_bytes
 from ...optimize import optimize
 from ...passes.cleanup import ort_basic_optimize
 from ...recipes import Recipe
-from .float_sets import smallest_passing_prefix
+from .float_sets import put_back, smallest_passing_prefix
 from .host_eval import HostEval
 from .qdq_surgery import keep_float, quantized_nodes
 
@@ -88,11 +88,4 @@ def narrow(ranking: list[str], passes: Callable[[list[str]], bool], budget: Call
     prefix = smallest_passing_prefix(ranking, passes, budget)
     if prefix is None:
         return []
-    pruned = list(prefix)
-    for name in reversed(prefix):  # least sensitive first
-        if not budget() or len(pruned) == 1:
-            break
-        trial = [n for n in pruned if n != name]
-        if passes(trial):
-            pruned = trial
-    return [pruned, prefix] if pruned != prefix else [prefix]
+    return put_back(prefix, list(reversed(prefix)), passes, budget)  # least sensitive first
