@@ -3,8 +3,8 @@
 ``json.loads`` recurses once per nesting level: a ``deployment.json`` or a history row nested 100,000 levels deep
 is a :class:`RecursionError` (not a ``ValueError``), which escaped every ``except ValueError`` around it and broke
 each command that read it (one such history row broke every ``compare`` in that database). Every reader of JSON
-edgeopt did not just produce itself goes through :func:`loads` / :func:`read` (or :func:`check` before a pydantic
-``model_validate_json``), which refuse a text over a size limit or nested past :data:`MAX_DEPTH` with a one-line
+edgeopt did not just produce itself goes through :func:`loads`, :func:`validate` (a pydantic model) or
+:func:`edgeopt.inbound.read_json` (a file), which refuse a text over a size limit or nested past :data:`MAX_DEPTH` with a one-line
 :class:`JsonLimitError` before anything is parsed. The limits are the reader's: a deployment record is a few KiB,
 a stored result some MiB (docs/reliability.md, "Untrusted files").
 """
@@ -12,13 +12,14 @@ a stored result some MiB (docs/reliability.md, "Untrusted files").
 from __future__ import annotations
 
 import json
-import os
 import re
-import stat
-from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["MAX_DEPTH", "JsonLimitError", "check", "loads", "read"]
+from pydantic import BaseModel
+
+__all__ = ["MAX_DEPTH", "JsonLimitError", "check", "loads", "validate"]
+
+M = TypeVar("M", bound=BaseModel)
 
 MAX_DEPTH = 64  # nesting of objects and arrays; edgeopt's own records nest at most 8 levels
 # A JSON string literal, escapes included, up to its closing quote or the end of the text: optional, so a match
@@ -73,29 +74,12 @@ def loads(text: str | bytes, *, max_bytes: int, max_depth: int = MAX_DEPTH) -> A
         raise JsonLimitError(f"nested too deeply to parse (over {max_depth} levels)") from None
 
 
-def read(path: Path, *, max_bytes: int, max_depth: int = MAX_DEPTH) -> Any:
-    """The JSON value of the regular file ``path`` (UTF-8, a BOM is skipped), within the limits of :func:`check`.
-
-    The size is checked on ``stat`` and again on what is read, so a FIFO, a device file (``/dev/zero``) or a file
-    that grows while it is read is refused without reading past the limit.
+def validate(model: type[M], text: str | bytes, *, max_bytes: int, max_depth: int = MAX_DEPTH) -> M:
+    """``model.model_validate_json(text)`` within the limits of :func:`check` (pydantic parses the whole text
+    before validating, so the limits come first).
 
     Raises:
-        OSError: the file cannot be opened (callers word this one themselves).
-        JsonLimitError: not a regular file, too large, not UTF-8, or too deep.
-        json.JSONDecodeError (a ValueError): not JSON.
+        JsonLimitError: too large or too deep. pydantic.ValidationError (a ValueError): not that model.
     """
-    # Opened without blocking and checked on the open descriptor: a FIFO does not hang the open, and a file
-    # swapped after a path check cannot slip through.
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as fh:
-        info = os.fstat(fh.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise JsonLimitError("not a regular file")
-        if info.st_size > max_bytes:
-            raise JsonLimitError(f"{info.st_size:,} bytes, over the {max_bytes:,}-byte limit")
-        data = fh.read(max_bytes + 1)
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise JsonLimitError(f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
-    return loads(text, max_bytes=max_bytes, max_depth=max_depth)
+    check(text, max_bytes=max_bytes, max_depth=max_depth)
+    return model.model_validate_json(text)

@@ -12,6 +12,7 @@ import math
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -64,11 +65,7 @@ def _member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> Member:
         raise NpzHeaderError(f"member {info.filename!r} is not an .npy array")
     try:
         with zf.open(info) as fh:
-            version = np.lib.format.read_magic(fh)
-            if version == (1, 0):
-                shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
-            else:
-                shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
+            shape, dtype = _header(fh)
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
         raise NpzHeaderError(f"member {info.filename!r}: unreadable header ({exc})") from None
     if dtype.hasobject:
@@ -76,6 +73,32 @@ def _member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> Member:
     nbytes = math.prod(shape) * dtype.itemsize
     return Member(key=info.filename[:-4], shape=tuple(shape), dtype=dtype, nbytes=nbytes,
                   stored_bytes=info.file_size)
+
+
+def _header(fh: BinaryIO) -> tuple[tuple[int, ...], np.dtype]:
+    version = np.lib.format.read_magic(fh)
+    if version == (1, 0):
+        shape, _fortran, dtype = np.lib.format.read_array_header_1_0(fh)
+    else:
+        shape, _fortran, dtype = np.lib.format.read_array_header_2_0(fh)
+    return tuple(shape), dtype
+
+
+def npy_member(path: Path) -> Member:
+    """The array of the ``.npy`` file at ``path`` as its header declares it (nothing else is read).
+
+    Raises:
+        NpzHeaderError: not an ``.npy`` numpy wrote, an unreadable header, an object (pickle) dtype.
+    """
+    try:
+        with open(path, "rb") as fh:
+            shape, dtype = _header(fh)
+    except (ValueError, OSError, EOFError) as exc:
+        raise NpzHeaderError(f"not a readable .npy ({exc})") from None
+    if dtype.hasobject:
+        raise NpzHeaderError("object arrays (pickles) are not accepted")
+    nbytes = math.prod(shape) * dtype.itemsize
+    return Member(key=Path(path).stem, shape=shape, dtype=dtype, nbytes=nbytes, stored_bytes=nbytes)
 
 
 def samples_and_bytes(path: Path) -> tuple[int, int]:

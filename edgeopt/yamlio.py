@@ -42,11 +42,16 @@ def read_text(path: Path) -> str:
         OSError: the file cannot be read (callers word this one themselves).
         YamlLimitError: too large, or not UTF-8 (the message names the offset of the first bad byte).
     """
+    from .inbound import InboundError, read_bytes
+
     size = Path(path).stat().st_size
     if size > MAX_YAML_BYTES:
         raise YamlLimitError(f"the file is {size / 1024:.0f} KiB, over the {MAX_YAML_BYTES // 1024} KiB limit for a "
                              "YAML config file; is it the right file?")
-    data = Path(path).read_bytes()
+    try:
+        data = read_bytes(Path(path), max_bytes=MAX_YAML_BYTES)
+    except InboundError as exc:
+        raise YamlLimitError(f"{exc}; is it the right file?") from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -8,7 +8,6 @@ a runtime that is not installed, a format the target has no runtime for). Every 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import InputError
+from ..inbound import read_json
 from ..metrics.result import BenchResult
 from ..passes.base import Artifact, ArtifactFormat
 from ..registry import find_runtime, get_format, loaders
@@ -55,8 +55,8 @@ def load_manifest_artifacts(manifest_path: str | Path) -> tuple[str | None, list
     if not path.is_file():
         raise InputError(f"manifest {path} not found: pass the manifest.json that edgeopt optimize wrote")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = read_json(path)
+    except (OSError, ValueError) as exc:
         raise InputError(f"manifest {path} is not valid JSON ({exc}): pass the manifest.json edgeopt optimize "
                          "wrote") from None
     if not isinstance(data, dict) or not isinstance(data.get("artifacts"), list):

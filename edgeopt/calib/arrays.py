@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import inbound
 from ..errors import first_line
 from .base import CalibrationError, InputSpec
 
@@ -37,14 +38,10 @@ def load_arrays(path: Path, specs: Sequence[InputSpec]) -> tuple[dict[str, np.nd
 def _read(path: Path, specs: Sequence[InputSpec]) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
     try:
         if path.suffix == ".npz":
-            loaded = np.load(path, allow_pickle=False)
-            if not isinstance(loaded, np.lib.npyio.NpzFile):
+            loaded = inbound.load_arrays(path)
+            if not isinstance(loaded, dict):
                 raise ValueError("a single .npy array, not an .npz archive: rename it to .npy")
-            with loaded as data:
-                arrays = {k: data[k] for k in data.files}
-            junk = next((k for k, v in arrays.items() if not isinstance(v, np.ndarray)), None)
-            if junk is not None:
-                raise ValueError(f"member '{junk}' is not a numpy array")
+            arrays = dict(loaded)
             labels = arrays.pop(LABELS_KEY, None) if LABELS_KEY not in {s.name for s in specs} else None
             return arrays, labels
         if path.suffix == ".npy":
@@ -54,14 +51,13 @@ def _read(path: Path, specs: Sequence[InputSpec]) -> tuple[dict[str, np.ndarray]
                     f"{path}: a .npy file holds one array but the model has inputs {names}; "
                     "save an .npz keyed by input name (np.savez(path, name=array, ...))"
                 )
-            single = np.load(path, allow_pickle=False)
-            if not isinstance(single, np.ndarray):
-                single.close()
+            single = inbound.load_arrays(path)
+            if isinstance(single, dict):
                 raise ValueError("an .npz archive, not a single .npy array: rename it to .npz")
             return {specs[0].name: single}, None
     except _UNREADABLE as exc:
         why = first_line(exc, limit=200)
-        if "allow_pickle" in why:
+        if "allow_pickle" in why or "pickles" in why:
             why = "it holds Python objects (pickles), which edgeopt never loads"
         raise CalibrationError(f"cannot read {path} ({why}); save numeric arrays with numpy (np.savez / np.save)") \
             from None

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from .. import jsonio
+from .. import inbound, jsonio
 from ..errors import InputError, SchemaProblem
 from ..fsutil import atomic_write_text, sha256_file
 from ..untrusted import for_json
@@ -56,7 +56,7 @@ def load_deployment(path: Path, *, check_files: bool = True) -> tuple[Deployment
         raise DeploymentError(f"{path}: no {DEPLOYMENT_FILE} there; pass a folder written by 'edgeopt sweep' "
                               "(<out>/recommended) or its deployment.json")
     try:
-        data = jsonio.read(record, max_bytes=_MAX_BYTES)
+        data = inbound.read_json(record, max_bytes=_MAX_BYTES)
         deployment = Deployment.model_validate(data)
     except OSError as exc:
         raise DeploymentError(f"{record}: cannot read it ({exc.strerror}); check the path and its permissions") \

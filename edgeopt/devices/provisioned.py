@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import fcntl
-import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import InputError
+from ..inbound import read_json
 from ..untrusted import for_json
 from .schema import Device
 
@@ -74,13 +74,16 @@ def read_state(path: Path) -> SetupState:
         InputError: the file exists but is not a valid state file (the message says how to recover).
     """
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = read_json(Path(path))
     except FileNotFoundError:
         return SetupState()
     except OSError as exc:
         raise InputError(f"{path}: cannot read the device setup state ({exc})") from None
+    except ValueError as exc:
+        raise InputError(f"{path}: not a valid device setup state ({exc}); delete it and run "
+                         "'edgeopt devices setup' again") from None
     try:
-        return SetupState.model_validate(json.loads(text))
+        return SetupState.model_validate(data)
     except (ValueError, ValidationError) as exc:
         first = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
         raise InputError(f"{path}: not a valid device setup state ({' '.join(first.split())}); delete it and run "

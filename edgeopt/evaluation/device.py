@@ -11,6 +11,7 @@ import numpy as np
 from edgeopt_agent.protocol import RawRun, Request
 
 from ..errors import RunnerError
+from ..inbound import InboundError, load_arrays
 from ..npz_headers import NpzHeaderError, members, samples_and_bytes
 from ..runners import Runner, raise_for_error
 from ..runners.limits import eval_output_bytes
@@ -37,8 +38,13 @@ def device_outputs(model: Path, eval_npz: Path, *, runtime: str, runner: Runner,
         if not out_path.is_file():
             raise RunnerError(f"the agent on {runner.name} wrote no eval outputs; update the agent on the device")
         keys = _checked_members(out_path, request, raw, runner.name)
-        with np.load(out_path, allow_pickle=False) as data:
-            outputs = [np.asarray(data[k]) for k in keys]
+        try:
+            arrays = load_arrays(out_path, max_bytes=eval_output_bytes(request))
+        except (OSError, InboundError) as exc:
+            raise _bad_outputs(runner.name, str(exc)) from None
+        if not isinstance(arrays, dict):
+            raise _bad_outputs(runner.name, "a single array, not an .npz archive")
+        outputs = [np.asarray(arrays[k]) for k in keys]
     names = [str(o.get("name", f"out{i}")) for i, o in enumerate(raw.outputs)]
     return outputs, names, raw
 

@@ -6,10 +6,10 @@ The format descriptors (``edgeopt/registry/formats/{hf_llm,onnxruntime_genai,ope
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from .. import inbound
 from ..errors import ModelLoadError
 
 # Decoder families whose Hugging Face folders edgeopt takes (the onnxruntime-genai model builder and OpenVINO
@@ -33,7 +33,7 @@ def read_json(path: Path) -> dict[str, Any]:
         ModelLoadError: unreadable, not JSON, or not an object.
     """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = inbound.read_json(path)
     except OSError as exc:
         raise ModelLoadError(f"cannot read {path} ({exc.strerror}): check the permissions") from None
     except ValueError as exc:

@@ -7,7 +7,6 @@ own tables; ``HF_HUB_OFFLINE=1`` is set for it.
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..inbound import read_json
 from .exporter import ExportOutcome, LlmExporter, width_problem
 from .folders import check_ov_genai_folder
 from .ort_genai_export import LlmExportError
@@ -57,7 +57,7 @@ def export_ov_genai(src: Path, out: Path, settings: OvGenaiSettings, *, calib_te
             lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.strip()]
             raise LlmExportError(f"the OpenVINO GenAI conversion failed on {src} (exit {proc.returncode}): "
                                  f"{lines[-1] if lines else 'no output'}")
-        facts = json.loads(report.read_text(encoding="utf-8"))
+        facts = read_json(report)
     check_ov_genai_folder(out)
     return time.monotonic() - start, facts
 

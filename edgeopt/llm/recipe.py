@@ -19,6 +19,7 @@ from ..recipes import RecipeError
 from ..recipes.registry import builtin_dir
 from ..registry import exporting_runtimes
 from ..registry.kind_spec import GENERATIVE
+from ..yamlio import read_text, safe_load
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -179,7 +180,7 @@ def load_llm_recipe(recipe: str | Path) -> tuple[LlmRecipe, Path]:
     """
     path = _resolve(recipe)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = safe_load(read_text(path))
         loaded = LlmRecipe.model_validate(_split(data, path))
     except (OSError, yaml.YAMLError) as exc:
         raise RecipeError(f"cannot read LLM recipe {path}: {exc}") from None

@@ -22,6 +22,7 @@ from edgeopt_agent.protocol import Request
 
 from ..errors import InputError
 from ..evaluation import resolve_metric
+from ..inbound import MAX_ARRAY_FILE_BYTES, InboundError, load_arrays
 from ..registry import delivering_runtime, format_registry
 from ..registry.kind_spec import GENERATIVE
 from ..runners import ProgressSink, Runner, raise_for_error
@@ -126,8 +127,14 @@ def score_folder(folder: Path, text: str, settings: RetentionSettings, runner: R
                           threads=settings.threads, max_duration_s=settings.max_duration_s, eval_npz=str(feed),
                           eval_output=str(out), progress_interval_s=0)
         raise_for_error(runner.evaluate(request, Path(folder), progress), runner.name)
-        with np.load(out, allow_pickle=False) as data:
-            return {k: np.asarray(data[k]) for k in data.files}
+        try:
+            arrays = load_arrays(out, max_bytes=MAX_ARRAY_FILE_BYTES)
+        except (OSError, InboundError) as exc:
+            raise InputError(f"the agent on {runner.name} wrote unreadable retention outputs ({exc}); update the "
+                             "agent on the device") from None
+        if not isinstance(arrays, dict):
+            raise InputError(f"the agent on {runner.name} wrote one array, not an .npz archive; update the agent")
+        return arrays
 
 
 def _kl(ref_logp: np.ndarray, cand_logp: np.ndarray) -> np.ndarray:

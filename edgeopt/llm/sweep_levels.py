@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from ..errors import InputError
 from ..fsutil import sha256_file
+from ..inbound import read_json
 from ..registry import exporting_runtimes
 from ..registry.kind_spec import GENERATIVE
 from ..registry.runtime_spec import RuntimeDescriptor
@@ -122,7 +123,7 @@ def build_level(level: LlmLevel, src: Path, source_sha256: str, out: Path,
             raise InputError(f"level {level.key} calibrates on text: give --calib TEXT")
         stamp["calib_sha256"] = sha256_file(calib_text)
     try:
-        if json.loads((folder / STAMP).read_text(encoding="utf-8")) == stamp:
+        if read_json(folder / STAMP) == stamp:
             return folder, True
     except (OSError, ValueError):
         pass

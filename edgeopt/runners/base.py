@@ -11,7 +11,6 @@ agent must read or write travels through the request's path fields (``edgeopt.ru
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
@@ -21,10 +20,12 @@ from typing import Any, Protocol
 from edgeopt_agent import protocol
 from edgeopt_agent.protocol import RawRun, Request
 
+from .. import jsonio
 from ..errors import InputError, RunnerError, RuntimeUnavailableError
 from ..untrusted import clean_text, clean_tree
 from .agent_exit import AgentTrace
 from .agent_schema import accept_result, result_text
+from .limits import MAX_LINE_BYTES, PROBE_STDOUT_BYTES
 
 ProgressSink = Callable[[dict[str, Any]], None]
 
@@ -126,7 +127,7 @@ def parse_progress_line(line: str) -> dict[str, Any] | None:
     if not text.startswith("{"):
         return None
     try:
-        event = clean_tree(json.loads(text))
+        event = clean_tree(jsonio.loads(text, max_bytes=MAX_LINE_BYTES))
     except (ValueError, RecursionError):  # UntrustedDataError is a ValueError: too deep is not an event
         return None
     return event if isinstance(event, dict) and "event" in event else None
@@ -175,7 +176,7 @@ def raise_for_error(raw: RawRun, where: str) -> RawRun:
 def parse_probe(stdout: str, status: int, stderr_tail: str, where: str, python: str) -> dict[str, Any]:
     """The probe's JSON line as a dict; no JSON is a :class:`RunnerError` naming the interpreter."""
     try:
-        facts: Any = clean_tree(json.loads(stdout.strip().splitlines()[-1]))
+        facts: Any = clean_tree(jsonio.loads(stdout.strip().splitlines()[-1], max_bytes=PROBE_STDOUT_BYTES))
     except (ValueError, IndexError, RecursionError):  # a device's facts are untrusted: too deep is no answer
         facts = None
     if not isinstance(facts, dict):

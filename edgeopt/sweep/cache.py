@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..fsutil import atomic_write_text
+from ..inbound import read_json
 
 
 def cache_key(**parts: Any) -> str:
@@ -27,7 +28,7 @@ class LevelCache:
         if not self.enabled or not path.is_file():
             return None
         try:
-            data = json.loads(path.read_text())
+            data = read_json(path)
         except (OSError, ValueError):
             return None  # a damaged entry is re-run
         return data if isinstance(data, dict) else None

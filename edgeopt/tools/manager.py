@@ -19,12 +19,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .. import jsonio
 from ..config import from_environment
 from ..errors import EdgeoptError, InputError
 from ..fsutil import atomic_write_text
+from ..inbound import read_json
 
 HERE = Path(__file__).parent
 STAMP = ".edgeopt-tool.json"
+REPLY_MAX_BYTES = 1024 * 1024  # a tool driver's one-line JSON reply
 # tool name -> (requirements file, driver script), both in this package.
 TOOLS: dict[str, tuple[str, str]] = {"tflite": ("tflite-requirements.txt", "tflite_driver.py")}
 
@@ -80,7 +83,7 @@ def tool_status(name: str, *, root: Path | None = None, measure: bool = False) -
     env = (root or tools_dir()) / name
     stamp: dict[str, object] = {}
     with contextlib.suppress(OSError, ValueError):
-        stamp = json.loads((env / STAMP).read_text(encoding="utf-8"))
+        stamp = read_json(env / STAMP)
     installed = bool(stamp) and _python(env).exists()
     size = sum(p.stat().st_size for p in env.rglob("*") if p.is_file() and not p.is_symlink()) if (
         measure and installed) else None
@@ -141,7 +144,7 @@ def run_tool(name: str, request: dict[str, object], *, root: Path | None = None,
         raise ToolError(f"tool {name} timed out after {timeout_s:.0f} s") from exc
     lines = [ln for ln in proc.stdout.strip().splitlines() if ln.startswith("{")]
     try:
-        reply: dict[str, object] = json.loads(lines[-1]) if lines else {}
+        reply: dict[str, object] = jsonio.loads(lines[-1], max_bytes=REPLY_MAX_BYTES) if lines else {}
     except ValueError:
         reply = {}
     if proc.returncode != 0 or not reply.get("ok"):

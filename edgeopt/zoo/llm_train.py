@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..inbound import read_json
 from .llm_corpus import CORPUS_FILES, corpus_digest, corpus_texts, split_texts
 from .tiny_llama import EOS, TRAINED, TinyLlamaConfig, _require_llm_packages, make_model, save_folder, train_tokenizer
 
@@ -148,5 +149,5 @@ def build_trained(out: Path, train: TrainSettings | None = None, cfg: TinyLlamaC
     out.mkdir(parents=True, exist_ok=True)
     for item in cached.iterdir():
         shutil.copy2(item, out / item.name)
-    facts = json.loads((cached / "zoo_llm.json").read_text(encoding="utf-8"))
+    facts = read_json(cached / "zoo_llm.json")
     return {**facts, "cache": str(cached)}

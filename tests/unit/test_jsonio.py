@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from edgeopt import jsonio
+from edgeopt import inbound, jsonio
 
 
 def test_ordinary_json_reads_as_json_loads():
@@ -45,23 +45,23 @@ def test_read_refuses_what_is_not_a_regular_file_without_blocking(tmp_path: Path
     fifo = tmp_path / "fifo.json"
     os.mkfifo(fifo)  # no writer: a blocking open would wait forever
     with pytest.raises(jsonio.JsonLimitError, match="not a regular file"):
-        jsonio.read(fifo, max_bytes=100)
+        inbound.read_json(fifo, max_bytes=100)
     with pytest.raises(jsonio.JsonLimitError, match="not a regular file"):
-        jsonio.read(Path("/dev/zero"), max_bytes=100)
+        inbound.read_json(Path("/dev/zero"), max_bytes=100)
 
 
 def test_read_checks_size_utf8_and_depth(tmp_path: Path):
     f = tmp_path / "x.json"
     f.write_bytes(b"\xef\xbb\xbf" + json.dumps({"k": "v"}).encode())
-    assert jsonio.read(f, max_bytes=100) == {"k": "v"}
+    assert inbound.read_json(f, max_bytes=100) == {"k": "v"}
     f.write_bytes(b'{"k": "\xff"}')
     with pytest.raises(jsonio.JsonLimitError, match=r"not UTF-8 text \(byte 0xff at offset 7\)"):
-        jsonio.read(f, max_bytes=100)
+        inbound.read_json(f, max_bytes=100)
     f.write_text("[" * 5000 + "]" * 5000)
     with pytest.raises(jsonio.JsonLimitError, match="over the 100-byte limit"):
-        jsonio.read(f, max_bytes=100)
+        inbound.read_json(f, max_bytes=100)
     with pytest.raises(jsonio.JsonLimitError, match="nested more than 8 levels"):
-        jsonio.read(f, max_bytes=100_000, max_depth=8)
+        inbound.read_json(f, max_bytes=100_000, max_depth=8)
 
 
 def test_an_unterminated_string_of_escaped_quotes_is_one_pass():

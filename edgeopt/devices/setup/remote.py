@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ... import jsonio
 from ...errors import RunnerError
-from ...runners.limits import ReadLimits
+from ...runners.limits import PROBE_STDOUT_BYTES, ReadLimits
 from ...runners.ssh_cache import makedirs
 from ...runners.ssh_session import ExecResult, SshSession
 
@@ -29,6 +30,7 @@ REMOTE_PATH = "/usr/bin:/bin"
 VENV_DIR = "venv"
 WHEELS_DIR = "wheels"
 STATE_FILE = "setup.json"
+STATE_MAX_BYTES = 1024 * 1024  # the setup record on the device: a few KiB
 PIP_TIMEOUT_S = 1800.0
 STEP_TIMEOUT_S = 300.0
 
@@ -79,7 +81,7 @@ class DeviceShell:
         """libc, machine, Python version, whether ``venv``/``ensurepip`` exist and the venv is already there."""
         out = self._run([self.base_python, "-c", _FACTS, self.venv], what="reading the device's Python facts")
         try:
-            data: Any = json.loads(out.stdout.strip().splitlines()[-1])
+            data: Any = jsonio.loads(out.stdout.strip().splitlines()[-1], max_bytes=PROBE_STDOUT_BYTES)
         except (ValueError, IndexError, RecursionError):
             raise RunnerError(f"{self.base_python} on {self.s.where} printed no facts: it needs Python 3.8+") from None
         return data if isinstance(data, dict) else {}
@@ -144,7 +146,8 @@ class DeviceShell:
         with self.s.step(f"reading {STATE_FILE} on {self.s.where}", STEP_TIMEOUT_S):
             try:
                 with self.s.sftp.open(f"{self.workdir}/{STATE_FILE}", "r") as fh:
-                    data: Any = json.loads(fh.read().decode("utf-8", "replace"))
+                    data: Any = jsonio.loads(fh.read(STATE_MAX_BYTES + 1).decode("utf-8", "replace"),
+                                             max_bytes=STATE_MAX_BYTES)
             except (FileNotFoundError, ValueError):
                 return None
         return data if isinstance(data, dict) else None
