@@ -1,12 +1,12 @@
 """Read JSON that came from a file or a database row without letting it exhaust the stack or memory.
 
-``json.loads`` recurses once per nesting level: a ``deployment.json`` or a history row nested 100,000 levels deep
-is a :class:`RecursionError` (not a ``ValueError``), which escaped every ``except ValueError`` around it and broke
-each command that read it (one such history row broke every ``compare`` in that database). Every reader of JSON
-edgeopt did not just produce itself goes through :func:`loads`, :func:`validate` (a pydantic model) or
-:func:`edgeopt.inbound.read_json` (a file), which refuse a text over a size limit or nested past :data:`MAX_DEPTH` with a one-line
-:class:`JsonLimitError` before anything is parsed. The limits are the reader's: a deployment record is a few KiB,
-a stored result some MiB (docs/reliability.md, "Untrusted files").
+``json.loads`` recurses once per nesting level: a ``deployment.json`` or a history row nested 100,000 levels deep is
+a :class:`RecursionError` (not a ``ValueError``), which escaped every ``except ValueError`` around it and broke each
+command that read it (one such history row broke every ``compare`` in that database). Every reader of JSON edgeopt
+did not just produce itself goes through :func:`loads`, :func:`validate` (a pydantic model) or
+:func:`edgeopt.inbound.read_json` (a file), which refuse a text over a size limit or nested past :data:`MAX_DEPTH`
+with a one-line :class:`JsonLimitError` before anything is parsed. The limits are the reader's: a deployment record
+is a few KiB, a stored result some MiB (docs/reliability.md, "Untrusted files").
 """
 
 from __future__ import annotations
