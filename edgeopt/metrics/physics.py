@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from edgeopt_agent.protocol import MAX_SAMPLES, RawRun
 
+from ..registry.kinds.tensor import DESCRIPTOR as TENSOR_KIND
+
 # The fastest a stream of the agent's harness can time one inference (timer included): ~70 ns measured for a
 # no-op on a 2-core Xeon; 50 ns is beyond any board. Also the rate the read limits assume
 # (edgeopt.runners.limits.MAX_SAMPLES_PER_S).
@@ -39,6 +41,13 @@ class NumberCheck:
     samples_ns: list[int]
 
 
+# The bounds come from the kind's metrics (edgeopt/registry/kinds/tensor.py): one declaration per metric.
+LATENCY = TENSOR_KIND.metric("latency_ms")
+LOAD = TENSOR_KIND.metric("load_ms")
+MEMORY = TENSOR_KIND.metric("memory_mb")
+POWER = TENSOR_KIND.metric("power_w")
+
+
 def _finite(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -46,12 +55,13 @@ def _finite(value: object) -> bool:
 def check_numbers(raw: RawRun) -> NumberCheck:
     """Why the numbers of a successful run cannot be true (the request is ``raw.request``, echoed back)."""
     samples = raw.samples_ns
-    usable = [int(s) for s in samples if _finite(s) and s > 0]
+    admits = LATENCY.admits
+    usable = [int(s) for s in samples if admits(s)]
     reasons: list[str] = []
     bad = len(samples) - len(usable)
     if bad:
-        reasons.append(f"the device reported {bad} latency sample(s) that are not finite positive numbers "
-                       "(NaN, infinite, zero or negative): its timings cannot be trusted")
+        reasons.append(f"the device reported {bad} latency sample(s) that are not {LATENCY.bound_text} (NaN, "
+                       "infinite, zero or negative): its timings cannot be trusted")
     reasons += _wall_and_counts(raw, usable)
     reasons += _other_numbers(raw)
     return NumberCheck(reasons=reasons, samples_ns=usable)
@@ -94,15 +104,12 @@ def reached_ceiling(samples: int, streams: int) -> bool:
 
 
 def _other_numbers(raw: RawRun) -> list[str]:
-    """Load and first-inference times, warm-up and memory: finite and non-negative when given."""
-    reasons: list[str] = []
-    named = {"load_ms": raw.load_ms, "first_inference_ms": raw.first_inference_ms,
-             "warm-up duration_s": raw.warmup_done.get("duration_s"),
-             "warm-up iterations": raw.warmup_done.get("iterations")}
-    named.update({f"memory {k} (KiB)": v for k, v in raw.memory_kb.items()})
+    """Load and first-inference times, warm-up and memory: within their metrics' bounds when given."""
+    named = {"load_ms": (raw.load_ms, LOAD), "first_inference_ms": (raw.first_inference_ms, LOAD),
+             "warm-up duration_s": (raw.warmup_done.get("duration_s"), LOAD),
+             "warm-up iterations": (raw.warmup_done.get("iterations"), LOAD)}
+    named.update({f"memory {k} (KiB)": (v, MEMORY) for k, v in raw.memory_kb.items()})
     for window in ("idle", "active"):  # the power the energy figures come from
-        named[f"{window} power (W)"] = (raw.power.get(window) or {}).get("avg_w")
-    for name, value in named.items():
-        if value is not None and (not _finite(value) or value < 0):
-            reasons.append(f"the device reported {name} = {value}: it must be a finite number >= 0")
-    return reasons
+        named[f"{window} power (W)"] = ((raw.power.get(window) or {}).get("avg_w"), POWER)
+    return [f"the device reported {name} = {value}: it must be {spec.bound_text}"
+            for name, (value, spec) in named.items() if value is not None and not spec.admits(value)]

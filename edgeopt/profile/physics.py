@@ -10,11 +10,12 @@ profile is built from the records that can be true, so no report shows ``nan`` a
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 from edgeopt_agent.protocol import RawRun
+
+from ..registry.kinds.tensor import DESCRIPTOR as TENSOR_KIND
 
 _LAYER_TIMES = ("median_us", "p90_us", "mean_us", "min_us", "max_us")
 # Slack over the longest profiled inference times the cores that may run layers at once.
@@ -34,10 +35,14 @@ class ProfileCheck:
     trace: list[dict[str, Any]]
 
 
+# The bounds come from the kind's metrics (edgeopt/registry/kinds/tensor.py): a layer's time may be 0 (a layer
+# the runtime folded away), an inference's may not.
+LAYER = TENSOR_KIND.metric("layer_ms")
+LATENCY = TENSOR_KIND.metric("latency_ms")
+
+
 def _ok(value: Any, *, zero: bool) -> bool:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-        return False
-    return value >= 0 if zero else value > 0
+    return (LAYER if zero else LATENCY).admits(value)
 
 
 def _layers(raw_layers: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
@@ -50,14 +55,14 @@ def _layers(raw_layers: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], lis
             first = first or f"layers[{i}].{wrong[0]} = {layer[wrong[0]]}"
         else:
             usable.append(layer)
-    reasons = [f"{bad} layer(s) with times or counts that are not finite numbers >= 0 (e.g. {first})"] if bad else []
+    reasons = [f"{bad} layer(s) with times or counts that are not {LAYER.bound_text} (e.g. {first})"] if bad else []
     return usable, reasons
 
 
 def _positive(name: str, values: list[Any]) -> tuple[list[int], list[str]]:
     usable = [int(v) for v in values if _ok(v, zero=False)]
     bad = len(values) - len(usable)
-    return usable, [f"{bad} {name} value(s) that are not finite numbers > 0"] if bad else []
+    return usable, [f"{bad} {name} value(s) that are not {LATENCY.bound_text}"] if bad else []
 
 
 def check_profile(raw: RawRun) -> ProfileCheck:

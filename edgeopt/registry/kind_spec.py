@@ -35,6 +35,20 @@ class MetricSpec(BaseModel):
     min_exclusive: bool = Field(default=False, description="The smallest value itself is impossible (a time > 0).")
     max_value: float = Field(default=math.inf, description="Largest physically possible value (inclusive).")
 
+    def admits(self, value: object) -> bool:
+        """Whether ``value`` can be a measurement of this metric (:meth:`problem` is None); builds no message, so
+        a device's sample lists are checked at the cost of a comparison per value."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return False
+        low_ok = value > self.min_value if self.min_exclusive else value >= self.min_value
+        return low_ok and value <= self.max_value
+
+    @property
+    def bound_text(self) -> str:
+        """The bounds in words, for a reason: 'a finite number > 0', 'a finite number >= 0 and <= 2'."""
+        text = f"a finite number {'>' if self.min_exclusive else '>='} {self.min_value:g}"
+        return text if math.isinf(self.max_value) else f"{text} and <= {self.max_value:g}"
+
     def problem(self, value: object) -> str | None:
         """Why ``value`` cannot be a measurement of this metric (None when it can): not a finite number, or
         outside the metric's physical bounds. A run with such a value is invalid, naming the metric."""

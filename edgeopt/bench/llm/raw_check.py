@@ -15,12 +15,12 @@ module is its boundary for LLM runs, in the two steps the one-pass path has:
 
 from __future__ import annotations
 
-import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError
 
 from ...errors import RunnerError, SchemaProblem
+from ...registry.kinds.generative import DESCRIPTOR as GENERATIVE_KIND
 from ...runners.agent_schema import PowerFacts
 from ...untrusted import clean_text
 
@@ -152,35 +152,36 @@ def _malformed(where: str, why: str) -> RunnerError:
                        "was used: check the agent there (edgeopt devices check) or update it")
 
 
-def _possible(value: Any, *, zero: bool = False) -> bool:
-    """A finite number above zero (``zero``: at or above it)."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-        return False
-    return value >= 0 if zero else value > 0
+# The bounds come from the kind's metrics (edgeopt/registry/kinds/generative.py): one declaration per metric.
+TIME = GENERATIVE_KIND.metric("tpot_ms")  # every token time, TTFT and prefill alike: > 0
+LOAD = GENERATIVE_KIND.metric("load_ms")
+ENERGY = GENERATIVE_KIND.metric("energy_per_token_mj")
+MEMORY = GENERATIVE_KIND.metric("memory_mb")
+POWER = GENERATIVE_KIND.metric("power_w")
 
 
 def _rep_reasons(i: int, rep: dict[str, Any], gen_tokens: int) -> list[str]:
     """Why repetition ``i``'s numbers cannot be true (empty: they can)."""
     at = f"reps[{i}]"
-    reasons = [f"{at}.{k} = {rep.get(k)}: a time must be a finite number > 0" for k in ("ttft_ns", "e2e_ns")
-               if not _possible(rep.get(k))]
-    if rep.get("prefill_ns") is not None and not _possible(rep["prefill_ns"]):
-        reasons.append(f"{at}.prefill_ns = {rep['prefill_ns']}: a time must be a finite number > 0")
+    reasons = [f"{at}.{k} = {rep.get(k)}: a time must be {TIME.bound_text}" for k in ("ttft_ns", "e2e_ns")
+               if not TIME.admits(rep.get(k))]
+    if rep.get("prefill_ns") is not None and not TIME.admits(rep["prefill_ns"]):
+        reasons.append(f"{at}.prefill_ns = {rep['prefill_ns']}: a time must be {TIME.bound_text}")
     tokens = rep.get("token_ns") or []
-    bad = [t for t in tokens if not _possible(t)]
+    bad = [t for t in tokens if not TIME.admits(t)]
     if bad:
-        reasons.append(f"{at}.token_ns holds {len(bad)} value(s) that are not finite numbers > 0 (e.g. {bad[0]})")
+        reasons.append(f"{at}.token_ns holds {len(bad)} value(s) that are not {TIME.bound_text} (e.g. {bad[0]})")
     if len(tokens) > gen_tokens - 1:
         reasons.append(f"{at}.token_ns holds {len(tokens)} token latencies for {gen_tokens} tokens (at most "
                        f"{gen_tokens - 1}: the first token is the TTFT)")
     if not (rep.get("tokens_out", 0) >= 0):
         reasons.append(f"{at}.tokens_out = {rep.get('tokens_out')}: a count must be >= 0")
     for key in ("rss_before_kb", "rss_after_kb", "peak_rss_kb"):
-        if rep.get(key) is not None and rep[key] < 0:
-            reasons.append(f"{at}.{key} = {rep[key]}: memory must be >= 0")
+        if rep.get(key) is not None and not MEMORY.admits(rep[key]):
+            reasons.append(f"{at}.{key} = {rep[key]}: memory must be {MEMORY.bound_text}")
     own = rep.get("runtime_metrics") or {}
-    reasons += [f"{at}.runtime_metrics.{k} = {v}: must be a finite number >= 0" for k, v in own.items()
-                if not _possible(v, zero=True)]
+    reasons += [f"{at}.runtime_metrics.{k} = {v}: must be {LOAD.bound_text}" for k, v in own.items()
+                if not LOAD.admits(v)]
     if reasons:
         return reasons
     if rep.get("prefill_ns") is not None and rep["prefill_ns"] > rep["ttft_ns"]:
@@ -195,28 +196,29 @@ def _cell_reasons(raw: dict[str, Any]) -> list[str]:
     """Cell-level numbers: per-phase energy and memory in use, finite and non-negative."""
     reasons = []
     for phase, figures in (raw.get("energy") or {}).items():
-        if not _possible((figures or {}).get("energy_j"), zero=True):
-            reasons.append(f"energy.{phase}.energy_j = {figures.get('energy_j')}: must be a finite number >= 0")
+        if not ENERGY.admits((figures or {}).get("energy_j")):
+            reasons.append(f"energy.{phase}.energy_j = {figures.get('energy_j')}: must be {ENERGY.bound_text}")
     for key, value in (raw.get("in_use") or {}).items():
-        if key.endswith("_kb") and value is not None and value < 0:
-            reasons.append(f"in_use.{key} = {value}: memory must be >= 0")
+        if key.endswith("_kb") and value is not None and not MEMORY.admits(value):
+            reasons.append(f"in_use.{key} = {value}: memory must be {MEMORY.bound_text}")
     return reasons
 
 
 def load_reasons(load: dict[str, Any]) -> list[str]:
     """Why a load's numbers cannot be true: its load time, RSS and power (as the one-pass check reads them)."""
     reasons = []
-    if load.get("load_ms") is not None and not _possible(load["load_ms"], zero=True):
-        reasons.append(f"loads[threads={load.get('threads')}].load_ms = {load.get('load_ms')}: must be a finite "
-                       "number >= 0")
+    if load.get("load_ms") is not None and not LOAD.admits(load["load_ms"]):
+        reasons.append(f"loads[threads={load.get('threads')}].load_ms = {load.get('load_ms')}: must be "
+                       f"{LOAD.bound_text}")
     for key in ("rss_before_kb", "rss_after_kb"):
-        if load.get(key) is not None and load[key] < 0:
-            reasons.append(f"loads[threads={load.get('threads')}].{key} = {load[key]}: memory must be >= 0")
+        if load.get(key) is not None and not MEMORY.admits(load[key]):
+            reasons.append(f"loads[threads={load.get('threads')}].{key} = {load[key]}: memory must be "
+                           f"{MEMORY.bound_text}")
     for window in ("idle", "active"):
         avg = ((load.get("power") or {}).get(window) or {}).get("avg_w")
-        if avg is not None and not _possible(avg, zero=True):
-            reasons.append(f"loads[threads={load.get('threads')}].power.{window}.avg_w = {avg}: must be a finite "
-                           "number >= 0")
+        if avg is not None and not POWER.admits(avg):
+            reasons.append(f"loads[threads={load.get('threads')}].power.{window}.avg_w = {avg}: must be "
+                           f"{POWER.bound_text}")
     return reasons
 
 

@@ -20,6 +20,8 @@ DESCRIPTOR = KindDescriptor(
         MetricSpec(name="memory_mb", unit="MiB"),
         MetricSpec(name="energy_per_token_mj", unit="mJ"),
         MetricSpec(name="retention", unit="ratio", higher_is_better=True, max_value=2.0),
+        MetricSpec(name="load_ms", unit="ms"),
+        MetricSpec(name="power_w", unit="W"),
     ),
     rank_metric="tpot_ms",
     gates=("ttft_ms", "tpot_ms", "decode_tokens_per_s", "kv_cache_mb", "energy_per_token", "memory", "retention"),

@@ -18,6 +18,9 @@ DESCRIPTOR = KindDescriptor(
         MetricSpec(name="size_mb", unit="MiB", min_exclusive=True),
         MetricSpec(name="energy_mj", unit="mJ"),
         MetricSpec(name="retention", unit="ratio", higher_is_better=True, max_value=2.0),
+        MetricSpec(name="load_ms", unit="ms"),
+        MetricSpec(name="layer_ms", unit="ms"),  # one layer's time in a profile
+        MetricSpec(name="power_w", unit="W"),
     ),
     rank_metric="latency_ms",
     gates=("latency", "fps", "deadline_miss", "memory", "model_size", "retention", "energy", "cold_start",

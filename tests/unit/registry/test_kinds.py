@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from edgeopt.registry import format_kind, get_kind, kind_registry, runtimes_of_kind
+from edgeopt.registry import BUILTIN_KINDS, format_kind, get_kind, kind_registry, runtimes_of_kind
 from edgeopt.registry.kind_spec import GENERATIVE, TENSOR, KindDescriptor, MetricSpec
 from edgeopt.registry.lookup import model_kind
 
@@ -50,3 +50,14 @@ def test_commands_dispatch_on_the_models_kind_not_on_being_a_directory(tmp_path:
     assert model_kind(onnx) == TENSOR and model_kind(tmp_path / "no-suffix") == TENSOR
     assert model_kind(hf) == GENERATIVE and model_kind(package) == TENSOR
     assert model_kind(empty) == GENERATIVE  # a folder no format claims: the folder formats' kind says what's missing
+
+
+@pytest.mark.parametrize("kind", sorted(BUILTIN_KINDS))
+def test_admits_agrees_with_problem_for_every_metric(kind: str) -> None:
+    """The physics checks (metrics/physics.py, bench/llm/raw_check.py, profile/physics.py) call ``admits`` on each
+    device value and ``bound_text`` in their reasons: both must say what ``problem`` says."""
+    values = [0, 0.0, -0.0, 1e-9, 1, 2.0, 2.5, -1, float("nan"), float("inf"), -float("inf"), True, None, "1", 10**12]
+    for metric in get_kind(kind).metrics:
+        for value in values:
+            assert metric.admits(value) is (metric.problem(value) is None), (metric.name, value)
+        assert metric.bound_text.startswith("a finite number >")
