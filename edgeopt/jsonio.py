@@ -25,7 +25,7 @@ MAX_DEPTH = 64  # nesting of objects and arrays; edgeopt's own records nest at m
 # A JSON string literal, escapes included, up to its closing quote or the end of the text: optional, so a match
 # that starts always succeeds and consumes (an unterminated ``"\"\"\"...`` would otherwise be retried from every
 # escaped quote: quadratic). What is left once strings are gone is the structure, where every bracket counts.
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
+STRING_LITERAL = _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
 _BRACKETS = re.compile(r"[][{}]")
 
 

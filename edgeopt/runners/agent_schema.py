@@ -21,6 +21,7 @@ from edgeopt_agent import protocol
 from edgeopt_agent.protocol import RawRun
 
 from ..errors import RunnerError, SchemaProblem
+from ..jsonio import STRING_LITERAL
 from ..untrusted import UntrustedDataError, clean_text, clean_tree
 from .limits import RESULT_MAX_CONTAINERS, RESULT_MAX_QUOTES, RESULT_MAX_VALUES
 
@@ -184,11 +185,15 @@ def _last_line(text: str, where: str) -> tuple[int, int]:
 def _check_counts(text: str, start: int, end: int, where: str) -> None:
     """Refuse a result that holds more values, arrays and objects, or strings than an agent's result can, counted
     in its text before anything is parsed: each becomes a Python object on the host (40 bytes or more), so a
-    result of small integers within the byte budget cost the host ~1.9 GB."""
-    values = text.count(",", start, end) + 1
-    containers = text.count("[", start, end) + text.count("{", start, end)
+    result of small integers within the byte budget cost the host ~1.9 GB. Commas inside strings (an error
+    message, a layer or device name) are not values: they are taken off, string by string, without a copy of the
+    text."""
     quotes = text.count('"', start, end)
-    for count, most, what in ((values, RESULT_MAX_VALUES, "values"), (containers, RESULT_MAX_CONTAINERS,
+    containers = text.count("[", start, end) + text.count("{", start, end)
+    commas = text.count(",", start, end)
+    if commas > RESULT_MAX_VALUES and quotes <= RESULT_MAX_QUOTES:
+        commas -= sum(m.group().count(",") for m in STRING_LITERAL.finditer(text, start, end))
+    for count, most, what in ((commas + 1, RESULT_MAX_VALUES, "values"), (containers, RESULT_MAX_CONTAINERS,
                               "arrays and objects"), (quotes, RESULT_MAX_QUOTES, "string quotes")):
         if count > most:
             raise _malformed(where, f"up to {count:,} {what}, more than an agent's result holds ({most:,}: at "

@@ -37,6 +37,14 @@ def test_a_result_of_more_values_than_a_result_holds_is_refused_before_parsing()
     assert "\n" not in str(err.value) and "it was not parsed" in str(err.value)
 
 
+def test_commas_inside_strings_are_not_counted_as_values():
+    """An honest result whose text holds more commas than values (a long error or layer name) is parsed; the
+    count used to take every comma for a value and refuse it."""
+    text = _result("1, 2").replace('"version": "1"', '"version": "' + "," * (RESULT_MAX_VALUES + 10) + '"')
+    raw = accept_result(text, "board")
+    assert raw.ok and raw.samples_ns == [1, 2] and raw.runtime["version"].startswith(",,,")  # cut by the sanitiser
+
+
 @pytest.mark.parametrize("body", ["{}", "[]", '"ab"'])
 def test_many_containers_or_strings_are_refused_before_parsing(body: str):
     with pytest.raises(RunnerError, match="more than an agent's result holds"):
