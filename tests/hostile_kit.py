@@ -57,8 +57,8 @@ def _scalar(annotation: Any, value: Any, fill: Fill) -> Any:
     """A leaf: strings hostile, everything else the base's value or a small valid one."""
     if annotation in (str, Any, object):
         return HOSTILE if value is None or isinstance(value, str) else _any(value)
-    if annotation is Path:
-        return value if value is not None else Path("/hostile")
+    if annotation is Path:  # a path is shown like any string (a file name may hold every byte but NUL); as a Path,
+        return Path("/models") / HOSTILE  # its "//" become "/": "[link=https:/evil.example]"
     if value is not None:
         return value
     if isinstance(annotation, type) and hasattr(annotation, "constants"):  # a registered name: a built-in one
@@ -201,7 +201,7 @@ def terminal_ok(text: str, where: str) -> None:
     no_control(plain, where)
     assert MARK not in plain, f"{where}: an escape sequence's payload is in the output"
     flat = re.sub(r"[\s│┃|╷╵┏┓┗┛━─┡┩└┘┌┐├┤┼╇╈╋╂┠┨]", "", plain)
-    assert flat.count("evil.example") == flat.count("[link=https://evil.example]"), (
+    assert flat.count("evil.example") == len(re.findall(r"\[link=https:/+evil\.example\]", flat)), (
         f"{where}: rich markup was read as markup (a link lost its text)")
     assert LINK in flat, f"{where}: no hostile string shown as text"
 
