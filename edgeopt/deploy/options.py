@@ -38,12 +38,25 @@ def shippable_options(runtime: str, options: Mapping[str, Any]) -> dict[str, Any
     return {k: v for k, v in options.items() if k not in drop}
 
 
+def _may_be_path(value: Any) -> bool:
+    """Whether an option value of a runtime without a schema could name a file or directory: a string with a path
+    separator, a leading ``~`` or ``.``, or such a string inside a list or mapping."""
+    if isinstance(value, str):
+        return "/" in value or "\\" in value or value.startswith(("~", "."))
+    if isinstance(value, Mapping):
+        return any(_may_be_path(k) or _may_be_path(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_may_be_path(v) for v in value)
+    return False
+
+
 def options_problem(deployment: Deployment, record: Path) -> str | None:
     """What is wrong with the deployment's runtime and its options (one line naming the file, the option, the
     value and the fix), or None.
 
-    Order: an unknown runtime, then an option naming a path, then anything the runtime's schema refuses (an
-    unknown option, a value of the wrong type or outside its choices).
+    Order: an unknown runtime, then an option naming a path (for a runtime without an option schema: any value
+    that may name one), then anything the runtime's schema refuses (an unknown option, a value of the wrong type
+    or outside its choices).
     """
     desc = find_runtime(deployment.runtime)
     if desc is None:
@@ -57,6 +70,13 @@ def options_problem(deployment: Deployment, record: Path) -> str | None:
             return (f"{record}: runtime_options.{name} {str(value)!r} names a path, which a deployment file may not "
                     f"set (edgeopt would write there); remove {name} from {_FILE}, and to use a directory of your "
                     f"own pass --runtime-option {name}=DIR --override-deployment")
+    if desc.agent_class().option_schema is None:  # no schema says which options name a path: any that may is refused
+        for name, value in options.items():
+            if _may_be_path(value):
+                return (f"{record}: runtime_options.{name} {str(value)[:200]!r} may name a path, and runtime "
+                        f"{deployment.runtime!r} declares no option schema to say it does not (edgeopt could write "
+                        f"there); remove {name} from {_FILE}, or pass --runtime-option {name}=VALUE "
+                        "--override-deployment (docs/runtimes.md: declare an option schema with path=True)")
     try:
         desc.check_options(options)
     except InputError as exc:

@@ -74,6 +74,21 @@ def test_an_unknown_runtime_is_refused(tmp_path, model):
         load_deployment(folder)
 
 
+@pytest.mark.parametrize("value", ["/etc/cron.d", "../../X", "~/x", {"dirs": ["a/b"]}, ["C:\\x"]])
+def test_a_runtime_without_an_option_schema_takes_no_path_from_a_deployment(tmp_path, model, value):
+    """A plug-in runtime that declares no option schema (the null runtime here) cannot mark its path options, so
+    every value that may name a path is refused from a deployment; plain values still load."""
+    folder = make_deployment(tmp_path / "dep", model, runtime="null")
+    _edit(folder, runtime_options={"dump": value})
+    with pytest.raises(DeploymentError) as err:
+        load_deployment(folder)
+    text = str(err.value)
+    assert "runtime_options.dump" in text and "declares no option schema" in text and "\n" not in text
+    _edit(folder, runtime_options={"mode": "fast", "level": 3})
+    deployment, _ = load_deployment(folder)
+    assert deployment.runtime_options == {"mode": "fast", "level": 3}
+
+
 def test_the_options_a_sweep_measured_with_still_load(tmp_path, model):
     folder = make_deployment(tmp_path / "dep", model, runtime="openvino",
                              runtime_options={"inference_precision": "f32", "performance_hint": "LATENCY",
