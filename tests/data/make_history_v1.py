@@ -69,8 +69,8 @@ def main(out_dir: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="edgeopt-history-v1-") as tmp:
         model = tiny_onnx(Path(tmp) / "tiny.onnx")
         for _ in range(3):  # runs 1-3: one model three times (a noise floor for compare)
-            code, _ = cli(["bench", str(model), "--iterations", "300", "--min-duration", "0.05", "--warmup", "20", "--threads", "1",
-                           "--history-db", str(db), "--json"])
+            code, _ = cli(["bench", str(model), "--iterations", "300", "--min-duration", "0.05", "--warmup", "20",
+                           "--threads", "1", "--history-db", str(db), "--json"])
             assert code == 0, code
         llm = shared_ortgenai(Path(tmp) / "llm")
         for _ in range(3):  # runs 4-6: the tiny Llama, two cells, ten repetitions each (p90 needs ten)
