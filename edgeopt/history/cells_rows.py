@@ -56,10 +56,11 @@ class StoredSeries:
         fmt, blob = encode_series(s.readings) if s.readings else (None, None)
         return cls(s.metric, s.unit, dict(s.summary), len(s.readings), fmt, blob)
 
-    def decoded(self, cell: str) -> MetricSeries:
-        """The series with its readings decoded. Raises ValueError naming the metric when the blob is damaged."""
+    def decoded(self, cell: str, *, readings_too: bool = True) -> MetricSeries:
+        """The series with its readings decoded (left empty unless ``readings_too``). Raises ValueError naming the
+        metric when the blob is damaged."""
         readings: tuple[float, ...] = ()
-        if self.blob is not None and self.count:
+        if readings_too and self.blob is not None and self.count:
             try:
                 readings = tuple(decode_series(self.blob, str(self.fmt), self.count).tolist())
             except SampleCodecError as exc:
@@ -80,11 +81,12 @@ class StoredCell:
     def of(cls, c: ResultCell) -> StoredCell:
         return cls(c.key, dict(c.axes), c.impossible, tuple(StoredSeries.of(s) for s in c.series))
 
-    def decoded(self, metrics: Sequence[str] | None = None) -> ResultCell:
-        """The cell with its series decoded (only those of ``metrics`` when given)."""
+    def decoded(self, metrics: Sequence[str] | None = None, summaries_only: Sequence[str] = ()) -> ResultCell:
+        """The cell with its series decoded (only those of ``metrics`` when given; those of ``summaries_only``
+        without their readings)."""
         return ResultCell(key=self.key, axes=self.axes, impossible=self.impossible,
-                          series=tuple(s.decoded(self.key) for s in self.series
-                                       if metrics is None or s.metric in metrics))
+                          series=tuple(s.decoded(self.key, readings_too=s.metric not in summaries_only)
+                                       for s in self.series if metrics is None or s.metric in metrics))
 
 
 def write_cells(conn: sqlite3.Connection, run_id: int, cells: Sequence[StoredCell]) -> None:
@@ -104,8 +106,9 @@ def has_cells(conn: sqlite3.Connection, run_id: int) -> bool:
 
 
 def read_cells(conn: sqlite3.Connection, run_id: int, metrics: Sequence[str] | None = None,
-               ) -> tuple[ResultCell, ...] | None:
-    """The cells of run ``run_id`` (only the series of ``metrics`` when given), None when it has no cell rows.
+               summaries_only: Sequence[str] = ()) -> tuple[ResultCell, ...] | None:
+    """The cells of run ``run_id`` (only the series of ``metrics`` when given; those of ``summaries_only`` without
+    their readings, which are then not even fetched), None when it has no cell rows.
 
     Raises:
         ValueError: a damaged row (JSON not an object, a blob that does not decode to its count).
@@ -114,8 +117,11 @@ def read_cells(conn: sqlite3.Connection, run_id: int, metrics: Sequence[str] | N
                          (run_id,)).fetchall()
     if not heads:
         return None
-    rows = conn.execute("SELECT cell, metric, unit, summary_json, readings_count, readings_format, readings FROM "
-                        "run_metrics WHERE run_id = ? ORDER BY cell, position", (run_id,)).fetchall()
+    skip = ", ".join("?" for _ in summaries_only) or "NULL"
+    query = ("SELECT cell, metric, unit, summary_json, readings_count, readings_format, "
+             f"CASE WHEN metric IN ({skip}) THEN NULL ELSE readings END FROM run_metrics "
+             "WHERE run_id = ? ORDER BY cell, position")
+    rows = [] if metrics is not None and not metrics else conn.execute(query, (*summaries_only, run_id)).fetchall()
     by_cell: dict[str, list[StoredSeries]] = {}
     for cell, metric, unit, summary, count, fmt, blob in rows:
         if metrics is None or metric in metrics:
@@ -123,7 +129,7 @@ def read_cells(conn: sqlite3.Connection, run_id: int, metrics: Sequence[str] | N
                 metric, unit, _object(summary, "summary_json"), int(count or 0), fmt,
                 bytes(blob) if blob is not None else None))
     return tuple(StoredCell(cell, _object(axes, "axes_json"), tuple(_list(bad)), tuple(by_cell.get(cell, ())))
-                 .decoded() for cell, axes, bad in heads)
+                 .decoded(summaries_only=summaries_only) for cell, axes, bad in heads)
 
 
 def _object(text: str, column: str) -> dict:  # type: ignore[type-arg]

@@ -284,13 +284,14 @@ def noise_floors(store: HistoryStore, identity: RunIdentity, *, exclude: Sequenc
     less ``exclude``. The spread is None with fewer than two such runs (nothing to learn the run-to-run spread from).
     A repeated run whose cells cannot be read is left out, its reason added to ``store.skipped``."""
     specs = {m.name: m for m in get_kind(identity.model_kind).sampled_metrics()}
+    by_p50 = tuple(m.name for m in specs.values() if "p50" in m.percentiles)  # centred on a summary: no readings
     centres: dict[tuple[str, str], list[float]] = {}
     for r in store.runs(model=identity.model_sha256, target=identity.device, limit=500):
         if r.id in exclude or not r.valid or comparability_notes(identity, RunIdentity.of(r)) \
                 or store.kind_of(r) != identity.model_kind:
             continue
         try:
-            cells = store.cells(r.id, metrics=tuple(specs))
+            cells = store.cells(r.id, metrics=tuple(specs), summaries_only=by_p50)
         except HistoryError as exc:
             note = first_line(exc, limit=300)
             if note not in store.skipped:

@@ -354,8 +354,10 @@ class HistoryStore:
         with self._connect() as conn:
             return v1_kind(conn, record.id)
 
-    def cells(self, ref: int | str, *, metrics: tuple[str, ...] | None = None) -> tuple[ResultCell, ...]:
-        """The cells of a run with their metric series (only ``metrics`` when given), in recorded order.
+    def cells(self, ref: int | str, *, metrics: tuple[str, ...] | None = None,
+              summaries_only: tuple[str, ...] = ()) -> tuple[ResultCell, ...]:
+        """The cells of a run with their metric series (only ``metrics`` when given; ``summaries_only`` without
+        their raw readings), in recorded order.
 
         Raises:
             HistoryError: the run does not exist, or its cells cannot be read (damaged rows).
@@ -363,10 +365,10 @@ class HistoryStore:
         record = self.get(ref)
         try:
             with self._connect() as conn:
-                cells = read_cells(conn, record.id, metrics)
+                cells = read_cells(conn, record.id, metrics, summaries_only)
                 if cells is None:  # a row written without cells (by hand, or damaged when the file migrated)
                     stored = v1_cells(conn, record.id, self.kind_of(record))
-                    cells = tuple(c.decoded(metrics) for c in stored)
+                    cells = tuple(c.decoded(metrics, summaries_only) for c in stored)
         except ValueError as exc:  # JSON limits, blobs that do not decode, a damaged stored result
             raise HistoryError(f"history run {record.id} in {self.path} is unreadable ({first_line(exc, limit=200)}): "
                                "it cannot be used; delete it or record the run again") from None
