@@ -40,6 +40,7 @@ from .store import HistoryStore
 __all__ = ["LlmCellComparison", "LlmMetricComparison", "LlmRunComparison", "cell_key", "compare_cells",
            "compare_runs"]
 
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
