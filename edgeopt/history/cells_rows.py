@@ -132,7 +132,7 @@ def read_cells(conn: sqlite3.Connection, run_id: int, metrics: Sequence[str] | N
                  .decoded(summaries_only=summaries_only) for cell, axes, bad in heads)
 
 
-def _object(text: str, column: str) -> dict:  # type: ignore[type-arg]
+def _object(text: str, column: str) -> dict:
     value = jsonio.loads(text, max_bytes=_JSON_MAX_BYTES)
     if not isinstance(value, dict):
         raise ValueError(f"{column} is not a JSON object")
