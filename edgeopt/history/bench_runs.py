@@ -30,7 +30,7 @@ RUN_COLUMNS = (
     "target", "device", "runner", "runtime", "runtime_version", "edgeopt_version", "valid", "verdict",
     "latency_ms_p50", "latency_ms_p99", "latency_ms_mean", "throughput_ips", "memory_mb_peak", "energy_mj",
     "energy_source", "samples_count", "group_id", "label", "seed", "settings_json", "environment_json",
-    "versions_json",
+    "versions_json", "model_kind",
 )
 
 

@@ -8,6 +8,10 @@ history, when it holds at least two (runs are not samples of one distribution; e
 Significance alone is not enough: with thousands of samples a 0.5 % shift is "significant" yet irrelevant; size
 alone is not enough: a short, noisy run can show a large median shift by chance. The bootstrap interval on the
 median ratio says how sure the size is.
+
+Runs are read as cells of metric series (:mod:`edgeopt.metrics.cells`): a one-pass run is one cell, judged on its
+kind's rank metric (latency); :mod:`.llm_compare` judges every sampled metric of every shared cell with the same
+rule. The noise floor is kept per cell and metric (:func:`noise_floors`).
 """
 
 from __future__ import annotations
@@ -17,16 +21,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import InputError
+from ..errors import InputError, first_line
+from ..metrics.cells import MetricSeries
 from ..metrics.result import BenchResult
+from ..registry import get_kind
+from ..registry.kind_spec import TENSOR, MetricSpec
 from .records import RunRecord
 from .stats import block_medians, bootstrap_median_ratio, mann_whitney_u
-from .store import HistoryStore
+from .store import HistoryError, HistoryStore
 
 DEFAULT_TOLERANCE_PCT = 5.0
 DEFAULT_ALPHA = 0.05
@@ -163,15 +171,18 @@ def compare(
 
     Raises:
         HistoryError: a run does not exist or kept no raw samples.
-        InputError: too few samples, bad tolerance or alpha, an LLM bench run (use ``compare_runs``).
+        InputError: too few samples, bad tolerance or alpha, a run of workload cells such as an LLM bench run
+            (use ``compare_runs``).
     """
     ra, rb = store.get(run_a), store.get(run_b)
-    if store.llm_result(ra.id) is not None or store.llm_result(rb.id) is not None:
-        raise InputError(f"run {ra.id} or {rb.id} is an LLM bench run: compare it with "
+    if not (one_cell(store, ra) and one_cell(store, rb)):
+        raise InputError(f"run {ra.id} or {rb.id} is an LLM bench run (workload cells): compare it with "
                          "edgeopt.history.compare_runs (per workload cell), as `edgeopt compare` does")
-    floor, runs = noise_floor(store, RunIdentity.of(ra), exclude=(rb.id,))
-    result = compare_samples(store.samples_ms(ra.id), store.samples_ms(rb.id), tolerance_pct=tolerance_pct,
-                             alpha=alpha, noise_floor_pct=floor, noise_runs=runs)
+    rank = get_kind(store.kind_of(ra)).rank_metric
+    spec = get_kind(store.kind_of(ra)).metric(rank)
+    floor, runs = noise_floors(store, RunIdentity.of(ra), exclude=(rb.id,)).get(("", rank), (None, 0))
+    result = compare_samples(store.readings(ra.id, rank), store.readings(rb.id, rank), tolerance_pct=tolerance_pct,
+                             alpha=alpha, noise_floor_pct=floor, noise_runs=runs, min_samples=spec.min_readings)
     notes = comparability_notes(RunIdentity.of(ra), RunIdentity.of(rb))
     if not (ra.valid and rb.valid):
         notes.append("at least one run is marked invalid (too few samples for its percentile or truncated)")
@@ -198,11 +209,13 @@ class RunIdentity:
     runtime: str
     runtime_version: str
     settings: Mapping[str, Any]
+    model_kind: str = TENSOR
 
     @classmethod
     def of(cls, r: RunRecord) -> RunIdentity:
         """The identity of a stored run."""
-        return cls(r.model_name, r.model_sha256, r.device, r.target, r.runtime, r.runtime_version, r.settings)
+        return cls(r.model_name, r.model_sha256, r.device, r.target, r.runtime, r.runtime_version, r.settings,
+                   r.model_kind or TENSOR)
 
     @classmethod
     def of_result(cls, result: BenchResult, device: str) -> RunIdentity:
@@ -237,13 +250,62 @@ def blocking_notes(notes: list[str], allowed: Sequence[str] = ()) -> list[str]:
     return [n for n in notes if any(n.startswith(heads[k]) for k in BLOCKING if k not in allowed)]
 
 
+def one_cell(store: HistoryStore, record: RunRecord) -> bool:
+    """Whether a run is one unkeyed cell (a one-pass benchmark), not workload cells (an LLM bench run)."""
+    return [c.key for c in store.cells(record.id, metrics=())] == [""]
+
+
+def judged(spec: MetricSpec, series: MetricSeries) -> list[float]:
+    """The readings a metric is judged on, as "lower is better" values: a rate (higher is better) as the time per
+    unit, ``1000 / value``, so that "slower" reads the same for every metric."""
+    if spec.higher_is_better:
+        return [1000.0 / v for v in series.readings if v > 0]
+    return list(series.readings)
+
+
+def center(spec: MetricSpec, series: MetricSeries) -> float | None:
+    """Where a run's series sits, for the noise floor: its reported p50 when the metric has one, else the median of
+    its judged readings, else its single value (judged the same way)."""
+    if "p50" in spec.percentiles and "p50" in series.summary:
+        return series.summary["p50"]
+    values = judged(spec, series)
+    if values:
+        return median(values)
+    value = series.summary.get("value")
+    if value is None or (spec.higher_is_better and value <= 0):
+        return None
+    return 1000.0 / value if spec.higher_is_better else value
+
+
+def noise_floors(store: HistoryStore, identity: RunIdentity, *, exclude: Sequence[int] = (),
+                 ) -> dict[tuple[str, str], tuple[float | None, int]]:
+    """Per (cell, metric) of ``identity``'s kind: ``(spread_pct, runs)``, how far apart the centres of repeated runs
+    are, in percent (``max / min - 1``), over the valid runs of the same kind, model, device, runtime and settings,
+    less ``exclude``. The spread is None with fewer than two such runs (nothing to learn the run-to-run spread from).
+    A repeated run whose cells cannot be read is left out, its reason added to ``store.skipped``."""
+    specs = {m.name: m for m in get_kind(identity.model_kind).sampled_metrics()}
+    by_p50 = tuple(m.name for m in specs.values() if "p50" in m.percentiles)  # centred on a summary: no readings
+    centres: dict[tuple[str, str], list[float]] = {}
+    for r in store.runs(model=identity.model_sha256, target=identity.device, limit=500):
+        if r.id in exclude or not r.valid or comparability_notes(identity, RunIdentity.of(r)) \
+                or store.kind_of(r) != identity.model_kind:
+            continue
+        try:
+            cells = store.cells(r.id, metrics=tuple(specs), summaries_only=by_p50)
+        except HistoryError as exc:
+            note = first_line(exc, limit=300)
+            if note not in store.skipped:
+                store.skipped.append(note)
+            continue
+        for cell in cells:
+            for s in cell.series:
+                value = center(specs[s.metric], s)
+                if value is not None and math.isfinite(value) and value > 0:
+                    centres.setdefault((cell.key, s.metric), []).append(value)
+    return {k: ((max(v) / min(v) - 1.0) * 100.0 if len(v) >= 2 else None, len(v)) for k, v in centres.items()}
+
+
 def noise_floor(store: HistoryStore, identity: RunIdentity, *, exclude: Sequence[int] = ()) -> tuple[float | None, int]:
-    """``(spread_pct, runs)``: how far apart the medians of repeated runs of ``identity`` are, in percent
-    (``max / min - 1``), over the valid runs with the same model, device, runtime and settings, less ``exclude``.
-    None with fewer than two such runs (nothing to learn the run-to-run spread from)."""
-    medians = [r.latency_ms_p50 for r in store.runs(model=identity.model_sha256, target=identity.device, limit=500)
-               if r.id not in exclude and r.valid and math.isfinite(r.latency_ms_p50) and r.latency_ms_p50 > 0
-               and not comparability_notes(identity, RunIdentity.of(r))]
-    if len(medians) < 2:
-        return None, len(medians)
-    return (max(medians) / min(medians) - 1.0) * 100.0, len(medians)
+    """``(spread_pct, runs)`` of a one-pass run's rank metric (latency): :func:`noise_floors` of its one cell."""
+    rank = get_kind(identity.model_kind).rank_metric
+    return noise_floors(store, identity, exclude=exclude).get(("", rank), (None, 0))

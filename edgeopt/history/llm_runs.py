@@ -4,8 +4,8 @@ The table's columns were made for one forward pass; an LLM run fills them from i
 ``edgeopt history`` lists it beside the others: ``latency_ms_p50/p99/mean`` = TPOT (per output token),
 ``throughput_ips`` = decode tokens/s, ``memory_mb_peak`` = the highest peak RSS of any cell, ``energy_mj`` = decode
 energy per output token. Every cell with its raw readings (TTFT per repetition, every token latency) is in the
-stored result (``result_json``, ``kind: "llm_bench"``): ``edgeopt compare`` reads them from there
-(:mod:`.llm_compare`). The model is the folder, hashed over its files.
+stored result (``result_json``) and, as cells of metric series, in the cells tables (:mod:`.cells_rows`), which
+``edgeopt compare`` reads. The model is the folder, hashed over its files.
 """
 
 from __future__ import annotations
@@ -18,14 +18,6 @@ from ..registry.lookup import model_digest
 
 if TYPE_CHECKING:  # bench.llm pulls in the bench package (onnx): imported in the function that reads a run
     from ..bench.llm.result import LlmBenchResult
-
-LLM_KIND_MARK = '"kind":"llm_bench"'
-
-
-def is_llm_json(text: str) -> bool:
-    """Whether a stored ``result_json`` is an LLM bench result (pydantic writes ``kind`` first, without spaces)."""
-    return text.lstrip("{").startswith(LLM_KIND_MARK)
-
 
 def llm_values(result: LlmBenchResult, *, kind: str, device: str, verdict: str | None, group_id: str | None,
                label: str | None, now: str) -> dict[str, Any]:
@@ -62,11 +54,8 @@ def _edgeopt_version() -> str:
     return __version__
 
 
-def llm_result_of(text: str) -> LlmBenchResult | None:
-    """A stored ``result_json`` as the LLM bench result it holds (every cell's raw readings), or None for another
-    kind of run."""
-    if not is_llm_json(text):
-        return None
+def llm_result_of(text: str) -> LlmBenchResult:
+    """A stored ``result_json`` of an LLM bench run as the result it holds (every cell's raw readings)."""
     from ..bench.llm.result import LlmBenchResult  # the bench package (onnx) loads only when an LLM run is read
 
     return LlmBenchResult.model_validate_json(text)

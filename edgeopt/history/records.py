@@ -45,6 +45,8 @@ class RunRecord(BaseModel):
     environment: dict[str, Any]
     versions: dict[str, Any]
     baselines: list[str] = Field(default_factory=list, description="Baseline names pointing at this run.")
+    model_kind: str | None = Field(default=None, exclude=True, description="The kind of model measured (tensor, "
+                                   "generative); left out of --json. None: a row written without it.")
 
 
 class Baseline(BaseModel):

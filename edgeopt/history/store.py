@@ -8,6 +8,10 @@ journal rolls it back on the next open). One connection per operation: nothing i
 The file is local by design: SQLite's locking is unreliable on network file systems (NFS, SMB); keep the history
 on a local disk (docs/history.md).
 
+Every run is also kept as cells of metric series (:mod:`.cells_rows`: one row per run, cell and metric, with the
+raw readings): compare and its noise floor read those. A file of schema version 1 gets them on first open
+(:mod:`.migrate`, in the transaction that reads the version).
+
 This module is the SQLite file only (schema, transactions, queries); how a result becomes a row and a row a
 record is :mod:`.bench_runs`' (one-pass runs) and :mod:`.llm_runs`' (LLM bench runs).
 """
@@ -26,16 +30,20 @@ import numpy as np
 
 from .. import jsonio
 from ..errors import InputError, first_line
+from ..metrics.cells import ResultCell
 from ..metrics.result import BenchResult
+from ..registry import get_kind
+from ..registry.kind_spec import GENERATIVE, TENSOR, KindDescriptor
 from .bench_runs import RESULT_MAX_BYTES, RUN_COLUMNS, bench_values, device_label, record_of
-from .codec import SAMPLES_FORMAT, SampleCodecError, decode_samples
-from .llm_runs import is_llm_json, llm_result_of, llm_values
+from .cells_rows import CELLS_DDL, StoredCell, read_cells, write_cells
+from .llm_runs import llm_result_of, llm_values
+from .migrate import migrate, v1_cells, v1_kind
 from .records import Baseline, RunKind, RunRecord
 
 if TYPE_CHECKING:  # bench.llm pulls in the bench package (onnx): loaded only when an LLM run is read (llm_runs)
     from ..bench.llm.result import LlmBenchResult
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DEFAULT_BUSY_TIMEOUT_S = 30.0
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 T = TypeVar("T")
@@ -75,7 +83,8 @@ _DDL = (
         settings_json TEXT NOT NULL,
         environment_json TEXT NOT NULL,
         versions_json TEXT NOT NULL,
-        result_json TEXT NOT NULL
+        result_json TEXT NOT NULL,
+        model_kind TEXT
     )""",
     """CREATE INDEX IF NOT EXISTS runs_model ON runs (model_name, model_sha256)""",
     """CREATE INDEX IF NOT EXISTS runs_target ON runs (target, device)""",
@@ -86,6 +95,7 @@ _DDL = (
         created_at TEXT NOT NULL,
         PRIMARY KEY (name, device)
     )""",
+    *CELLS_DDL,
 )
 
 class HistoryError(InputError):
@@ -173,6 +183,11 @@ class HistoryStore:
             elif int(row[0]) > SCHEMA_VERSION:
                 raise HistoryError(f"history {self.path} has schema version {row[0]}, newer than this edgeopt's "
                                    f"{SCHEMA_VERSION}: upgrade edgeopt or use another --history-db")
+            elif int(row[0]) < SCHEMA_VERSION:  # checked inside the write lock: one opener migrates
+                filled = migrate(conn)
+                conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+                conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                             (f"migrated_from_{row[0]}", f"{_now()} ({filled} runs given cells)"))
 
         self._write(create)
 
@@ -201,22 +216,28 @@ class HistoryStore:
             The stored row (with its id).
         """
         return self._insert(bench_values(result, kind=kind, device=device, verdict=verdict, group_id=group_id,
-                                         label=label, now=_now()))
+                                         label=label, now=_now()), get_kind(TENSOR), result)
 
     def record_llm(self, result: LlmBenchResult, *, kind: RunKind = "bench", device: str | None = None,
                    verdict: str | None = None, group_id: str | None = None, label: str | None = None) -> RunRecord:
         """Store one LLM bench run (``edgeopt bench LLM_FOLDER``): the run's columns hold its first cell's TPOT
         and decode rate, the stored result every cell with its raw readings (for compare); see :mod:`.llm_runs`."""
         return self._insert(llm_values(result, kind=kind, device=device or device_label(result.runner),
-                                       verdict=verdict, group_id=group_id, label=label, now=_now()))
+                                       verdict=verdict, group_id=group_id, label=label, now=_now()),
+                            get_kind(GENERATIVE), result)
 
-    def _insert(self, values: dict[str, Any]) -> RunRecord:
+    def _insert(self, values: dict[str, Any], model_kind: KindDescriptor, result: object) -> RunRecord:
+        """One ``runs`` row (the version-1 columns, for older readers) and its cells, in one transaction."""
+        values = {**values, "model_kind": model_kind.name}
+        cells = [StoredCell.of(c) for c in model_kind.load_cells()(result)]
         columns = ", ".join(values)
         marks = ", ".join("?" for _ in values)
 
         def insert(conn: sqlite3.Connection) -> int:
             cur = conn.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", tuple(values.values()))
-            return int(cur.lastrowid or 0)
+            run_id = int(cur.lastrowid or 0)
+            write_cells(conn, run_id, cells)
+            return run_id
 
         return self.get(self._write(insert))
 
@@ -325,29 +346,62 @@ class HistoryStore:
         raise HistoryError(f"'{text}' is not a run id, 'latest' or a baseline in {self.path} (baselines: {known}); "
                            "list runs with: edgeopt history")
 
+    # -- cells ----------------------------------------------------------------------------------------------
+    def kind_of(self, record: RunRecord) -> str:
+        """The model kind of a stored run (``model_kind``; a row written without it: read as the migration does)."""
+        if record.model_kind:
+            return record.model_kind
+        with self._connect() as conn:
+            return v1_kind(conn, record.id)
+
+    def cells(self, ref: int | str, *, metrics: tuple[str, ...] | None = None,
+              summaries_only: tuple[str, ...] = ()) -> tuple[ResultCell, ...]:
+        """The cells of a run with their metric series (only ``metrics`` when given; ``summaries_only`` without
+        their raw readings), in recorded order.
+
+        Raises:
+            HistoryError: the run does not exist, or its cells cannot be read (damaged rows).
+        """
+        record = self.get(ref)
+        try:
+            with self._connect() as conn:
+                cells = read_cells(conn, record.id, metrics, summaries_only)
+                if cells is None:  # a row written without cells (by hand, or damaged when the file migrated)
+                    stored = v1_cells(conn, record.id, self.kind_of(record))
+                    cells = tuple(c.decoded(metrics, summaries_only) for c in stored)
+        except ValueError as exc:  # JSON limits, blobs that do not decode, a damaged stored result
+            raise HistoryError(f"history run {record.id} in {self.path} is unreadable ({first_line(exc, limit=200)}): "
+                               "it cannot be used; delete it or record the run again") from None
+        return cells
+
+    def readings(self, ref: int | str, metric: str, cell: str = "") -> np.ndarray:
+        """The raw readings of ``metric`` in ``cell`` of a run, checked against the metric's physical bounds.
+
+        Raises:
+            HistoryError: the run kept no readings of it, or they are damaged or impossible.
+        """
+        record = self.get(ref)
+        found = next((c for c in self.cells(record.id, metrics=(metric,)) if c.key == cell), None)
+        series = found.series_of(metric) if found is not None else None
+        if series is None or not series.readings:
+            raise HistoryError(f"run {record.id} was recorded without raw samples: re-run it to compare it")
+        spec = get_kind(self.kind_of(record)).metric(metric)
+        bad = next((p for p in map(spec.problem, series.readings) if p is not None), None)
+        if bad is not None:
+            what = "not finite positive numbers" if spec.min_exclusive and spec.min_value == 0 else "impossible"
+            raise HistoryError(f"run {record.id} in {self.path} holds {metric} readings that are {what} ({bad}; "
+                               "recorded from a device before edgeopt checked them): it cannot be compared; record "
+                               "the run again")
+        return np.asarray(series.readings, dtype=np.float64)
+
     def samples_ms(self, ref: int | str) -> np.ndarray:
-        """The raw latency samples (ms) of a run.
+        """The raw latency samples (ms) of a one-pass run: the readings of its kind's rank metric.
 
         Raises:
             HistoryError: the run kept no samples, or its blob is damaged.
         """
         record = self.get(ref)
-        with self._connect() as conn:
-            row = conn.execute("SELECT samples, samples_format FROM runs WHERE id = ?", (record.id,)).fetchone()
-        blob, fmt = row
-        if blob is None or record.samples_count == 0:
-            raise HistoryError(f"run {record.id} was recorded without raw samples: re-run it to compare it")
-        if fmt != SAMPLES_FORMAT:
-            raise HistoryError(f"run {record.id}: unknown samples format {fmt!r}; upgrade edgeopt")
-        try:
-            samples = decode_samples(bytes(blob), record.samples_count)
-        except SampleCodecError as exc:
-            raise HistoryError(f"run {record.id}: {exc}") from None
-        if not (np.isfinite(samples).all() and (samples > 0).all()):
-            raise HistoryError(f"run {record.id} in {self.path} holds latency samples that are not finite positive "
-                               "numbers (recorded from a device before edgeopt checked them): it cannot be "
-                               "compared; record the run again")
-        return samples
+        return self.readings(record.id, get_kind(self.kind_of(record)).rank_metric)
 
     def result(self, ref: int | str) -> BenchResult:
         """The full stored result of a run (without its raw samples).
@@ -357,14 +411,15 @@ class HistoryStore:
                 over :data:`.bench_runs.RESULT_MAX_BYTES` or nested too deep.
         """
         record, text = self._result_json(ref)
-        if is_llm_json(text):
-            raise HistoryError(f"run {ref} is an LLM bench run: read it with llm_result (edgeopt compare handles it)")
+        if self.kind_of(record) != TENSOR:
+            raise HistoryError(f"run {ref} is an LLM bench run ({self.kind_of(record)} model): read it with llm_result "
+                               "(edgeopt compare handles it)")
         return BenchResult.model_validate_json(self._checked(record, text))
 
     def llm_result(self, ref: int | str) -> LlmBenchResult | None:
         """The stored LLM bench result of a run (with its cells' raw readings), or None for another kind of run."""
         record, text = self._result_json(ref)
-        return llm_result_of(self._checked(record, text)) if is_llm_json(text) else None
+        return llm_result_of(self._checked(record, text)) if self.kind_of(record) == GENERATIVE else None
 
     def _result_json(self, ref: int | str) -> tuple[RunRecord, str]:
         record = self.get(ref)

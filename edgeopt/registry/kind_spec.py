@@ -12,9 +12,13 @@ A third kind registers like a runtime: a descriptor module and an ``edgeopt.kind
 
 from __future__ import annotations
 
+import importlib
 import math
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .lazy import RegistryError
 
 # The built-in kinds' names (as names.py has the built-in runtimes'): what a command dispatches on.
 TENSOR = "tensor"
@@ -34,6 +38,9 @@ class MetricSpec(BaseModel):
     min_value: float = Field(default=0.0, description="Smallest physically possible value (inclusive).")
     min_exclusive: bool = Field(default=False, description="The smallest value itself is impossible (a time > 0).")
     max_value: float = Field(default=math.inf, description="Largest physically possible value (inclusive).")
+    sampled: bool = Field(default=False, description="Results keep its raw readings (one per inference, token or "
+                          "repetition): compare and its noise floor judge the metric on them.")
+    min_readings: int = Field(default=20, ge=2, description="Fewest readings per run compare judges it on.")
 
     def admits(self, value: object) -> bool:
         """Whether ``value`` can be a measurement of this metric (:meth:`problem` is None); builds no message, so
@@ -77,6 +84,9 @@ class KindDescriptor(BaseModel):
     gates: tuple[str, ...] = Field(
         default=(), description="Qualify gate kinds that apply to a model of this kind (the spec's gate keys).")
     model_word: str = Field(default="model", description="How messages name a model of this kind.")
+    cells: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$", description="'module:function'"
+                              " that turns its typed result into cells of metric series (edgeopt.metrics.cells), "
+                              "imported when first used.")
 
     @model_validator(mode="after")
     def _rank_metric_is_declared(self) -> KindDescriptor:
@@ -84,6 +94,25 @@ class KindDescriptor(BaseModel):
             raise ValueError(f"kind {self.name}: rank_metric {self.rank_metric!r} is not one of its metrics "
                              f"({', '.join(m.name for m in self.metrics)})")
         return self
+
+    def load_cells(self) -> Any:
+        """The function its ``cells`` path names (imported now): typed result -> tuple of ResultCell.
+
+        Raises:
+            RegistryError: no cells function declared, or the path does not import.
+        """
+        if self.cells is None:
+            raise RegistryError(f"kind {self.name} declares no cells function: add cells='module:function' to its "
+                                "descriptor")
+        module, _, attr = self.cells.partition(":")
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as exc:
+            raise RegistryError(f"kind {self.name}: cells {self.cells!r} does not load ({exc})") from None
+
+    def sampled_metrics(self) -> tuple[MetricSpec, ...]:
+        """The metrics compare judges on raw readings, in declared order."""
+        return tuple(m for m in self.metrics if m.sampled)
 
     def metric(self, name: str) -> MetricSpec:
         """The metric ``name``. Raises KeyError naming the known ones when it is not declared."""

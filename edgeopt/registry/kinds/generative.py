@@ -12,9 +12,10 @@ DESCRIPTOR = KindDescriptor(
     summary="decoder LLM (text in, tokens out), timed per token over workload cells",
     agent_command="generate",
     metrics=(
-        MetricSpec(name="ttft_ms", unit="ms", percentiles=_PCT, min_exclusive=True),
-        MetricSpec(name="tpot_ms", unit="ms", percentiles=_PCT, min_exclusive=True),
-        MetricSpec(name="decode_tokens_per_s", unit="tokens/s", higher_is_better=True, min_exclusive=True),
+        MetricSpec(name="ttft_ms", unit="ms", percentiles=_PCT, min_exclusive=True, sampled=True, min_readings=5),
+        MetricSpec(name="tpot_ms", unit="ms", percentiles=_PCT, min_exclusive=True, sampled=True, min_readings=5),
+        MetricSpec(name="decode_tokens_per_s", unit="tokens/s", higher_is_better=True, min_exclusive=True,
+                   sampled=True, min_readings=5),
         MetricSpec(name="prefill_tokens_per_s", unit="tokens/s", higher_is_better=True, min_exclusive=True),
         MetricSpec(name="kv_cache_mb", unit="MiB"),
         MetricSpec(name="memory_mb", unit="MiB"),
@@ -26,4 +27,5 @@ DESCRIPTOR = KindDescriptor(
     rank_metric="tpot_ms",
     gates=("ttft_ms", "tpot_ms", "decode_tokens_per_s", "kv_cache_mb", "energy_per_token", "memory", "retention"),
     model_word="an LLM folder",
+    cells="edgeopt.bench.llm.cells:llm_cells",
 )

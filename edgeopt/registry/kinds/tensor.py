@@ -12,7 +12,7 @@ DESCRIPTOR = KindDescriptor(
     summary="one-pass graph model (image, tensor in, tensor out), timed per inference",
     agent_command="run",
     metrics=(
-        MetricSpec(name="latency_ms", unit="ms", percentiles=_PCT, min_exclusive=True),
+        MetricSpec(name="latency_ms", unit="ms", percentiles=_PCT, min_exclusive=True, sampled=True),
         MetricSpec(name="throughput_per_s", unit="inferences/s", higher_is_better=True, min_exclusive=True),
         MetricSpec(name="memory_mb", unit="MiB"),
         MetricSpec(name="size_mb", unit="MiB", min_exclusive=True),
@@ -26,4 +26,5 @@ DESCRIPTOR = KindDescriptor(
     gates=("latency", "fps", "deadline_miss", "memory", "model_size", "retention", "energy", "cold_start",
            "throughput", "regression"),
     model_word="a one-pass model (not an LLM folder)",
+    cells="edgeopt.metrics.cells:tensor_cells",
 )

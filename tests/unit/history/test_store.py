@@ -154,7 +154,7 @@ def test_writer_killed_mid_transaction_leaves_the_store_sound(tmp_path):
                          "edgeopt_version, valid, verdict, latency_ms_p50, latency_ms_p99, latency_ms_mean, "
                          "throughput_ips, memory_mb_peak, energy_mj, energy_source, samples_count, samples_format, "
                          "samples, group_id, 'uncommitted', seed, settings_json, environment_json, versions_json, "
-                         "result_json FROM runs")
+                         "result_json, model_kind FROM runs")
             print("in-transaction", conn.execute("SELECT count(*) FROM runs").fetchone()[0], flush=True)
             time.sleep(60)
         HistoryStore({str(db)!r})._write(work)

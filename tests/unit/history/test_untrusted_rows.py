@@ -1,5 +1,7 @@
 """Rows an untrusted device left in a history before edgeopt checked its numbers (NaN or negative samples, a
-damaged JSON column): ``compare`` and ``history`` skip them with a warning, and naming one gives one line."""
+damaged JSON column): ``compare`` and ``history`` skip them with a warning, and naming one gives one line. Such
+rows are from older files: the fixtures damage a file's rows as schema version 1 held them, and the store
+migrates it on open (tests/unit/history/v1_files.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from edgeopt.cli.main import main
 from edgeopt.history import HistoryError, HistoryStore
 from edgeopt.history.codec import encode_samples
 from tests.synthetic_results import bench_result, samples
+from tests.unit.history.v1_files import as_version_1
 
 
 @pytest.fixture()
@@ -26,6 +29,8 @@ def damaged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         conn.execute("UPDATE runs SET samples = ? WHERE id = 4", (encode_samples([float("nan")] * 200),))
         conn.execute("UPDATE runs SET samples = ?, latency_ms_p50 = -1 WHERE id = 5", (encode_samples([-1.0] * 200),))
         conn.execute("UPDATE runs SET settings_json = '[[[' WHERE id = 6")
+    conn.close()
+    as_version_1(path)
     monkeypatch.setenv("EDGEOPT_HISTORY_DB", str(path))
     return path
 
@@ -62,6 +67,8 @@ def deep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE runs SET settings_json = ? WHERE id = 4", ("[" * 100_000 + "]" * 100_000,))
         conn.execute("UPDATE runs SET result_json = ? WHERE id = 5", ('{"a":' * 100_000 + "1" + "}" * 100_000,))
+    conn.close()
+    as_version_1(path)
     monkeypatch.setenv("EDGEOPT_HISTORY_DB", str(path))
     return path
 
