@@ -14,7 +14,9 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import jsonio
 from ..registry.lookup import model_digest
+from .bench_runs import RESULT_MAX_BYTES
 
 if TYPE_CHECKING:  # bench.llm pulls in the bench package (onnx): imported in the function that reads a run
     from ..bench.llm.result import LlmBenchResult
@@ -58,4 +60,4 @@ def llm_result_of(text: str) -> LlmBenchResult:
     """A stored ``result_json`` of an LLM bench run as the result it holds (every cell's raw readings)."""
     from ..bench.llm.result import LlmBenchResult  # the bench package (onnx) loads only when an LLM run is read
 
-    return LlmBenchResult.model_validate_json(text)
+    return jsonio.validate(LlmBenchResult, text, max_bytes=RESULT_MAX_BYTES)

@@ -72,8 +72,7 @@ def _llm_cells(conn: sqlite3.Connection, run_id: int) -> tuple[StoredCell, ...]:
 
     text = str(conn.execute("SELECT result_json FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
     try:
-        jsonio.check(text, max_bytes=RESULT_MAX_BYTES)
-        result = LlmBenchResult.model_validate_json(text)
+        result = jsonio.validate(LlmBenchResult, text, max_bytes=RESULT_MAX_BYTES)
     except ValueError as exc:  # JsonLimitError, pydantic's ValidationError
         raise ValueError(f"result_json: {first_line(exc, limit=200)}") from None
     return tuple(StoredCell.of(c) for c in get_kind(GENERATIVE).load_cells()(result))

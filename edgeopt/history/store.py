@@ -414,7 +414,7 @@ class HistoryStore:
         if self.kind_of(record) != TENSOR:
             raise HistoryError(f"run {ref} is an LLM bench run ({self.kind_of(record)} model): read it with llm_result "
                                "(edgeopt compare handles it)")
-        return BenchResult.model_validate_json(self._checked(record, text))
+        return jsonio.validate(BenchResult, self._checked(record, text), max_bytes=RESULT_MAX_BYTES)
 
     def llm_result(self, ref: int | str) -> LlmBenchResult | None:
         """The stored LLM bench result of a run (with its cells' raw readings), or None for another kind of run."""

@@ -11,7 +11,9 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from ...errors import InputError
 from ...evaluation import Metric, OutputSelection, retention
+from ...inbound import load_arrays
 
 BATCH = 32  # samples per run when the model's batch axis is dynamic
 
@@ -23,9 +25,10 @@ class HostEval:
                  labels: np.ndarray | None) -> None:
         self.metric, self.selection, self.labels = metric, selection, labels
         graph_inputs = [i for i in base.graph.input if i.name not in {t.name for t in base.graph.initializer}]
-        with np.load(eval_npz, allow_pickle=False) as data:
-            keys = [i.name if i.name in data.files else data.files[k] for k, i in enumerate(graph_inputs)]
-            self.feeds = {i.name: np.asarray(data[k]) for i, k in zip(graph_inputs, keys, strict=True)}
+        data = eval_arrays(eval_npz)
+        names = list(data)
+        keys = [i.name if i.name in data else names[k] for k, i in enumerate(graph_inputs)]
+        self.feeds = {i.name: np.asarray(data[k]) for i, k in zip(graph_inputs, keys, strict=True)}
         self.count = len(next(iter(self.feeds.values())))
         self.batched = all(_dynamic_batch(i) for i in graph_inputs)
         self.reference = self.outputs(base)
@@ -56,6 +59,14 @@ class HostEval:
         a = ref.astype(np.float64)
         rel = float(np.linalg.norm(out.astype(np.float64) - a) / (np.linalg.norm(a) or 1.0))
         return ret, rel
+
+
+def eval_arrays(eval_npz: Path) -> dict[str, np.ndarray]:
+    """The arrays of an eval ``.npz`` by member name, through the one reader (headers before loading)."""
+    data = load_arrays(eval_npz)
+    if not isinstance(data, dict):
+        raise InputError(f"{eval_npz}: a single .npy array, not an .npz of eval inputs; save it with np.savez")
+    return data
 
 
 def _dynamic_batch(value: onnx.ValueInfoProto) -> bool:

@@ -16,6 +16,7 @@ import numpy as np
 
 from ...evaluation import retention as metric_retention
 from ..measure import Context
+from .host_eval import eval_arrays
 from .ov import NncfAccuracyControl, NncfCandidate, nncf_accuracy_control
 
 # most quantizer groups NNCF reverts to float (NNCF has no time limit of its own; each revert re-validates)
@@ -23,8 +24,7 @@ NNCF_MAX_ITERATIONS = 10
 
 
 def _samples(eval_npz: Path) -> tuple[list[dict[str, np.ndarray]], dict[str, list[int]]]:
-    with np.load(eval_npz, allow_pickle=False) as data:
-        arrays = {k: np.asarray(data[k]) for k in data.files if k != "labels"}
+    arrays = {k: a for k, a in eval_arrays(eval_npz).items() if k != "labels"}
     n = min(len(a) for a in arrays.values())
     samples = [{k: a[i:i + 1] for k, a in arrays.items()} for i in range(n)]
     return samples, {k: [1, *a.shape[1:]] for k, a in arrays.items()}
