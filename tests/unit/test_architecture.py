@@ -403,3 +403,13 @@ def test_the_one_reader_rule_catches_a_raw_parser(tmp_path: Path) -> None:
     module = Module("edgeopt.bench.sneaky", tmp_path / "sneaky.py", ast.parse(source))
     found = raw_parser_calls({module.name: module})
     assert [f.split(" ")[1] for f in found] == ["json.loads()", "np.load()", "Model.model_validate_json()"]
+
+
+def test_no_module_outside_the_registry_names_a_kind() -> None:
+    """Issue 30 item 6, for model kinds: a stage asks the registry (``model_kind``, a descriptor's ``kind``) or uses
+    the kind constants (``registry.GENERATIVE``/``TENSOR``), never a literal kind name, so a third kind is not an
+    ``if kind == "..."`` chain to extend."""
+    kinds = _builtin_names("BUILTIN_KINDS")
+    assert {"tensor", "generative"} <= kinds
+    offenders = [o for o in runtime_name_literals(MODULES, kinds) if "edgeopt/names.py" not in o]
+    assert not offenders, "use the registry's kind constants or descriptors:\n  " + "\n  ".join(offenders)
