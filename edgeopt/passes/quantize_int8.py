@@ -8,6 +8,7 @@ per-tensor, every op) made every real model tried slower than FP32 and hurt a de
 
 from __future__ import annotations
 
+import inspect
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,18 @@ class QuantizeInt8Advanced(PassConfig):
     )
     moving_average: bool = Field(default=False, description="MinMax over a moving average of per-batch ranges.")
     min_opset: int = Field(default=13, ge=13, description="Refuse models below this opset (per-channel needs 13).")
+    calibration_cache: str | None = Field(
+        default=None, description="onnxruntime calibration cache (JSON of per-tensor ranges): read when it exists "
+        "(no calibration run), written after calibrating when it does not; one file per calibration method. Needs "
+        "onnxruntime with quantize_static(calibration_cache_path=...).")
+
+
+class TensorRange(PassConfig):
+    """An activation tensor's calibrated range, overriding the calibration method's (onnxruntime's
+    ``TensorQuantOverrides`` rmin/rmax): the accuracy-aware INT8 search's per-tensor range repair."""
+
+    rmin: float = Field(description="Lowest real value of the tensor's quantization range.")
+    rmax: float = Field(description="Highest real value of the tensor's quantization range.")
 
 
 class QuantizeInt8Config(PassConfig):
@@ -69,6 +82,9 @@ class QuantizeInt8Config(PassConfig):
         "[] means every op onnxruntime can quantize (slower and lossy on real models here).",
     )
     nodes_to_exclude: list[str] = Field(default_factory=list, description="Node names left in float.")
+    tensor_ranges: dict[str, TensorRange] = Field(
+        default_factory=dict, description="Activation tensor name -> the range used instead of the calibrated one "
+        "(e.g. another calibration method's range for that tensor; docs/sweep.md, range repair).")
     advanced: QuantizeInt8Advanced = Field(default_factory=QuantizeInt8Advanced, description="Rare options.")
 
 
@@ -124,6 +140,10 @@ class QuantizeInt8Pass(Pass[QuantizeInt8Config]):
             extra["CalibNumBins"] = cfg.advanced.num_bins
         if cfg.calibration_method is CalibrationMethodName.PERCENTILE:
             extra["CalibPercentile"] = cfg.advanced.percentile
+        if cfg.tensor_ranges:
+            extra["TensorQuantOverrides"] = {t: [{"rmin": np.float32(r.rmin), "rmax": np.float32(r.rmax)}]
+                                             for t, r in cfg.tensor_ranges.items()}
+        cache = _cache_kwargs(cfg.advanced.calibration_cache)
         reader = ProgressReader(samples, ctx, "calibrating INT8 ranges")
         try:
             with quiet_ort():
@@ -141,6 +161,7 @@ class QuantizeInt8Pass(Pass[QuantizeInt8Config]):
                     use_external_data_format=model.ByteSize() >= SINGLE_FILE_LIMIT_BYTES,
                     calibrate_method=method,
                     extra_options=extra,
+                    **cache,
                 )
         except Exception as exc:  # onnxruntime raises ValueError/RuntimeError/its own Fail for bad graphs
             raise PassError(
@@ -155,6 +176,17 @@ class QuantizeInt8Pass(Pass[QuantizeInt8Config]):
             "target_defaults": int8_defaults(ctx.target).reason,
         }
         return PassOutput(path=ctx.output_path, precision=Precision.INT8, report=report)
+
+
+def _cache_kwargs(path: str | None) -> dict[str, Any]:
+    """``calibration_cache_path`` for quantize_static, refused with the fix when this onnxruntime lacks it."""
+    if path is None:
+        return {}
+    if "calibration_cache_path" not in inspect.signature(quantize_static).parameters:
+        raise PassError(f"quantize_int8: calibration_cache {path} needs an onnxruntime whose quantize_static takes "
+                        "calibration_cache_path (1.32 has it); upgrade onnxruntime or leave calibration_cache unset")
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return {"calibration_cache_path": path}
 
 
 class ProgressReader(CalibrationDataReader):

@@ -155,6 +155,18 @@ class HostCheck(BaseModel):
     rel_err: float = Field(description="Relative L2 error of the selected output vs the float model.")
 
 
+class LayerRepair(BaseModel):
+    """What the INT8 search did to one layer of the config it chose, and why (docs/sweep.md, repairs)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    node: str = Field(description="Graph node name ('*': the whole model, e.g. a calibration method for all).")
+    repair: str = Field(description="'range:<method>' (an input's range from that calibration method), "
+                        "'calibration:<method>' (every activation), 'nncf:<repair>' (NNCF's), 'float' (kept in float).")
+    tensors: list[str] = Field(default_factory=list, description="The activation tensors the repair changed.")
+    why: str = Field(description="One line: the host retention it gave, or why nothing cheaper kept the threshold.")
+
+
 class Int8SearchResult(BaseModel):
     """What the accuracy-aware INT8 search tried and chose (``sweep.json``'s ``int8_search``)."""
 
@@ -186,6 +198,14 @@ class Int8SearchResult(BaseModel):
     skipped_runtimes: dict[str, str] = Field(
         default_factory=dict, description="INT8 runtimes given no latency-aware search, each with why: its full INT8 "
         "model is already clearly slower than a passing level (docs/sweep.md).")
+    range_repair: dict[str, Any] | None = Field(
+        default=None, description="The per-tensor range repair (docs/sweep.md): methods calibrated, whole-model and "
+        "per-tensor host retentions, the method chosen per tensor and why; None when it did not run.")
+    nncf_repairs: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="Per NNCF runtime: NNCF's repairs tried on the host (bias correction, "
+        "range estimator, SmoothQuant), their host retention and which one was confirmed on the device.")
+    layers_by_runtime: dict[str, list[LayerRepair]] = Field(
+        default_factory=dict, description="Per runtime: the adopted INT8 config layer by layer, what was done and why.")
 
 
 class SweepResult(BaseModel):

@@ -1,0 +1,130 @@
+"""The INT8 search's per-tensor range repair (:mod:`.range_repair`), run on the host before any float set.
+
+Each calibration method runs once (onnxruntime's calibration cache under ``<out>/int8-search/calib/``), every
+later build reads the cache; the per-tensor choice is made on the host (:class:`.host_eval.HostEval`), and the
+repaired model is built by onnxruntime (``quantize_int8`` with ``tensor_ranges``). The float-set searches then start
+from the repaired model, so they keep in float only what no range choice repairs.
+
+Functions of one running search (:class:`.core.SearchCore`), whose budget and records they share.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import onnx
+
+from ...errors import EdgeoptError
+from ...optimize import optimize
+from .core import SearchCore
+from .range_repair import METHODS, RangeChoice, activation_qparams, choose_ranges, consumers, load_ranges, with_ranges
+from .steps import QUANT_OPS, search_recipe
+
+
+@dataclass(frozen=True)
+class Repaired:
+    """The range-repaired QDQ model, the ``quantize_int8`` config that builds it, and the host's verdict."""
+
+    qdq: onnx.ModelProto
+    cfg: dict[str, Any]
+    choice: RangeChoice
+    base_method: str
+
+    @property
+    def passes_on_host(self) -> bool:
+        return self.choice.retention >= self.choice.threshold
+
+
+def _build(s: SearchCore, name: str, cfg: dict[str, Any]) -> Path:
+    """``s.base`` quantized by the ``quantize_int8`` pass with ``cfg`` (onnxruntime), host-side only."""
+    recipe = search_recipe(f"int8-repair-{name}", [{"pass": "quantize_int8", "config": cfg}])
+    res = optimize(s.base, target=s.ctx.target, recipe=recipe, calib=s.plan.calib,
+                   out_dir=s.plan.out / "range-repair" / name, fidelity=False, bench=False,
+                   targets_dirs=s.plan.targets_dirs)
+    return Path(res.final.path)
+
+
+def _method_cfg(s: SearchCore, method: str) -> dict[str, Any]:
+    return {"op_types_to_quantize": QUANT_OPS, "calibration_method": method,
+            "advanced": {"calibration_cache": str(s.plan.out / "calib" / f"{method}.json")}}
+
+
+def range_repair(s: SearchCore) -> Repaired | None:
+    """Per tensor, the calibration method keeping the most host retention; the repaired model, built by
+    onnxruntime. None when no method helps (the min-max model stands) or time ran out; ``s.range_repair`` says
+    what was done either way."""
+    started = time.perf_counter()
+    models: dict[str, onnx.ModelProto] = {}
+    ranges: dict[str, dict[str, tuple[float, float]]] = {}
+    try:
+        for method in METHODS:
+            if not s.budget_left(device=False):
+                break
+            models[method] = onnx.load(str(_build(s, method, _method_cfg(s, method))))
+            ranges[method] = load_ranges(s.plan.out / "calib" / f"{method}.json")
+    except EdgeoptError as exc:
+        s.emit({"event": "info", "message": f"int8 search: no range repair ({exc})"})
+        s.range_repair = {"skipped": str(exc)}
+        return None
+    if "minmax" not in models or len(models) < 2:
+        s.range_repair = {"skipped": "search time ran out before the calibrations"}
+        return None
+    host, base = s.host_eval(), models["minmax"]
+
+    def score(methods: dict[str, str]) -> float:
+        donors = {t: models[m] for t, m in methods.items() if m != "minmax"}
+        return host.score(with_ranges(base, donors))[0]
+
+    tensors = list(activation_qparams(base))
+    choice = choose_ranges(tensors, ranges, score, s.ctx.min_retention, budget=lambda: s.budget_left(device=False))
+    s.range_repair = _record(choice, tensors, started)
+    if not choice.methods:
+        return None
+    base_method = max(METHODS, key=lambda m: sum(v == m for v in choice.methods.values()))
+    if sum(v == base_method for v in choice.methods.values()) < len(tensors) / 2:
+        base_method = "minmax"
+    cfg = _method_cfg(s, base_method)
+    cfg["tensor_ranges"] = {t: {"rmin": ranges[m][t][0], "rmax": ranges[m][t][1]}
+                            for t, m in sorted(choice.methods.items()) if m != base_method}
+    cfg["tensor_ranges"].update({t: {"rmin": ranges["minmax"][t][0], "rmax": ranges["minmax"][t][1]}
+                                 for t in tensors if base_method != "minmax" and t not in choice.methods
+                                 and t in ranges["minmax"]})
+    qdq = onnx.load(str(_build(s, "repaired", cfg)))
+    s.range_repair.update(base_method=base_method, overridden_tensors=len(cfg["tensor_ranges"]),
+                          seconds=round(time.perf_counter() - started, 2))
+    return Repaired(qdq=qdq, cfg=cfg, choice=choice, base_method=base_method)
+
+
+def _record(choice: RangeChoice, tensors: list[str], started: float) -> dict[str, Any]:
+    """``sweep.json``'s ``int8_search.range_repair``: what was calibrated, tried and chosen, and why."""
+    return {"methods": list(METHODS), "quantized_tensors": len(tensors), "whole_model": choice.whole_model,
+            "host_retention_before": round(choice.retention_before, 6),
+            "host_retention": round(choice.retention, 6), "threshold": choice.threshold,
+            "evaluations": choice.evaluations, "chosen": dict(sorted(choice.methods.items())),
+            "tensors": choice.rows, "seconds": round(time.perf_counter() - started, 2)}
+
+
+def layer_records(qdq: onnx.ModelProto | None, cfg: dict[str, Any], repair: dict[str, Any] | None,
+                  why_float: str) -> list[dict[str, Any]]:
+    """Per layer of a chosen INT8 config: what was done (``range:<method>`` on an input, ``calibration:<method>``
+    for every activation, ``float``) and why."""
+    out: list[dict[str, Any]] = []
+    method = str(cfg.get("calibration_method") or "minmax")
+    rows = {r["tensor"]: r for r in (repair or {}).get("tensors", [])}
+    chosen = (repair or {}).get("chosen", {})
+    if method != "minmax":
+        whole = (repair or {}).get("whole_model", {})
+        out.append({"node": "*", "repair": f"calibration:{method}", "tensors": [],
+                    "why": f"{method} ranges for every activation: host retention {whole.get(method)} vs min-max "
+                           f"{whole.get('minmax')}"})
+    for tensor in sorted(cfg.get("tensor_ranges") or {}):
+        m = chosen.get(tensor, "minmax")
+        why = rows.get(tensor, {}).get("why") or f"{m} range kept for this tensor"
+        for node in (consumers(qdq, tensor) if qdq is not None else []) or ["?"]:
+            out.append({"node": node, "repair": f"range:{m}", "tensors": [tensor], "why": why})
+    for node in cfg.get("nodes_to_exclude") or []:
+        out.append({"node": node, "repair": "float", "tensors": [], "why": why_float})
+    return out
