@@ -9,6 +9,7 @@ per-tensor, every op) made every real model tried slower than FP32 and hurt a de
 from __future__ import annotations
 
 import inspect
+import tempfile
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -143,8 +144,13 @@ class QuantizeInt8Pass(Pass[QuantizeInt8Config]):
         if cfg.tensor_ranges:
             extra["TensorQuantOverrides"] = {t: [{"rmin": np.float32(r.rmin), "rmax": np.float32(r.rmax)}]
                                              for t, r in cfg.tensor_ranges.items()}
-        cache = _cache_kwargs(cfg.advanced.calibration_cache)
         reader = ProgressReader(samples, ctx, "calibrating INT8 ranges")
+        cache_path = cfg.advanced.calibration_cache
+        if cfg.calibration_method is CalibrationMethodName.ENTROPY and _has_cache():  # see _entropy_cache
+            cache_path = cache_path or str(ctx.work_dir / f"entropy-{Path(source.path).stem}.json")
+            _entropy_cache(Path(source.path), Path(cache_path), reader, cfg,
+                           model.ByteSize() >= SINGLE_FILE_LIMIT_BYTES)
+        cache = _cache_kwargs(cache_path)
         try:
             with quiet_ort():
                 quantize_static(
@@ -178,15 +184,38 @@ class QuantizeInt8Pass(Pass[QuantizeInt8Config]):
         return PassOutput(path=ctx.output_path, precision=Precision.INT8, report=report)
 
 
+def _has_cache() -> bool:
+    return "calibration_cache_path" in inspect.signature(quantize_static).parameters
+
+
 def _cache_kwargs(path: str | None) -> dict[str, Any]:
     """``calibration_cache_path`` for quantize_static, refused with the fix when this onnxruntime lacks it."""
     if path is None:
         return {}
-    if "calibration_cache_path" not in inspect.signature(quantize_static).parameters:
+    if not _has_cache():
         raise PassError(f"quantize_int8: calibration_cache {path} needs an onnxruntime whose quantize_static takes "
                         "calibration_cache_path (1.32 has it); upgrade onnxruntime or leave calibration_cache unset")
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     return {"calibration_cache_path": path}
+
+
+def _entropy_cache(model: Path, cache: Path, reader: CalibrationDataReader, cfg: QuantizeInt8Config,
+                   external: bool) -> None:
+    """onnxruntime's entropy (KL) calibration with ``advanced.num_bins`` histogram bins, saved as its calibration
+    cache for quantize_static to read: quantize_static does not pass ``CalibNumBins`` on (onnxruntime 1.32), and
+    with its default of 128 bins, as many as the quantized bins, entropy always returns the min-max range."""
+    if cache.is_file():
+        return
+    from onnxruntime.quantization.calibrate import create_calibrator, save_tensors_data
+
+    with tempfile.TemporaryDirectory(prefix="edgeopt-entropy-") as tmp, quiet_ort():
+        calibrator = create_calibrator(
+            model, list(cfg.op_types_to_quantize) or None, augmented_model_path=str(Path(tmp) / "augmented.onnx"),
+            calibrate_method=CalibrationMethod.Entropy, use_external_data_format=external,
+            extra_options={"num_bins": cfg.advanced.num_bins, "symmetric": bool(cfg.activation_symmetric)})
+        calibrator.collect_data(reader)
+        save_tensors_data(calibrator.compute_data(), cache)
+    reader.rewind()
 
 
 class ProgressReader(CalibrationDataReader):

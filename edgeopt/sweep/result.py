@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..deploy import ShippedCheck
+from ..deploy.schema import LayerRepair
 
 
 class Level(BaseModel):
@@ -153,18 +154,6 @@ class HostCheck(BaseModel):
     float_nodes: int = Field(description="How many nodes were kept in float.")
     retention: float = Field(description="Retention on the host (onnxruntime CPU).")
     rel_err: float = Field(description="Relative L2 error of the selected output vs the float model.")
-
-
-class LayerRepair(BaseModel):
-    """What the INT8 search did to one layer of the config it chose, and why (docs/sweep.md, repairs)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    node: str = Field(description="Graph node name ('*': the whole model, e.g. a calibration method for all).")
-    repair: str = Field(description="'range:<method>' (an input's range from that calibration method), "
-                        "'calibration:<method>' (every activation), 'nncf:<repair>' (NNCF's), 'float' (kept in float).")
-    tensors: list[str] = Field(default_factory=list, description="The activation tensors the repair changed.")
-    why: str = Field(description="One line: the host retention it gave, or why nothing cheaper kept the threshold.")
 
 
 class Int8SearchResult(BaseModel):

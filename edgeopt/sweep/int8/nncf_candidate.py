@@ -22,7 +22,7 @@ from .ov import NncfAccuracyControl, NncfCandidate, nncf_accuracy_control
 NNCF_MAX_ITERATIONS = 10
 
 
-def _samples(eval_npz: Path) -> tuple[list[dict[str, np.ndarray]], dict[str, list[int]]]:
+def eval_samples(eval_npz: Path) -> tuple[list[dict[str, np.ndarray]], dict[str, list[int]]]:
     with np.load(eval_npz, allow_pickle=False) as data:
         arrays = {k: np.asarray(data[k]) for k in data.files if k != "labels"}
     n = min(len(a) for a in arrays.values())
@@ -41,7 +41,7 @@ def nncf_candidate(ctx: Context, model: Path, out_xml: Path, runtime: str,
         runtime: the runtime the candidate is measured on (its reference outputs are the ones compared).
         max_num_iterations: most quantizer groups NNCF reverts to float.
     """
-    samples, shapes = _samples(ctx.eval_npz)
+    samples, shapes = eval_samples(ctx.eval_npz)
     ref_outs, names = ctx.reference(model, runtime)
     ref = ctx.selection.pick(ref_outs, names)
 

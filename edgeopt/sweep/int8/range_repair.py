@@ -13,7 +13,9 @@ percentile, entropy); this module picks, per tensor, the one that keeps the swee
    ``quantize_static`` with ``TensorQuantOverrides`` rmin/rmax from that method's cache (tested), at the cost of a
    graph edit instead of a quantizer run, so a host check costs one session.
 3. :func:`choose_ranges`: the whole-model methods first, then tensor by tensor (where the methods disagree most
-   first), keeping a method for a tensor only when the host retention rises; stops once the threshold holds.
+   first), keeping a method for a tensor only when the host retention rises; stops once the threshold holds, after
+   :data:`MAX_RANGE_EVALUATIONS` checks, or when :data:`STALL_TENSORS` tensors in a row barely moved it (the
+   error is not in the ranges).
 
 The chosen ranges become ``quantize_int8``'s ``tensor_ranges`` (onnxruntime's ``TensorQuantOverrides``), so the
 search's model is built by onnxruntime like any other. Plain inputs only (models, ranges, a score callable).
@@ -33,6 +35,11 @@ METHODS = ("minmax", "percentile", "entropy")
 MAX_RANGE_EVALUATIONS = 12  # host checks of single-tensor choices (after the whole-model methods)
 MIN_WIDTH_CHANGE = 0.1  # a method whose range differs in width by less than this share is not tried on a tensor
 MIN_GAIN = 1e-4  # a choice is kept only when the host retention rises by more than this
+# Single-tensor checks stop after this many tensors in a row each closing less than STALL_SHARE of the gap to the
+# threshold: on PP-OCRv4 det (error spread over the model, not in ranges) 12 checks moved mask IoU 0.681 -> 0.688
+# against a 0.99 threshold, at ~4-7 s a check.
+STALL_TENSORS = 4
+STALL_SHARE = 0.05
 
 Range = tuple[float, float]
 Score = Callable[[Mapping[str, str]], float]  # tensor -> method (others min-max) -> host retention
@@ -133,10 +140,11 @@ def choose_ranges(tensors: Sequence[str], ranges: Mapping[str, Mapping[str, Rang
             out.methods, out.retention = choice, ret
     order = sorted((t for t in tensors if disagreement(ranges, t) > MIN_WIDTH_CHANGE),
                    key=lambda t: -disagreement(ranges, t))
-    single = 0
+    single, stalled = 0, 0
     for tensor in order:
-        if out.retention >= threshold or single >= max_evaluations or not budget():
+        if out.retention >= threshold or single >= max_evaluations or stalled >= STALL_TENSORS or not budget():
             break
+        gap = threshold - out.retention
         current = out.methods.get(tensor, "minmax")
         best: tuple[float, str] | None = None
         for method in ranges:
@@ -150,6 +158,7 @@ def choose_ranges(tensors: Sequence[str], ranges: Mapping[str, Mapping[str, Rang
             if ret > out.retention + MIN_GAIN and (best is None or ret > best[0]):
                 best = (ret, method)
         out.rows.append(_row(ranges, tensor, current, best, out.retention))
+        stalled = 0 if best is not None and best[0] - out.retention >= STALL_SHARE * gap else stalled + 1
         if best is not None:
             out.methods[tensor], out.retention = best[1], best[0]
     return out

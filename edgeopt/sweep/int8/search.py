@@ -33,6 +33,7 @@ from ...fsutil import atomic_write_bytes
 from ...optimize import optimize
 from ...passes.int8_target import int8_defaults
 from ...registry import format_for_suffix, runtime_loads
+from ...registry.runtime_sweep import Int8Backend
 from ...targets import load_registry
 from ..levels import LevelRunner
 from ..measure import Context
@@ -40,9 +41,9 @@ from ..result import HostCheck, Int8SearchResult, Int8Trial, LayerRepair, Level,
 from .core import SearchCore, SearchPlan
 from .latency import float_set, gains, int8_runtimes
 from .low_search import adopt_low, low_search
-from .nncf_trials import nncf_trials
+from .nncf_trials import nncf_repairs, nncf_trials
 from .qdq_surgery import keep_float, quantized_nodes
-from .repair_step import Repaired, layer_records, range_repair
+from .repair_step import Repaired, calib_cache, layer_records, range_repair
 from .steps import QUANT_OPS, narrow, node_sensitivity, search_recipe, variants
 
 
@@ -54,7 +55,8 @@ class Int8Search(SearchCore):
         tgt = load_registry(extra_dirs=self.plan.targets_dirs).get(self.ctx.target)
         tried: list[tuple[Level, str, dict[str, Any]]] = []
         first, *rest = variants(int8_defaults(tgt).reduce_range)
-        tried.append((self.quantized_trial(*first), *first))
+        first = (first[0], {**first[1], "advanced": {"calibration_cache": str(calib_cache(self, "minmax"))}})
+        tried.append((self.quantized_trial(*first), *first))  # its min-max ranges cached for the range repair
         if not tried[0][0].passed and Path(tried[0][0].artifact).is_file():
             searched = [rt for rt in int8_runtimes(self.plan.rts) if rt not in self.plan.skip]
             self.latency_searches(tried[0][0], range_repair(self) if searched else None)
@@ -77,12 +79,17 @@ class Int8Search(SearchCore):
         nodes = quantized_nodes(qdq, QUANT_OPS)
         g_cfg: dict[str, Any] = {"op_types_to_quantize": QUANT_OPS}  # the gains' key: ranges leave the graph as is
         q_cfg = repaired.cfg if repaired is not None else g_cfg
+        nncf_rts = int8_runtimes(self.plan.rts, Int8Backend.NNCF)
         for rt in int8_runtimes(self.plan.rts):
             if rt in self.plan.skip:
                 continue
             if not self.budget_left():
                 break
             if repaired is not None and repaired.passes_on_host and self._repair_trial(rt, repaired, len(nodes)):
+                continue
+            if rt in nncf_rts and nncf_repairs(self, rt):
+                self.float_sets[rt] = {"strategy": "nncf repair", "evaluations": 0, "float_nodes": 0,
+                                       "quantized_nodes": len(nodes), "profiled": False, "range_repaired": False}
                 continue
             gain = gains(self.ctx, self.cache, self.base, Path(full.artifact), nodes, rt, g_cfg, self.emit)
             choice = float_set(self.ctx, self.model, qdq, self.base_m, nodes, gain, rt,
@@ -216,15 +223,16 @@ class Int8Search(SearchCore):
         art = Path(chosen.artifact)
         qdq = onnx.load(str(art)) if art.suffix == ".onnx" and art.is_file() else None
         rr, t = self.range_repair or {}, self.ctx.min_retention
-        how = self.float_sets.get(chosen.runtime, {}).get("strategy") or chosen.label
+        how = (self.float_sets.get(chosen.runtime, {}).get("strategy") if chosen.label.startswith("latency-aware")
+               else None) or chosen.label
         if rr.get("host_retention") is None:
             why = f"kept in float by {how} on {chosen.runtime} to meet {t}"
         elif rr["host_retention"] < t:
             why = (f"no calibration range repaired it (host retention {rr['host_retention']:.4f} after the range "
-                   f"repair < {t}); kept in float by the float-set search on {chosen.runtime} ({how})")
+                   f"repair < {t}); kept in float by {how} on {chosen.runtime}")
         else:
             why = (f"the range-repaired model passed on the host ({rr['host_retention']:.4f}) but not on "
-                   f"{chosen.runtime}; kept in float by the float-set search there ({how})")
+                   f"{chosen.runtime}; kept in float by {how} there")
         return layer_records(qdq, chosen.config, rr if "tensors" in rr else None, why)
 
     def result(self) -> Int8SearchResult:
