@@ -20,7 +20,16 @@ from ...registry.runtime_sweep import Int8Backend
 from .core import SearchCore
 from .latency import int8_runtimes
 from .nncf_candidate import eval_samples
-from .nncf_repair import NncfRepair, host_retention, ov_outputs, quantize_ir, repairs_for, try_repairs
+from .nncf_repair import (
+    REPAIR_ALLOWANCE_S,
+    NncfRepair,
+    expected_seconds,
+    host_retention,
+    ov_outputs,
+    quantize_ir,
+    repairs_for,
+    try_repairs,
+)
 
 CALIBRATION_SAMPLES = 64  # as the quantize_int8 pass's default
 
@@ -77,12 +86,21 @@ def nncf_repairs(s: SearchCore, runtime: str) -> bool:
         repairs, skipped = repairs_for(s.base_m)
         calib = DataSource(Path(str(s.plan.calib))).samples(s.model, limit=CALIBRATION_SAMPLES)
         feeds, shapes = eval_samples(s.ctx.eval_npz)
+        t0 = time.perf_counter()
         ref, _ = ov_outputs(s.model, feeds, shapes)
     except EdgeoptError as exc:
         record["skipped"] = str(exc)
         s.emit({"event": "info", "message": f"int8 search: no NNCF repairs on {runtime} ({exc})"})
         return False
     record["not_applicable"] = skipped
+    allowance = s.plan.nncf_budget_s or REPAIR_ALLOWANCE_S
+    expect = expected_seconds(time.perf_counter() - t0, len(feeds), len(calib))
+    record.update(allowance_s=allowance, expected_s=round(expect, 1))
+    if expect > allowance:
+        record["skipped"] = (f"NNCF's quantization of this model should take ~{expect:.0f} s on the host, over the "
+                             f"{allowance:g} s allowance (--nncf-budget-s gives a larger one)")
+        s.emit({"event": "info", "message": f"int8 search: no NNCF repairs on {runtime}: {record['skipped']}"})
+        return False
 
     def retention(outs: list[np.ndarray], names: list[str]) -> float:
         want = s.ctx.selection.pick(ref, names)
@@ -94,7 +112,8 @@ def nncf_repairs(s: SearchCore, runtime: str) -> bool:
         seconds = quantize_ir(s.model, xml, rep, calib, shapes)
         return xml, seconds, host_retention(xml, feeds, retention, shapes)
 
-    rows, winner = try_repairs(repairs, build, s.ctx.min_retention, budget=lambda: s.budget_left(device=False))
+    rows, winner = try_repairs(repairs, build, s.ctx.min_retention, budget=lambda: s.budget_left(device=False),
+                               allowance_s=allowance)
     record["candidates"] = rows
     if winner is None or not s.budget_left():
         return False

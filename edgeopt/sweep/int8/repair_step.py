@@ -28,6 +28,9 @@ from .steps import QUANT_OPS, search_recipe
 # Entropy (KL) calibration runs only when percentile's took less than this (s): on PP-OCRv4 det (116 tensors,
 # 8 samples at 480x640, 2 cores) percentile took 21 s and entropy 50 s (15 s collecting, 35 s of KL search).
 ENTROPY_AFTER_S = 8.0
+# Histogram bins of the search's entropy calibration: its KL search tries every threshold between 64 and half the
+# bins, each over the whole histogram, per tensor (2048 bins: 16 s for 6 tensors of a 32x32 toy conv net here).
+ENTROPY_BINS = 512
 
 
 @dataclass(frozen=True)
@@ -64,8 +67,10 @@ def calib_cache(s: SearchCore, method: str) -> Path:
 
 
 def _method_cfg(s: SearchCore, method: str) -> dict[str, Any]:
-    return {"op_types_to_quantize": QUANT_OPS, "calibration_method": method,
-            "advanced": {"calibration_cache": str(calib_cache(s, method))}}
+    advanced: dict[str, Any] = {"calibration_cache": str(calib_cache(s, method))}
+    if method == "entropy":
+        advanced["num_bins"] = ENTROPY_BINS
+    return {"op_types_to_quantize": QUANT_OPS, "calibration_method": method, "advanced": advanced}
 
 
 def range_repair(s: SearchCore) -> Repaired | None:
@@ -77,6 +82,17 @@ def range_repair(s: SearchCore) -> Repaired | None:
     ranges: dict[str, dict[str, tuple[float, float]]] = {}
     took: dict[str, float] = {}
     skipped: dict[str, str] = {}
+    seen: dict[tuple[tuple[str, str], ...], float] = {}
+
+    def score(methods: dict[str, str]) -> float:  # host retention of a choice; each choice scored once
+        key = tuple(sorted((t, m) for t, m in methods.items() if m != "minmax"))
+        if key not in seen:
+            donors = {t: models[m] for t, m in key}
+            seen[key] = s.host_eval().score(with_ranges(models["minmax"], donors))[0]
+        return seen[key]
+
+    def whole(method: str) -> float:
+        return score({t: method for t in activation_qparams(models["minmax"]) if t in ranges[method]})
     try:
         for method in METHODS:
             if not s.budget_left(device=False):
@@ -84,6 +100,9 @@ def range_repair(s: SearchCore) -> Repaired | None:
             if method == "entropy" and took.get("percentile", 0.0) > ENTROPY_AFTER_S:
                 skipped[method] = (f"percentile's calibration took {took['percentile']:.1f} s and entropy's (KL over "
                                    f"every tensor's histogram) costs several times that")
+                continue
+            if method == "entropy" and "percentile" in models and whole("percentile") >= s.ctx.min_retention:
+                skipped[method] = "percentile's ranges already keep the threshold on the host"
                 continue
             t0 = time.perf_counter()
             models[method] = onnx.load(str(_build(s, method, _method_cfg(s, method))))
@@ -98,15 +117,10 @@ def range_repair(s: SearchCore) -> Repaired | None:
         return None
     for method, why in skipped.items():
         s.emit({"event": "info", "message": f"int8 search: no {method} ranges in the range repair: {why}"})
-    host, base = s.host_eval(), models["minmax"]
-
-    def score(methods: dict[str, str]) -> float:
-        donors = {t: models[m] for t, m in methods.items() if m != "minmax"}
-        return host.score(with_ranges(base, donors))[0]
-
-    tensors = list(activation_qparams(base))
+    tensors = list(activation_qparams(models["minmax"]))
     choice = choose_ranges(tensors, ranges, score, s.ctx.min_retention, budget=lambda: s.budget_left(device=False))
-    s.range_repair = {**_record(choice, tensors, started), "calibration_seconds": took, "methods_skipped": skipped}
+    s.range_repair = {**_record(choice, tensors, started), "calibration_seconds": took, "methods_skipped": skipped,
+                      "host_checks": len(seen)}
     if not choice.methods:
         return None
     base_method = max(METHODS, key=lambda m: sum(v == m for v in choice.methods.values()))
@@ -126,7 +140,7 @@ def range_repair(s: SearchCore) -> Repaired | None:
 
 def _record(choice: RangeChoice, tensors: list[str], started: float) -> dict[str, Any]:
     """``sweep.json``'s ``int8_search.range_repair``: what was calibrated, tried and chosen, and why."""
-    return {"methods": list(METHODS), "quantized_tensors": len(tensors), "whole_model": choice.whole_model,
+    return {"methods": list(choice.whole_model), "quantized_tensors": len(tensors), "whole_model": choice.whole_model,
             "host_retention_before": round(choice.retention_before, 6),
             "host_retention": round(choice.retention, 6), "threshold": choice.threshold,
             "evaluations": choice.evaluations, "chosen": dict(sorted(choice.methods.items())),

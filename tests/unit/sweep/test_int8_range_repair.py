@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import numpy_helper
 
 from edgeopt.calib import DataSource
 from edgeopt.evaluation import resolve_metric
@@ -19,43 +18,16 @@ from edgeopt.sweep.int8.host_eval import HostEval
 from edgeopt.sweep.int8.qdq_surgery import keep_float, quantized_nodes
 from edgeopt.sweep.int8.range_repair import activation_qparams, choose_ranges, consumers, load_ranges, with_ranges
 
-from ..passes.builders import Recorder, artifact, context, save
+from ..passes.builders import Recorder, artifact, context
+from .outlier_model import outlier_convnet, outlier_data
 
 OPS = ["Conv", "MatMul", "Gemm"]
 THRESHOLD = 0.95  # snr_db retention: 13 dB
 
 
-def _model(path: Path) -> Path:
-    """x[N,4,16,16] -> 1x1 conv -> Relu -> 3x3 conv -> Relu -> 1x1 conv: three quantizable layers."""
-    rng = np.random.default_rng(0)
-    w1 = (rng.standard_normal((8, 4, 1, 1)) * 0.5).astype(np.float32)
-    w1[0], w1[:, 0] = 0.0, 0.0
-    w1[0, 0] = 1.0  # channel 0 of c1 copies the input's channel 0: the calibration outlier lands there alone
-    w2 = (rng.standard_normal((8, 8, 3, 3)) * 0.2).astype(np.float32)
-    w2[:, 0] = 0.0  # ... and nothing downstream reads that channel: only r1 and x carry the outlier
-    w3 = (rng.standard_normal((4, 8, 1, 1)) * 0.4).astype(np.float32)
-    nodes = [
-        helper.make_node("Conv", ["x", "w1"], ["c1"], name="conv1"),
-        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
-        helper.make_node("Conv", ["r1", "w2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
-        helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
-        helper.make_node("Conv", ["r2", "w3"], ["y"], name="conv3"),
-    ]
-    io = [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["N", 4, 32, 32]) for n in ("x", "y")]
-    graph = helper.make_graph(nodes, "outlier", io[:1], io[1:],
-                              [numpy_helper.from_array(w, n) for w, n in ((w1, "w1"), (w2, "w2"), (w3, "w3"))])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return save(model, path)
-
-
 def _data(tmp_path: Path) -> tuple[DataSource, Path]:
-    rng = np.random.default_rng(1)
-    calib = rng.standard_normal((64, 1, 4, 32, 32)).astype(np.float32)
-    calib[3, 0, 0, 5, 5] = 400.0  # one value of one sample: min-max stretches r1's range ~100x
-    np.savez(tmp_path / "calib.npz", x=calib)
-    np.savez(tmp_path / "eval.npz", x=rng.standard_normal((16, 4, 32, 32)).astype(np.float32))
-    return DataSource(tmp_path / "calib.npz"), tmp_path / "eval.npz"
+    calib, eval_npz = outlier_data(tmp_path)
+    return DataSource(calib), eval_npz
 
 
 def _quantize(tmp_path: Path, src: Path, calib: DataSource, name: str, rec: Recorder | None = None,
@@ -70,17 +42,18 @@ Ranges = dict[str, dict[str, tuple[float, float]]]
 
 
 def _all_methods(tmp_path: Path) -> tuple[Path, Path, dict[str, onnx.ModelProto], Ranges]:
-    src = _model(tmp_path / "m.onnx")
+    src = outlier_convnet(tmp_path / "m.onnx")
     calib, eval_npz = _data(tmp_path)
     caches = {m: tmp_path / "calib" / f"{m}.json" for m in ("minmax", "percentile", "entropy")}
     models = {m: _quantize(tmp_path, src, calib, m, calibration_method=m,
-                           advanced={"calibration_cache": str(c)}) for m, c in caches.items()}
+                           advanced={"calibration_cache": str(c), "num_bins": 512}) for m, c in caches.items()}
     return src, eval_npz, models, {m: load_ranges(c) for m, c in caches.items()}
 
 
 def test_range_repair_keeps_fewer_layers_float(tmp_path: Path) -> None:
     src, eval_npz, models, ranges = _all_methods(tmp_path)
     assert ranges["minmax"]["r1"][1] > 100 > 10 * ranges["percentile"]["r1"][1], "the outlier sets r1's min-max"
+    assert ranges["entropy"]["r1"][1] < ranges["minmax"]["r1"][1], "entropy with its bins (quantize_static: = min-max)"
     base = onnx.load(str(src))
     host = HostEval(base, eval_npz, resolve_metric("snr_db"), OutputSelection(), None)
 
