@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from edgeopt.sweep import sweep
 from tests.unit.sweep.outlier_model import outlier_convnet, outlier_data
 
@@ -35,3 +37,22 @@ def test_range_repair_replaces_the_float_set(tmp_path: Path) -> None:
     if result.recommendation is not None and result.recommendation.recipe == "int8-search":
         deployed = json.loads((tmp_path / "out" / "recommended" / "deployment.json").read_text())
         assert deployed["int8_layers"][0]["repair"] == "calibration:percentile"
+
+
+def test_nncf_repair_on_openvino_when_no_range_choice_suffices(tmp_path: Path) -> None:
+    pytest.importorskip("openvino")
+    pytest.importorskip("nncf")
+    model = outlier_convnet(tmp_path / "outlier.onnx", 64)
+    calib, data = outlier_data(tmp_path, 64, every_sample=True)  # percentile keeps an outlier every sample has
+    result = sweep(model, eval=data, calib=calib, recipes=["int8"], metric="snr_db", min_retention=0.95,
+                   max_trials=6, out_dir=tmp_path / "out", iterations=20, min_duration_s=0.1,
+                   runtimes=["openvino"], objective="size")
+    search = result.int8_search
+    assert search is not None and search.range_repair is not None
+    assert search.range_repair["host_retention"] < 0.95, "no calibration method's ranges reach the threshold"
+    tried = search.nncf_repairs["openvino"]["candidates"]
+    assert [c["name"] for c in tried] == ["fast_bias_correction", "range_mean_quantile"]
+    assert tried[0]["host_retention"] < 0.95 <= tried[1]["host_retention"]
+    assert search.chosen is not None and search.chosen.label == "nncf repair on openvino: range_mean_quantile"
+    assert search.float_nodes == [] and search.chosen.passed
+    assert [x.repair for x in search.layers_by_runtime["openvino"]] == ["nncf:range_mean_quantile"]
