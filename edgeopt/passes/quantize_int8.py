@@ -8,7 +8,6 @@ per-tensor, every op) made every real model tried slower than FP32 and hurt a de
 
 from __future__ import annotations
 
-import inspect
 import tempfile
 from enum import Enum
 from pathlib import Path
@@ -146,7 +145,8 @@ class QuantizeInt8Pass(Pass[QuantizeInt8Config]):
                                              for t, r in cfg.tensor_ranges.items()}
         reader = ProgressReader(samples, ctx, "calibrating INT8 ranges")
         cache_path = cfg.advanced.calibration_cache
-        if cfg.calibration_method is CalibrationMethodName.ENTROPY and _has_cache():  # see _entropy_cache
+        entropy = cfg.calibration_method is CalibrationMethodName.ENTROPY
+        if entropy and calibration_cache_supported():  # see _entropy_cache
             cache_path = cache_path or str(ctx.work_dir / f"entropy-{Path(source.path).stem}.json")
             _entropy_cache(Path(source.path), Path(cache_path), reader, cfg,
                            model.ByteSize() >= SINGLE_FILE_LIMIT_BYTES)
@@ -184,15 +184,23 @@ class QuantizeInt8Pass(Pass[QuantizeInt8Config]):
         return PassOutput(path=ctx.output_path, precision=Precision.INT8, report=report)
 
 
-def _has_cache() -> bool:
-    return "calibration_cache_path" in inspect.signature(quantize_static).parameters
+# onnxruntime whose quantize_static reads and writes a calibration cache (calibration_cache_path): the oldest version
+# checked to have it (older ones calibrate every time: the search's range repair is then skipped).
+CACHE_MIN_ORT = (1, 32)
+
+
+def calibration_cache_supported() -> bool:
+    """Whether this onnxruntime's quantize_static takes ``calibration_cache_path`` (``advanced.calibration_cache``)."""
+    import onnxruntime
+
+    return tuple(int(p) for p in onnxruntime.__version__.split(".")[:2]) >= CACHE_MIN_ORT
 
 
 def _cache_kwargs(path: str | None) -> dict[str, Any]:
     """``calibration_cache_path`` for quantize_static, refused with the fix when this onnxruntime lacks it."""
     if path is None:
         return {}
-    if not _has_cache():
+    if not calibration_cache_supported():
         raise PassError(f"quantize_int8: calibration_cache {path} needs an onnxruntime whose quantize_static takes "
                         "calibration_cache_path (1.32 has it); upgrade onnxruntime or leave calibration_cache unset")
     Path(path).parent.mkdir(parents=True, exist_ok=True)

@@ -25,6 +25,7 @@ import numpy as np
 import onnx
 
 from ...errors import InputError
+from .ov import _need_nncf, _read
 
 # the candidates' order: the cheapest to build first (full bias correction re-runs the model layer by layer)
 RANGE_QUANTILE = "mean_quantile"
@@ -58,23 +59,6 @@ def repairs_for(model: onnx.ModelProto) -> tuple[list[NncfRepair], dict[str, str
     else:
         skipped["smooth_quant"] = "no MatMul with a weight: NNCF's SmoothQuant applies to transformer MatMuls only"
     return out, skipped
-
-
-def _need_nncf() -> None:
-    import importlib.util
-
-    for pkg in ("openvino", "nncf"):
-        if importlib.util.find_spec(pkg) is None:
-            raise InputError(f"NNCF repairs need {pkg}: pip install 'edgeopt[openvino,nncf]'")
-
-
-def _read(model: Path, shapes: Mapping[str, Sequence[int]] | None) -> Any:
-    import openvino as ov
-
-    m = ov.Core().read_model(str(model))
-    if shapes:
-        m.reshape({k: list(v) for k, v in shapes.items()})
-    return m
 
 
 def quantize_ir(model: Path, out_xml: Path, repair: NncfRepair, feeds: Sequence[Mapping[str, np.ndarray]],

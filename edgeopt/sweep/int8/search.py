@@ -32,6 +32,7 @@ import onnx
 from ...fsutil import atomic_write_bytes
 from ...optimize import optimize
 from ...passes.int8_target import int8_defaults
+from ...passes.quantize_int8 import calibration_cache_supported
 from ...registry import format_for_suffix, runtime_loads
 from ...registry.runtime_sweep import Int8Backend
 from ...targets import load_registry
@@ -55,7 +56,8 @@ class Int8Search(SearchCore):
         tgt = load_registry(extra_dirs=self.plan.targets_dirs).get(self.ctx.target)
         tried: list[tuple[Level, str, dict[str, Any]]] = []
         first, *rest = variants(int8_defaults(tgt).reduce_range)
-        first = (first[0], {**first[1], "advanced": {"calibration_cache": str(calib_cache(self, "minmax"))}})
+        if calibration_cache_supported():
+            first = (first[0], {**first[1], "advanced": {"calibration_cache": str(calib_cache(self, "minmax"))}})
         tried.append((self.quantized_trial(*first), *first))  # its min-max ranges cached for the range repair
         if not tried[0][0].passed and Path(tried[0][0].artifact).is_file():
             searched = [rt for rt in int8_runtimes(self.plan.rts) if rt not in self.plan.skip]
