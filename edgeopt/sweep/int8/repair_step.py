@@ -11,6 +11,7 @@ Functions of one running search (:class:`.core.SearchCore`), whose budget and re
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,7 +85,7 @@ def range_repair(s: SearchCore) -> Repaired | None:
     skipped: dict[str, str] = {}
     seen: dict[tuple[tuple[str, str], ...], float] = {}
 
-    def score(methods: dict[str, str]) -> float:  # host retention of a choice; each choice scored once
+    def score(methods: Mapping[str, str]) -> float:  # host retention of a choice; each choice scored once
         key = tuple(sorted((t, m) for t, m in methods.items() if m != "minmax"))
         if key not in seen:
             donors = {t: models[m] for t, m in key}
