@@ -71,8 +71,8 @@ def consumers(qdq: onnx.ModelProto, tensor: str) -> list[str]:
 
 def with_ranges(qdq: onnx.ModelProto, donors: Mapping[str, onnx.ModelProto]) -> onnx.ModelProto:
     """A copy of ``qdq`` in which each tensor of ``donors`` takes the scale and zero point its donor model (the
-    same base quantized by onnxruntime with another calibration method) gave it; tensors the donor does not
-    quantize keep theirs."""
+    same base quantized by onnxruntime with another calibration method) gave it, and its consumers' int32 biases
+    (quantized at input scale x weight scale) the donor's; tensors the donor does not quantize keep theirs."""
     out = onnx.ModelProto()
     out.CopyFrom(qdq)
     mine = activation_qparams(out)
@@ -86,10 +86,29 @@ def with_ranges(qdq: onnx.ModelProto, donors: Mapping[str, onnx.ModelProto]) -> 
         theirs, inits = donor_cache[id(donor)]
         if tensor not in theirs:
             continue
-        for dst, src in zip(mine[tensor], theirs[tensor], strict=True):
+        pairs = list(zip(mine[tensor], theirs[tensor], strict=True))
+        # a consumer's int32 bias is quantized with input scale x weight scale: it follows the input's range
+        pairs += [(n, n) for n in _bias_params(donor, consumers(donor, tensor)) if n in by_name and n in inits]
+        for dst, src in pairs:
             name = by_name[dst].name
             by_name[dst].CopyFrom(inits[src])
             by_name[dst].name = name
+    return out
+
+
+def _bias_params(qdq: onnx.ModelProto, nodes: Sequence[str]) -> list[str]:
+    """The initializers behind the int32 bias inputs of ``nodes`` (the bias, its scale and zero point)."""
+    inits = {t.name: t for t in qdq.graph.initializer}
+    dq_of = {n.output[0]: n for n in qdq.graph.node if n.op_type == "DequantizeLinear"}
+    wanted = set(nodes)
+    out: list[str] = []
+    for node in qdq.graph.node:
+        if node.name not in wanted:
+            continue
+        for i in node.input:
+            dq = dq_of.get(i)
+            if dq is not None and dq.input[0] in inits and inits[dq.input[0]].data_type == onnx.TensorProto.INT32:
+                out += [x for x in dq.input if x in inits]
     return out
 
 

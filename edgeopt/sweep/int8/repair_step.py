@@ -67,11 +67,16 @@ def calib_cache(s: SearchCore, method: str) -> Path:
     return s.plan.out / "calib" / f"{method}-{key[:16]}.json"
 
 
-def _method_cfg(s: SearchCore, method: str) -> dict[str, Any]:
+def method_advanced(s: SearchCore, method: str) -> dict[str, Any]:
+    """``quantize_int8``'s ``advanced`` options of the search's calibration by ``method``: its cache (and bins)."""
     advanced: dict[str, Any] = {"calibration_cache": str(calib_cache(s, method))}
     if method == "entropy":
         advanced["num_bins"] = ENTROPY_BINS
-    return {"op_types_to_quantize": QUANT_OPS, "calibration_method": method, "advanced": advanced}
+    return advanced
+
+
+def _method_cfg(s: SearchCore, method: str) -> dict[str, Any]:
+    return {"op_types_to_quantize": QUANT_OPS, "calibration_method": method, "advanced": method_advanced(s, method)}
 
 
 def range_repair(s: SearchCore) -> Repaired | None:

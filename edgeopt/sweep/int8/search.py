@@ -44,7 +44,7 @@ from .latency import float_set, gains, int8_runtimes
 from .low_search import adopt_low, low_search
 from .nncf_trials import nncf_repairs, nncf_trials
 from .qdq_surgery import keep_float, quantized_nodes
-from .repair_step import Repaired, calib_cache, layer_records, range_repair
+from .repair_step import Repaired, layer_records, method_advanced, range_repair
 from .steps import QUANT_OPS, narrow, node_sensitivity, search_recipe, variants
 
 
@@ -55,9 +55,7 @@ class Int8Search(SearchCore):
         """Variants first; when none passes, sensitivity-ranked float sets; the chosen config on every runtime."""
         tgt = load_registry(extra_dirs=self.plan.targets_dirs).get(self.ctx.target)
         tried: list[tuple[Level, str, dict[str, Any]]] = []
-        first, *rest = variants(int8_defaults(tgt).reduce_range)
-        if calibration_cache_supported():
-            first = (first[0], {**first[1], "advanced": {"calibration_cache": str(calib_cache(self, "minmax"))}})
+        first, *rest = [(label, self._cached(cfg)) for label, cfg in variants(int8_defaults(tgt).reduce_range)]
         tried.append((self.quantized_trial(*first), *first))  # its min-max ranges cached for the range repair
         if not tried[0][0].passed and Path(tried[0][0].artifact).is_file():
             searched = [rt for rt in int8_runtimes(self.plan.rts) if rt not in self.plan.skip]
@@ -73,6 +71,14 @@ class Int8Search(SearchCore):
             self.refine(*top)
         self.adopt()
         return self.result()
+
+    def _cached(self, cfg: dict[str, Any]) -> dict[str, Any]:
+        """``cfg`` reading (or writing) its calibration method's ranges from the search's calibration cache: the
+        activation ranges depend on the method, not on reduce_range, the activation type or weight granularity, so
+        every variant of a method calibrates once (the range repair's builds included)."""
+        if not calibration_cache_supported():
+            return cfg
+        return {**cfg, "advanced": method_advanced(self, str(cfg.get("calibration_method", "minmax")))}
 
     def latency_searches(self, full: Level, repaired: Repaired | None = None) -> None:
         """On every INT8 runtime: the range-repaired model when the host says it passes, else the cheapest float

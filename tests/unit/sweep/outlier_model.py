@@ -24,10 +24,11 @@ def outlier_convnet(path: Path, size: int = 32, *, matmul: bool = False, batch: 
     w2 = (rng.standard_normal((8, 8, 3, 3)) * 0.2).astype(np.float32)
     w2[:, 0] = 0.0
     w3 = (rng.standard_normal((4, 8, 1, 1)) * 0.4).astype(np.float32)
-    inits = [numpy_helper.from_array(w, n) for w, n in ((w1, "w1"), (w2, "w2"), (w3, "w3"))]
+    b2 = (rng.standard_normal(8) * 0.1).astype(np.float32)  # an int32 bias quantized at r1's scale x w2's
+    inits = [numpy_helper.from_array(w, n) for w, n in ((w1, "w1"), (w2, "w2"), (w3, "w3"), (b2, "b2"))]
     nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], name="conv1"),
              helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
-             helper.make_node("Conv", ["r1", "w2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
              helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
              helper.make_node("Conv", ["r2", "w3"], ["c3" if matmul else "y"], name="conv3")]
     if matmul:
