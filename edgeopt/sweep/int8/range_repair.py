@@ -55,11 +55,18 @@ def load_ranges(cache: Path) -> dict[str, Range]:
 
 
 def activation_qparams(qdq: onnx.ModelProto) -> dict[str, tuple[str, str]]:
-    """Per quantized activation tensor (a ``QuantizeLinear`` input that is not an initializer): the names of its
-    scale and zero-point initializers."""
+    """Per quantized activation tensor (a ``QuantizeLinear`` input that is not an initializer), by the name the
+    calibration gave it: the names of its scale and zero-point initializers. A graph output keeps its name on the
+    ``DequantizeLinear`` (onnxruntime renames the producer's output ``<name>_QuantizeLinear_Input``)."""
     inits = {t.name for t in qdq.graph.initializer}
-    return {n.input[0]: (n.input[1], n.input[2]) for n in qdq.graph.node
-            if n.op_type == "QuantizeLinear" and n.input[0] not in inits and len(n.input) > 2}
+    outputs = {o.name for o in qdq.graph.output}
+    dq_out = {n.input[0]: n.output[0] for n in qdq.graph.node if n.op_type == "DequantizeLinear"}
+    out: dict[str, tuple[str, str]] = {}
+    for n in qdq.graph.node:
+        if n.op_type == "QuantizeLinear" and n.input[0] not in inits and len(n.input) > 2:
+            name = dq_out.get(n.output[0], "")
+            out[name if name in outputs else n.input[0]] = (n.input[1], n.input[2])
+    return out
 
 
 def consumers(qdq: onnx.ModelProto, tensor: str) -> list[str]:

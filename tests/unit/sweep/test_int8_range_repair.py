@@ -81,12 +81,14 @@ def test_range_repair_keeps_fewer_layers_float(tmp_path: Path) -> None:
 def test_swapped_ranges_equal_onnxruntime_overrides_and_the_cache_is_reused(tmp_path: Path) -> None:
     src, _, models, ranges = _all_methods(tmp_path)
     rec = Recorder()
-    lo, hi = ranges["percentile"]["r1"]
+    swap = ("r1", "y")  # conv2's input (its int32 bias follows the range) and the graph output
     built = _quantize(tmp_path, src, DataSource(tmp_path / "calib.npz"), "overridden", rec,
-                      tensor_ranges={"r1": {"rmin": lo, "rmax": hi}},
+                      tensor_ranges={t: dict(zip(("rmin", "rmax"), ranges["percentile"][t], strict=True))
+                                     for t in swap},
                       advanced={"calibration_cache": str(tmp_path / "calib" / "minmax.json")})
     assert not rec.progress_events, "the min-max ranges come from the cache: no calibration run"
-    swapped = with_ranges(models["minmax"], {"r1": models["percentile"]})
+    assert ranges["percentile"]["y"] != ranges["minmax"]["y"]
+    swapped = with_ranges(models["minmax"], {t: models["percentile"] for t in swap})
     assert _inits(built) == _inits(swapped)
     assert _inits(swapped) != _inits(models["minmax"])
     assert [n.input for n in built.graph.node] == [n.input for n in swapped.graph.node]
