@@ -13,6 +13,11 @@
 Every device trial counts toward ``max_trials``; the whole search stops at ``max_seconds``. After every device
 trial ``best.onnx`` holds the fastest passing model so far (or, while none passes, the most accurate one).
 
+Before any float set (when the default variant misses), the quantization error is repaired without float layers,
+decided on the host and confirmed by one device trial: per-tensor calibration ranges (:mod:`.repair_step`, every
+INT8 runtime), then NNCF's repairs on a runtime with the NNCF backend (:func:`.nncf_trials.nncf_repairs`); the
+float-set search then starts from the range-repaired model. ``layers_by_runtime`` records per layer what was done.
+
 On a runtime with a low-precision branch (:mod:`.precision`: OpenVINO on a CPU with BF16) the latency-aware
 search runs a second time with the float parts at that precision; its passing mix (or, when that branch found none,
 the f32 branch's mix measured at that precision, pass or fail) is kept as level ``int8-search+bf16``
