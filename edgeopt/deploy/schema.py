@@ -71,6 +71,16 @@ class ShippedCheck(_Frozen):
                                                        "OpenVINO's defaults 0.970 < 0.99'.")
 
 
+class LayerRepair(_Frozen):
+    """What the INT8 search did to one layer of the config it chose, and why (docs/sweep.md, repairs)."""
+
+    node: str = Field(description="Graph node name ('*': the whole model, e.g. a calibration method for all).")
+    repair: str = Field(description="'range:<method>' (an input's range from that calibration method), "
+                        "'calibration:<method>' (every activation), 'nncf:<repair>' (NNCF's), 'float' (kept in float).")
+    tensors: list[str] = Field(default_factory=list, description="The activation tensors the repair changed.")
+    why: str = Field(description="One line: the host retention it gave, or why nothing cheaper kept the threshold.")
+
+
 class Deployment(_Frozen):
     """Everything needed to run what was measured, and the numbers it was measured at (``deployment.json``)."""
 
@@ -103,5 +113,8 @@ class Deployment(_Frozen):
     source_model_sha256: str = Field(default="", description="SHA-256 of the model the sweep started from.")
     measured: DeploymentMeasured
     shipped_check: ShippedCheck | None = Field(default=None, description="Retention as shipped / with defaults.")
+    int8_layers: tuple[LayerRepair, ...] = Field(
+        default=(), description="An INT8 search mix: per layer what was repaired (a calibration range, NNCF's "
+                                "repair) or kept in float, and why; empty for other levels.")
     edgeopt_version: str = Field(default="", description="edgeopt version that wrote it.")
     created: str = Field(default="", description="UTC time it was written (ISO 8601).")

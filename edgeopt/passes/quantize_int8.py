@@ -8,6 +8,7 @@ per-tensor, every op) made every real model tried slower than FP32 and hurt a de
 
 from __future__ import annotations
 
+import tempfile
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,18 @@ class QuantizeInt8Advanced(PassConfig):
     )
     moving_average: bool = Field(default=False, description="MinMax over a moving average of per-batch ranges.")
     min_opset: int = Field(default=13, ge=13, description="Refuse models below this opset (per-channel needs 13).")
+    calibration_cache: str | None = Field(
+        default=None, description="onnxruntime calibration cache (JSON of per-tensor ranges): read when it exists "
+        "(no calibration run), written after calibrating when it does not; one file per calibration method. Needs "
+        "onnxruntime with quantize_static(calibration_cache_path=...).")
+
+
+class TensorRange(PassConfig):
+    """An activation tensor's calibrated range, overriding the calibration method's (onnxruntime's
+    ``TensorQuantOverrides`` rmin/rmax): the accuracy-aware INT8 search's per-tensor range repair."""
+
+    rmin: float = Field(description="Lowest real value of the tensor's quantization range.")
+    rmax: float = Field(description="Highest real value of the tensor's quantization range.")
 
 
 class QuantizeInt8Config(PassConfig):
@@ -69,6 +82,9 @@ class QuantizeInt8Config(PassConfig):
         "[] means every op onnxruntime can quantize (slower and lossy on real models here).",
     )
     nodes_to_exclude: list[str] = Field(default_factory=list, description="Node names left in float.")
+    tensor_ranges: dict[str, TensorRange] = Field(
+        default_factory=dict, description="Activation tensor name -> the range used instead of the calibrated one "
+        "(e.g. another calibration method's range for that tensor; docs/sweep.md, range repair).")
     advanced: QuantizeInt8Advanced = Field(default_factory=QuantizeInt8Advanced, description="Rare options.")
 
 
@@ -124,7 +140,17 @@ class QuantizeInt8Pass(Pass[QuantizeInt8Config]):
             extra["CalibNumBins"] = cfg.advanced.num_bins
         if cfg.calibration_method is CalibrationMethodName.PERCENTILE:
             extra["CalibPercentile"] = cfg.advanced.percentile
+        if cfg.tensor_ranges:
+            extra["TensorQuantOverrides"] = {t: [{"rmin": np.float32(r.rmin), "rmax": np.float32(r.rmax)}]
+                                             for t, r in cfg.tensor_ranges.items()}
         reader = ProgressReader(samples, ctx, "calibrating INT8 ranges")
+        cache_path = cfg.advanced.calibration_cache
+        entropy = cfg.calibration_method is CalibrationMethodName.ENTROPY
+        if entropy and calibration_cache_supported():  # see _entropy_cache
+            cache_path = cache_path or str(ctx.work_dir / f"entropy-{Path(source.path).stem}.json")
+            _entropy_cache(Path(source.path), Path(cache_path), reader, cfg,
+                           model.ByteSize() >= SINGLE_FILE_LIMIT_BYTES)
+        cache = _cache_kwargs(cache_path)
         try:
             with quiet_ort():
                 quantize_static(
@@ -141,6 +167,7 @@ class QuantizeInt8Pass(Pass[QuantizeInt8Config]):
                     use_external_data_format=model.ByteSize() >= SINGLE_FILE_LIMIT_BYTES,
                     calibrate_method=method,
                     extra_options=extra,
+                    **cache,
                 )
         except Exception as exc:  # onnxruntime raises ValueError/RuntimeError/its own Fail for bad graphs
             raise PassError(
@@ -155,6 +182,48 @@ class QuantizeInt8Pass(Pass[QuantizeInt8Config]):
             "target_defaults": int8_defaults(ctx.target).reason,
         }
         return PassOutput(path=ctx.output_path, precision=Precision.INT8, report=report)
+
+
+# onnxruntime whose quantize_static reads and writes a calibration cache (calibration_cache_path): the oldest version
+# checked to have it (older ones calibrate every time: the search's range repair is then skipped).
+CACHE_MIN_ORT = (1, 32)
+
+
+def calibration_cache_supported() -> bool:
+    """Whether this onnxruntime's quantize_static takes ``calibration_cache_path`` (``advanced.calibration_cache``)."""
+    import onnxruntime
+
+    return tuple(int(p) for p in onnxruntime.__version__.split(".")[:2]) >= CACHE_MIN_ORT
+
+
+def _cache_kwargs(path: str | None) -> dict[str, Any]:
+    """``calibration_cache_path`` for quantize_static, refused with the fix when this onnxruntime lacks it."""
+    if path is None:
+        return {}
+    if not calibration_cache_supported():
+        raise PassError(f"quantize_int8: calibration_cache {path} needs an onnxruntime whose quantize_static takes "
+                        "calibration_cache_path (1.32 has it); upgrade onnxruntime or leave calibration_cache unset")
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return {"calibration_cache_path": path}
+
+
+def _entropy_cache(model: Path, cache: Path, reader: CalibrationDataReader, cfg: QuantizeInt8Config,
+                   external: bool) -> None:
+    """onnxruntime's entropy (KL) calibration with ``advanced.num_bins`` histogram bins, saved as its calibration
+    cache for quantize_static to read: quantize_static does not pass ``CalibNumBins`` on (onnxruntime 1.32), and
+    with its default of 128 bins, as many as the quantized bins, entropy always returns the min-max range."""
+    if cache.is_file():
+        return
+    from onnxruntime.quantization.calibrate import create_calibrator, save_tensors_data
+
+    with tempfile.TemporaryDirectory(prefix="edgeopt-entropy-") as tmp, quiet_ort():
+        calibrator = create_calibrator(
+            model, list(cfg.op_types_to_quantize) or None, augmented_model_path=str(Path(tmp) / "augmented.onnx"),
+            calibrate_method=CalibrationMethod.Entropy, use_external_data_format=external,
+            extra_options={"num_bins": cfg.advanced.num_bins, "symmetric": bool(cfg.activation_symmetric)})
+        calibrator.collect_data(reader)
+        save_tensors_data(calibrator.compute_data(), cache)
+    reader.rewind()
 
 
 class ProgressReader(CalibrationDataReader):

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..deploy import ShippedCheck
+from ..deploy.schema import LayerRepair
 
 
 class Level(BaseModel):
@@ -186,6 +187,14 @@ class Int8SearchResult(BaseModel):
     skipped_runtimes: dict[str, str] = Field(
         default_factory=dict, description="INT8 runtimes given no latency-aware search, each with why: its full INT8 "
         "model is already clearly slower than a passing level (docs/sweep.md).")
+    range_repair: dict[str, Any] | None = Field(
+        default=None, description="The per-tensor range repair (docs/sweep.md): methods calibrated, whole-model and "
+        "per-tensor host retentions, the method chosen per tensor and why; None when it did not run.")
+    nncf_repairs: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="Per NNCF runtime: NNCF's repairs tried on the host (bias correction, "
+        "range estimator, SmoothQuant), their host retention and which one was confirmed on the device.")
+    layers_by_runtime: dict[str, list[LayerRepair]] = Field(
+        default_factory=dict, description="Per runtime: the adopted INT8 config layer by layer, what was done and why.")
 
 
 class SweepResult(BaseModel):

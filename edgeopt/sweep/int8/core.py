@@ -15,6 +15,7 @@ import onnx
 from ..levels import LevelRunner
 from ..measure import Context
 from ..result import HostCheck, Int8Trial, Level, SensitivityRow
+from .host_eval import HostEval
 from .precision import LowBranch
 from .sensitivity_cache import SensitivityCache
 from .steps import float_base
@@ -100,6 +101,17 @@ class SearchCore:
         self.float_sets: dict[str, dict[str, Any]] = {}
         self.chosen_low_by_rt: dict[str, Int8Trial] = {}
         self.low_float_sets: dict[str, dict[str, Any]] = {}
+        self.range_repair: dict[str, Any] | None = None  # what the per-tensor range repair did (:mod:`.repair_step`)
+        self.nncf_repairs: dict[str, dict[str, Any]] = {}  # per runtime: NNCF's repairs tried (:mod:`.nncf_repair`)
+        self.layers_by_rt: dict[str, list[dict[str, Any]]] = {}  # per runtime: the adopted config, layer by layer
+        self._host: HostEval | None = None
+
+    def host_eval(self) -> HostEval:
+        """The host-side proxy of the sweep's retention (one per search: the reference outputs are computed once)."""
+        if self._host is None:
+            self._host = HostEval(self.base_m, self.ctx.eval_npz, self.ctx.metric, self.ctx.selection,
+                                  self.ctx.labels)
+        return self._host
 
     def budget_left(self, device: bool = True) -> bool:
         """Time left, and (for a device trial) trials left."""

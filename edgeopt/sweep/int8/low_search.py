@@ -30,8 +30,8 @@ def low_search(s: SearchCore, branch: LowBranch, full: Level, qdq: onnx.ModelPro
     rt = branch.runtime
     if not s.budget_left():
         return
-    gain = gains(s.ctx, s.cache, s.base, Path(full.artifact), nodes, rt, q_cfg, s.emit,
-                 options=branch.options, precision=branch.precision)
+    gain = gains(s.ctx, s.cache, s.base, Path(full.artifact), nodes, rt, {"op_types_to_quantize": QUANT_OPS}, s.emit,
+                 options=branch.options, precision=branch.precision)  # keyed by the graph: repaired ranges keep it
     info: dict[str, Any] = {"quantized_nodes": len(nodes), "profiled": bool(gain), "precision": branch.precision}
     s.low_float_sets[rt] = info
     if gain and max(gain.values()) < FREE_MS:

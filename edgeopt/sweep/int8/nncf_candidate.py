@@ -23,7 +23,7 @@ from .ov import NncfAccuracyControl, NncfCandidate, nncf_accuracy_control
 NNCF_MAX_ITERATIONS = 10
 
 
-def _samples(eval_npz: Path) -> tuple[list[dict[str, np.ndarray]], dict[str, list[int]]]:
+def eval_samples(eval_npz: Path) -> tuple[list[dict[str, np.ndarray]], dict[str, list[int]]]:
     arrays = {k: a for k, a in eval_arrays(eval_npz).items() if k != "labels"}
     n = min(len(a) for a in arrays.values())
     samples = [{k: a[i:i + 1] for k, a in arrays.items()} for i in range(n)]
@@ -41,7 +41,7 @@ def nncf_candidate(ctx: Context, model: Path, out_xml: Path, runtime: str,
         runtime: the runtime the candidate is measured on (its reference outputs are the ones compared).
         max_num_iterations: most quantizer groups NNCF reverts to float.
     """
-    samples, shapes = _samples(ctx.eval_npz)
+    samples, shapes = eval_samples(ctx.eval_npz)
     ref_outs, names = ctx.reference(model, runtime)
     ref = ctx.selection.pick(ref_outs, names)
 

@@ -1,5 +1,6 @@
 """NNCF's accuracy-controlled quantization (:mod:`.nncf_candidate`) as one device trial of the INT8 search on each
-runtime that offers the NNCF backend (OpenVINO), when ``--nncf-budget-s`` allows it.
+runtime that offers the NNCF backend (OpenVINO), when ``--nncf-budget-s`` allows it; and NNCF's repairs
+(:mod:`.nncf_repair`: range estimator, bias correction, SmoothQuant) tried on the host before that runtime's float set.
 
 Functions of one running search (:class:`.core.SearchCore`), whose trials, budget and choices they share.
 """
@@ -10,9 +11,27 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from ...calib import DataSource
+from ...errors import EdgeoptError
+from ...evaluation import retention as metric_retention
 from ...registry.runtime_sweep import Int8Backend
 from .core import SearchCore
 from .latency import int8_runtimes
+from .nncf_candidate import eval_samples
+from .nncf_repair import (
+    REPAIR_ALLOWANCE_S,
+    NncfRepair,
+    expected_seconds,
+    host_retention,
+    ov_outputs,
+    quantize_ir,
+    repairs_for,
+    try_repairs,
+)
+
+CALIBRATION_SAMPLES = 64  # as the quantize_int8 pass's default
 
 
 def nncf_trials(s: SearchCore) -> None:
@@ -55,3 +74,62 @@ def _trial(s: SearchCore, runtime: str) -> None:
     row, cur = s.state.trials[-1], s.chosen_by_rt.get(runtime)
     if lvl.passed and (cur is None or lvl.latency_ms < cur.latency_ms):
         s.chosen_by_rt[runtime] = row
+
+
+def nncf_repairs(s: SearchCore, runtime: str) -> bool:
+    """NNCF's repairs (:mod:`.nncf_repair`) built and scored on the host, cheapest first; the first that keeps the
+    threshold there gets one device trial on ``runtime``. True when that trial passes (the runtime's choice, no
+    float set needed); what was tried is in ``s.nncf_repairs[runtime]``."""
+    record: dict[str, Any] = {}
+    s.nncf_repairs[runtime] = record
+    try:
+        repairs, skipped = repairs_for(s.base_m)
+        calib = DataSource(Path(str(s.plan.calib))).samples(s.model, limit=CALIBRATION_SAMPLES)
+        feeds, shapes = eval_samples(s.ctx.eval_npz)
+        t0 = time.perf_counter()
+        ref, _ = ov_outputs(s.model, feeds, shapes)
+    except EdgeoptError as exc:
+        record["skipped"] = str(exc)
+        s.emit({"event": "info", "message": f"int8 search: no NNCF repairs on {runtime} ({exc})"})
+        return False
+    record["not_applicable"] = skipped
+    allowance = s.plan.nncf_budget_s or REPAIR_ALLOWANCE_S
+    expect = expected_seconds(time.perf_counter() - t0, len(feeds), len(calib))
+    record.update(allowance_s=allowance, expected_s=round(expect, 1))
+    if expect > allowance:
+        record["skipped"] = (f"NNCF's quantization of this model should take ~{expect:.0f} s on the host, over the "
+                             f"{allowance:g} s allowance (--nncf-budget-s gives a larger one)")
+        s.emit({"event": "info", "message": f"int8 search: no NNCF repairs on {runtime}: {record['skipped']}"})
+        return False
+
+    def retention(outs: list[np.ndarray], names: list[str]) -> float:
+        want = s.ctx.selection.pick(ref, names)
+        return metric_retention(s.ctx.metric, want, s.ctx.selection.pick(outs, names).astype(want.dtype, copy=False),
+                                s.ctx.labels)[1]
+
+    def build(rep: NncfRepair) -> tuple[Path, float, float]:
+        xml = s.plan.out / "nncf-repair" / rep.name / "model.xml"
+        seconds = quantize_ir(s.model, xml, rep, calib, shapes)
+        return xml, seconds, host_retention(xml, feeds, retention, shapes)
+
+    rows, winner = try_repairs(repairs, build, s.ctx.min_retention, budget=lambda: s.budget_left(device=False),
+                               allowance_s=allowance)
+    record["candidates"] = rows
+    if winner is None or not s.budget_left():
+        return False
+    rep, xml = winner
+    ret = next(r["host_retention"] for r in rows if r["name"] == rep.name)
+    return _confirm(s, runtime, rep.name, rep.options, f"{rep.repairs}: host retention {ret:.4f}", xml)
+
+
+def _confirm(s: SearchCore, runtime: str, name: str, options: dict[str, Any], why: str, xml: Path) -> bool:
+    """One device trial of the NNCF repair ``name``'s IR on ``runtime``; its choice there when it passes."""
+    cfg: dict[str, Any] = {"nncf_repair": {"name": name, "options": options, "why": why}}
+    label = f"nncf repair on {runtime}: {name}"
+    lvl = s.run_level({"int8-search": cfg, "base": s.model.name}, "int8-search", runtime, lambda: xml,
+                      {"search": label, "config": cfg, "float_nodes": []}, keep=False)
+    s.record_trial(label, cfg, lvl)
+    s.nncf_repairs[runtime]["confirmed"] = {"name": name, "retention": lvl.retention, "passed": lvl.passed}
+    if lvl.passed:
+        s.chosen_by_rt[runtime] = s.state.trials[-1]
+    return lvl.passed

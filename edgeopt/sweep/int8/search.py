@@ -13,6 +13,11 @@
 Every device trial counts toward ``max_trials``; the whole search stops at ``max_seconds``. After every device
 trial ``best.onnx`` holds the fastest passing model so far (or, while none passes, the most accurate one).
 
+Before any float set (when the default variant misses), the quantization error is repaired without float layers,
+decided on the host and confirmed by one device trial: per-tensor calibration ranges (:mod:`.repair_step`, every
+INT8 runtime), then NNCF's repairs on a runtime with the NNCF backend (:func:`.nncf_trials.nncf_repairs`); the
+float-set search then starts from the range-repaired model. ``layers_by_runtime`` records per layer what was done.
+
 On a runtime with a low-precision branch (:mod:`.precision`: OpenVINO on a CPU with BF16) the latency-aware
 search runs a second time with the float parts at that precision; its passing mix (or, when that branch found none,
 the f32 branch's mix measured at that precision, pass or fail) is kept as level ``int8-search+bf16``
@@ -32,17 +37,19 @@ import onnx
 from ...fsutil import atomic_write_bytes
 from ...optimize import optimize
 from ...passes.int8_target import int8_defaults
+from ...passes.quantize_int8 import calibration_cache_supported
 from ...registry import format_for_suffix, runtime_loads
+from ...registry.runtime_sweep import Int8Backend
 from ...targets import load_registry
 from ..levels import LevelRunner
 from ..measure import Context
-from ..result import HostCheck, Int8SearchResult, Int8Trial, Level, SensitivityRow
+from ..result import HostCheck, Int8SearchResult, Int8Trial, LayerRepair, Level, SensitivityRow
 from .core import SearchCore, SearchPlan
-from .host_eval import HostEval
 from .latency import float_set, gains, int8_runtimes
 from .low_search import adopt_low, low_search
-from .nncf_trials import nncf_trials
+from .nncf_trials import nncf_repairs, nncf_trials
 from .qdq_surgery import keep_float, quantized_nodes
+from .repair_step import Repaired, layer_records, method_advanced, range_repair
 from .steps import QUANT_OPS, narrow, node_sensitivity, search_recipe, variants
 
 
@@ -53,10 +60,11 @@ class Int8Search(SearchCore):
         """Variants first; when none passes, sensitivity-ranked float sets; the chosen config on every runtime."""
         tgt = load_registry(extra_dirs=self.plan.targets_dirs).get(self.ctx.target)
         tried: list[tuple[Level, str, dict[str, Any]]] = []
-        first, *rest = variants(int8_defaults(tgt).reduce_range)
-        tried.append((self.quantized_trial(*first), *first))
+        first, *rest = [(label, self._cached(cfg)) for label, cfg in variants(int8_defaults(tgt).reduce_range)]
+        tried.append((self.quantized_trial(*first), *first))  # its min-max ranges cached for the range repair
         if not tried[0][0].passed and Path(tried[0][0].artifact).is_file():
-            self.latency_searches(tried[0][0])
+            searched = [rt for rt in int8_runtimes(self.plan.rts) if rt not in self.plan.skip]
+            self.latency_searches(tried[0][0], range_repair(self) if searched else None)
         if not tried[0][0].passed:
             nncf_trials(self)
         for label, cfg in rest:  # no latency-aware set passed: the quantizer variants, then host-ranked sets
@@ -69,22 +77,39 @@ class Int8Search(SearchCore):
         self.adopt()
         return self.result()
 
-    def latency_searches(self, full: Level) -> None:
-        """On every INT8 runtime: the cheapest float set there (:mod:`.latency`), then one device trial."""
-        qdq = onnx.load(full.artifact)
+    def _cached(self, cfg: dict[str, Any]) -> dict[str, Any]:
+        """``cfg`` reading (or writing) its calibration method's ranges from the search's calibration cache: the
+        activation ranges depend on the method, not on reduce_range, the activation type or weight granularity, so
+        every variant of a method calibrates once (the range repair's builds included)."""
+        if not calibration_cache_supported():
+            return cfg
+        return {**cfg, "advanced": method_advanced(self, str(cfg.get("calibration_method", "minmax")))}
+
+    def latency_searches(self, full: Level, repaired: Repaired | None = None) -> None:
+        """On every INT8 runtime: the range-repaired model when the host says it passes, else the cheapest float
+        set there (:mod:`.latency`) starting from the repaired ranges; one device trial each."""
+        qdq = repaired.qdq if repaired is not None else onnx.load(full.artifact)
         nodes = quantized_nodes(qdq, QUANT_OPS)
-        q_cfg: dict[str, Any] = {"op_types_to_quantize": QUANT_OPS}
+        g_cfg: dict[str, Any] = {"op_types_to_quantize": QUANT_OPS}  # the gains' key: ranges leave the graph as is
+        q_cfg = repaired.cfg if repaired is not None else g_cfg
+        nncf_rts = int8_runtimes(self.plan.rts, Int8Backend.NNCF)
         for rt in int8_runtimes(self.plan.rts):
             if rt in self.plan.skip:
                 continue
             if not self.budget_left():
                 break
-            gain = gains(self.ctx, self.cache, self.base, Path(full.artifact), nodes, rt, q_cfg, self.emit)
+            if repaired is not None and repaired.passes_on_host and self._repair_trial(rt, repaired, len(nodes)):
+                continue
+            if rt in nncf_rts and nncf_repairs(self, rt):
+                self.float_sets[rt] = {"strategy": "nncf repair", "evaluations": 0, "float_nodes": 0,
+                                       "quantized_nodes": len(nodes), "profiled": False, "range_repaired": False}
+                continue
+            gain = gains(self.ctx, self.cache, self.base, Path(full.artifact), nodes, rt, g_cfg, self.emit)
             choice = float_set(self.ctx, self.model, qdq, self.base_m, nodes, gain, rt,
                                self.plan.out / f"float-set-{rt}", QUANT_OPS, lambda: self.budget_left(device=False))
             self.float_sets[rt] = {"strategy": choice.strategy, "evaluations": choice.evaluations,
                                    "float_nodes": len(choice.float_nodes), "quantized_nodes": len(nodes),
-                                   "profiled": bool(gain)}
+                                   "profiled": bool(gain), "range_repaired": repaired is not None}
             if choice.strategy != "none" and self.budget_left():
                 lvl = self.float_trial(f"latency-aware on {rt}: {len(choice.float_nodes)} float nodes", q_cfg, qdq,
                                        choice.float_nodes, runtime=rt)
@@ -92,6 +117,19 @@ class Int8Search(SearchCore):
                     self.chosen_by_rt[rt] = self.state.trials[-1]
             if rt in self.plan.low_precision:
                 low_search(self, self.plan.low_precision[rt], full, qdq, nodes, q_cfg)
+
+    def _repair_trial(self, rt: str, repaired: Repaired, nodes: int) -> bool:
+        """The range-repaired model, every node in INT8, as one device trial on ``rt``; True when it passes there
+        (the runtime's choice: no float set needed)."""
+        n = len(repaired.cfg.get("tensor_ranges") or {})
+        lvl = self.float_trial(f"range repair on {rt}: {repaired.base_method} + {n} tensor ranges, 0 float nodes",
+                               repaired.cfg, repaired.qdq, [], runtime=rt)
+        if not lvl.passed:
+            return False
+        self.chosen_by_rt[rt] = self.state.trials[-1]
+        self.float_sets[rt] = {"strategy": "range repair", "evaluations": 0, "float_nodes": 0,
+                               "quantized_nodes": nodes, "profiled": False, "range_repaired": True}
+        return True
 
     def _most_accurate(self, tried: list[tuple[Level, str, dict[str, Any]]]
                        ) -> tuple[Level, str, dict[str, Any]] | None:
@@ -141,7 +179,7 @@ class Int8Search(SearchCore):
         """Rank nodes on the host, narrow float sets there, measure the candidates; grow while the device fails."""
         q_cfg = {"op_types_to_quantize": QUANT_OPS, **top_cfg}
         qdq = onnx.load(top.artifact)
-        host = HostEval(self.base_m, self.ctx.eval_npz, self.ctx.metric, self.ctx.selection, self.ctx.labels)
+        host = self.host_eval()
         sens = node_sensitivity(qdq, self.base_m, host, self.deadline)
         self.state.sensitivity = [SensitivityRow(node=n, retention_lost=r, rel_err=e) for n, r, e in sens]
         ranking = [name for name, _, _ in sens]
@@ -182,11 +220,33 @@ class Int8Search(SearchCore):
             if chosen is not None:
                 cfg, art = chosen.config, Path(chosen.artifact)
                 info.update({"search": chosen.label, "config": cfg, "float_nodes": cfg.get("nodes_to_exclude", []),
-                             "searched_on": chosen.runtime})
+                             "searched_on": chosen.runtime, "int8_layers": self._layers(chosen)})
+                self.layers_by_rt[rt] = info["int8_layers"]
                 self.run_level({"int8-search": cfg, "base": self.base.name}, "int8-search", rt,
                                functools.partial(Path, art), info)
             if rt in self.plan.low_precision:
                 adopt_low(self, self.plan.low_precision[rt], chosen, info)
+
+    def _layers(self, chosen: Int8Trial) -> list[dict[str, Any]]:
+        """Per layer of the chosen trial: what was done and why (:func:`.repair_step.layer_records`)."""
+        if "nncf_repair" in chosen.config:
+            rep = chosen.config["nncf_repair"]
+            return [{"node": "*", "repair": f"nncf:{rep.get('name')}", "tensors": [],
+                     "why": str(rep.get("why", "NNCF's repair kept the threshold on the host"))}]
+        art = Path(chosen.artifact)
+        qdq = onnx.load(str(art)) if art.suffix == ".onnx" and art.is_file() else None
+        rr, t = self.range_repair or {}, self.ctx.min_retention
+        how = (self.float_sets.get(chosen.runtime, {}).get("strategy") if chosen.label.startswith("latency-aware")
+               else None) or chosen.label
+        if rr.get("host_retention") is None:
+            why = f"kept in float by {how} on {chosen.runtime} to meet {t}"
+        elif rr["host_retention"] < t:
+            why = (f"no calibration range repaired it (host retention {rr['host_retention']:.4f} after the range "
+                   f"repair < {t}); kept in float by {how} on {chosen.runtime}")
+        else:
+            why = (f"the range-repaired model passed on the host ({rr['host_retention']:.4f}) but not on "
+                   f"{chosen.runtime}; kept in float by {how} there")
+        return layer_records(qdq, chosen.config, rr if "tensors" in rr else None, why)
 
     def result(self) -> Int8SearchResult:
         """What was tried, the sensitivity ranking (top 20), host-side checks, the chosen trial and its cost."""
@@ -203,6 +263,9 @@ class Int8Search(SearchCore):
             chosen_by_runtime=dict(self.chosen_by_rt), float_sets=dict(self.float_sets),
             chosen_low_precision_by_runtime=dict(self.chosen_low_by_rt),
             low_precision_float_sets=dict(self.low_float_sets), skipped_runtimes=dict(self.plan.skip),
+            range_repair=self.range_repair, nncf_repairs=dict(self.nncf_repairs),
+            layers_by_runtime={rt: [LayerRepair.model_validate(r) for r in rows]
+                               for rt, rows in self.layers_by_rt.items()},
         )
 
 

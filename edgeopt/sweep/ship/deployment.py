@@ -21,6 +21,7 @@ from typing import Any
 from ..._version import __version__
 from ...deploy import DeployedFile, Deployment, DeploymentMeasured, decision_cpu_flags, save_deployment
 from ...deploy.options import shippable_options
+from ...deploy.schema import LayerRepair
 from ...fsutil import sha256_file
 from ...registry import files_by_suffix, format_for_suffix
 from ..result import Level, Recommendation
@@ -106,6 +107,7 @@ def build_deployment(level: Level, files: Sequence[DeployedFile], facts: SweepFa
         batch=facts.batch, static_shapes={k: [int(d) for d in v] for k, v in facts.shapes.items()},
         cpu_flags=tuple(decision_cpu_flags(env.get("cpu_flags") or ())), source_model_sha256=facts.model_sha256,
         measured=measured, edgeopt_version=__version__,
+        int8_layers=tuple(LayerRepair.model_validate(r) for r in level.details.get("int8_layers") or ()),
         created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
 

@@ -34,6 +34,7 @@ def test_result_json_has_the_schema_of_sweep_json():
                          "float_nodes", "latency_cost_ms_vs_naive_int8", "best_model", "best_model_passed", "seconds",
                          "runtimes", "chosen_by_runtime", "float_sets",  # added by issue 14
                          "chosen_low_precision_by_runtime", "low_precision_float_sets",  # issue 21
-                         "skipped_runtimes"]  # issue 21, session 7
+                         "skipped_runtimes",  # issue 21, session 7
+                         "range_repair", "nncf_repairs", "layers_by_runtime"]  # issue 32
     assert list(doc["chosen"]) == ["trial", "label", "config", "retention", "latency_ms", "passed", "artifact",
                                    "runtime", "precision"]

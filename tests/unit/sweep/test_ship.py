@@ -140,3 +140,13 @@ def test_a_missing_artifact_leaves_no_folder_and_says_why(tmp_path: Path) -> Non
     assert shipped.recommendation is not None and shipped.recommendation.deployment is None
     assert not (out / "recommended").exists() and not list(out.iterdir())
     assert "recommended/ not written for fp32/onnxruntime" in shipped.warnings[-1]
+
+
+def test_an_int8_mix_carries_what_was_done_per_layer() -> None:
+    layers = [{"node": "conv2", "repair": "range:percentile", "tensors": ["r1"], "why": "percentile range [0, 3.9]: "
+               "host retention 0.5768 -> 0.9995"}, {"node": "conv3", "repair": "float", "tensors": [], "why": "x"}]
+    level = _level(Path("m.onnx"), {}).model_copy(update={"recipe": "int8-search", "details": {"int8_layers": layers}})
+    deployment = build_deployment(level, [_file_stub()], _facts())
+    assert [(x.node, x.repair, x.tensors) for x in deployment.int8_layers] == [
+        ("conv2", "range:percentile", ["r1"]), ("conv3", "float", [])]
+    assert build_deployment(_level(Path("m.onnx"), {}), [_file_stub()], _facts()).int8_layers == ()

@@ -1,0 +1,171 @@
+"""NNCF's own repairs of quantization error, tried on the host before OpenVINO keeps any layer in float.
+
+``nncf.quantize`` offers repairs as global switches, not per layer, so each is one candidate model (an OpenVINO IR,
+every quantizable op in INT8): its range estimator for activations (min-max, or the mean of per-sample quantiles,
+which ignores rare outliers), bias correction (fast, NNCF's default, or the full one, which corrects each layer's
+output mean on the calibration data layer by layer: slower, more exact), and SmoothQuant (moves activation
+outliers into the weights; NNCF applies it to MatMul of transformer models only, so it is tried only where the
+model has a MatMul with a weight). :func:`repairs_for` lists those that apply, cheapest first;
+:func:`quantize_ir` builds one; :func:`host_retention` scores it on the host's OpenVINO CPU at f32 float parts
+against the FP32 model there. The search (:mod:`.nncf_trials`) takes the first that keeps the threshold on the host
+and confirms it with one device trial; only when none does, the float-set search runs.
+
+Plain inputs only (paths, feeds, a retention callable): no runner or sweep context.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+
+from ...errors import InputError
+from .ov import _need_nncf, _read
+
+# the candidates' order: the cheapest to build first (full bias correction re-runs the model layer by layer)
+RANGE_QUANTILE = "mean_quantile"
+
+
+@dataclass(frozen=True)
+class NncfRepair:
+    """One ``nncf.quantize`` configuration: its name, what it repairs, and its options (recorded as is)."""
+
+    name: str
+    repairs: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def repairs_for(model: onnx.ModelProto) -> tuple[list[NncfRepair], dict[str, str]]:
+    """The NNCF repairs that apply to ``model``, cheapest first, and those that do not, each with why."""
+    inits = {t.name for t in model.graph.initializer}
+    weighted_matmul = any(n.op_type in {"MatMul", "Gemm"} and any(i in inits for i in n.input)
+                          for n in model.graph.node)
+    out = [
+        NncfRepair("fast_bias_correction", "NNCF's defaults: min-max ranges, fast bias correction", {}),
+        NncfRepair("range_mean_quantile", "activation ranges from the mean of per-sample quantiles: rare outliers "
+                   "no longer stretch a range", {"range_estimator": RANGE_QUANTILE}),
+        NncfRepair("bias_correction", "full bias correction: each layer's output mean corrected on the calibration "
+                   "data, layer by layer", {"fast_bias_correction": False}),
+    ]
+    skipped: dict[str, str] = {}
+    if weighted_matmul:
+        out.append(NncfRepair("smooth_quant", "SmoothQuant: activation outliers moved into the MatMul weights "
+                              "(alpha 0.95)", {"smooth_quant": True}))
+    else:
+        skipped["smooth_quant"] = "no MatMul with a weight: NNCF's SmoothQuant applies to transformer MatMuls only"
+    return out, skipped
+
+
+def quantize_ir(model: Path, out_xml: Path, repair: NncfRepair, feeds: Sequence[Mapping[str, np.ndarray]],
+                shapes: Mapping[str, Sequence[int]] | None = None) -> float:
+    """``nncf.quantize`` of the FP32 ``model`` with ``repair``'s options, saved as IR at ``out_xml``.
+
+    Returns:
+        Seconds NNCF took.
+
+    Raises:
+        InputError: NNCF or OpenVINO is missing, or no calibration feeds.
+    """
+    _need_nncf()
+    if not feeds:
+        raise InputError("NNCF repairs need calibration samples; pass --calib or --eval data")
+    import nncf
+    import openvino as ov
+    from nncf.quantization.advanced_parameters import AdvancedQuantizationParameters, AdvancedSmoothQuantParameters
+    from nncf.quantization.range_estimator import RangeEstimatorParametersSet
+
+    m = _read(model, shapes)
+    names = [p.get_any_name() for p in m.inputs]
+    items = [[np.asarray(f[n]) for n in names] for f in feeds]
+    opts = repair.options
+    adv = AdvancedQuantizationParameters()
+    if opts.get("range_estimator") == RANGE_QUANTILE:
+        adv.activations_range_estimator_params = RangeEstimatorParametersSet.MEAN_QUANTILE
+    if opts.get("smooth_quant"):
+        adv.smooth_quant_alphas = AdvancedSmoothQuantParameters(matmul=0.95)
+    started = time.perf_counter()
+    quantized = nncf.quantize(m, nncf.Dataset(items), subset_size=len(items),
+                              fast_bias_correction=bool(opts.get("fast_bias_correction", True)),
+                              model_type=nncf.ModelType.TRANSFORMER if opts.get("smooth_quant") else None,
+                              advanced_parameters=adv)
+    seconds = time.perf_counter() - started
+    out_xml.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_xml.with_name(out_xml.stem + ".part.xml")
+    ov.save_model(quantized, str(tmp), compress_to_fp16=False)
+    tmp.with_suffix(".bin").replace(out_xml.with_suffix(".bin"))
+    tmp.replace(out_xml)
+    return round(seconds, 2)
+
+
+def ov_outputs(model: Path, feeds: Sequence[Mapping[str, np.ndarray]],
+               shapes: Mapping[str, Sequence[int]] | None = None) -> tuple[list[np.ndarray], list[str]]:
+    """Every output of ``model`` on the host's OpenVINO CPU (float parts f32), stacked over ``feeds``."""
+    import openvino as ov
+
+    compiled = ov.Core().compile_model(_read(model, shapes), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    req = compiled.create_infer_request()
+    names = [o.get_any_name() for o in compiled.outputs]
+    per = [[np.array(o) for o in req.infer(dict(f)).to_tuple()] for f in feeds]
+    return [np.concatenate([p[j] for p in per]) for j in range(len(names))], names
+
+
+def host_retention(xml: Path, feeds: Sequence[Mapping[str, np.ndarray]],
+                   retention: Callable[[list[np.ndarray], list[str]], float],
+                   shapes: Mapping[str, Sequence[int]] | None = None) -> float:
+    """The sweep's retention of the IR ``xml`` on the host (``retention`` compares its outputs with the FP32
+    model's on the same OpenVINO)."""
+    outs, names = ov_outputs(xml, feeds, shapes)
+    return float(retention(outs, names))
+
+
+# NNCF's repairs get this much host time (s) by default (``--nncf-budget-s`` > 0 gives them that budget instead):
+# on PP-OCRv4 det (480x640, 8 samples, 2 busy cores) NNCF's defaults took 34 s, the mean-quantile estimator 89 s
+# and full bias correction 49 s, and none came near the 0.99 threshold (mask IoU 0.733, 0.529, 0.733), so a model
+# that large gets none unless asked; the small models whose error sits in a few ranges get all of them.
+REPAIR_ALLOWANCE_S = 20.0
+# NNCF's defaults cost about this many FP32 passes over the calibration samples on the host (statistics, bias
+# correction, graph transformation; 34 s against ~1.6 s for PP-OCRv4 det's 8 samples), plus a fixed overhead.
+NNCF_PASSES = 20.0
+NNCF_OVERHEAD_S = 2.0
+
+
+def expected_seconds(fp32_pass_s: float, eval_samples: int, calib_samples: int) -> float:
+    """What NNCF's default quantization should cost on the host, from one FP32 pass over ``eval_samples``."""
+    return NNCF_OVERHEAD_S + NNCF_PASSES * fp32_pass_s * calib_samples / max(eval_samples, 1)
+
+
+Built = tuple[Path, float, float]  # the IR, seconds NNCF took, host retention
+Rows = list[dict[str, Any]]
+
+
+def try_repairs(repairs: Sequence[NncfRepair], build: Callable[[NncfRepair], Built], threshold: float, *,
+                budget: Callable[[], bool] = lambda: True, allowance_s: float = REPAIR_ALLOWANCE_S
+                ) -> tuple[Rows, tuple[NncfRepair, Path] | None]:
+    """Each repair in order (cheapest first) built and scored on the host until one keeps ``threshold``, while
+    the NNCF time spent stays under ``allowance_s`` (the first is always built).
+
+    Returns:
+        One row per repair considered (name, what it repairs, options, seconds, host retention, or why it was
+        not tried), and the first that kept the threshold with its IR (None when none did).
+    """
+    rows: Rows = []
+    for rep in repairs:
+        spent = sum(float(r.get("seconds", 0.0)) for r in rows)
+        row: dict[str, Any] = {"name": rep.name, "repairs": rep.repairs, "options": dict(rep.options)}
+        rows.append(row)
+        if rows[:-1] and spent >= allowance_s:
+            row["not_tried"] = f"NNCF took {spent:g} s already (allowance {allowance_s:g} s)"
+            continue
+        if not budget():
+            row["not_tried"] = "search time ran out"
+            break
+        xml, seconds, ret = build(rep)
+        row.update(seconds=seconds, host_retention=round(ret, 6), passes_on_host=ret >= threshold)
+        if ret >= threshold:
+            return rows, (rep, xml)
+    return rows, None

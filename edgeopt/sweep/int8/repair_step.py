@@ -1,0 +1,176 @@
+"""The INT8 search's per-tensor range repair (:mod:`.range_repair`), run on the host before any float set.
+
+Each calibration method runs once (onnxruntime's calibration cache under ``<out>/int8-search/calib/``), every
+later build reads the cache; the per-tensor choice is made on the host (:class:`.host_eval.HostEval`), and the
+repaired model is built by onnxruntime (``quantize_int8`` with ``tensor_ranges``). The float-set searches then start
+from the repaired model, so they keep in float only what no range choice repairs.
+
+Functions of one running search (:class:`.core.SearchCore`), whose budget and records they share.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import onnx
+
+from ...errors import EdgeoptError
+from ...fsutil import sha256_file
+from ...optimize import optimize
+from ..cache import cache_key
+from .core import SearchCore
+from .range_repair import METHODS, RangeChoice, activation_qparams, choose_ranges, consumers, load_ranges, with_ranges
+from .steps import QUANT_OPS, search_recipe
+
+# Entropy (KL) calibration runs only when percentile's took less than this (s): on PP-OCRv4 det (116 tensors,
+# 8 samples at 480x640, 2 cores) percentile took 21 s and entropy 50 s (15 s collecting, 35 s of KL search).
+ENTROPY_AFTER_S = 8.0
+# Histogram bins of the search's entropy calibration: its KL search tries every threshold between 64 and half the
+# bins, each over the whole histogram, per tensor (2048 bins: 16 s for 6 tensors of a 32x32 toy conv net here).
+ENTROPY_BINS = 512
+
+
+@dataclass(frozen=True)
+class Repaired:
+    """The range-repaired QDQ model, the ``quantize_int8`` config that builds it, and the host's verdict."""
+
+    qdq: onnx.ModelProto
+    cfg: dict[str, Any]
+    choice: RangeChoice
+    base_method: str
+
+    @property
+    def passes_on_host(self) -> bool:
+        return self.choice.retention >= self.choice.threshold
+
+
+def _build(s: SearchCore, name: str, cfg: dict[str, Any]) -> Path:
+    """``s.base`` quantized by the ``quantize_int8`` pass with ``cfg`` (onnxruntime), host-side only."""
+    recipe = search_recipe(f"int8-repair-{name}", [{"pass": "quantize_int8", "config": cfg}])
+    res = optimize(s.base, target=s.ctx.target, recipe=recipe, calib=s.plan.calib,
+                   out_dir=s.plan.out / "range-repair" / name, fidelity=False, bench=False,
+                   targets_dirs=s.plan.targets_dirs)
+    return Path(res.final.path)
+
+
+def calib_cache(s: SearchCore, method: str) -> Path:
+    """Where ``method``'s calibration ranges are cached: named by what they depend on (the base model, the
+    calibration data, the target), so a sweep with other data never reads stale ranges."""
+    calib = Path(str(s.plan.calib))
+    stat = calib.stat() if calib.exists() else None
+    key = cache_key(base=sha256_file(s.base), calib=str(calib), target=s.ctx.target, ops=QUANT_OPS,
+                    calib_stat=(stat.st_size, stat.st_mtime_ns) if stat is not None else None)
+    return s.plan.out / "calib" / f"{method}-{key[:16]}.json"
+
+
+def method_advanced(s: SearchCore, method: str) -> dict[str, Any]:
+    """``quantize_int8``'s ``advanced`` options of the search's calibration by ``method``: its cache (and bins)."""
+    advanced: dict[str, Any] = {"calibration_cache": str(calib_cache(s, method))}
+    if method == "entropy":
+        advanced["num_bins"] = ENTROPY_BINS
+    return advanced
+
+
+def _method_cfg(s: SearchCore, method: str) -> dict[str, Any]:
+    return {"op_types_to_quantize": QUANT_OPS, "calibration_method": method, "advanced": method_advanced(s, method)}
+
+
+def range_repair(s: SearchCore) -> Repaired | None:
+    """Per tensor, the calibration method keeping the most host retention; the repaired model, built by
+    onnxruntime. None when no method helps (the min-max model stands) or time ran out; ``s.range_repair`` says
+    what was done either way."""
+    started = time.perf_counter()
+    models: dict[str, onnx.ModelProto] = {}
+    ranges: dict[str, dict[str, tuple[float, float]]] = {}
+    took: dict[str, float] = {}
+    skipped: dict[str, str] = {}
+    seen: dict[tuple[tuple[str, str], ...], float] = {}
+
+    def score(methods: Mapping[str, str]) -> float:  # host retention of a choice; each choice scored once
+        key = tuple(sorted((t, m) for t, m in methods.items() if m != "minmax"))
+        if key not in seen:
+            donors = {t: models[m] for t, m in key}
+            seen[key] = s.host_eval().score(with_ranges(models["minmax"], donors))[0]
+        return seen[key]
+
+    def whole(method: str) -> float:
+        return score({t: method for t in activation_qparams(models["minmax"]) if t in ranges[method]})
+    try:
+        for method in METHODS:
+            if not s.budget_left(device=False):
+                break
+            if method == "entropy" and took.get("percentile", 0.0) > ENTROPY_AFTER_S:
+                skipped[method] = (f"percentile's calibration took {took['percentile']:.1f} s and entropy's (KL over "
+                                   f"every tensor's histogram) costs several times that")
+                continue
+            if method == "entropy" and "percentile" in models and whole("percentile") >= s.ctx.min_retention:
+                skipped[method] = "percentile's ranges already keep the threshold on the host"
+                continue
+            t0 = time.perf_counter()
+            models[method] = onnx.load(str(_build(s, method, _method_cfg(s, method))))
+            ranges[method] = load_ranges(calib_cache(s, method))
+            took[method] = round(time.perf_counter() - t0, 2)
+    except EdgeoptError as exc:
+        s.emit({"event": "info", "message": f"int8 search: no range repair ({exc})"})
+        s.range_repair = {"skipped": str(exc)}
+        return None
+    if "minmax" not in models or len(models) < 2:
+        s.range_repair = {"skipped": "search time ran out before the calibrations"}
+        return None
+    for method, why in skipped.items():
+        s.emit({"event": "info", "message": f"int8 search: no {method} ranges in the range repair: {why}"})
+    tensors = list(activation_qparams(models["minmax"]))
+    choice = choose_ranges(tensors, ranges, score, s.ctx.min_retention, budget=lambda: s.budget_left(device=False))
+    s.range_repair = {**_record(choice, tensors, started), "calibration_seconds": took, "methods_skipped": skipped,
+                      "host_checks": len(seen)}
+    if not choice.methods:
+        return None
+    base_method = max(METHODS, key=lambda m: sum(v == m for v in choice.methods.values()))
+    if sum(v == base_method for v in choice.methods.values()) < len(tensors) / 2:
+        base_method = "minmax"
+    cfg = _method_cfg(s, base_method)
+    cfg["tensor_ranges"] = {t: {"rmin": ranges[m][t][0], "rmax": ranges[m][t][1]}
+                            for t, m in sorted(choice.methods.items()) if m != base_method}
+    cfg["tensor_ranges"].update({t: {"rmin": ranges["minmax"][t][0], "rmax": ranges["minmax"][t][1]}
+                                 for t in tensors if base_method != "minmax" and t not in choice.methods
+                                 and t in ranges["minmax"]})
+    qdq = onnx.load(str(_build(s, "repaired", cfg)))
+    s.range_repair.update(base_method=base_method, overridden_tensors=len(cfg["tensor_ranges"]),
+                          seconds=round(time.perf_counter() - started, 2))
+    return Repaired(qdq=qdq, cfg=cfg, choice=choice, base_method=base_method)
+
+
+def _record(choice: RangeChoice, tensors: list[str], started: float) -> dict[str, Any]:
+    """``sweep.json``'s ``int8_search.range_repair``: what was calibrated, tried and chosen, and why."""
+    return {"methods": list(choice.whole_model), "quantized_tensors": len(tensors), "whole_model": choice.whole_model,
+            "host_retention_before": round(choice.retention_before, 6),
+            "host_retention": round(choice.retention, 6), "threshold": choice.threshold,
+            "evaluations": choice.evaluations, "chosen": dict(sorted(choice.methods.items())),
+            "tensors": choice.rows, "seconds": round(time.perf_counter() - started, 2)}
+
+
+def layer_records(qdq: onnx.ModelProto | None, cfg: dict[str, Any], repair: dict[str, Any] | None,
+                  why_float: str) -> list[dict[str, Any]]:
+    """Per layer of a chosen INT8 config: what was done (``range:<method>`` on an input, ``calibration:<method>``
+    for every activation, ``float``) and why."""
+    out: list[dict[str, Any]] = []
+    method = str(cfg.get("calibration_method") or "minmax")
+    rows = {r["tensor"]: r for r in (repair or {}).get("tensors", [])}
+    chosen = (repair or {}).get("chosen", {})
+    if method != "minmax":
+        whole = (repair or {}).get("whole_model", {})
+        out.append({"node": "*", "repair": f"calibration:{method}", "tensors": [],
+                    "why": f"{method} ranges for every activation: host retention {whole.get(method)} vs min-max "
+                           f"{whole.get('minmax')}"})
+    for tensor in sorted(cfg.get("tensor_ranges") or {}):
+        m = chosen.get(tensor, "minmax")
+        why = rows.get(tensor, {}).get("why") or f"{m} range kept for this tensor"
+        for node in (consumers(qdq, tensor) if qdq is not None else []) or ["?"]:
+            out.append({"node": node, "repair": f"range:{m}", "tensors": [tensor], "why": why})
+    for node in cfg.get("nodes_to_exclude") or []:
+        out.append({"node": node, "repair": "float", "tensors": [], "why": why_float})
+    return out
