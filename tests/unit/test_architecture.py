@@ -405,11 +405,36 @@ def test_the_one_reader_rule_catches_a_raw_parser(tmp_path: Path) -> None:
     assert [f.split(" ")[1] for f in found] == ["json.loads()", "np.load()", "Model.model_validate_json()"]
 
 
+def kind_tests(modules: dict[str, Module], kinds: set[str]) -> list[str]:
+    """``file:line`` for each comparison with a literal kind name (``kind == "generative"``, ``in ("tensor", ...)``)
+    or a ``kind="..."`` keyword outside the registry: a branch on the kind, where the registry should answer. A
+    dict key such as ``"tensor"`` (an ONNX tensor's name) is not a kind test."""
+    offenders = []
+    for module in modules.values():
+        if module.name == "edgeopt.registry" or module.name.startswith("edgeopt.registry."):
+            continue
+        for node in ast.walk(module.tree):
+            found: list[ast.AST] = []
+            if isinstance(node, ast.Compare):
+                found = [c for c in ast.walk(node) if isinstance(c, ast.Constant) and c.value in kinds]
+            elif isinstance(node, ast.keyword) and node.arg == "kind":
+                found = [c for c in ast.walk(node.value) if isinstance(c, ast.Constant) and c.value in kinds]
+            offenders += [f"{module.path.as_posix()}:{getattr(node, 'lineno', '?')} {c.value!r}" for c in found]
+    return offenders
+
+
 def test_no_module_outside_the_registry_names_a_kind() -> None:
     """Issue 30 item 6, for model kinds: a stage asks the registry (``model_kind``, a descriptor's ``kind``) or uses
-    the kind constants (``registry.GENERATIVE``/``TENSOR``), never a literal kind name, so a third kind is not an
-    ``if kind == "..."`` chain to extend."""
+    the kind constants (``registry.GENERATIVE``/``TENSOR``), never a literal kind name in a test, so a third kind
+    is not an ``if kind == "..."`` chain to extend."""
     kinds = _builtin_names("BUILTIN_KINDS")
     assert {"tensor", "generative"} <= kinds
-    offenders = [o for o in runtime_name_literals(MODULES, kinds) if "edgeopt/names.py" not in o]
+    offenders = kind_tests(MODULES, kinds)
     assert not offenders, "use the registry's kind constants or descriptors:\n  " + "\n  ".join(offenders)
+
+
+def test_the_kind_rule_catches_a_branch(tmp_path: Path) -> None:
+    source = 'ROW = {"tensor": "x"}\nif kind == "generative":\n    pass\nf(kind="tensor")\n'
+    module = Module("edgeopt.bench.branchy", tmp_path / "branchy.py", ast.parse(source))
+    assert [o.split(" ")[1] for o in kind_tests({module.name: module}, {"tensor", "generative"})] == [
+        "'generative'", "'tensor'"]
