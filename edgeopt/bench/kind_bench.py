@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from edgeopt_agent.protocol import RawRun
 from pydantic import BaseModel, ValidationError
+
+from edgeopt_agent.protocol import RawRun
 
 from .._version import __version__
 from ..errors import InputError

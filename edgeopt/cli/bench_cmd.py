@@ -13,7 +13,7 @@ from ..deploy.use import DeploymentConflictError
 from ..errors import ExitCode, InputError
 from ..metrics.result import BenchResult
 from ..settings import MeasureSettings, RemoteSpec
-from .bench_kind_cmd import kind_refusals, run_kind_bench, workload_option
+from .bench_kind_cmd import plugin_kinds
 from .bench_llm_cmd import llm_options, run_llm_bench, run_llm_fleet
 from .bench_many import bench_many, check_combination
 from .bench_tradeoff_cmd import is_tradeoff, list_options, run_tradeoff
@@ -41,7 +41,6 @@ from .sink_options import MlflowTarget, mlflow_options
     runtime={"help": f"Agent runtime: {runtime_names_text()} [default: auto: the target's first runtime that loads "
                      "the model's format]."})
 @llm_options
-@workload_option
 @OVERRIDE_DEPLOYMENT
 @remote_options()
 @fleet_options()
@@ -49,12 +48,12 @@ from .sink_options import MlflowTarget, mlflow_options
 @mlflow_options
 @targets_dir_option
 @json_option
+@plugin_kinds
 def bench(
     model: Path, target: str | None, measure: dict[str, Any], no_budget: bool, threads: list[int],
     batches: list[int], html: Path | None, runtime_flags: dict[str, dict[str, Any]], samples: bool,
     targets_dirs: tuple[Path, ...], as_json: bool, remote: RemoteSpec, history: HistoryOptions,
-    fleet: FleetOptions, mlflow: MlflowTarget | None, override_deployment: bool, workload: tuple[str, ...],
-    **llm: Any,
+    fleet: FleetOptions, mlflow: MlflowTarget | None, override_deployment: bool, **llm: Any,
 ) -> int:
     """Benchmark MODEL (or every artifact of an optimize manifest.json) on a target, or on many devices at once
     with --devices (docs/fleet.md). MODEL may be a deployment (a folder with deployment.json, e.g. a sweep's
@@ -63,24 +62,11 @@ def bench(
     MODEL may be an LLM folder (onnxruntime-genai or OpenVINO GenAI): TTFT, TPOT, tokens/s and memory per workload
     cell of --prompt-tokens x --gen-tokens x --context-depth x --batch x --threads (docs/llm-bench.md).
 
-    MODEL may be of a plug-in model kind: its own metrics per cell, its workload from --workload KEY=VALUE
-    (docs/bench.md, "Plug-in model kinds").
+    MODEL may be of a plug-in model kind: its metrics per cell, its workload from --workload KEY=VALUE (docs/bench.md).
 
     Exit 0 pass, 1 budget failed or run invalid, 2 bad input, 3 device error (with --devices: every device).
     """
-    from ..bench.kind_bench import generic_kind
     from ..bench.llm.api import llm_folder_format
-
-    kind = generic_kind(model)
-    if kind is not None:  # a plug-in kind: the generic engine (its agent command, its cells)
-        return _bench_kind(model, kind, measure, threads=threads, batches=batches,
-                           runtime_flags=runtime_flags, workload=workload, target=target, remote=remote,
-                           targets_dirs=targets_dirs, history=history, samples=samples, as_json=as_json,
-                           refused=kind_refusals(fleet=fleet.enabled, mlflow=mlflow, html=html, threads=threads,
-                                                 batches=batches))
-    if workload:
-        raise InputError(f"--workload sets a plug-in model kind's workload and {model} is not such a model: drop it "
-                         "(docs/bench.md)")
 
     deployed_llm = model.is_file() and is_deployment(model) and llm_folder_format(model.parent)
     if llm_folder_format(model) or deployed_llm:  # a generative model folder: the agent's generate command
@@ -122,17 +108,6 @@ def bench(
     if remote.host and target is None:
         click.echo("edgeopt: note: no --target for --host: used 'local' numbers (pass --target, e.g. rpi5)", err=True)
     return _emit(result, history, remote, mlflow, samples=samples, as_json=as_json)
-
-
-def _bench_kind(model: Path, kind: Any, measure: dict[str, Any], *, threads: list[int],
-                batches: list[int], runtime_flags: dict[str, dict[str, Any]], **rest: Any) -> int:
-    """A plug-in kind's model through the generic engine (:mod:`.bench_kind_cmd`)."""
-    settings = MeasureSettings.from_kwargs(
-        **{**measure, "fps": None,
-           **runtime_choice(measure["runtime"], runtime_flags, measure["runtime_options"])},
-        use_target_fps=False, threads=threads[0] if threads else 0, batch=batches[0] if batches else 1,
-        keep_samples=True)
-    return run_kind_bench(model, kind, settings, **rest)
 
 
 def _check_deployment_run(model: Path, *, fleet: bool, tradeoff: bool) -> None:

@@ -7,15 +7,16 @@ Exit codes as every bench: 0 a valid run, 1 an invalid run (an impossible value,
 
 from __future__ import annotations
 
+import functools
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 from rich.console import Console
 
-from ..bench.kind_bench import bench_kind
+from ..bench.kind_bench import bench_kind, generic_kind
 from ..errors import ExitCode, InputError
 from ..history import HistoryError, open_store
 from ..metrics.kind_result import KindBenchResult
@@ -25,17 +26,47 @@ from ..untrusted import for_rich
 from .common import emit_json
 from .history_options import HistoryOptions
 from .progress import StderrProgress
+from .runtime_flags import runtime_choice
 from .tables import Col, fit_table, human_count
 
-F = TypeVar("F")
 _out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 150)
 
 
-def workload_option(f: F) -> F:
-    """``--workload KEY=VALUE`` (repeatable): the workload settings of a plug-in kind's model."""
+def plugin_kinds(f: Callable[..., int]) -> Callable[..., int]:
+    """Give ``edgeopt bench`` the ``--workload KEY=VALUE`` option (repeatable) and send a model of a plug-in kind
+    (:func:`~edgeopt.bench.kind_bench.generic_kind`) to the generic engine; any other model goes to ``f``.
+
+    Raises:
+        InputError: ``--workload`` for a model that is not of a plug-in kind.
+    """
+    @functools.wraps(f)
+    def wrapper(*args: Any, workload: tuple[str, ...] = (), **kw: Any) -> int:
+        kind = generic_kind(kw["model"])
+        if kind is None:
+            if workload:
+                raise InputError(f"--workload sets a plug-in model kind's workload and {kw['model']} is not such a "
+                                 "model: drop it (docs/bench.md)")
+            return f(*args, **kw)
+        return _bench(kind, workload, kw)
+
     return click.option("--workload", "workload", multiple=True, metavar="KEY=VALUE",
                         help="A workload setting of a plug-in model kind (repeat it), checked against the kind's "
-                             "workload model (docs/bench.md, \"Plug-in model kinds\").")(f)  # type: ignore[return-value]
+                             "workload model (docs/bench.md, \"Plug-in model kinds\").")(wrapper)
+
+
+def _bench(kind: KindDescriptor, workload: tuple[str, ...], kw: dict[str, Any]) -> int:
+    """bench's parsed options for a plug-in kind's model: its settings, then :func:`run_kind_bench`."""
+    measure, threads, batches = kw["measure"], kw["threads"], kw["batches"]
+    settings = MeasureSettings.from_kwargs(
+        **{**measure, "fps": None,
+           **runtime_choice(measure["runtime"], kw["runtime_flags"], measure["runtime_options"])},
+        use_target_fps=False, threads=threads[0] if threads else 0, batch=batches[0] if batches else 1,
+        keep_samples=True)
+    refused = {"--devices": kw["fleet"].enabled, "--mlflow": kw["mlflow"] is not None, "--html": kw["html"] is not None,
+               "--threads/--batch lists": len(threads) > 1 or len(batches) > 1}
+    return run_kind_bench(kw["model"], kind, settings, workload=workload, target=kw["target"], remote=kw["remote"],
+                          targets_dirs=kw["targets_dirs"], history=kw["history"], samples=kw["samples"],
+                          as_json=kw["as_json"], refused=refused)
 
 
 def workload_pairs(items: Sequence[str]) -> dict[str, str]:
@@ -109,9 +140,3 @@ def render_kind_bench(r: KindBenchResult) -> None:
         _out.print(f"[red]INVALID:[/] {for_rich(reason)}", soft_wrap=True)
     for note in [*r.warnings, *r.target_mismatch]:
         _out.print(f"[yellow]note:[/] {for_rich(note)}", soft_wrap=True)
-
-
-def kind_refusals(*, fleet: bool, mlflow: Any, html: Any, threads: Sequence[int], batches: Sequence[int]) -> dict[str, bool]:
-    """The bench options a plug-in kind's run does not take, each with whether it was given."""
-    return {"--devices": fleet, "--mlflow": mlflow is not None, "--html": html is not None,
-            "--threads/--batch lists": len(threads) > 1 or len(batches) > 1}
