@@ -64,6 +64,13 @@ def test_a_model_kind_plug_in_joins_bench_history_compare_qualify_and_the_report
     assert main(["history", "--history-db", db, "--json"]) == 0
     listed = {r["id"]: r for r in json.loads(capsys.readouterr().out)}
     assert set(runs) <= set(listed) and {listed[r]["runtime"] for r in runs} == {"streamrt"}
+    from edgeopt.history import HistoryStore
+
+    store = HistoryStore(db)
+    stored = store.kind_result(runs[0])
+    assert stored is not None and stored.model_kind == "streamer" and stored.workload == {"frame_ms": 10}
+    assert store.kind_of(store.get(runs[0])) == "streamer"
+    assert len(store.readings(runs[0], "rtf", "frame10ms")) >= 120  # every frame's reading, for compare
 
     code = main(["compare", str(runs[0]), str(runs[1]), "--history-db", db, "--json"])
     comparison = json.loads(capsys.readouterr().out)
@@ -112,6 +119,8 @@ def test_a_plug_in_kinds_spec_and_workload_are_checked_against_its_declarations(
     assert "(kind streamer's workload fields: frame_ms)" in capsys.readouterr().err
     assert main(["bench", str(streamer), *FAST, "--batch", "1,2", "--no-history"]) == 2
     assert "--threads/--batch lists do(es) not apply" in capsys.readouterr().err
+    assert main(["bench", str(tmp_path / "m.onnx"), "--workload", "frame_ms=10", "--no-history"]) == 2
+    assert "--workload sets a plug-in model kind's workload" in capsys.readouterr().err
 
 
 def test_the_toy_metrics_physics_makes_a_run_with_an_impossible_reading_invalid(streamer):
