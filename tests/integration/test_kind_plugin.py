@@ -97,6 +97,8 @@ def test_a_model_kind_plug_in_joins_bench_history_compare_qualify_and_the_report
     html = (report / "report.html").read_text()
     junit = (report / "junit.xml").read_text()
     assert "rtf p50" in html and "frame_latency_ms mean" in html
+    assert "<h3>Cells</h3>" in html and "Device error" not in html  # the device's cells, not an error note
+    assert "streamer cell frame10ms: rtf p50" in (report / "summary.md").read_text()
     assert 'name="metric:rtf:p50"' in junit and 'type="GateFailed"' in junit
     assert 'name="metric:frame_latency_ms:mean"' in junit
 
