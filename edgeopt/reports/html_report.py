@@ -219,10 +219,6 @@ def _kind_section(k: KindBenchResult) -> str:
         ("cell", "metric", "unit", "p50", "p90", "p99", "mean", "value", "readings"), rows) + _kv(facts))
 
 
-def _num(value: float | None) -> str:
-    return "-" if value is None else f"{value:.4g}"
-
-
 def _device_section(d: DeviceResult, result: QualifyResult) -> str:
     status = "pass" if d.passed else "error" if d.status == "error" else "fail"
     head = (f'<h2 id="dev-{escape(d.label)}">Device {escape(d.label)} {_badge(status)}</h2><p class="sub">target '
