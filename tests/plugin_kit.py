@@ -8,6 +8,8 @@ show a new runtime or format needs no edit anywhere in edgeopt.
   a full-precision reference option (``precision: f32``), a low-precision default (it says it runs float parts in
   ``f16`` unless told ``f32``, as OpenVINO does with BF16: the sweep's level ``f16``), the ``qdq`` INT8 backend
   (the INT8 search's latency-aware float set) and its own flag ``--ortplug-device`` (runtime option ``device``).
+- ``kind_plugin``: a third model kind ``streamer`` (its own metric, the real-time factor ``rtf``; workload
+  ``frame_ms``) with its format ``stream`` and agent runtime ``streamrt``.
 - ``format_plugin``: format ``onnxc`` (ONNX bytes in an ``.onnxc`` file, checked by its first byte) loaded by
   the built-in ``onnxruntime``, with its converter pass ``to_onnxc``.
 """
@@ -264,3 +266,134 @@ def generative_plugin(root: Path) -> Path:
         [edgeopt_agent.runtimes]
         genplug = edgeopt_testplug_gen.agent:GenPlugRuntime
     """, {"host.py": GENERATIVE_HOST, "agent.py": GENERATIVE_AGENT})
+
+
+KIND_HOST = '''
+    """A third model kind, ``streamer``: a stateful streaming encoder judged by its real-time factor (the time to
+    process one frame / the frame's duration; < 1 keeps up with the stream). Its kind descriptor (metrics, rank
+    metric, gates, hooks), its format (``.stream``: a JSON file of the encoder's sizes) and its host runtime
+    descriptor; the workload model and the raw-run -> cells hook are in ``cells.py``, the agent runtime in
+    ``agent.py``. Nothing here is edgeopt's."""
+    from edgeopt.errors import ModelLoadError
+    from edgeopt.registry import FormatDescriptor, KindDescriptor, MetricSpec, RuntimeDescriptor
+
+    STREAMER = KindDescriptor(
+        name="streamer", summary="stateful streaming encoder, judged by its real-time factor per frame",
+        agent_command="run",
+        metrics=(MetricSpec(name="rtf", unit="ratio", percentiles=("p50", "p90", "p99"), min_exclusive=True,
+                            sampled=True),
+                 MetricSpec(name="frame_latency_ms", unit="ms", percentiles=("p50", "p90", "p99"),
+                            min_exclusive=True)),
+        rank_metric="rtf", gates=("metric",), model_word="a streaming encoder",
+        workload="edgeopt_testplug_kind.cells:StreamWorkload", raw_cells="edgeopt_testplug_kind.cells:stream_cells",
+    )
+
+
+    class StreamFormat(FormatDescriptor):
+        def marker(self, head):
+            return None  # found by suffix only
+
+        def check_file(self, path, head):
+            if not head.lstrip().startswith(b"{"):
+                raise ModelLoadError(f"{path} is not a streamer model (a JSON object): write one with its sizes")
+
+
+    STREAM_FORMAT = StreamFormat(name="stream", summary="streaming encoder sizes (JSON, test plug-in)",
+                                 suffixes=(".stream",), kind="streamer", loaded_by=("streamrt",))
+    STREAMRT = RuntimeDescriptor(name="streamrt", display_name="StreamRT", module_sets=(("numpy",),),
+                                 install="pip install numpy", kinds=("streamer",))
+'''
+
+KIND_CELLS = '''
+    """The streamer kind's workload settings and how the agent's raw run becomes its cells."""
+    import numpy as np
+    from pydantic import BaseModel, ConfigDict, Field
+
+    from edgeopt.metrics.cells import ResultCell, series
+
+    _PCT = {"p50": 50.0, "p90": 90.0, "p99": 99.0}
+
+
+    class StreamWorkload(BaseModel):
+        model_config = ConfigDict(extra="forbid", frozen=True)
+
+        frame_ms: int = Field(default=20, gt=0, le=1000, description="Audio per frame, ms (the stream's pace).")
+
+
+    def stream_cells(raw, workload):
+        """One cell per frame duration: per-frame latency (ms) and the real-time factor (latency / frame_ms)."""
+        frame_ms = workload.frame_ms
+        lat = np.asarray(raw.samples_ns, dtype=np.float64) / 1e6
+        rtf = lat / frame_ms
+
+        def stats(values):
+            if not values.size:
+                return {}
+            out = {k: float(np.percentile(values, q, method="inverted_cdf")) for k, q in _PCT.items()}
+            return {**out, "mean": float(values.mean())}
+
+        parts = (series("rtf", "ratio", rtf.tolist(), **stats(rtf)),
+                 series("frame_latency_ms", "ms", (), **stats(lat)))
+        return (ResultCell(key=f"frame{frame_ms}ms", axes={"frame_ms": frame_ms},
+                           series=tuple(p for p in parts if p is not None)),)
+'''
+
+KIND_AGENT = '''
+    """Agent side of ``streamrt``: a recurrent state update per frame (numpy only; never imports edgeopt)."""
+    import json
+
+    import numpy as np
+
+    from edgeopt_agent.protocol import TensorInfo
+    from edgeopt_agent.runtimes.base import Runtime
+
+
+    class StreamRuntime(Runtime):
+        name = "streamrt"
+        formats = ("stream",)
+        packages = (("numpy", ("numpy",)),)
+
+        def version(self):
+            return np.__version__
+
+        def load(self, model_path, options, threads):
+            with open(model_path) as fh:
+                spec = json.load(fh)
+            self.frame, self.state_size = int(spec["frame_samples"]), int(spec["state"])
+            rng = np.random.default_rng(0)
+            self.w = rng.standard_normal((self.state_size, self.state_size)).astype(np.float32) / self.state_size
+            self.u = rng.standard_normal((self.state_size, self.frame)).astype(np.float32) / self.frame
+            self.state = np.zeros(self.state_size, dtype=np.float32)
+
+        def inputs(self):
+            return [TensorInfo("frame", [self.frame], "float32")]
+
+        def outputs(self):
+            return [TensorInfo("state", [self.state_size], "float32")]
+
+        def bind(self, feeds):
+            x = np.asarray(feeds["frame"], dtype=np.float32).reshape(-1)[: self.frame]
+
+            def step():
+                self.state = np.tanh(self.w @ self.state + self.u @ x)
+                return self.state
+
+            return step
+'''
+
+
+def kind_plugin(root: Path) -> Path:
+    """Write the model-kind plug-in (kind ``streamer``, format ``stream``, runtime ``streamrt``) under ``root``."""
+    return _distribution(root, "edgeopt_testplug_kind", """
+        [edgeopt.kinds]
+        streamer = edgeopt_testplug_kind.host:STREAMER
+
+        [edgeopt.formats]
+        stream = edgeopt_testplug_kind.host:STREAM_FORMAT
+
+        [edgeopt.runtimes]
+        streamrt = edgeopt_testplug_kind.host:STREAMRT
+
+        [edgeopt_agent.runtimes]
+        streamrt = edgeopt_testplug_kind.agent:StreamRuntime
+    """, {"host.py": KIND_HOST, "cells.py": KIND_CELLS, "agent.py": KIND_AGENT})

@@ -151,7 +151,7 @@ def _measure(model_path: Path, settings: MeasureSettings, tgt: Target, runner: R
     def attempt(picked: str | None) -> tuple[str, _dt.datetime, RawRun]:
         runtime, runtime_options = choose_runtime(fmt, tgt, picked or settings.runtime, settings.runtime_options,
                                                   local=local)
-        request = _request(model_path, settings, tgt, runtime, runtime_options)
+        request = agent_request(model_path, settings, tgt, runtime, runtime_options)
         started = _dt.datetime.now(_dt.timezone.utc)
         return runtime, started, raise_for_error(runner.run(request, model_path, progress), runner.name)
 
@@ -198,7 +198,7 @@ def _percentile(settings: MeasureSettings) -> str:
     return pkey
 
 
-def _request(model_path: Path, settings: MeasureSettings, tgt: Target, runtime: str,
+def agent_request(model_path: Path, settings: MeasureSettings, tgt: Target, runtime: str,
              runtime_options: Mapping[str, Any] | None) -> Request:
     """The agent request: the settings, the chosen runtime and the energy settings for ``tgt``."""
     e = settings.energy

@@ -13,6 +13,7 @@ from ..deploy.use import DeploymentConflictError
 from ..errors import ExitCode, InputError
 from ..metrics.result import BenchResult
 from ..settings import MeasureSettings, RemoteSpec
+from .bench_kind_cmd import plugin_kinds
 from .bench_llm_cmd import llm_options, run_llm_bench, run_llm_fleet
 from .bench_many import bench_many, check_combination
 from .bench_tradeoff_cmd import is_tradeoff, list_options, run_tradeoff
@@ -47,6 +48,7 @@ from .sink_options import MlflowTarget, mlflow_options
 @mlflow_options
 @targets_dir_option
 @json_option
+@plugin_kinds
 def bench(
     model: Path, target: str | None, measure: dict[str, Any], no_budget: bool, threads: list[int],
     batches: list[int], html: Path | None, runtime_flags: dict[str, dict[str, Any]], samples: bool,
@@ -59,6 +61,8 @@ def bench(
 
     MODEL may be an LLM folder (onnxruntime-genai or OpenVINO GenAI): TTFT, TPOT, tokens/s and memory per workload
     cell of --prompt-tokens x --gen-tokens x --context-depth x --batch x --threads (docs/llm-bench.md).
+
+    MODEL may be of a plug-in model kind: its metrics per cell, its workload from --workload KEY=VALUE (docs/bench.md).
 
     Exit 0 pass, 1 budget failed or run invalid, 2 bad input, 3 device error (with --devices: every device).
     """

@@ -79,7 +79,7 @@ def render_baselines(items: list[Baseline], path: Path) -> None:
 def render_llm_comparison(c: LlmRunComparison) -> None:
     """One row per (cell, metric) of two LLM bench runs; verdict per row, REGRESSION when any regresses."""
     out = Console(width=200) if not sys.stdout.isatty() else Console()
-    t = Table(title=for_rich(f"LLM run {c.run_b} ({c.model_b}, {c.device_b}) vs run {c.run_a} ({c.model_a}, "
+    t = Table(title=for_rich(f"run {c.run_b} ({c.model_b}, {c.device_b}) vs run {c.run_a} ({c.model_a}, "
                              f"{c.device_a})"))
     for col in ("cell", "metric", "A", "B", "change", "p", "noise floor", "verdict"):
         t.add_column(col, justify="left" if col in ("cell", "metric", "verdict") else "right", no_wrap=True)

@@ -119,7 +119,8 @@ def compare_cells(store: HistoryStore, ra: RunRecord, rb: RunRecord, *, toleranc
     unmatched = sorted(set(cells_a) ^ set(cells_b))
     if not out:
         raise InputError(f"runs {ra.id} and {rb.id} share no workload cell (cells: {', '.join(cells_a)} vs "
-                         f"{', '.join(cells_b)}): bench both with the same --prompt-tokens/--gen-tokens/...")
+                         f"{', '.join(cells_b)}): bench both with the same workload (--prompt-tokens/--gen-tokens/..., "
+                         "or a plug-in kind's --workload)")
     return LlmRunComparison(run_a=ra.id, run_b=rb.id, model_a=ra.model_name, model_b=rb.model_name,
                             device_a=ra.device, device_b=rb.device, cells=out, unmatched=unmatched,
                             notes=[*notes, *(n for n in store.skipped if n not in notes)],  # rows left out
@@ -134,6 +135,9 @@ def compare_runs(store: HistoryStore, run_a: int | str, run_b: int | str, *,
 
     Raises:
         HistoryError / InputError: as :func:`compare`; runs of two kinds of model (an LLM run and a one-pass run).
+
+    Runs of a plug-in kind (the generic engine) take the per-cell path too when their cells are keyed (one unkeyed
+    cell: :func:`compare` on the kind's rank metric).
     """
     ra, rb = store.get(run_a), store.get(run_b)
     ka, kb = store.kind_of(ra), store.kind_of(rb)

@@ -31,11 +31,13 @@ import numpy as np
 from .. import jsonio
 from ..errors import InputError, first_line
 from ..metrics.cells import ResultCell
+from ..metrics.kind_result import KindBenchResult
 from ..metrics.result import BenchResult
 from ..registry import get_kind
 from ..registry.kind_spec import GENERATIVE, TENSOR, KindDescriptor
 from .bench_runs import RESULT_MAX_BYTES, RUN_COLUMNS, bench_values, device_label, record_of
 from .cells_rows import CELLS_DDL, StoredCell, read_cells, write_cells
+from .kind_runs import kind_result_of, kind_values
 from .llm_runs import llm_result_of, llm_values
 from .migrate import migrate, v1_cells, v1_kind
 from .records import Baseline, RunKind, RunRecord
@@ -226,17 +228,27 @@ class HistoryStore:
                                        verdict=verdict, group_id=group_id, label=label, now=_now()),
                             get_kind(GENERATIVE), result)
 
-    def _insert(self, values: dict[str, Any], model_kind: KindDescriptor, result: object) -> RunRecord:
-        """One ``runs`` row (the version-1 columns, for older readers) and its cells, in one transaction."""
+    def record_kind(self, result: KindBenchResult, *, kind: RunKind = "bench", device: str | None = None,
+                    verdict: str | None = None, group_id: str | None = None, label: str | None = None) -> RunRecord:
+        """Store one run of a generic-engine kind (a plug-in kind): its cells with every raw reading, the row's
+        version-1 columns from its rank metric (:mod:`.kind_runs`)."""
+        return self._insert(kind_values(result, kind=kind, device=device or device_label(result.runner),
+                                        verdict=verdict, group_id=group_id, label=label, now=_now()),
+                            get_kind(result.model_kind), result, cells=result.cells)
+
+    def _insert(self, values: dict[str, Any], model_kind: KindDescriptor, result: object,
+                cells: tuple[ResultCell, ...] | None = None) -> RunRecord:
+        """One ``runs`` row (the version-1 columns, for older readers) and its cells (``cells``, else the kind's
+        ``cells`` function of ``result``), in one transaction."""
         values = {**values, "model_kind": model_kind.name}
-        cells = [StoredCell.of(c) for c in model_kind.load_cells()(result)]
+        stored = [StoredCell.of(c) for c in (cells if cells is not None else model_kind.load_cells()(result))]
         columns = ", ".join(values)
         marks = ", ".join("?" for _ in values)
 
         def insert(conn: sqlite3.Connection) -> int:
             cur = conn.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", tuple(values.values()))
             run_id = int(cur.lastrowid or 0)
-            write_cells(conn, run_id, cells)
+            write_cells(conn, run_id, stored)
             return run_id
 
         return self.get(self._write(insert))
@@ -422,6 +434,13 @@ class HistoryStore:
         """The stored LLM bench result of a run (with its cells' raw readings), or None for another kind of run."""
         record, text = self._result_json(ref)
         return llm_result_of(self._checked(record, text)) if self.kind_of(record) == GENERATIVE else None
+
+    def kind_result(self, ref: int | str) -> KindBenchResult | None:
+        """The stored result of a generic-engine run (cells without raw readings: :meth:`cells` has them), or None
+        for a run of a built-in kind."""
+        record, text = self._result_json(ref)
+        kind = self.kind_of(record)
+        return None if kind in (TENSOR, GENERATIVE) else kind_result_of(self._checked(record, text))
 
     def _result_json(self, ref: int | str) -> tuple[RunRecord, str]:
         record = self.get(ref)

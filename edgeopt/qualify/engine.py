@@ -36,7 +36,7 @@ from .artifacts import Models, prepare, qualified_for, sha_of
 from .costs import cost_per_million
 from .device_jobs import DEADLINE_MARGIN_S, QualifyJob, QualifyRow, device_events
 from .gates import GateContext, deployment_check, evaluate, target_check
-from .llm_kind import is_llm_model
+from .llm_kind import generic_spec_kind, is_llm_model
 from .loader import LoadedSpec
 from .options import QualifyOptions
 from .outcome import (
@@ -77,6 +77,11 @@ def run_qualification(loaded: LoadedSpec, options: QualifyOptions | None = None)
             device work where it can be known then.
     """
     o = options or QualifyOptions()
+    generic = generic_spec_kind(loaded.spec, loaded.resolve)
+    if generic is not None:  # a plug-in kind: the generic engine (its cells, the metric gate; kind_engine)
+        from .kind_engine import run_kind_qualification
+
+        return run_kind_qualification(loaded, generic, o)
     if is_llm_model(loaded.spec, loaded.resolve):  # an LLM folder: generative bench, LLM gates (llm_engine)
         from .llm_engine import run_llm_qualification
 

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import EdgeoptError
-from ..registry import format_kind, get_format, get_kind
+from ..registry import KindDescriptor, format_kind, get_format, get_kind
 from ..registry.kind_spec import GENERATIVE, TENSOR
-from ..registry.lookup import detect_format
+from ..registry.lookup import detect_format, model_kind
 from ..zoo.registry import is_llm
 from .spec import GATE_KINDS, QualifySpec
 
@@ -39,9 +39,25 @@ def is_llm_model(spec: QualifySpec, resolve: Callable[[str], Path]) -> bool:
     return m.path is not None and folder_format(resolve(m.path)) is not None
 
 
+def generic_spec_kind(spec: QualifySpec, resolve: Callable[[str], Path]) -> KindDescriptor | None:
+    """The kind of the spec's model when the generic engine qualifies it (a plug-in kind), else None."""
+    if spec.model.path is None:
+        return None
+    kind = get_kind(model_kind(resolve(spec.model.path)))
+    return kind if kind.engine == "generic" else None
+
+
 def kind_problem(spec: QualifySpec, resolve: Callable[[str], Path]) -> tuple[tuple[str, ...], str] | None:
-    """``(key, message)`` of a gate, ``llm:`` or ``optimized`` that does not fit the kind of model, or None (the
-    loader raises it as a spec error at that key)."""
+    """``(key, message)`` of a gate, ``llm:``, ``workload:`` or ``optimized`` that does not fit the kind of model,
+    or None (the loader raises it as a spec error at that key)."""
+    generic = generic_spec_kind(spec, resolve)
+    if generic is not None:
+        from .kind_gates import generic_problem
+
+        return generic_problem(spec, generic)
+    if spec.workload is not None:
+        return ("workload",), ("'workload' sets the workload of a plug-in kind's model, and the model is not one: "
+                               "drop it (docs/qualify.md)")
     llm = is_llm_model(spec, resolve)
     kind = get_kind(GENERATIVE if llm else TENSOR)
     allowed = tuple(g for g in kind.gates if g in GATE_KINDS)

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..bench.llm.result import LlmBenchResult
 from ..errors import ExitCode
 from ..history.compare import SampleComparison
+from ..metrics.kind_result import KindBenchResult
 from ..metrics.result import BenchResult
 from .costs import CostEstimate
 
@@ -72,8 +73,8 @@ class ModelInfo(_Frozen):
     qualified_sha256: dict[str, str]
     recipe: str | None
     source: Literal["model", "optimized", "recipe"]
-    kind: Literal["onnx", "llm"] = Field(default="onnx", description="llm: the model is an LLM folder (hashes "
-                                         "over its files).")
+    kind: Literal["onnx", "llm", "plugin"] = Field(default="onnx", description="llm: the model is an LLM folder "
+                                                   "(hashes over its files); plugin: a plug-in kind's model.")
 
 
 class RegressionInfo(_Frozen):
@@ -104,6 +105,8 @@ class DeviceResult(_Frozen):
     paced: BenchResult | None = Field(default=None, description="The frame-paced run of the deadline_miss gate.")
     llm: LlmBenchResult | None = Field(default=None, description="An LLM spec's generative bench (cells with their "
                                        "raw readings; bench is null then).")
+    kind_bench: KindBenchResult | None = Field(default=None, exclude_if=lambda v: v is None, description="A "
+                                               "plug-in kind's bench (cells of its own metrics); absent otherwise.")
     gates: list[GateResult]
     costs: CostEstimate | None = None
     regression: RegressionInfo | None = None
@@ -154,6 +157,8 @@ class QualifyResult(_Frozen):
         devices = [d.model_copy(update={"bench": d.bench.model_copy(update={"samples_ms": None})}) if d.bench else d
                    for d in self.devices]
         devices = [d.model_copy(update={"llm": d.llm.without_samples()}) if d.llm else d for d in devices]
+        devices = [d.model_copy(update={"kind_bench": d.kind_bench.without_readings()}) if d.kind_bench else d
+                   for d in devices]
         return self.model_copy(update={"devices": devices})
 
 

@@ -7,9 +7,10 @@ bench results.
 
 from __future__ import annotations
 
-from typing import Literal
+import re
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator, model_validator
 
 from ..evaluation.spec import MetricSpec
 from ..metrics.latency import percentile_key
@@ -166,6 +167,40 @@ class EnergyPerTokenGate(_Strict):
     require_measured: bool = Field(default=False, description="Fail when the energy is an estimate (no sensor).")
 
 
+def _unset(value: object) -> bool:
+    return value is None
+
+
+class MetricGate(_Strict):
+    """A gate on one declared metric of a plug-in model kind (its KindDescriptor's ``metrics``), held in every cell
+    (the worst cell decides). ``stat``: a percentile the metric declares (computed from the raw readings, so the
+    run must support it), ``mean``, or ``value`` (a single-valued metric)."""
+
+    stat: str = Field(default="p50", description="p50, p90, p99, ... (of the metric's percentiles), mean or value.")
+    max: float | None = Field(default=None, description="Largest allowed value, in the metric's unit.")
+    min: float | None = Field(default=None, description="Smallest allowed value, in the metric's unit.")
+
+    @model_validator(mode="after")
+    def _one_bound(self) -> MetricGate:
+        if (self.max is None) == (self.min is None):
+            raise ValueError("give exactly one of 'max' or 'min'")
+        return self
+
+
+class MetricGates(RootModel[dict[str, MetricGate]]):
+    """The ``metric`` gate: metric name -> its gate, e.g. ``{rtf: {stat: p99, max: 0.5}}``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    @field_validator("root")
+    @classmethod
+    def _named(cls, value: dict[str, MetricGate]) -> dict[str, MetricGate]:
+        bad = [k for k in value if not re.fullmatch(r"[a-z0-9][a-z0-9_]*", k)]
+        if bad or not value:
+            raise ValueError(f"metric names are lower-case words, e.g. rtf (got {bad or 'none'})")
+        return value
+
+
 class Gates(_Strict):
     """At most one gate of each kind; a profile's gate is overridden key by key, or removed with ``null``."""
 
@@ -184,6 +219,8 @@ class Gates(_Strict):
     decode_tokens_per_s: DecodeRateGate | None = None
     kv_cache_mb: KvCacheGate | None = None
     energy_per_token: EnergyPerTokenGate | None = None
+    metric: MetricGates | None = Field(default=None, exclude_if=_unset,
+                                            description="Gates on a plug-in kind's own metrics (docs/qualify.md).")
 
     def active(self) -> list[str]:
         """Names of the gates that are set, in a fixed order."""
@@ -382,6 +419,8 @@ class QualifySpec(_Strict):
     gates: Gates = Field(default_factory=Gates)
     llm: LlmSpec | None = Field(default=None, description="Generative workload when the model is an LLM folder "
                                 "(default workload when omitted).")
+    workload: dict[str, Any] | None = Field(default=None, exclude_if=_unset, description="Workload settings of a "
+                                            "plug-in kind's model, checked against the kind's workload model.")
     allow_target_mismatch: bool = Field(
         default=False, description="Let a device whose hardware is not its target's (an x86 host measured as "
         "rpi5: a dry run) pass; otherwise such a device fails the `target` check.")

@@ -7,14 +7,20 @@ Two kinds ship: ``tensor`` (one-pass graph models: ONNX, OpenVINO IR, TFLite, ..
 (:class:`~edgeopt.registry.format_spec.FormatDescriptor` ``kind``) and a runtime which kinds it serves
 (:class:`~edgeopt.registry.runtime_spec.RuntimeDescriptor` ``kinds``), so "which kind is this model?" is one
 question to the registry (:func:`edgeopt.registry.model_kind`), never a test of a folder's files in a stage.
-A third kind registers like a runtime: a descriptor module and an ``edgeopt.kinds`` entry point.
+A third kind registers like a runtime: a descriptor module and an ``edgeopt.kinds`` entry point. It runs on the
+generic engine (``engine: generic``): it reuses an agent command (``run``) with its own agent runtime and format,
+and names two hooks, lazy ``module:attribute`` paths imported when first used: ``workload`` (a frozen pydantic
+model of its workload settings: ``bench --workload KEY=VALUE``, a qualify spec's ``workload:`` block) and
+``raw_cells`` (the agent's raw run and the workload -> cells of metric series in its own metrics). Bench, the
+history, compare, qualify's ``metric`` gate and the reports read those cells (docs/architecture.md, "Adding a
+model kind").
 """
 
 from __future__ import annotations
 
 import importlib
 import math
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -23,6 +29,10 @@ from .lazy import RegistryError
 # The built-in kinds' names (as names.py has the built-in runtimes'): what a command dispatches on.
 TENSOR = "tensor"
 GENERATIVE = "generative"
+# Which engine measures and judges a kind: the two built-ins keep their own result types; every other kind is
+# measured, recorded, compared and gated through its cells alone (edgeopt/bench/kind_bench.py).
+Engine = Literal["tensor", "generative", "generic"]
+_HOOK = r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$"
 
 
 class MetricSpec(BaseModel):
@@ -84,9 +94,15 @@ class KindDescriptor(BaseModel):
     gates: tuple[str, ...] = Field(
         default=(), description="Qualify gate kinds that apply to a model of this kind (the spec's gate keys).")
     model_word: str = Field(default="model", description="How messages name a model of this kind.")
-    cells: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$", description="'module:function'"
-                              " that turns its typed result into cells of metric series (edgeopt.metrics.cells), "
-                              "imported when first used.")
+    cells: str | None = Field(default=None, pattern=_HOOK, description="'module:function' that turns its typed "
+                              "result into cells of metric series (edgeopt.metrics.cells), imported when first used.")
+    engine: Engine = Field(default="generic", description="What measures it: the built-ins' own engines, or the "
+                           "generic one (agent_command through the runner, raw_cells, the metric gate).")
+    workload: str | None = Field(default=None, pattern=_HOOK, description="Generic engine: 'module:Model', a "
+                                 "frozen pydantic model of its workload settings (bench --workload KEY=VALUE, a "
+                                 "qualify spec's workload: block); None: it takes none.")
+    raw_cells: str | None = Field(default=None, pattern=_HOOK, description="Generic engine: 'module:function' "
+                                  "(raw run, workload) -> tuple of ResultCell in its metrics.")
 
     @model_validator(mode="after")
     def _rank_metric_is_declared(self) -> KindDescriptor:
@@ -101,14 +117,35 @@ class KindDescriptor(BaseModel):
         Raises:
             RegistryError: no cells function declared, or the path does not import.
         """
-        if self.cells is None:
-            raise RegistryError(f"kind {self.name} declares no cells function: add cells='module:function' to its "
-                                "descriptor")
-        module, _, attr = self.cells.partition(":")
+        return self._hook("cells")
+
+    def load_raw_cells(self) -> Any:
+        """The generic engine's ``raw_cells`` function (imported now). Raises RegistryError as :meth:`load_cells`."""
+        return self._hook("raw_cells")
+
+    def load_workload(self) -> type[BaseModel] | None:
+        """The workload settings model (imported now), None when the kind takes no workload.
+
+        Raises:
+            RegistryError: the path does not import or names no pydantic model.
+        """
+        if self.workload is None:
+            return None
+        model = self._hook("workload")
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise RegistryError(f"kind {self.name}: workload {self.workload!r} is not a pydantic model class")
+        return model
+
+    def _hook(self, field: str) -> Any:
+        path = getattr(self, field)
+        if path is None:
+            raise RegistryError(f"kind {self.name} declares no {field} function: add {field}='module:function' to "
+                                "its descriptor")
+        module, _, attr = path.partition(":")
         try:
             return getattr(importlib.import_module(module), attr)
         except (ImportError, AttributeError) as exc:
-            raise RegistryError(f"kind {self.name}: cells {self.cells!r} does not load ({exc})") from None
+            raise RegistryError(f"kind {self.name}: {field} {path!r} does not load ({exc})") from None
 
     def sampled_metrics(self) -> tuple[MetricSpec, ...]:
         """The metrics compare judges on raw readings, in declared order."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..metrics.kind_result import KindBenchResult
 from ..metrics.result import BenchResult
 from ..qualify.result import DeviceResult, GateResult, GateStatus, QualifyResult
 from ..untrusted import for_html as escape  # the one HTML sanitiser (edgeopt.untrusted)
@@ -204,12 +205,28 @@ def _regression_section(d: DeviceResult) -> str:
           f"{c.effect_size:.3f}", escape(c.verdict.value)]]) + f'<p class="note">{escape(c.explanation)}</p>'
 
 
+def _kind_section(k: KindBenchResult) -> str:
+    """A plug-in kind's run: one row per cell and metric (its summary), the workload, and why a run is invalid."""
+    rows = [[escape(c.key or "-"), escape(s.metric), escape(s.unit),
+             *(_num(s.summary.get(x)) for x in ("p50", "p90", "p99", "mean", "value")),
+             str(len(s.readings)) if s.readings else "-"] for c in k.cells for s in c.series]
+    facts = [("model kind", k.model_kind), ("format", k.model_format),
+             ("runtime", f"{k.runtime.name} {k.runtime.version}"), ("workload", k.workload)]
+    invalid = "".join(f'<p class="warn">INVALID: {escape(r)}</p>' for r in k.invalid_reasons)
+    mismatch = (f'<p class="warn"><b>TARGET MISMATCH</b>: {escape("; ".join(k.target_mismatch))}</p>'
+                if k.target_mismatch else "")
+    return (mismatch + invalid + "<h3>Cells</h3>" + _table(
+        ("cell", "metric", "unit", "p50", "p90", "p99", "mean", "value", "readings"), rows) + _kv(facts))
+
+
 def _device_section(d: DeviceResult, result: QualifyResult) -> str:
     status = "pass" if d.passed else "error" if d.status == "error" else "fail"
     head = (f'<h2 id="dev-{escape(d.label)}">Device {escape(d.label)} {_badge(status)}</h2><p class="sub">target '
             f"<code>{escape(d.target)}</code>, runner <code>{escape(d.runner or '')}</code></p>")
     if d.llm is not None:
         return head + llm_device_section(d, result)
+    if d.kind_bench is not None:
+        return head + _kind_section(d.kind_bench)
     if d.bench is None:
         return head + f'<p class="warn">Device error: {escape(d.error or "unknown")}</p>'
     b = d.bench

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from ..bench.llm.result import LlmBenchResult
+from ..metrics.cells import MetricSeries
+from ..metrics.kind_result import KindBenchResult
 from ..qualify.result import GateStatus, QualifyResult
 from ..untrusted import for_markdown, for_markdown_code
 
@@ -56,6 +58,9 @@ def render_markdown(result: QualifyResult) -> str:
         if d.llm is not None:
             lines += _llm_lines(d.label, d.target, d.llm)
             continue
+        if d.kind_bench is not None:
+            lines += _kind_lines(d.label, d.target, d.kind_bench)
+            continue
         if d.bench is None:
             lines.append(f"- {_code(d.label)}: device error: {_cell(d.error or '')}")
             continue
@@ -92,3 +97,12 @@ def _llm_lines(label: str, target: str, b: LlmBenchResult) -> list[str]:
                      f"{_value(c.peak_rss_mb, 'MiB')}, decode energy {energy}"
                      + ("" if c.valid else " — **cell INVALID**"))
     return lines
+
+
+def _kind_lines(label: str, target: str, k: KindBenchResult) -> list[str]:
+    """One line per cell of a plug-in kind's run: each metric's summary."""
+    def summary(s: MetricSeries) -> str:
+        return f"{_cell(s.metric)} " + " / ".join(f"{_cell(n)} {v:.4g}" for n, v in s.summary.items())
+
+    return [f"- {_code(label)} ({_cell(target)}), {_cell(k.model_kind)} cell {_cell(c.key or '-')}: "
+            + ", ".join(summary(s) for s in c.series) for c in k.cells]

@@ -49,6 +49,7 @@ def _t(dotted: str) -> Callable[[], type]:
 KINDS = {k.name: k for k in (
     Kind("bench", _t("edgeopt.metrics.result.BenchResult"), _bench_base),
     Kind("llm-bench", _t("edgeopt.bench.llm.result.LlmBenchResult")),
+    Kind("kind-bench", _t("edgeopt.metrics.kind_result.KindBenchResult")),
     Kind("profile", _t("edgeopt.profile.schema.ProfileResult")),
     Kind("profile-comparison", _t("edgeopt.profile.schema.ProfileComparison")),
     Kind("sweep", _t("edgeopt.sweep.result.SweepResult")),
@@ -108,6 +109,14 @@ def _qualify_reports(fmt: str) -> Callable[[Any, Path], str]:
     return render
 
 
+def _kind_devices(fmt: str) -> Callable[[Any, Path], str]:
+    """The qualify report with every device a plug-in kind's (only ``kind_bench`` set), so its section renders."""
+    def render(result: Any, tmp: Path) -> str:
+        devices = [d.model_copy(update={"llm": None, "bench": None}) for d in result.devices]
+        return _qualify_reports(fmt)(result.model_copy(update={"devices": devices}), tmp)
+    return render
+
+
 def _emit_json(result: Any, tmp: Path) -> None:
     from edgeopt.cli.json_out import emit_json
 
@@ -130,6 +139,8 @@ RENDERERS: list[tuple[str, str, str, Callable[[Any, Path], Any]]] = [
     ("bench", "terminal", "cli.render.render_bench", _call("edgeopt.cli.render", "render_bench")),
     ("llm-bench", "terminal", "bench.llm.render.render_llm_bench",
      _call("edgeopt.bench.llm.render", "render_llm_bench")),
+    ("kind-bench", "terminal", "cli.bench_kind_cmd.render_kind_bench",
+     _call("edgeopt.cli.bench_kind_cmd", "render_kind_bench")),
     ("profile", "terminal", "profile.render.render_profile", _call("edgeopt.profile.render", "render_profile")),
     ("profile", "html", "reports.profile_html.render_profile_html", _file(lambda r, t: _m(
         "edgeopt.reports.profile_html").render_profile_html(r), "")),
@@ -152,6 +163,8 @@ RENDERERS: list[tuple[str, str, str, Callable[[Any, Path], Any]]] = [
     ("qualify", "markdown", "reports summary.md", _qualify_reports("markdown")),
     ("qualify", "xml", "reports junit.xml", _qualify_reports("junit")),
     ("qualify", "json", "reports result.json", _qualify_reports("json")),
+    ("qualify", "html", "reports report.html (plug-in kind devices)", _kind_devices("html")),
+    ("qualify", "markdown", "reports summary.md (plug-in kind devices)", _kind_devices("markdown")),
     ("fleet", "terminal", "cli.fleet_render.render_fleet", _call("edgeopt.cli.fleet_render", "render_fleet")),
     ("fleet", "xml", "bench.fleet.junit.render_fleet_junit",
      _file(lambda r, t: _m("edgeopt.bench.fleet.junit").render_fleet_junit(r), "")),
@@ -190,7 +203,8 @@ RENDERERS: list[tuple[str, str, str, Callable[[Any, Path], Any]]] = [
     *[(name, "json", "--json (cli.json_out.emit_json)", _emit_json) for name in KINDS],
 ]
 
-_CONSOLE_MODULES = ("edgeopt.cli.render", "edgeopt.bench.llm.render", "edgeopt.profile.render",
+_CONSOLE_MODULES = ("edgeopt.cli.render", "edgeopt.bench.llm.render", "edgeopt.cli.bench_kind_cmd",
+                    "edgeopt.profile.render",
                     "edgeopt.cli.sweep_fleet", "edgeopt.cli.sweep_llm_fleet", "edgeopt.cli.qualify_render",
                     "edgeopt.cli.fleet_render", "edgeopt.cli.history_render", "edgeopt.cli.devices_render",
                     "edgeopt.cli.bench_tradeoff_cmd", "edgeopt.cli.optimize_render")

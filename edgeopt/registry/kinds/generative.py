@@ -27,5 +27,6 @@ DESCRIPTOR = KindDescriptor(
     rank_metric="tpot_ms",
     gates=("ttft_ms", "tpot_ms", "decode_tokens_per_s", "kv_cache_mb", "energy_per_token", "memory", "retention"),
     model_word="an LLM folder",
+    engine="generative",
     cells="edgeopt.bench.llm.cells:llm_cells",
 )

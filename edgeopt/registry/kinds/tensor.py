@@ -26,5 +26,6 @@ DESCRIPTOR = KindDescriptor(
     gates=("latency", "fps", "deadline_miss", "memory", "model_size", "retention", "energy", "cold_start",
            "throughput", "regression"),
     model_word="a one-pass model (not an LLM folder)",
+    engine="tensor",
     cells="edgeopt.metrics.cells:tensor_cells",
 )

@@ -1,0 +1,123 @@
+"""The generic bench: a model of a plug-in kind (``engine: generic``) measured through the same runner and agent
+as every other run, its result read as cells of metric series in the kind's own metrics.
+
+Flow: the model's format -> its kind (the registry, never the folder's files) -> the kind's workload settings
+(its pydantic model, :func:`parse_workload`) -> the runtime (the target's first that loads the format, or
+``--runtime``) -> the agent's ``run`` command through the runner (local subprocess or SSH) -> the kind's
+``raw_cells(raw, workload)`` -> every value checked against its MetricSpec (impossible: the run is invalid) ->
+:class:`~edgeopt.metrics.kind_result.KindBenchResult`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from edgeopt_agent.protocol import RawRun
+
+from .._version import __version__
+from ..errors import InputError
+from ..metrics.cells import ResultCell
+from ..metrics.kind_result import KindBenchResult, checked_cells
+from ..metrics.result import ModelInfo, RuntimeInfo, Settings
+from ..metrics.target_match import target_mismatch
+from ..registry import KindDescriptor, format_kind, get_kind
+from ..registry.lookup import choose_runtime, detect_format, model_digest, model_kind
+from ..runners import ProgressSink, Runner, raise_for_error
+from ..runners.select import use_runner
+from ..settings import MeasureSettings, RemoteSpec
+from ..targets import Target, load_registry
+from .api import agent_request
+
+__all__ = ["bench_kind", "generic_kind", "parse_workload"]
+
+
+def generic_kind(model: str | Path) -> KindDescriptor | None:
+    """The kind of ``model`` when the generic engine measures it (a plug-in kind), else None: told by the
+    registry (:func:`~edgeopt.registry.lookup.model_kind`, by suffix or a folder's entry file), before any check."""
+    kind = get_kind(model_kind(model))
+    return kind if kind.engine == "generic" else None
+
+
+def parse_workload(kind: KindDescriptor, given: Mapping[str, Any] | None, *, where: str = "--workload",
+                   ) -> BaseModel | None:
+    """The kind's workload settings from ``given`` (``KEY=VALUE`` strings from the CLI, or a spec's block),
+    validated by its model; its defaults when nothing is given; None for a kind that takes no workload.
+
+    Raises:
+        InputError: a key the model does not know, a bad value, or a workload for a kind that takes none.
+    """
+    model = kind.load_workload()
+    if model is None:
+        if given:
+            raise InputError(f"{where}: kind {kind.name} takes no workload settings (got {', '.join(given)}): "
+                             "drop them")
+        return None
+    try:
+        return model.model_validate(dict(given or {}))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err["loc"]) or "(workload)"
+        fields = ", ".join(model.model_fields)
+        raise InputError(f"{where} {key}: {err['msg']} (kind {kind.name}'s workload fields: {fields})") from None
+
+
+def bench_kind(model: str | Path, settings: MeasureSettings, *, workload: Mapping[str, Any] | None = None,
+               target: str | None = None, runner: Runner | None = None, remote: RemoteSpec | None = None,
+               progress: ProgressSink | None = None, targets_dirs: Sequence[Path] = ()) -> KindBenchResult:
+    """Measure a model of a generic kind once, on this machine or the device ``remote`` / ``runner`` names.
+
+    Raises:
+        InputError: the model is not of a generic kind, a bad workload, runtime or option (exit 2).
+        RunnerError: the agent or the device failed (exit 3).
+    """
+    path = Path(model)
+    fmt = str(detect_format(path))
+    kind = format_kind(fmt)
+    if kind.engine != "generic":
+        raise InputError(f"{path} is a {kind.name} model: bench it with edgeopt bench (the {kind.engine} engine)")
+    if kind.agent_command != "run":
+        raise InputError(f"kind {kind.name} names agent command {kind.agent_command!r}: the generic engine runs the "
+                         "agent's 'run' command; declare agent_command='run' with an agent runtime of its own")
+    w = parse_workload(kind, workload)
+    with use_runner(runner, remote, target) as placed:
+        tgt = load_registry(extra_dirs=targets_dirs).get(placed.target or "local")
+        local = placed.runner.describe().local
+        runtime, options = choose_runtime(fmt, tgt, settings.runtime, settings.runtime_options, local=local)
+        request = agent_request(path, settings, tgt, runtime, options)
+        started = _dt.datetime.now(_dt.timezone.utc)
+        raw = raise_for_error(placed.runner.run(request, path, progress), placed.runner.name)
+        digest, size = model_digest(path, fmt)
+        head = {"model": ModelInfo(path=str(path), sha256=digest, size_bytes=size, params=0), "model_format": fmt,
+                "runner": placed.runner.name, "started_at": started.isoformat(timespec="milliseconds")}
+        return kind_result(kind, raw, w, tgt, head)
+
+
+def kind_result(kind: KindDescriptor, raw: RawRun, workload: BaseModel | None, tgt: Target,
+                head: Mapping[str, Any]) -> KindBenchResult:
+    """The typed result of one raw run of ``kind``: its cells (the kind's ``raw_cells``), checked.
+
+    Raises:
+        InputError: the kind's ``raw_cells`` returned something other than cells (a plug-in bug, named).
+    """
+    cells = kind.load_raw_cells()(raw, workload)
+    if not isinstance(cells, tuple) or not all(isinstance(c, ResultCell) for c in cells):
+        raise InputError(f"kind {kind.name}: raw_cells {kind.raw_cells!r} returned {type(cells).__name__}, not a "
+                         "tuple of edgeopt.metrics.cells.ResultCell: fix the plug-in")
+    cells, reasons = checked_cells(kind, cells)
+    req = raw.request or {}
+    if raw.truncated:
+        reasons.append(f"the watchdog stopped the timed phase at max_duration_s={req.get('max_duration_s')} s")
+    if not cells:
+        reasons.append(f"kind {kind.name}'s raw_cells found no cell in the run")
+    mismatch = target_mismatch(tgt, raw.environment)
+    return KindBenchResult(
+        model_kind=kind.name, edgeopt_version=__version__, target=tgt.name, runtime=RuntimeInfo(**raw.runtime),
+        settings=Settings(**{k: req[k] for k in Settings.model_fields if k in req}),
+        workload=workload.model_dump(mode="json") if workload is not None else {},
+        timed_s=float(raw.timed_wall_s), truncated=raw.truncated, cells=cells, valid=not reasons,
+        invalid_reasons=reasons, environment=raw.environment, target_mismatch=mismatch, **head)

@@ -1,0 +1,142 @@
+"""``edgeopt bench MODEL`` for a model of a plug-in kind (the generic engine, :mod:`edgeopt.bench.kind_bench`):
+``--workload KEY=VALUE`` (the kind's workload settings), a table of its cells' metrics or ``--json``, the history.
+
+Exit codes as every bench: 0 a valid run, 1 an invalid run (an impossible value, the watchdog), 2 bad input,
+3 device error (docs/exit-codes.md).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from ..bench.kind_bench import bench_kind, generic_kind
+from ..errors import ExitCode, InputError
+from ..history import HistoryError, open_store
+from ..metrics.kind_result import KindBenchResult
+from ..registry import KindDescriptor
+from ..settings import MeasureSettings, RemoteSpec
+from ..untrusted import for_rich
+from .common import emit_json
+from .history_options import HistoryOptions
+from .progress import StderrProgress
+from .runtime_flags import runtime_choice
+from .tables import Col, fit_table, human_count
+
+_out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 150)
+
+
+def plugin_kinds(f: Callable[..., int]) -> Callable[..., int]:
+    """Give ``edgeopt bench`` the ``--workload KEY=VALUE`` option (repeatable) and send a model of a plug-in kind
+    (:func:`~edgeopt.bench.kind_bench.generic_kind`) to the generic engine; any other model goes to ``f``.
+
+    Raises:
+        InputError: ``--workload`` for a model that is not of a plug-in kind.
+    """
+    @functools.wraps(f)
+    def wrapper(*args: Any, workload: tuple[str, ...] = (), **kw: Any) -> int:
+        kind = generic_kind(kw["model"])
+        if kind is None:
+            if workload:
+                raise InputError(f"--workload sets a plug-in model kind's workload and {kw['model']} is not such a "
+                                 "model: drop it (docs/bench.md)")
+            return f(*args, **kw)
+        return _bench(kind, workload, kw)
+
+    return click.option("--workload", "workload", multiple=True, metavar="KEY=VALUE",
+                        help="A workload setting of a plug-in model kind (repeat it), checked against the kind's "
+                             "workload model (docs/bench.md, \"Plug-in model kinds\").")(wrapper)
+
+
+def _bench(kind: KindDescriptor, workload: tuple[str, ...], kw: dict[str, Any]) -> int:
+    """bench's parsed options for a plug-in kind's model: its settings, then :func:`run_kind_bench`."""
+    measure, threads, batches = kw["measure"], kw["threads"], kw["batches"]
+    settings = MeasureSettings.from_kwargs(
+        **{**measure, "fps": None,
+           **runtime_choice(measure["runtime"], kw["runtime_flags"], measure["runtime_options"])},
+        use_target_fps=False, threads=threads[0] if threads else 0, batch=batches[0] if batches else 1,
+        keep_samples=True)
+    refused = {"--devices": kw["fleet"].enabled, "--mlflow": kw["mlflow"] is not None, "--html": kw["html"] is not None,
+               "--threads/--batch lists": len(threads) > 1 or len(batches) > 1}
+    return run_kind_bench(kw["model"], kind, settings, workload=workload, target=kw["target"], remote=kw["remote"],
+                          targets_dirs=kw["targets_dirs"], history=kw["history"], samples=kw["samples"],
+                          as_json=kw["as_json"], refused=refused)
+
+
+def workload_pairs(items: Sequence[str]) -> dict[str, str]:
+    """``("frame_ms=20", ...)`` as a dict. Raises InputError naming an item without ``=`` or a repeated key."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"--workload {item!r}: give KEY=VALUE, e.g. --workload frame_ms=20")
+        if key.strip() in out:
+            raise InputError(f"--workload {key.strip()} given twice: give each setting once")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def run_kind_bench(model: Path, kind: KindDescriptor, settings: MeasureSettings, *, workload: Sequence[str],
+                   target: str | None, remote: RemoteSpec, targets_dirs: Sequence[Path], history: HistoryOptions,
+                   samples: bool, as_json: bool, refused: dict[str, bool]) -> int:
+    """Bench ``model`` of generic kind ``kind`` once; record, print; the exit code.
+
+    Raises:
+        InputError: an option that does not apply to a plug-in kind (``refused``: flag -> given), a bad workload.
+    """
+    given = [flag for flag, on in refused.items() if on]
+    if given:
+        raise InputError(f"{model} is a {kind.name} model (a plug-in kind): {', '.join(given)} do(es) not apply to "
+                         "it; bench it on one device, one threads/batch value (docs/bench.md)")
+    with StderrProgress() as progress:
+        result = bench_kind(model, settings, workload=workload_pairs(workload), target=target, remote=remote,
+                            progress=progress, targets_dirs=targets_dirs)
+    _record(result, history, remote.device)
+    shown = result if samples else result.without_readings()
+    if as_json:
+        emit_json(shown)
+    else:
+        render_kind_bench(shown)
+    return int(ExitCode.OK if result.valid else ExitCode.GATE_FAILED)
+
+
+def _record(result: KindBenchResult, history: HistoryOptions, device: str | None) -> None:
+    if not history.enabled:
+        return
+    try:
+        store = open_store(history.db)
+        run = store.record_kind(result, kind="bench", device=device, verdict=None if result.valid else "fail")
+    except HistoryError as exc:
+        click.echo(f"edgeopt: warning: run not recorded in the history: {exc}", err=True)
+        return
+    click.echo(f"edgeopt: recorded as history run {run.id} in {store.path}", err=True)
+
+
+_COLS = (Col("cell", 9, numeric=False), Col("metric", 9, numeric=False), Col("unit", 5, numeric=False),
+         Col("p50", 8), Col("p99", 6), Col("mean", 5), Col("value", 7), Col("readings", 4))
+
+
+def render_kind_bench(r: KindBenchResult) -> None:
+    """One row per cell and metric; the verdict, invalid reasons and warnings below."""
+    rows: list[list[str]] = []
+    for c in r.cells:
+        for s in c.series:
+            rows.append([c.key or "-", s.metric, s.unit, *(human_count(s.summary.get(k))
+                                                          for k in ("p50", "p99", "mean", "value")),
+                         f"{len(s.readings):,}" if s.readings else "-"])
+    title = (f"{Path(r.model.path).name} ({r.model_kind}, {r.model_format}) on {r.target} via {r.runner}, "
+             f"{r.runtime.name} {r.runtime.version}")
+    table, _ = fit_table(for_rich(title), _COLS, [[for_rich(x) for x in row] for row in rows], _out.width)
+    _out.print(table)
+    if r.workload:
+        _out.print(for_rich("workload: " + ", ".join(f"{k}={v}" for k, v in r.workload.items())), soft_wrap=True)
+    for reason in r.invalid_reasons:
+        _out.print(f"[red]INVALID:[/] {for_rich(reason)}", soft_wrap=True)
+    for note in [*r.warnings, *r.target_mismatch]:
+        _out.print(f"[yellow]note:[/] {for_rich(note)}", soft_wrap=True)

@@ -1,0 +1,150 @@
+"""Issue 30's proof for a model kind: a plug-in written to a temp directory (``streamer``: a stateful streaming
+encoder judged by its real-time factor ``rtf``; its kind descriptor, workload model, raw-run -> cells hook, format
+and agent runtime; tests/plugin_kit.py) goes through ``bench``, the history, ``compare``, qualify's ``metric`` gate
+and the HTML / JUnit reports with no edit to edgeopt. Real CLI calls, the real agent as the local runner's
+subprocess, the plug-in's numpy runtime doing the work."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from edgeopt.cli.main import main
+from tests.plugin_kit import kind_plugin
+
+FAST = ["--iterations", "120", "--min-duration", "0", "--warmup", "2", "--no-energy"]
+
+
+@pytest.fixture()
+def streamer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The plug-in on EDGEOPT_PLUGIN_PATH and a model of its kind; returns the model."""
+    root = kind_plugin(tmp_path / "plugin")
+    monkeypatch.setattr(sys, "path", list(sys.path))  # restored afterwards: later tests do not see the plug-in
+    monkeypatch.setenv("EDGEOPT_PLUGIN_PATH", str(root))
+    model = tmp_path / "encoder.stream"
+    model.write_text(json.dumps({"frame_samples": 320, "state": 96}))
+    return model
+
+
+def _spec(tmp_path: Path, model: Path, name: str, gates: str) -> Path:
+    spec = tmp_path / f"{name}.yaml"
+    spec.write_text(textwrap.dedent(f"""
+        name: {name}
+        model: {{path: {model}}}
+        workload: {{frame_ms: 10}}
+        measure: {{iterations: 120, min_duration_s: 0, warmup: 2, energy: false}}
+        gates:
+          metric:
+        """) + textwrap.indent(textwrap.dedent(gates), "    "))
+    return spec
+
+
+def test_a_model_kind_plug_in_joins_bench_history_compare_qualify_and_the_reports(streamer, tmp_path, capsys):
+    db = str(tmp_path / "history.sqlite3")
+    runs = []
+    for _ in range(2):
+        code = main(["bench", str(streamer), *FAST, "--workload", "frame_ms=10", "--history-db", db, "--json"])
+        captured = capsys.readouterr()
+        assert code == 0, captured.err[-2000:]
+        result = json.loads(captured.out)
+        assert (result["kind"], result["model_kind"], result["model_format"]) == ("kind_bench", "streamer", "stream")
+        assert result["runtime"]["name"] == "streamrt" and result["workload"] == {"frame_ms": 10} and result["valid"]
+        (cell,) = result["cells"]
+        assert cell["key"] == "frame10ms" and cell["axes"] == {"frame_ms": 10}
+        rtf = next(s for s in cell["series"] if s["metric"] == "rtf")
+        lat = next(s for s in cell["series"] if s["metric"] == "frame_latency_ms")
+        assert rtf["unit"] == "ratio" and 0 < rtf["summary"]["p50"] <= rtf["summary"]["p99"]
+        assert rtf["summary"]["p50"] == pytest.approx(lat["summary"]["p50"] / 10)  # rtf = latency / frame duration
+        runs.append(int(captured.err.split("recorded as history run ")[1].split()[0]))
+
+    assert main(["history", "--history-db", db, "--json"]) == 0
+    listed = {r["id"]: r for r in json.loads(capsys.readouterr().out)}
+    assert set(runs) <= set(listed) and {listed[r]["runtime"] for r in runs} == {"streamrt"}
+    from edgeopt.history import HistoryStore
+
+    store = HistoryStore(db)
+    stored = store.kind_result(runs[0])
+    assert stored is not None and stored.model_kind == "streamer" and stored.workload == {"frame_ms": 10}
+    assert store.kind_of(store.get(runs[0])) == "streamer"
+    assert len(store.readings(runs[0], "rtf", "frame10ms")) >= 120  # every frame's reading, for compare
+
+    code = main(["compare", str(runs[0]), str(runs[1]), "--history-db", db, "--json"])
+    comparison = json.loads(capsys.readouterr().out)
+    assert code == (1 if comparison["regression"] else 0)  # the verdict is timing's; the shape is the point
+    (judged,) = comparison["cells"]
+    assert judged["cell"] == "frame10ms" and [m["metric"] for m in judged["metrics"]] == ["rtf"]
+    assert judged["metrics"][0]["verdict"] is not None and judged["metrics"][0]["p_value"] is not None
+
+    passing = _spec(tmp_path, streamer, "stream-pass", "rtf: {stat: p99, max: 1000}\n")
+    code = main(["qualify", str(passing), "--report-dir", str(tmp_path / "qp"), "--history-db", db, "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0, [g["detail"] for d in out["devices"] for g in d["gates"]]
+    (device,) = out["devices"]
+    assert device["kind_bench"]["model_kind"] == "streamer" and device["history_run_id"] is not None
+    assert [(g["gate"], g["status"]) for g in device["gates"]] == [("metric:rtf:p99", "pass")]
+
+    failing = _spec(tmp_path, streamer, "stream-fail", "rtf: {stat: p50, max: 0.000000001}\n"
+                                                      "frame_latency_ms: {stat: mean, max: 100000}\n")
+    report = tmp_path / "qf"
+    assert main(["qualify", str(failing), "--report-dir", str(report), "--history-db", db, "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert [(g["gate"], g["status"]) for g in out["devices"][0]["gates"]] == [
+        ("metric:rtf:p50", "fail"), ("metric:frame_latency_ms:mean", "pass")]
+    html = (report / "report.html").read_text()
+    junit = (report / "junit.xml").read_text()
+    assert "rtf p50" in html and "frame_latency_ms mean" in html
+    assert "<h3>Cells</h3>" in html and "Device error" not in html  # the device's cells, not an error note
+    assert "streamer cell frame10ms: rtf p50" in (report / "summary.md").read_text()
+    assert 'name="metric:rtf:p50"' in junit and 'type="GateFailed"' in junit
+    assert 'name="metric:frame_latency_ms:mean"' in junit
+
+
+def test_a_plug_in_kinds_spec_and_workload_are_checked_against_its_declarations(streamer, tmp_path, capsys):
+    bad_metric = _spec(tmp_path, streamer, "bad-metric", "latency_ms: {stat: p50, max: 1}\n")
+    assert main(["qualify", str(bad_metric), "--report-dir", str(tmp_path / "a"), "--no-history"]) == 2
+    assert "kind streamer has no metric 'latency_ms'; its metrics: rtf, frame_latency_ms" in capsys.readouterr().err
+    bad_stat = _spec(tmp_path, streamer, "bad-stat", "rtf: {stat: value, max: 1}\n")
+    assert main(["qualify", str(bad_stat), "--report-dir", str(tmp_path / "b"), "--no-history"]) == 2
+    assert "rtf has no statistic 'value': use one of p50, p90, p99, mean" in capsys.readouterr().err
+    one_pass_gate = tmp_path / "latency.yaml"
+    one_pass_gate.write_text(f"name: latency\nmodel: {{path: {streamer}}}\ngates: {{latency: {{max_ms: 5}}}}\n")
+    assert main(["qualify", str(one_pass_gate), "--report-dir", str(tmp_path / "c"), "--no-history"]) == 2
+    assert "gate 'latency' does not apply: the model is a streaming encoder (kind streamer)" in capsys.readouterr().err
+
+    assert main(["bench", str(streamer), *FAST, "--workload", "frame_ms=0", "--no-history"]) == 2
+    assert "--workload frame_ms: Input should be greater than 0" in capsys.readouterr().err
+    assert main(["bench", str(streamer), *FAST, "--workload", "hop_ms=5", "--no-history"]) == 2
+    assert "(kind streamer's workload fields: frame_ms)" in capsys.readouterr().err
+    assert main(["bench", str(streamer), *FAST, "--batch", "1,2", "--no-history"]) == 2
+    assert "--threads/--batch lists do(es) not apply" in capsys.readouterr().err
+    assert main(["bench", str(tmp_path / "m.onnx"), "--workload", "frame_ms=10", "--no-history"]) == 2
+    assert "--workload sets a plug-in model kind's workload" in capsys.readouterr().err
+
+
+def test_the_toy_metrics_physics_makes_a_run_with_an_impossible_reading_invalid(streamer):
+    """A device that reports a 0 ns frame: rtf 0 is impossible (its MetricSpec: > 0), so the run is invalid and the
+    cell is marked, whatever the plug-in's cells function computed from it."""
+    from edgeopt.bench.kind_bench import kind_result, parse_workload
+    from edgeopt.metrics.result import ModelInfo
+    from edgeopt.registry import get_kind
+    from edgeopt.targets import load_registry
+    from edgeopt_agent.protocol import RawRun, Request
+
+    kind = get_kind("streamer")
+    head = {"model": ModelInfo(path=str(streamer), sha256="0" * 64, size_bytes=1, params=0), "model_format": "stream",
+            "runner": "local", "started_at": "2026-01-01T00:00:00+00:00"}
+    request = Request(model_path=str(streamer), runtime="streamrt").to_dict()
+    honest = RawRun(status="ok", request=request, runtime={"name": "streamrt", "version": "1"},
+                    samples_ns=[120_000] * 30, timed_wall_s=0.01)
+    lying = RawRun(**{**honest.to_dict(), "samples_ns": [0] + [120_000] * 29})
+    target = load_registry().get("local")
+    workload = parse_workload(kind, {"frame_ms": "10"})
+    assert kind_result(kind, honest, workload, target, head).valid
+    result = kind_result(kind, lying, workload, target, head)
+    assert not result.valid
+    assert result.invalid_reasons[0] == "cell 'frame10ms': rtf is 0 ratio (<= 0)"
+    assert result.cells[0].impossible == ("rtf is 0 ratio (<= 0)",)  # its summaries hold no 0: only rtf is marked
