@@ -12,7 +12,7 @@ import math
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 import numpy as np
 
@@ -75,7 +75,7 @@ def _member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> Member:
                   stored_bytes=info.file_size)
 
 
-def _header(fh: BinaryIO) -> tuple[tuple[int, ...], np.dtype]:
+def _header(fh: IO[bytes]) -> tuple[tuple[int, ...], np.dtype]:
     version = np.lib.format.read_magic(fh)
     if version == (1, 0):
         shape, _fortran, dtype = np.lib.format.read_array_header_1_0(fh)

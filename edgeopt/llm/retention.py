@@ -128,13 +128,13 @@ def score_folder(folder: Path, text: str, settings: RetentionSettings, runner: R
                           eval_output=str(out), progress_interval_s=0)
         raise_for_error(runner.evaluate(request, Path(folder), progress), runner.name)
         try:
-            arrays = load_arrays(out, max_bytes=MAX_ARRAY_FILE_BYTES)
+            scores = load_arrays(out, max_bytes=MAX_ARRAY_FILE_BYTES)
         except (OSError, InboundError) as exc:
             raise InputError(f"the agent on {runner.name} wrote unreadable retention outputs ({exc}); update the "
                              "agent on the device") from None
-        if not isinstance(arrays, dict):
+        if not isinstance(scores, dict):
             raise InputError(f"the agent on {runner.name} wrote one array, not an .npz archive; update the agent")
-        return arrays
+        return scores
 
 
 def _kl(ref_logp: np.ndarray, cand_logp: np.ndarray) -> np.ndarray:
