@@ -165,7 +165,8 @@ def width_problem(config: Mapping[str, Any], level: str) -> str | None:
     """Why no matrix of this model can take ``level``'s type: llama.cpp needs rows (a matrix's input width:
     ``hidden_size`` for most, ``intermediate_size`` for the MLP's down projection) that its block divides."""
     block = TYPES[level][1]
-    widths = {k: config.get(k) for k in ("hidden_size", "intermediate_size") if isinstance(config.get(k), int)}
+    widths: dict[str, int] = {k: v for k in ("hidden_size", "intermediate_size")
+                              if isinstance(v := config.get(k), int)}
     if block <= 1 or not widths or any(w % block == 0 for w in widths.values()):
         return None
     shown = ", ".join(f"{k} {w}" for k, w in widths.items())
@@ -210,7 +211,7 @@ def _gpt2_byte_level(folder: Path) -> bool:
 def _convert(src: Path, dst: Path, conv: Path, declared: list[str]) -> None:
     """llama.cpp's converter (F32), the unknown GPT-2 byte-level pre-tokenizer declared as ``gpt-2``."""
     sys.path[:0] = [str(conv / "gguf-py"), str(conv)]
-    from conversion import base  # type: ignore[import-not-found]  # llama.cpp's, from the sdist
+    from conversion import base  # llama.cpp's, from the sdist
 
     original = base.TextModel.get_vocab_base_pre
 
@@ -224,7 +225,7 @@ def _convert(src: Path, dst: Path, conv: Path, declared: list[str]) -> None:
             return "gpt-2"
 
     base.TextModel.get_vocab_base_pre = get_vocab_base_pre
-    import convert_hf_to_gguf  # type: ignore[import-not-found]
+    import convert_hf_to_gguf
 
     sys.argv = ["convert_hf_to_gguf.py", str(src), "--outfile", str(dst), "--outtype", "f32"]
     convert_hf_to_gguf.main()

@@ -10,12 +10,12 @@ generation) come back per repetition as ``runtime_metrics``: ``ttft_ms`` (its pr
 eval time per token); they accumulate at a synchronize, which every token's logits read is.
 
 Memory: the weights are ``mmap``-ed from the file by default (``use_mmap``). RSS then counts the file's pages as
-they are touched (file-backed, shared and reclaimable under pressure, not a private copy), so a load's RSS growth
-is small and the first generations fault the weights in; ``details`` reports RssFile (the mapping's resident
-pages) and RssAnon (private memory: the KV cache, compute buffers) apart. ``use_mmap: false`` reads the whole file
-into private memory at load instead. The KV cache is allocated for ``n_ctx`` tokens when the context is made
-(its element type: ``cache_type`` f16, the default, or q8_0, f32, bf16; q8_0 needs flash attention, turned on
-for it).
+they are touched (file-backed, shared and reclaimable under pressure, not a private copy), so a load's RSS growth is
+small and the first generations fault the weights in; ``details`` reports RssFile (file-backed resident pages: the
+mapping's and the shared libraries') and RssAnon (private memory: the KV cache, compute buffers) apart. ``use_mmap:
+false`` reads the whole file into private memory at load instead. The KV cache is allocated for ``n_ctx`` tokens
+when the context is made (its element type: ``cache_type`` f16, the default, or q8_0, f32, bf16; q8_0 needs flash
+attention, turned on for it).
 
 Batch: llama-cpp-python's ``Llama`` runs one sequence; a cell with ``batch > 1`` is refused with the reason.
 """
@@ -241,7 +241,8 @@ class LlamaCppRuntime(GenerativeRuntime):
                                 if self._path and os.path.isfile(self._path) else None}
         info.update(self._settings)
         info.update(rss_file_kb=_status_kb("RssFile"), rss_anon_kb=_status_kb("RssAnon"),
-                    memory_note="weights mmap'd from the file: RSS counts its touched pages (RssFile, shared and "
-                                "reclaimable), the KV cache and buffers are RssAnon" if self._settings.get("use_mmap")
-                                else "weights read into private memory (use_mmap false): RSS holds them whole")
+                    memory_note="weights mmap'd from the file: RSS counts its touched pages within RssFile (every "
+                                "file-backed page: the GGUF's and the shared libraries'; shared and reclaimable), the "
+                                "KV cache and compute buffers are RssAnon" if self._settings.get("use_mmap")
+                                else "weights read into private memory (use_mmap false): RssAnon holds them whole")
         return info

@@ -152,3 +152,25 @@ def test_qualify_gates_a_gguf_folder_with_the_llm_gates(gguf, tmp_path, capsys):
     (device,) = out["devices"]
     assert device["llm"]["runtime"]["name"] == "llama_cpp" and device["llm"]["model_format"] == "gguf"
     assert {g["gate"] for g in device["gates"]} >= {"tpot_ms", "decode_tokens_per_s"}
+
+
+def test_one_sweep_ranks_gguf_levels_beside_onnxruntime_genais(gguf, tiny_llama_fp32, tmp_path, capsys):
+    """The runtimes' levels come from their descriptors; every passing level of both runtimes is timed in the same
+    interleaved rounds and one recommendation names the fastest (tiny_llama_fp32: the same zoo model's fp32
+    onnxruntime-genai level, built once per session)."""
+    out = tmp_path / "sweep"
+    shutil.copytree(gguf["levels"], out / "levels")
+    shutil.copytree(tiny_llama_fp32["levels"] / "onnxruntime_genai", out / "levels" / "onnxruntime_genai")
+    code = main(["sweep", str(gguf["src"]), "--eval", str(gguf["text"]), "--runtimes", "onnxruntime_genai,llama_cpp",
+                 "--levels", "q8_0", "--min-retention", "0.5", "--eval-limit", "2", "--threads", "1", "--out",
+                 str(out), "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-2000:]
+    sweep = json.loads(captured.out)
+    rows = {(lv["name"], lv["runtime"]): lv for lv in sweep["levels"]}
+    assert set(rows) == {("fp32", "onnxruntime_genai"), ("fp32", "llama_cpp"), ("q8_0", "llama_cpp")}
+    assert all(lv["passed"] and lv["rounds_tpot_ms"] and lv["rank_tokens_per_s"] for lv in rows.values())
+    assert len({len(lv["rounds_tpot_ms"]) for lv in rows.values()}) == 1  # the same rounds for every level
+    rec = sweep["recommendation"]
+    assert (rec["name"], rec["runtime"]) in rows
+    assert json.loads((Path(rec["deployment"]) / "deployment.json").read_text())["runtime"] == rec["runtime"]
