@@ -93,6 +93,11 @@ def test_bench_a_single_gguf_file_and_a_q8_0_kv_cache(gguf, tmp_path, capsys):
     assert cell["kv_cache_bytes"] == layers * 2 * kv_heads * 20 * (head + 2 * head // 32)
 
 
+def test_a_batch_above_one_is_a_runtime_error_naming_it(gguf, capsys):
+    code = main(["bench", str(gguf["q8_0"]), *SMALL, "--batch", "2", "--json"])
+    assert code == 3 and "one sequence per generation (batch 1); got batch 2" in capsys.readouterr().err
+
+
 def test_the_gguf_tokenizes_as_the_hf_folder_and_q8_0_keeps_the_f32_behaviour(gguf):
     from transformers import AutoTokenizer
 
