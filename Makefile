@@ -14,7 +14,13 @@ TEST_STAMP := $(VENV)/.installed-test-stamp
 # Extras the test suite exercises: every runtime and pass that installs from the registries here.
 # ray: ~80 MB wheel, ~250 MB installed, ~10 s to install here; its tests skip with the reason when absent.
 # llm: onnxruntime-genai, openvino-genai, transformers, tokenizers (~150 MB installed); docs/llm.md.
-TEST_EXTRAS := dev,openvino,nncf,litert,torch,images,coreml,ray,llm
+# llamacpp: llama-cpp-python, an sdist only (docs/llm.md, "llama.cpp"): its wheel is built once (~15 min on 2 cores)
+# into LLAMACPP_WHEELS, keyed by version, build flags and architecture (pip's own cache keys on the sdist alone), and
+# installed from there. GGML_NATIVE=OFF: no -march=native, so the wheel runs on any CPU of the arch (AVX2 on x86).
+TEST_EXTRAS := dev,openvino,nncf,litert,torch,images,coreml,ray,llm,llamacpp
+LLAMACPP_VERSION := 0.3.36
+LLAMACPP_CMAKE_ARGS := -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
+LLAMACPP_WHEELS ?= $(HOME)/.cache/edgeopt/wheels/llama-cpp-python-$(LLAMACPP_VERSION)-$(shell uname -m)-nonnative
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
@@ -23,7 +29,10 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 $(TEST_STAMP): $(STAMP) pyproject.toml
-	$(PY) -m pip install -q -e ".[$(TEST_EXTRAS)]"
+	@ls $(LLAMACPP_WHEELS)/llama_cpp_python-$(LLAMACPP_VERSION)-*.whl >/dev/null 2>&1 || \
+		CMAKE_ARGS="$(LLAMACPP_CMAKE_ARGS)" $(PY) -m pip wheel -q --no-deps --no-binary llama-cpp-python \
+		-w $(LLAMACPP_WHEELS) llama-cpp-python==$(LLAMACPP_VERSION)
+	$(PY) -m pip install -q --find-links $(LLAMACPP_WHEELS) -e ".[$(TEST_EXTRAS)]"
 	@touch $(TEST_STAMP)
 
 install: $(STAMP)

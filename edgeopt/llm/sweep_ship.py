@@ -50,7 +50,8 @@ def _deployment(row: LlmSweepLevel, files: list[DeployedFile], result: LlmSweepR
         retention=row.retention.retention, latency_ms=float(row.tpot_ms_p50 or 0.0), size_bytes=row.size_bytes,
         eval_samples=row.retention.positions, decode_tokens_per_s=row.rank_tokens_per_s, ttft_ms=row.ttft_ms_p50)
     return Deployment(
-        name=f"{row.name}/{row.runtime}", recipe=row.name, model=entry_file(row.runtime), format=row.runtime,
+        name=f"{row.name}/{row.runtime}", recipe=row.name, model=entry_file(row.runtime),
+        format=get_runtime(row.runtime).delivers or row.runtime,
         files=tuple(files), runtime=row.runtime, runtime_version=row.runtime_version, runtime_options={},
         threads=_threads(result), cpu_flags=tuple(row.cpu_flags),
         source_model_sha256=result.model_sha256, measured=measured, edgeopt_version=__version__,

@@ -47,6 +47,7 @@ BUILTIN_FORMATS: dict[str, str] = {
     # so they come before the Hugging Face folder); docs/llm.md.
     "openvino_genai": "edgeopt.registry.formats.openvino_genai:DESCRIPTOR",
     "onnxruntime_genai": "edgeopt.registry.formats.onnxruntime_genai:DESCRIPTOR",
+    "gguf": "edgeopt.registry.formats.gguf:DESCRIPTOR",
     "hf_llm": "edgeopt.registry.formats.hf_llm:DESCRIPTOR",
 }
 # Order is the fallback preference: a detected target (``local``) with no runtime of its own for a format takes
@@ -60,6 +61,7 @@ BUILTIN_RUNTIMES: dict[str, str] = {
     "null": "edgeopt.registry.runtimes.null:DESCRIPTOR",
     "onnxruntime_genai": "edgeopt.registry.runtimes.onnxruntime_genai:DESCRIPTOR",
     "openvino_genai": "edgeopt.registry.runtimes.openvino_genai:DESCRIPTOR",
+    "llama_cpp": "edgeopt.registry.runtimes.llama_cpp:DESCRIPTOR",
 }
 
 

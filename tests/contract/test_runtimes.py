@@ -99,6 +99,7 @@ def test_every_registered_runtime_has_a_contract_model():
 
 @pytest.mark.parametrize("name", GENERATIVE)
 def test_generative_runtime_refuses_a_per_inference_run_plainly(name, model_dir):
+    _runtime_or_skip(name)
     raw = run(Request(model_path=str(_onnx_cnn(model_dir).path), runtime=name, iterations=2, warmup=0),
               lambda e: None)
     assert not raw.ok and raw.error_kind == "input" and "edgeopt bench LLM_FOLDER" in raw.error

@@ -305,6 +305,7 @@ RUNTIME_OWN_MODULES: dict[str, set[str]] = {
     "edgeopt.names": {"*"},  # the names' constants for the built-ins (RuntimeName.ONNXRUNTIME)
     "edgeopt.llm.ort_genai_export": {"onnxruntime", "onnxruntime_genai"},  # its exporter
     "edgeopt.llm.ov_genai_export": {"openvino", "openvino_genai"},  # its exporter (OpenVINO + NNCF)
+    "edgeopt.llm.gguf_export": {"llama_cpp"},  # its exporter (llama.cpp's converter and quantizer)
     "edgeopt.passes.to_openvino": {"openvino"},  # its converter pass
     "edgeopt.passes.to_tflite": {"tflite"},  # its converter pass
     "edgeopt.passes.validate": {"onnxruntime"},  # the ONNX reference the conversions are proven against

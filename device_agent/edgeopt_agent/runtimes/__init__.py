@@ -29,6 +29,7 @@ BUILTIN: Dict[str, str] = {
     "coreml": "edgeopt_agent.runtimes.coreml_rt:CoreMlRuntime",
     "onnxruntime_genai": "edgeopt_agent.runtimes.ortgenai_rt:OrtGenaiRuntime",
     "openvino_genai": "edgeopt_agent.runtimes.ovgenai_rt:OvGenaiRuntime",
+    "llama_cpp": "edgeopt_agent.runtimes.llamacpp_rt:LlamaCppRuntime",
 }
 _CACHE: Dict[str, Dict[str, str]] = {}
 

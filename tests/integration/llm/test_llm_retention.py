@@ -180,7 +180,8 @@ def test_sweep_on_both_runtimes_end_to_end(zoo, tmp_path):
     """Every runtime, an int4 variant each and int8 (~2 min: six exports)."""
     pytest.importorskip("openvino_genai", reason="the OpenVINO GenAI levels need openvino-genai")
     opts = LlmSweepOptions(eval_text=zoo["text"], min_retention=0.5, levels=["int4-b128-rtn", "int4-g128", "int8"],
-                           out_dir=tmp_path / "both", retention=FAST)
+                           runtimes=["onnxruntime_genai", "openvino_genai"], out_dir=tmp_path / "both",
+                           retention=FAST)
     result = run_llm_sweep(zoo["src"], opts)
     keys = {(lv.name, lv.runtime) for lv in result.levels}
     assert keys == {("int4-b128-rtn", "onnxruntime_genai"), ("int8", "onnxruntime_genai"),

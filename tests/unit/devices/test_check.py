@@ -41,7 +41,7 @@ def test_probe_reports_packages_disk_memory_and_sensors(facts):
     assert facts["packages"]["onnxruntime"]["version"] == onnxruntime.__version__
     assert set(facts["packages"]) == {"numpy", "onnxruntime", "ai_edge_litert", "tflite_runtime", "openvino",
                                       "tensorrt", "pycoral", "onnxruntime_genai", "openvino_genai",
-                                      "openvino_tokenizers"}
+                                      "openvino_tokenizers", "llama_cpp"}
     disk = facts["disk"]
     assert disk["free_bytes"] > 0 and Path(facts["workdir"]).is_relative_to(disk["measured_at"])
     assert facts["memory_available_mb"] > 0 and isinstance(facts["power_sensors"], list)

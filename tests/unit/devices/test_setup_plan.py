@@ -98,3 +98,6 @@ def test_devices_setup_knows_the_llm_runtimes_by_name_and_pip_alias():
     assert install_plan(ort, target=None, arch="aarch64", python=(3, 8)).requirements == ("onnxruntime-genai",)
     assert install_plan(ov, target=None, arch="x86_64", python=(3, 11)).requirements == \
         ("openvino-genai", "openvino-tokenizers")
+    (llama,) = parse_runtimes("llama-cpp-python")  # built from source on the board (docs/llm.md, "llama.cpp")
+    assert llama == "llama_cpp"
+    assert install_plan(llama, target=None, arch="aarch64", python=(3, 8)).requirements == ("llama-cpp-python",)

@@ -10,11 +10,11 @@ from edgeopt.recipes import RecipeError, builtin_names
 
 def test_shipped_llm_recipes_load_and_stay_out_of_the_onnx_recipe_list():
     names = llm_recipe_names()
-    assert {"int4", "int8", "fp16", "fp32"} <= set(names)
+    assert {"int4", "int8", "fp16", "fp32", "q4_k_m", "q8_0", "gguf-f32"} <= set(names)
     for name in names:
         recipe, path = load_llm_recipe(name)
         assert recipe.name == name == path.stem
-        assert recipe.blocks and set(recipe.blocks) <= {"onnxruntime_genai", "openvino_genai"}
+        assert recipe.blocks and set(recipe.blocks) <= {"onnxruntime_genai", "openvino_genai", "llama_cpp"}
     assert "int4-k-quant" not in builtin_names() and "int4-awq" not in builtin_names()
 
 
@@ -45,7 +45,7 @@ def test_unknown_names_and_bad_values_are_one_line(tmp_path):
     with pytest.raises(RecipeError, match=r"group_size 48 must be -1 or a power of two"):
         load_llm_recipe(bad)
     bad.write_text("name: r\ndescription: nothing\n")
-    with pytest.raises(RecipeError, match=r"needs an onnxruntime_genai or openvino_genai block"):
+    with pytest.raises(RecipeError, match=r"needs an onnxruntime_genai or openvino_genai or llama_cpp block"):
         load_llm_recipe(bad)
     bad.write_text("name: r\ndescription: k-quant on fp32\nonnxruntime_genai: {precision: fp32, algo: k_quant}\n")
     with pytest.raises(RecipeError, match="apply to int4/int8"):

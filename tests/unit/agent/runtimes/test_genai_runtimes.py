@@ -13,7 +13,8 @@ from edgeopt_agent.runtimes.generative import GenerativeRuntime
 
 
 @pytest.mark.parametrize(("name", "module", "pip"), [("onnxruntime_genai", "onnxruntime_genai", "onnxruntime-genai"),
-                                                     ("openvino_genai", "openvino_genai", "openvino-genai")])
+                                                     ("openvino_genai", "openvino_genai", "openvino-genai"),
+                                                     ("llama_cpp", "llama_cpp", "llama-cpp-python")])
 def test_missing_library_is_a_clear_not_installed_line(monkeypatch, name, module, pip):
     monkeypatch.setitem(sys.modules, module, None)  # import fails as if not installed
     cls = runtimes.runtime_class(name)  # the class imports without its library
