@@ -22,6 +22,7 @@ from ..fleet.executors import make_executor
 from ..fleet.runner import run_jobs
 from ..history import HistoryStore, open_store
 from ..metrics.latency import PERCENTILES, required_samples
+from ..registry import delivering_runtime
 from ..registry.lookup import model_digest
 from ..settings import EnergySettings
 from .device_jobs import DEADLINE_MARGIN_S, device_events
@@ -132,16 +133,23 @@ def _qualified(loaded: LoadedSpec, reference: Path, target: str, work: Path, say
     out = work / "optimized" / target
     say(f"exporting {reference.name} with LLM recipe {s.recipe} for target {target} into {out}")
     result = optimize_llm(reference, target=target, recipe=recipe, out_dir=out)
-    folders = {str(a.format): Path(a.path) for a in result.artifacts}
+    folders = {_runtime_of(str(a.format)): Path(a.path) for a in result.artifacts}
     if want is not None and want not in folders:
         raise loaded.error(("llm", "runtime"), f"recipe {s.recipe} builds {', '.join(folders)}, not {want}")
     return folders[want] if want is not None else next(iter(folders.values()))
 
 
+def _runtime_of(fmt: str) -> str:
+    """The runtime that runs a folder of format ``fmt`` (the one delivering it; llama.cpp's is ``gguf``)."""
+    desc = delivering_runtime(fmt)
+    return desc.name if desc is not None else fmt
+
+
 def _check_runtime(loaded: LoadedSpec, folder: Path, want: str | None, key: tuple[str, ...]) -> Path:
     fmt = folder_format(folder)
-    if want is not None and fmt != want:
-        raise loaded.error(("llm", "runtime"), f"{folder} is an {fmt} folder, not {want} ({'.'.join(key)})")
+    if want is not None and _runtime_of(fmt) != want:
+        raise loaded.error(("llm", "runtime"), f"{folder} is an {fmt} model for {_runtime_of(fmt)}, not {want} "
+                                               f"({'.'.join(key)})")
     return folder
 
 

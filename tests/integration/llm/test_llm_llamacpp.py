@@ -139,17 +139,21 @@ def test_sweep_measures_the_gguf_levels_skips_k_quants_with_the_reason_and_ships
 
 
 def test_qualify_gates_a_gguf_folder_with_the_llm_gates(gguf, tmp_path, capsys):
-    """(No ``llm.runtime``: the folder's format picks llama_cpp. Naming it is refused for now: qualify's LLM engine
-    compares the runtime's name with the folder's format name, which differ here, gguf vs llama_cpp.)"""
+    """``llm.runtime: llama_cpp`` names the runtime that delivers the file's format (gguf; the two names differ,
+    unlike the first two generative runtimes'); another runtime's name is refused for a GGUF (exit 2)."""
     spec = tmp_path / "q.yaml"
     spec.write_text(textwrap.dedent(f"""
         name: gguf-qualify
         model: {{path: {gguf['q8_0']}}}
-        llm: {{prompt_tokens: [8], gen_tokens: [12], threads: [1], repetitions: 10, warmup: 1}}
+        llm: {{runtime: llama_cpp, prompt_tokens: [8], gen_tokens: [12], threads: [1], repetitions: 10, warmup: 1}}
         gates:
           tpot_ms: {{max_ms: 10000}}
           decode_tokens_per_s: {{min_tokens_per_s: 0.001}}
         """))
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text(spec.read_text().replace("runtime: llama_cpp", "runtime: openvino_genai"))
+    assert main(["qualify", str(wrong), "--report-dir", str(tmp_path / "w"), "--no-history", "--json"]) == 2
+    assert "gguf model for llama_cpp, not openvino_genai" in capsys.readouterr().err
     code = main(["qualify", str(spec), "--report-dir", str(tmp_path / "q"), "--no-history", "--json"])
     captured = capsys.readouterr()
     out = json.loads(captured.out)
