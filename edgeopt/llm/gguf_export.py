@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..enums import Precision
 from ..errors import InputError
 from ..fsutil import atomic_write_text
+from ..inbound import read_json
 from ..tools.manager import tools_dir
 from .exporter import ExportOutcome, LlmExporter
 from .ort_genai_export import LlmExportError
@@ -156,7 +157,7 @@ def export_gguf(src: Path, out: Path, settings: GgufSettings, *,
         lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.strip()]
         raise LlmExportError(f"the GGUF export ({settings.type}) failed on {src} (exit {proc.returncode}): "
                              f"{lines[-1] if lines else 'no output'}")
-    facts = json.loads(report.read_text(encoding="utf-8"))
+    facts = read_json(report)
     report.unlink()
     return time.monotonic() - start, facts
 
@@ -198,10 +199,14 @@ EXPORTER = GgufExporter()
 
 # --- the child process: python -m edgeopt.llm.gguf_export SRC OUT --type T --converter DIR --report R ---
 
+TOKENIZER_MAX_BYTES = 256 * 1024 * 1024  # a tokenizer.json: a few MB for a 150k vocabulary
+
+
 def _gpt2_byte_level(folder: Path) -> bool:
     """The folder's tokenizer.json pre-tokenizer is GPT-2's byte-level one (what llama.cpp calls ``gpt-2``)."""
     try:
-        pre = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8")).get("pre_tokenizer") or {}
+        data = read_json(folder / "tokenizer.json", max_bytes=TOKENIZER_MAX_BYTES)
+        pre = (data.get("pre_tokenizer") if isinstance(data, dict) else None) or {}
     except (OSError, ValueError):
         return False
     return (pre.get("type") == "ByteLevel" and pre.get("use_regex", True) is True

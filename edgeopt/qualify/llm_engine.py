@@ -147,9 +147,10 @@ def _runtime_of(fmt: str) -> str:
 
 def _check_runtime(loaded: LoadedSpec, folder: Path, want: str | None, key: tuple[str, ...]) -> Path:
     fmt = folder_format(folder)
-    if want is not None and _runtime_of(fmt) != want:
-        raise loaded.error(("llm", "runtime"), f"{folder} is an {fmt} model for {_runtime_of(fmt)}, not {want} "
-                                               f"({'.'.join(key)})")
+    runtime = _runtime_of(fmt)
+    if want is not None and runtime != want:
+        what = f"an {fmt} folder" if runtime == fmt else f"a {fmt} model (run by {runtime})"
+        raise loaded.error(("llm", "runtime"), f"{folder} is {what}, not {want} ({'.'.join(key)})")
     return folder
 
 

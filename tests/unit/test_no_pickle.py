@@ -24,7 +24,9 @@ def test_every_np_load_refuses_pickles() -> None:
             flag = next((k.value for k in call.keywords if k.arg == "allow_pickle"), None)
             if not (isinstance(flag, ast.Constant) and flag.value is False):
                 bad.append(f"{path.relative_to(ROOT)}:{call.lineno}")
-    assert found >= 5  # the scan sees the loaders (calib, eval, agent inputs...)
+    # the scan sees the loaders: edgeopt's one reader (edgeopt/inbound.py: calibration, eval and retention arrays),
+    # the TFLite driver and the agent's inputs
+    assert found >= 3
     assert not bad, f"np.load without allow_pickle=False: {bad}"
 
 

@@ -153,7 +153,7 @@ def test_qualify_gates_a_gguf_folder_with_the_llm_gates(gguf, tmp_path, capsys):
     wrong = tmp_path / "wrong.yaml"
     wrong.write_text(spec.read_text().replace("runtime: llama_cpp", "runtime: openvino_genai"))
     assert main(["qualify", str(wrong), "--report-dir", str(tmp_path / "w"), "--no-history", "--json"]) == 2
-    assert "gguf model for llama_cpp, not openvino_genai" in capsys.readouterr().err
+    assert "a gguf model (run by llama_cpp), not openvino_genai" in capsys.readouterr().err
     code = main(["qualify", str(spec), "--report-dir", str(tmp_path / "q"), "--no-history", "--json"])
     captured = capsys.readouterr()
     out = json.loads(captured.out)
