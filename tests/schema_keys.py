@@ -12,7 +12,10 @@ from typing import Any
 
 # Dicts whose keys are data (quantizer options, extra facts, level names), not part of the schema.
 FREE_FORM = ("config", "details", "runtime_options", "shapes", "temperature_c", "environment.runtimes",
-             "sensor_facts", "extra", "beaten_by", "dominated_by")
+             "sensor_facts", "extra", "beaten_by", "dominated_by",
+             # the INT8 search's range repair record: keyed by calibration method and tensor name, and its rows
+             # depend on how far the repair went on the data (docs/sweep.md, "Repairs before float")
+             "range_repair")
 
 
 def json_type(value: Any) -> str:
