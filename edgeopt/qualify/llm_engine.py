@@ -133,14 +133,16 @@ def _qualified(loaded: LoadedSpec, reference: Path, target: str, work: Path, say
     out = work / "optimized" / target
     say(f"exporting {reference.name} with LLM recipe {s.recipe} for target {target} into {out}")
     result = optimize_llm(reference, target=target, recipe=recipe, out_dir=out)
-    folders = {_runtime_of(str(a.format)): Path(a.path) for a in result.artifacts}
+    folders = {str(_runtime_of(str(a.format))): Path(a.path) for a in result.artifacts}
     if want is not None and want not in folders:
         raise loaded.error(("llm", "runtime"), f"recipe {s.recipe} builds {', '.join(folders)}, not {want}")
     return folders[want] if want is not None else next(iter(folders.values()))
 
 
-def _runtime_of(fmt: str) -> str:
+def _runtime_of(fmt: str | None) -> str | None:
     """The runtime that runs a folder of format ``fmt`` (the one delivering it; llama.cpp's is ``gguf``)."""
+    if fmt is None:
+        return None
     desc = delivering_runtime(fmt)
     return desc.name if desc is not None else fmt
 
