@@ -25,7 +25,7 @@ import numpy as np
 import onnx
 
 from ...errors import InputError
-from .ov import _need_nncf, _read
+from .ov import _need_nncf, _read, save_ir
 
 # the candidates' order: the cheapest to build first (full bias correction re-runs the model layer by layer)
 RANGE_QUANTILE = "mean_quantile"
@@ -75,7 +75,6 @@ def quantize_ir(model: Path, out_xml: Path, repair: NncfRepair, feeds: Sequence[
     if not feeds:
         raise InputError("NNCF repairs need calibration samples; pass --calib or --eval data")
     import nncf
-    import openvino as ov
     from nncf.quantization.advanced_parameters import AdvancedQuantizationParameters, AdvancedSmoothQuantParameters
     from nncf.quantization.range_estimator import RangeEstimatorParametersSet
 
@@ -94,11 +93,7 @@ def quantize_ir(model: Path, out_xml: Path, repair: NncfRepair, feeds: Sequence[
                               model_type=nncf.ModelType.TRANSFORMER if opts.get("smooth_quant") else None,
                               advanced_parameters=adv)
     seconds = time.perf_counter() - started
-    out_xml.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_xml.with_name(out_xml.stem + ".part.xml")
-    ov.save_model(quantized, str(tmp), compress_to_fp16=False)
-    tmp.with_suffix(".bin").replace(out_xml.with_suffix(".bin"))
-    tmp.replace(out_xml)
+    save_ir(quantized, out_xml)
     return round(seconds, 2)
 
 

@@ -103,7 +103,6 @@ def nncf_accuracy_control(model: Path, out_xml: Path, *, samples: Sequence[Mappi
     if not 0 < min_retention <= 1:
         raise InputError(f"min_retention {min_retention}: NNCF's drop is 1 - retention; use a value in (0, 1]")
     import nncf
-    import openvino as ov
 
     cfg = settings or NncfAccuracyControl()
     m = _read(model, shapes)
@@ -126,11 +125,7 @@ def nncf_accuracy_control(model: Path, out_xml: Path, *, samples: Sequence[Mappi
         model_type=nncf.ModelType.TRANSFORMER if cfg.transformer else None,
         advanced_accuracy_restorer_parameters=restorer)
     seconds = time.perf_counter() - started
-    out_xml.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_xml.with_name(out_xml.stem + ".part.xml")
-    ov.save_model(quantized, str(tmp), compress_to_fp16=False)
-    tmp.with_suffix(".bin").replace(out_xml.with_suffix(".bin"))
-    tmp.replace(out_xml)
+    save_ir(quantized, out_xml)
     fq = sum(op.get_type_name() == "FakeQuantize" for op in quantized.get_ordered_ops())
     return NncfCandidate(path=out_xml, seconds=round(seconds, 2), fake_quantize_ops=fq)
 
@@ -140,3 +135,15 @@ def write_float_set(qdq: onnx.ModelProto, base: onnx.ModelProto, float_nodes: Se
     """The calibrated QDQ model with ``float_nodes`` back in float, written atomically to ``out``."""
     atomic_write_bytes(out, keep_float(qdq, base, list(float_nodes), list(op_types)).SerializeToString())
     return out
+
+
+def save_ir(model: Any, out_xml: Path) -> None:
+    """Write an OpenVINO model as ``out_xml`` (+ ``.bin``) through a temporary name, so a killed write never leaves
+    a half IR under the final name."""
+    import openvino as ov
+
+    out_xml.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_xml.with_name(out_xml.stem + ".part.xml")
+    ov.save_model(model, str(tmp), compress_to_fp16=False)
+    tmp.with_suffix(".bin").replace(out_xml.with_suffix(".bin"))
+    tmp.replace(out_xml)
