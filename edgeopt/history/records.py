@@ -6,7 +6,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..errors import InputError
+
 RunKind = Literal["bench", "qualify", "sweep"]
+
+
+class HistoryError(InputError):
+    """The history file cannot be opened or written, or a run / baseline reference does not exist."""
 
 
 class RunRecord(BaseModel):

@@ -12,8 +12,10 @@ Every run is also kept as cells of metric series (:mod:`.cells_rows`: one row pe
 raw readings): compare and its noise floor read those. A file of schema version 1 gets them on first open
 (:mod:`.migrate`, in the transaction that reads the version).
 
-This module is the SQLite file only (schema, transactions, queries); how a result becomes a row and a row a
-record is :mod:`.bench_runs`' (one-pass runs) and :mod:`.llm_runs`' (LLM bench runs).
+This module is the SQLite file only (connections, transactions, writes, run queries). The schema is
+:mod:`.schema`'s; reading a run's cells, readings and typed result back is :mod:`.result_reads`' (mixed in); how a
+result becomes a row and a row a record is :mod:`.bench_runs`' (one-pass runs), :mod:`.llm_runs`' (LLM bench runs)
+and :mod:`.kind_runs`' (plug-in kinds).
 """
 
 from __future__ import annotations
@@ -26,89 +28,34 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
-
-from .. import jsonio
-from ..errors import InputError, first_line
+from ..errors import first_line
 from ..metrics.cells import ResultCell
 from ..metrics.kind_result import KindBenchResult
 from ..metrics.result import BenchResult
 from ..registry import get_kind
 from ..registry.kind_spec import GENERATIVE, TENSOR, KindDescriptor
-from .bench_runs import RESULT_MAX_BYTES, RUN_COLUMNS, bench_values, device_label, record_of
-from .cells_rows import CELLS_DDL, StoredCell, read_cells, write_cells
-from .kind_runs import kind_result_of, kind_values
-from .llm_runs import llm_result_of, llm_values
-from .migrate import migrate, v1_cells, v1_kind
-from .records import Baseline, RunKind, RunRecord
+from .bench_runs import RUN_COLUMNS, bench_values, device_label, record_of
+from .cells_rows import StoredCell, write_cells
+from .kind_runs import kind_values
+from .llm_runs import llm_values
+from .migrate import migrate
+from .records import Baseline, HistoryError, RunKind, RunRecord
+from .result_reads import ResultReads
+from .schema import DDL, SCHEMA_VERSION
 
 if TYPE_CHECKING:  # bench.llm pulls in the bench package (onnx): loaded only when an LLM run is read (llm_runs)
     from ..bench.llm.result import LlmBenchResult
 
-SCHEMA_VERSION = 2
 DEFAULT_BUSY_TIMEOUT_S = 30.0
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 T = TypeVar("T")
-
-_DDL = (
-    """CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS runs (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        kind TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        started_at TEXT,
-        model_name TEXT NOT NULL,
-        model_path TEXT NOT NULL,
-        model_sha256 TEXT NOT NULL,
-        model_size_bytes INTEGER NOT NULL,
-        target TEXT NOT NULL,
-        device TEXT NOT NULL,
-        runner TEXT NOT NULL,
-        runtime TEXT NOT NULL,
-        runtime_version TEXT NOT NULL,
-        edgeopt_version TEXT NOT NULL,
-        valid INTEGER NOT NULL,
-        verdict TEXT,
-        latency_ms_p50 REAL NOT NULL,
-        latency_ms_p99 REAL NOT NULL,
-        latency_ms_mean REAL NOT NULL,
-        throughput_ips REAL NOT NULL,
-        memory_mb_peak REAL,
-        energy_mj REAL,
-        energy_source TEXT,
-        samples_count INTEGER NOT NULL,
-        samples_format TEXT,
-        samples BLOB,
-        group_id TEXT,
-        label TEXT,
-        seed INTEGER NOT NULL,
-        settings_json TEXT NOT NULL,
-        environment_json TEXT NOT NULL,
-        versions_json TEXT NOT NULL,
-        result_json TEXT NOT NULL,
-        model_kind TEXT
-    )""",
-    """CREATE INDEX IF NOT EXISTS runs_model ON runs (model_name, model_sha256)""",
-    """CREATE INDEX IF NOT EXISTS runs_target ON runs (target, device)""",
-    """CREATE TABLE IF NOT EXISTS baselines (
-        name TEXT NOT NULL,
-        device TEXT NOT NULL,
-        run_id INTEGER NOT NULL REFERENCES runs (id),
-        created_at TEXT NOT NULL,
-        PRIMARY KEY (name, device)
-    )""",
-    *CELLS_DDL,
-)
-
-class HistoryError(InputError):
-    """The history file cannot be opened or written, or a run / baseline reference does not exist."""
 
 
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
-class HistoryStore:
+class HistoryStore(ResultReads):
     """A history file. Creating the object creates the file (and its directory) when missing.
 
     Args:
@@ -177,7 +124,7 @@ class HistoryStore:
                                    "on a local disk")
 
         def create(conn: sqlite3.Connection) -> None:
-            for statement in _DDL:
+            for statement in DDL:
                 conn.execute(statement)
             row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             if row is None:
@@ -357,106 +304,6 @@ class HistoryStore:
         known = ", ".join(sorted({b.name for b in self.baselines()})) or "(none)"
         raise HistoryError(f"'{text}' is not a run id, 'latest' or a baseline in {self.path} (baselines: {known}); "
                            "list runs with: edgeopt history")
-
-    # -- cells ----------------------------------------------------------------------------------------------
-    def kind_of(self, record: RunRecord) -> str:
-        """The model kind of a stored run (``model_kind``; a row written without it: read as the migration does)."""
-        if record.model_kind:
-            return record.model_kind
-        with self._connect() as conn:
-            return v1_kind(conn, record.id)
-
-    def cells(self, ref: int | str, *, metrics: tuple[str, ...] | None = None,
-              summaries_only: tuple[str, ...] = ()) -> tuple[ResultCell, ...]:
-        """The cells of a run with their metric series (only ``metrics`` when given; ``summaries_only`` without
-        their raw readings), in recorded order.
-
-        Raises:
-            HistoryError: the run does not exist, or its cells cannot be read (damaged rows).
-        """
-        record = self.get(ref)
-        try:
-            with self._connect() as conn:
-                cells = read_cells(conn, record.id, metrics, summaries_only)
-                if cells is None:  # a row written without cells (by hand, or damaged when the file migrated)
-                    stored = v1_cells(conn, record.id, self.kind_of(record))
-                    cells = tuple(c.decoded(metrics, summaries_only) for c in stored)
-        except ValueError as exc:  # JSON limits, blobs that do not decode, a damaged stored result
-            raise HistoryError(f"history run {record.id} in {self.path} is unreadable ({first_line(exc, limit=200)}): "
-                               "it cannot be used; delete it or record the run again") from None
-        return cells
-
-    def readings(self, ref: int | str, metric: str, cell: str = "") -> np.ndarray:
-        """The raw readings of ``metric`` in ``cell`` of a run, checked against the metric's physical bounds.
-
-        Raises:
-            HistoryError: the run kept no readings of it, or they are damaged or impossible.
-        """
-        record = self.get(ref)
-        found = next((c for c in self.cells(record.id, metrics=(metric,)) if c.key == cell), None)
-        series = found.series_of(metric) if found is not None else None
-        if series is None or not series.readings:
-            raise HistoryError(f"run {record.id} was recorded without raw samples: re-run it to compare it")
-        spec = get_kind(self.kind_of(record)).metric(metric)
-        admits = spec.admits  # no message built per reading: a run keeps up to 2,000,000 of them
-        wrong = [v for v in series.readings if not admits(v)][:1]
-        if wrong:
-            bad = spec.problem(wrong[0])
-            what = "not finite positive numbers" if spec.min_exclusive and spec.min_value == 0 else "impossible"
-            raise HistoryError(f"run {record.id} in {self.path} holds {metric} readings that are {what} ({bad}; "
-                               "recorded from a device before edgeopt checked them): it cannot be compared; record "
-                               "the run again")
-        return np.asarray(series.readings, dtype=np.float64)
-
-    def samples_ms(self, ref: int | str) -> np.ndarray:
-        """The raw latency samples (ms) of a one-pass run: the readings of its kind's rank metric.
-
-        Raises:
-            HistoryError: the run kept no samples, or its blob is damaged.
-        """
-        record = self.get(ref)
-        return self.readings(record.id, get_kind(self.kind_of(record)).rank_metric)
-
-    def result(self, ref: int | str) -> BenchResult:
-        """The full stored result of a run (without its raw samples).
-
-        Raises:
-            HistoryError: the run is an LLM bench run (read it with :meth:`llm_result`), or its stored result is
-                over :data:`.bench_runs.RESULT_MAX_BYTES` or nested too deep.
-        """
-        record, text = self._result_json(ref)
-        if self.kind_of(record) != TENSOR:
-            raise HistoryError(f"run {ref} is an LLM bench run ({self.kind_of(record)} model): read it with llm_result "
-                               "(edgeopt compare handles it)")
-        return jsonio.validate(BenchResult, self._checked(record, text), max_bytes=RESULT_MAX_BYTES)
-
-    def llm_result(self, ref: int | str) -> LlmBenchResult | None:
-        """The stored LLM bench result of a run (with its cells' raw readings), or None for another kind of run."""
-        record, text = self._result_json(ref)
-        return llm_result_of(self._checked(record, text)) if self.kind_of(record) == GENERATIVE else None
-
-    def kind_result(self, ref: int | str) -> KindBenchResult | None:
-        """The stored result of a generic-engine run (cells without raw readings: :meth:`cells` has them), or None
-        for a run of a built-in kind."""
-        record, text = self._result_json(ref)
-        kind = self.kind_of(record)
-        return None if kind in (TENSOR, GENERATIVE) else kind_result_of(self._checked(record, text))
-
-    def _result_json(self, ref: int | str) -> tuple[RunRecord, str]:
-        record = self.get(ref)
-        with self._connect() as conn:
-            row = conn.execute("SELECT result_json FROM runs WHERE id = ?", (record.id,)).fetchone()
-        return record, str(row[0])
-
-    def _checked(self, record: RunRecord, text: str) -> str:
-        """``text`` once checked against the limits of :mod:`edgeopt.jsonio`, before a parser sees it (pydantic's
-        own recursion limit would be a ValidationError, not one line naming the run)."""
-        try:
-            jsonio.check(text, max_bytes=RESULT_MAX_BYTES)
-        except jsonio.JsonLimitError as exc:
-            raise HistoryError(f"history run {record.id} in {self.path} is unreadable (result_json: {exc}): it "
-                               "cannot be used; delete it or record the run again") from None
-        return text
 
     def count(self) -> int:
         with self._connect() as conn:
