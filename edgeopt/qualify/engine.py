@@ -35,6 +35,7 @@ from ..settings import EnergySettings, MeasureSettings
 from .artifacts import Models, prepare, qualified_for, sha_of
 from .costs import cost_per_million
 from .device_jobs import DEADLINE_MARGIN_S, QualifyJob, QualifyRow, device_events
+from .gate_spec import Gates
 from .gates import GateContext, deployment_check, evaluate, target_check
 from .llm_kind import generic_spec_kind, is_llm_model
 from .loader import LoadedSpec
@@ -61,7 +62,7 @@ from .result import (
     SweepPoint,
 )
 from .retention import HostOnnxEvaluator, RetentionEvaluator
-from .spec import Gates, QualifySpec
+from .spec import QualifySpec
 
 DEFAULT_ITERATIONS = 200
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Literal
 
+from .gate_spec import RetentionGate
 from .result import GateResult, GateStatus, RetentionResult
-from .spec import RetentionGate
 
 MIB = float(1 << 20)
 

@@ -17,8 +17,7 @@ from typing import Any, Literal
 from ..metrics.deadline import frames_required
 from ..metrics.result import BenchResult
 from .gate_rows import MIB, retention_row, row, target_row
-from .result import GateResult, GateStatus, RegressionInfo, RetentionResult
-from .spec import (
+from .gate_spec import (
     ColdStartGate,
     DeadlineMissGate,
     EnergyGate,
@@ -31,6 +30,7 @@ from .spec import (
     RetentionGate,
     ThroughputGate,
 )
+from .result import GateResult, GateStatus, RegressionInfo, RetentionResult
 
 
 @dataclass(frozen=True)

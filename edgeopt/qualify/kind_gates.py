@@ -21,8 +21,9 @@ from ..metrics.kind_result import KindBenchResult
 from ..metrics.latency import PERCENTILES, required_samples
 from ..registry import KindDescriptor
 from .gate_rows import row
+from .gate_spec import GATE_KINDS, MetricGate
 from .result import GateResult, GateStatus
-from .spec import GATE_KINDS, MetricGate, QualifySpec
+from .spec import QualifySpec
 
 _NOT_FOR_PLUGINS = ("recipe", "calib", "optimized", "llm")
 

@@ -26,6 +26,7 @@ from ..registry import delivering_runtime
 from ..registry.lookup import model_digest
 from ..settings import EnergySettings
 from .device_jobs import DEADLINE_MARGIN_S, device_events
+from .gate_spec import Gates
 from .llm_gates import LlmGateContext, evaluate_llm, llm_target_check
 from .llm_jobs import LlmQualifyJob, LlmQualifyRow
 from .llm_kind import folder_format
@@ -46,7 +47,7 @@ from .outcome import (
 )
 from .placement import Placement, place
 from .result import DeviceResult, ModelInfo, QualifyResult, RetentionResult
-from .spec import Gates, LlmSpec, QualifySpec
+from .spec import LlmSpec, QualifySpec
 
 DEFAULT_REPETITIONS = 10
 Log = Callable[[str], None]

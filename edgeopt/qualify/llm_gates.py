@@ -19,8 +19,7 @@ from ..bench.llm.result import LlmBenchResult, LlmCell
 from ..history.llm_compare import cell_key
 from ..metrics.latency import PERCENTILES, required_samples
 from .gate_rows import MIB, retention_row, row, target_row
-from .result import GateResult, RetentionResult
-from .spec import (
+from .gate_spec import (
     DecodeRateGate,
     EnergyPerTokenGate,
     Gates,
@@ -30,6 +29,7 @@ from .spec import (
     TpotGate,
     TtftGate,
 )
+from .result import GateResult, RetentionResult
 
 
 @dataclass(frozen=True)

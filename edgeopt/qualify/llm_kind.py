@@ -16,7 +16,8 @@ from ..registry import KindDescriptor, format_kind, get_format, get_kind
 from ..registry.kind_spec import GENERATIVE, TENSOR
 from ..registry.lookup import detect_format, model_kind
 from ..zoo.registry import is_llm
-from .spec import GATE_KINDS, QualifySpec
+from .gate_spec import GATE_KINDS
+from .spec import QualifySpec
 
 
 def folder_format(path: Path) -> str | None:

@@ -20,6 +20,7 @@ from .._version import __version__
 from ..errors import InputError
 from ..fleet.result import DeviceOutcome
 from ..history import HistoryStore
+from .gate_spec import Gates
 from .gates import error_results
 from .loader import LoadedSpec
 from .placement import Placement
@@ -33,7 +34,6 @@ from .result import (
     SweepPoint,
     exit_code_for,
 )
-from .spec import Gates
 
 
 def default_report_dir(name: str) -> Path:

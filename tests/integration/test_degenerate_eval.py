@@ -15,9 +15,9 @@ import onnx
 
 from edgeopt.cli.main import main
 from edgeopt.optimize.fidelity import measure_fidelity
+from edgeopt.qualify.gate_spec import Gates
 from edgeopt.qualify.gates import GateContext, evaluate
 from edgeopt.qualify.retention import HostOnnxEvaluator, _artifact
-from edgeopt.qualify.spec import Gates
 from tests.synthetic_results import bench_result
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from edgeopt.history import compare_samples
+from edgeopt.qualify.gate_spec import Gates
 from edgeopt.qualify.gates import GateContext, error_results, evaluate
 from edgeopt.qualify.result import GateStatus, RegressionInfo, RetentionResult
-from edgeopt.qualify.spec import Gates
 from tests.synthetic_results import MEASURED_POWER, NO_SENSOR, bench_result, frames, samples
 
 

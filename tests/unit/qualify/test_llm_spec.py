@@ -12,11 +12,11 @@ import pytest
 from edgeopt.bench.llm.result import LlmBenchResult, LlmCell, LlmLoad, LlmModelFacts, LlmSamples
 from edgeopt.bench.llm.workload import LlmWorkload
 from edgeopt.qualify import QualifySpecError, load_spec
+from edgeopt.qualify.gate_spec import Gates
 from edgeopt.qualify.llm_engine import needed_repetitions, workload
 from edgeopt.qualify.llm_gates import LlmGateContext, evaluate_llm
 from edgeopt.qualify.llm_retention import retention_or_reason
 from edgeopt.qualify.result import GateStatus
-from edgeopt.qualify.spec import Gates
 
 LLM = "name: demo\nmodel: {zoo: tiny-llama}\n"
 ONNX = "name: demo\nmodel: {zoo: mobilenet-tiny}\n"

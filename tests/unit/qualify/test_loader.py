@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from edgeopt.qualify import QualifySpecError, load_spec, profile_names
+from edgeopt.qualify.gate_spec import GATE_KINDS
 from edgeopt.qualify.loader import PROFILES_DIR
-from edgeopt.qualify.spec import GATE_KINDS
 
 
 def write(tmp_path: Path, text: str, name: str = "spec.yaml") -> Path:

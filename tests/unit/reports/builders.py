@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from edgeopt.qualify.costs import cost_per_million
+from edgeopt.qualify.gate_spec import Gates
 from edgeopt.qualify.gates import GateContext, error_results, evaluate
 from edgeopt.qualify.result import DeviceResult, GateStatus, ModelInfo, QualifyResult, SweepPoint, exit_code_for
-from edgeopt.qualify.spec import Gates
 from tests.synthetic_results import NO_SENSOR, bench_result, frames, samples
 
 GATES = {"latency": {"percentile": "p99", "max_ms": 1.5}, "memory": {"max_mb": 64}, "energy": {"max_mj": 100},
