@@ -23,7 +23,9 @@ def edgeopt(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
 
 
 def test_bench_json_has_schema_keys_and_sane_values(tiny_cnn):
-    p = edgeopt("bench", str(tiny_cnn), "--target", "local", "--min-duration", "0.5", "--fps", "30", "--json")
+    # 2 FPS (a 500 ms budget): the verdict must not depend on how loaded the CPU is (a loaded 2-core runner saw p99
+    # above 33 ms for this model)
+    p = edgeopt("bench", str(tiny_cnn), "--target", "local", "--min-duration", "0.5", "--fps", "2", "--json")
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)  # stdout is only JSON
     assert set(r) >= BENCH_KEYS
@@ -37,7 +39,7 @@ def test_bench_json_has_schema_keys_and_sane_values(tiny_cnn):
     assert r["throughput_ips"] > 0 and r["cold_start_ms"]["load"] > 0 and r["cold_start_ms"]["first_inference"] > 0
     assert r["memory_mb"]["peak"] >= r["memory_mb"]["baseline"] > 0
     b = r["fps_budget"]
-    assert b["fps"] == 30 and b["budget_ms"] == pytest.approx(33.333, rel=1e-3) and b["percentile"] == "p99"
+    assert b["fps"] == 2 and b["budget_ms"] == pytest.approx(500.0) and b["percentile"] == "p99"
     assert b["passed"] is True and 0 < b["headroom_pct"] <= 100
     assert r["valid"] is True and r["invalid_reasons"] == []
     assert r["environment"]["cores"] == os.cpu_count() and r["compute"]["achieved_gflops"] > 0
