@@ -86,6 +86,11 @@ class SetupRule(BaseModel):
     min_python: tuple[int, int] | None = Field(default=None, description="The device's Python at least; None: any.")
     pip: tuple[str, ...] = Field(default=(), description="Pip requirements to install into the venv.")
     vendor: str | None = Field(default=None, description="Vendor-only: the command to run by hand (then no pip).")
+    compiles: bool = Field(default=False, description="The pip requirements exist as source only (an sdist): pip "
+                           "compiles them on the device; setup builds a wheel once per platform and CPU, keeps it on "
+                           "the host and pushes it to every board of that platform.")
+    build_env: dict[str, str] = Field(default_factory=dict, description="Environment of that build on the device, "
+                                      "e.g. CMAKE_ARGS (part of the built wheel's cache key).")
 
     def matches(self, accelerator: AcceleratorKind | None, arch: str, python: tuple[int, int]) -> bool:
         """Whether it applies to a board with this accelerator kind, architecture and Python."""
@@ -279,6 +284,11 @@ class RuntimeDescriptor(BaseModel):
                 if hint.accelerator in (None, target.accelerator_kind) and hint.arch in (None, target.arch):
                     return hint.text
         return self.install
+
+    def setup_rule(self, target: Target | None, arch: str, python: tuple[int, int]) -> SetupRule | None:
+        """The first :class:`SetupRule` that applies to this board, or None."""
+        accelerator = target.accelerator_kind if target is not None else None
+        return next((rule for rule in self.setup if rule.matches(accelerator, arch, python)), None)
 
     def setup_plan(self, target: Target | None, arch: str,
                    python: tuple[int, int]) -> tuple[tuple[str, ...], str | None]:

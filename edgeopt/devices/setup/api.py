@@ -32,6 +32,7 @@ from ...runners.ssh_session import SshSession, SshTimeouts
 from ...targets import load_registry
 from ..provisioned import SetupRecord, now_iso, read_state, state_path, write_record
 from ..schema import Device
+from .built_wheels import BUILT, BuildTarget, cached_wheel, install_compiled, requires
 from .packages import NUMPY, RuntimeInstall, install_plan
 from .remote import DeviceShell
 from .wheels import cache_dir, download, local_wheels
@@ -151,8 +152,10 @@ def setup_device(
                                 cache_limit_bytes=cache_limit_bytes, **remote)
         need = _missing(plan, venv_runner.probe())
         if need:
+            build = BuildTarget.of(version, env, list(extra.get("libc") or []),
+                                   [kv for i in plan.wanted if i.compiles for kv in i.build_env])
             _install(shell, need, extra, plan, offline=offline or wheels is not None, wheels=wheels,
-                     wheels_cache=wheels_cache, python=version, say=say)
+                     wheels_cache=wheels_cache, python=version, say=say, build=build, device=device.name)
         final = venv_runner.probe()
         still = _missing(plan, final)
         if still:
@@ -173,29 +176,56 @@ def _ensure_venv(shell: DeviceShell, extra: dict[str, Any], plan: _Plan, say: Ca
 
 
 def _install(shell: DeviceShell, need: list[str], extra: dict[str, Any], plan: _Plan, *, offline: bool,
-             wheels: Path | None, wheels_cache: Path | None, python: tuple[int, int],
-             say: Callable[[str], None]) -> None:
+             wheels: Path | None, wheels_cache: Path | None, python: tuple[int, int], say: Callable[[str], None],
+             build: BuildTarget, device: str) -> None:
+    """Install ``need`` into the venv: online with the device's pip when it reaches an index, else offline from
+    wheels the host pushes; source-only requirements through the host's built-wheel cache (:mod:`.built_wheels`)."""
+    root = wheels_cache or from_environment().wheels_dir or Path.home() / ".cache" / "edgeopt" / "wheels"
+    compiled = [r for item in plan.wanted if item.compiles for r in item.requirements if r in need]
+    plain = [r for r in need if r not in compiled]
     has_pip = shell.has_pip()
-    if not offline and has_pip:
-        if shell.index_reachable():
-            say(f"pip install {' '.join(need)} on the device")
-            try:
-                shell.pip_install(need, offline=False)
-                plan.mode = "online"
-                plan.actions.append(f"installed {' '.join(need)} with the device's pip")
-                return
-            except RunnerError as exc:
-                say(f"the device's pip failed ({exc}); falling back to offline")
-        else:
-            say("the device's pip cannot reach a package index: offline (the host downloads the wheels)")
+    online = not offline and has_pip and _online(shell, plain, plan, say)
+    if online:
+        plan.mode = "online"
+    elif plain or compiled:
+        cached = [w for r in compiled if (w := cached_wheel(root / BUILT / build.key, r)) is not None]
+        deps = [d for w in cached for d in requires(w)]
+        _offline(shell, plain, deps, extra, plan, has_pip=has_pip, wheels=wheels, root=root, python=python, say=say)
+    if compiled:
+        plan.actions += install_compiled(shell, compiled, build, root, device=device, offline=not online, say=say)
+
+
+def _online(shell: DeviceShell, plain: list[str], plan: _Plan, say: Callable[[str], None]) -> bool:
+    """Install ``plain`` with the device's own pip; False when it cannot reach an index or pip fails (offline)."""
+    if not shell.index_reachable():
+        say("the device's pip cannot reach a package index: offline (the host downloads the wheels)")
+        return False
+    if not plain:
+        return True
+    say(f"pip install {' '.join(plain)} on the device")
+    try:
+        shell.pip_install(plain, offline=False)
+    except RunnerError as exc:
+        say(f"the device's pip failed ({exc}); falling back to offline")
+        return False
+    plan.actions.append(f"installed {' '.join(plain)} with the device's pip")
+    return True
+
+
+def _offline(shell: DeviceShell, plain: list[str], deps: list[str], extra: dict[str, Any], plan: _Plan, *,
+             has_pip: bool, wheels: Path | None, root: Path, python: tuple[int, int],
+             say: Callable[[str], None]) -> None:
+    """Push wheels for ``plain`` and ``deps`` (a built wheel's dependencies), then install ``plain`` --no-index."""
+    plan.mode = "offline"
+    if wheels is None and not plain and not deps and has_pip:
+        return  # only a source-only runtime, with nothing else to fetch
     if wheels is not None:
         files = local_wheels(wheels)
     else:
-        root = wheels_cache or from_environment().wheels_dir or Path.home() / ".cache" / "edgeopt" / "wheels"
         libc = list(extra.get("libc") or [])
         dest = cache_dir(root, python=python, arch=str(extra.get("machine")), libc=libc)
         say(f"downloading wheels for cp{python[0]}{python[1]} {extra.get('machine')} into {dest}")
-        files = download([*need, *([] if has_pip else ["pip"])], dest, python=python,
+        files = download([*plain, *deps, *([] if has_pip else ["pip"])], dest, python=python,
                          arch=str(extra.get("machine")), libc=libc)
     pushed = shell.push_wheels(files)
     plan.actions.append(f"pushed {pushed} of {len(files)} wheels to {shell.wheels}")
@@ -203,10 +233,10 @@ def _install(shell: DeviceShell, need: list[str], extra: dict[str, Any], plan: _
     if not has_pip and pip_wheel is None:
         raise RunnerError(f"the venv on {shell.s.where} has no pip and no pip wheel was pushed: add a pip wheel to "
                           "--wheels (pip download pip) or install python3-venv there")
-    say(f"pip install --no-index {' '.join(need)} on the device")
-    shell.pip_install(need, offline=True, pip_wheel=pip_wheel)
-    plan.mode = "offline"
-    plan.actions.append(f"installed {' '.join(need)} from the pushed wheels (--no-index)")
+    if plain:
+        say(f"pip install --no-index {' '.join(plain)} on the device")
+        shell.pip_install(plain, offline=True, pip_wheel=pip_wheel)
+        plan.actions.append(f"installed {' '.join(plain)} from the pushed wheels (--no-index)")
 
 
 def _finish(device: Device, shell: DeviceShell, final: dict[str, Any], plan: _Plan, inventory: Path, arch: str,

@@ -27,11 +27,15 @@ class RuntimeInstall:
         runtime: the runtime.
         requirements: pip requirements to install into the venv (empty for vendor-only or built-in runtimes).
         vendor: the exact command to run by hand when only a vendor provides it, else None.
+        compiles: the requirements are source only: built once per platform and CPU (:mod:`.built_wheels`).
+        build_env: the build's environment on the device (e.g. ``CMAKE_ARGS``).
     """
 
     runtime: RuntimeName
     requirements: tuple[str, ...] = ()
     vendor: str | None = None
+    compiles: bool = False
+    build_env: tuple[tuple[str, str], ...] = ()
 
 
 def aliases() -> dict[str, RuntimeName]:
@@ -67,5 +71,9 @@ def parse_runtimes(text: str | None) -> list[RuntimeName] | None:
 
 def install_plan(runtime: RuntimeName, *, target: Target | None, arch: str, python: tuple[int, int]) -> RuntimeInstall:
     """Pip requirements, or the vendor's command, for ``runtime`` on this kind of board (its descriptor's rules)."""
-    requirements, vendor = get_runtime(runtime).setup_plan(target, arch, python)
-    return RuntimeInstall(runtime, requirements, vendor)
+    desc = get_runtime(runtime)
+    requirements, vendor = desc.setup_plan(target, arch, python)
+    rule = desc.setup_rule(target, arch, python)
+    compiles = bool(rule is not None and rule.compiles and requirements)
+    env = tuple(sorted(rule.build_env.items())) if rule is not None and compiles else ()
+    return RuntimeInstall(runtime, requirements, vendor, compiles, env)

@@ -7,7 +7,9 @@ from apt (JetPack's TensorRT, Coral's PyCoral) stay visible. Every pip command r
 Device layout added by setup::
 
     <workdir>/venv/                 the venv (bin/python is what later runs use)
-    <workdir>/wheels/*.whl          wheels pushed by an offline setup (kept: a re-run pushes nothing)
+    <workdir>/wheels/*.whl          wheels pushed by an offline setup, or a wheel built on another board of the
+                                    same platform (kept: a re-run pushes nothing)
+    <workdir>/built/*.whl           a source-only runtime compiled here (fetched back to the host's cache)
     <workdir>/setup.json            what setup did last: interpreter, packages, mode, time
 """
 
@@ -29,6 +31,7 @@ from ...runners.ssh_session import ExecResult, SshSession
 REMOTE_PATH = "/usr/bin:/bin"
 VENV_DIR = "venv"
 WHEELS_DIR = "wheels"
+BUILT_DIR = "built"
 STATE_FILE = "setup.json"
 STATE_MAX_BYTES = 1024 * 1024  # the setup record on the device: a few KiB
 PIP_TIMEOUT_S = 1800.0
@@ -68,8 +71,10 @@ class DeviceShell:
         self.wheels = f"{workdir}/{WHEELS_DIR}"
 
     def _run(self, words: Sequence[str], *, what: str, timeout_s: float = STEP_TIMEOUT_S, clean_env: bool = True,
-             check: bool = True) -> ExecResult:
+             check: bool = True, env: Sequence[tuple[str, str]] = ()) -> ExecResult:
         prefix = ["env", "-i", f"PATH={REMOTE_PATH}", "PIP_DISABLE_PIP_VERSION_CHECK=1"] if clean_env else []
+        if env:
+            prefix = [*(prefix or ["env"]), *(f"{k}={v}" for k, v in env)]
         command = "exec " + " ".join(shlex.quote(w) for w in [*prefix, *words])
         result = self.s.execute(command, what=what, timeout_s=timeout_s, limits=ReadLimits.for_setup())
         if check and result.status != 0:
@@ -131,6 +136,46 @@ class DeviceShell:
         source = ["--no-index", "--find-links", self.wheels] if offline else []
         self._run([*pip, "install", "--disable-pip-version-check", "--no-input", *source, *requirements],
                   what=f"pip install {' '.join(requirements)}", timeout_s=PIP_TIMEOUT_S, clean_env=not offline)
+
+    def build_wheel(self, requirement: str, env: Sequence[tuple[str, str]]) -> str:
+        """Compile ``requirement`` (a source-only package) into a wheel under ``<workdir>/built`` with the venv's
+        pip and the device's own compiler (``pip wheel --no-deps``; minutes for llama.cpp); its remote path.
+
+        Raises:
+            RunnerError: the build failed (pip's last lines), or it made no wheel.
+        """
+        built = f"{self.workdir}/{BUILT_DIR}"
+        with self.s.step(f"preparing {built} on {self.s.where}", STEP_TIMEOUT_S):
+            makedirs(self.s.sftp, built)
+            before = set(self.s.sftp.listdir(built))
+        self._run([self.venv_python, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "--no-input",
+                   "-w", built, requirement], what=f"building a wheel of {requirement} (compiles on the device)",
+                  timeout_s=PIP_TIMEOUT_S, clean_env=False, env=env)
+        with self.s.step(f"listing {built} on {self.s.where}", STEP_TIMEOUT_S):
+            made = sorted(n for n in set(self.s.sftp.listdir(built)) - before if n.endswith(".whl"))
+            made = made or sorted(n for n in self.s.sftp.listdir(built) if n.endswith(".whl"))
+        if not made:
+            raise RunnerError(f"pip wheel {requirement} on {self.s.where} finished but left no wheel in {built}")
+        return f"{built}/{made[-1]}"
+
+    def fetch(self, remote: str, local: Path) -> Path:
+        """Copy a file from the device to ``local`` (a temp name, then renamed: never half a wheel)."""
+        local.parent.mkdir(parents=True, exist_ok=True)
+        tmp = local.with_name(f".tmp-{uuid.uuid4().hex[:8]}-{local.name}")
+        with self.s.step(f"fetching {remote} from {self.s.where}", PIP_TIMEOUT_S):
+            self.s.sftp.get(remote, str(tmp))
+        tmp.replace(local)
+        return local
+
+    def pip_install_wheel(self, wheel: str, *, offline: bool) -> None:
+        """Install one wheel file on the device into the venv; its dependencies from the device's index, or
+        (offline) from the pushed wheels only."""
+        if not self.venv_python.startswith(f"{self.workdir}/"):  # never the system interpreter
+            raise RunnerError(f"refusing to pip install with {self.venv_python}: not a venv under {self.workdir}")
+        source = ["--no-index", "--find-links", self.wheels] if offline else []
+        self._run([self.venv_python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", *source,
+                   wheel], what=f"pip install {PurePosixPath(wheel).name}", timeout_s=PIP_TIMEOUT_S,
+                  clean_env=offline)
 
     def remote_wheel(self, prefix: str) -> str | None:
         """The pushed wheel whose name starts with ``prefix`` (e.g. ``pip-``), or None."""

@@ -17,7 +17,9 @@ DESCRIPTOR = RuntimeDescriptor(
     delivers="gguf",
     module_sets=(("llama_cpp",),),
     install="pip install llama-cpp-python (compiles llama.cpp: needs a C/C++ compiler and cmake)",
-    setup=(SetupRule(pip=("llama-cpp-python",)),),
+    # an sdist only: compiled once per board platform and CPU (llama.cpp's native build), the wheel kept on the host
+    # and pushed to the other boards (edgeopt/devices/setup/built_wheels.py); no multimodal objects
+    setup=(SetupRule(pip=("llama-cpp-python",), compiles=True, build_env={"CMAKE_ARGS": "-DLLAVA_BUILD=OFF"}),),
     setup_aliases=("llama-cpp-python", "llama.cpp", "llamacpp", "gguf"),
     kinds=("generative",),
     reference_options={},  # its F32 GGUF computes in F32 on a CPU: nothing to pin
