@@ -101,3 +101,20 @@ def test_devices_setup_knows_the_llm_runtimes_by_name_and_pip_alias():
     (llama,) = parse_runtimes("llama-cpp-python")  # built from source on the board (docs/llm.md, "llama.cpp")
     assert llama == "llama_cpp"
     assert install_plan(llama, target=None, arch="aarch64", python=(3, 8)).requirements == ("llama-cpp-python",)
+
+
+def test_llama_cpp_compiles_on_the_board_and_its_wheel_is_found_by_project_and_version(tmp_path):
+    from edgeopt.devices.setup.built_wheels import cached_wheel, project_of
+
+    plan = install_plan(RuntimeName("llama_cpp"), target=load_registry().get("rpi5"), arch="aarch64", python=(3, 11))
+    assert plan.requirements == ("llama-cpp-python",) and plan.compiles and plan.vendor is None
+    assert dict(plan.build_env) == {"CMAKE_ARGS": "-DLLAVA_BUILD=OFF"}
+    assert not install_plan(RuntimeName.ONNXRUNTIME, target=None, arch="x86_64", python=(3, 11)).compiles
+    assert project_of("llama-cpp-python==0.3.36") == "llama_cpp_python" == project_of("Llama.Cpp_Python>=0.3")
+    assert project_of("/x/probe_built-1.0.tar.gz") == "probe_built"
+    for name in ("llama_cpp_python-0.3.36-cp311-cp311-linux_aarch64.whl",
+                 "llama_cpp_python-0.3.35-cp311-cp311-linux_aarch64.whl", "numpy-2.0-cp311-cp311-linux_aarch64.whl"):
+        (tmp_path / name).write_bytes(b"")
+    found = cached_wheel(tmp_path, "llama-cpp-python==0.3.36")
+    assert found is not None and found.name.startswith("llama_cpp_python-0.3.36-")
+    assert cached_wheel(tmp_path, "llama-cpp-python==0.3.30") is None
