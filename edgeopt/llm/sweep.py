@@ -1,6 +1,7 @@
 """``edgeopt sweep LLM_DIR --eval TEXT``: quantization levels of a decoder LLM on both generative runtimes, each
 scored against its runtime's FP32 export on a held-out text and benched on one small workload; the fastest decode
-that keeps ``--min-retention`` is recommended and shipped as a deployment (docs/llm.md, "Retention and sweep").
+that keeps ``--min-retention`` is recommended, shipped as a deployment and re-scored from its files alone
+(:mod:`.sweep_check`; docs/llm.md, "Retention and sweep", "Shipped check").
 
 The levels are built here first (:mod:`.sweep_build`), then measured through one runner (:func:`measure_levels`)
 and turned into the result (:func:`finish_llm_sweep`); a fleet sweep (:mod:`.sweep_fleet`) builds once and runs
