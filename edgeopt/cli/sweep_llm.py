@@ -38,6 +38,13 @@ def _render(result: LlmSweepResult) -> None:
     rec = result.recommendation
     if rec is not None:
         _echo(f"recommended: {rec.name}@{rec.runtime} ({rec.reason}); deployment: {rec.deployment}")
+        check = rec.shipped_check
+        if check is None or check.retention_as_shipped is None:
+            _echo("shipped check: not run (see warnings)")
+        else:
+            verdict = "passed" if check.passed else "FAILED" if check.passed is False else "not compared"
+            _echo(f"shipped check: {verdict}, retention as shipped {check.retention_as_shipped:.6g}, measured "
+                  f"{rec.retention:.6g} (tolerance {check.tolerance})" + (f"; {check.note}" if check.note else ""))
     else:
         _echo(f"no recommendation: {result.binding_constraint}")
     _echo(f"sweep.json: {Path(result.out_dir) / 'sweep.json'}  chart: {result.plot}", err=True)

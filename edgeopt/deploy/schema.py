@@ -69,6 +69,17 @@ class ShippedCheck(_Frozen):
     defaults_pass: bool | None = Field(description="Whether the defaults still meet the threshold.")
     note: str | None = Field(default=None, description="One line, e.g. 'needs inference_precision=f32: with "
                                                        "OpenVINO's defaults 0.970 < 0.99'.")
+    retention_measured: float | None = Field(
+        default=None, description="The sweep's retention of this level, which the shipped one is compared with "
+                                  "(null: a check written before this field).")
+    tolerance: float | None = Field(
+        default=None, description="How far retention_as_shipped may sit from retention_measured and still pass.")
+    passed: bool | None = Field(
+        default=None, description="retention_as_shipped is within tolerance of retention_measured: the files alone "
+                                  "give what was measured (null: not compared, a check written before this field).")
+    files: tuple[DeployedFile, ...] = Field(
+        default=(), description="The files the check re-scored, each hashed just before it ran (empty: a check "
+                                "written before this field).")
 
 
 class LayerRepair(_Frozen):

@@ -1,6 +1,7 @@
 """``edgeopt sweep LLM_DIR --eval TEXT``: quantization levels of a decoder LLM on both generative runtimes, each
 scored against its runtime's FP32 export on a held-out text and benched on one small workload; the fastest decode
-that keeps ``--min-retention`` is recommended and shipped as a deployment (docs/llm.md, "Retention and sweep").
+that keeps ``--min-retention`` is recommended, shipped as a deployment and re-scored from its files alone
+(:mod:`.sweep_check`; docs/llm.md, "Retention and sweep", "Shipped check").
 
 The levels are built here first (:mod:`.sweep_build`), then measured through one runner (:func:`measure_levels`)
 and turned into the result (:func:`finish_llm_sweep`); a fleet sweep (:mod:`.sweep_fleet`) builds once and runs
@@ -29,6 +30,7 @@ from ..settings import RemoteSpec
 from ..sweep.run import device_name
 from .retention import Scores, compare, read_text, score_folder, vocab_covered
 from .sweep_build import LlmBuild, Say, prepare_llm_sweep, skip_level
+from .sweep_check import LlmShipCheck
 from .sweep_levels import REFERENCE, LlmLevel
 from .sweep_options import LlmSweepOptions, bench_cell
 from .sweep_rank import recommend_llm, write_llm_plot
@@ -66,14 +68,16 @@ def _measure(level: LlmLevel, folder: Path, reused: bool, ref: Scores, text: str
 
 
 def _sweep_runtime(runtime: str, build: LlmBuild, text: str, root: Path | None, opts: LlmSweepOptions,
-                   runner: Runner, say: Say, warnings: list[str]) -> LlmLevelRuns:
-    """Every built level of one runtime against its fp32 reference; a level the runtime cannot run is skipped
-    with a warning in ``warnings`` (the reference's failure, or a lost device, ends the sweep)."""
+                   runner: Runner, say: Say, warnings: list[str], references: dict[str, Scores]) -> LlmLevelRuns:
+    """Every built level of one runtime against its fp32 reference (its scores go into ``references``); a level
+    the runtime cannot run is skipped with a warning in ``warnings`` (the reference's failure, or a lost device,
+    ends the sweep)."""
     levels = [lv for lv in build.levels if lv.runtime == runtime]
     ref_level = next(lv for lv in levels if lv.name == REFERENCE)
     say(f"{runtime}: scoring the fp32 reference")
     ref = score_folder(build.folder(ref_level, root), text, opts.retention, runner,
                        runtime_options=dict(get_runtime(runtime).reference_options))
+    references[runtime] = ref
     rows: LlmLevelRuns = []
     for level in levels:
         say(f"{level.key}: scoring and benching")
@@ -90,18 +94,21 @@ def _sweep_runtime(runtime: str, build: LlmBuild, text: str, root: Path | None, 
 
 
 def measure_levels(build: LlmBuild, opts: LlmSweepOptions, runner: Runner, *, say: Say, warnings: list[str],
-                   root: Path | None = None, eval_text: Path | None = None) -> LlmLevelRuns:
+                   root: Path | None = None, eval_text: Path | None = None,
+                   references: dict[str, Scores] | None = None) -> LlmLevelRuns:
     """Score and bench every built level through ``runner``, runtime by runtime: each level's row with its bench
     result.
 
     Args:
         root: where the built levels are on this worker (None: ``build.levels_dir``).
         eval_text: where the eval text is on this worker (None: ``opts.eval_text``).
+        references: filled with each runtime's FP32 reference scores (the shipped check re-scores against them).
     """
     text = read_text(eval_text if eval_text is not None else opts.eval_text)
+    refs = references if references is not None else {}
     runs: LlmLevelRuns = []
     for runtime in build.runtimes:
-        runs += _sweep_runtime(runtime, build, text, root, opts, runner, say, warnings)
+        runs += _sweep_runtime(runtime, build, text, root, opts, runner, say, warnings, refs)
     threads = opts.workload.threads[0] if len(opts.workload.threads) == 1 else 0
     rows = rank_in_rounds([row for row, _ in runs], runner, threads=threads, rounds=opts.rank_rounds, say=say,
                           warnings=warnings)
@@ -110,13 +117,17 @@ def measure_levels(build: LlmBuild, opts: LlmSweepOptions, runner: Runner, *, sa
 
 def finish_llm_sweep(build: LlmBuild, runs: LlmLevelRuns, opts: LlmSweepOptions, out: Path, *,
                      runner_name: str, target: str, warnings: list[str], started: float,
-                     device: str | None = None, group_id: str | None = None) -> LlmSweepResult:
+                     device: str | None = None, group_id: str | None = None,
+                     check: LlmShipCheck | None = None) -> LlmSweepResult:
     """Record the levels in the history (``opts.history_db``), recommend, chart, ship ``<out>/recommended``
-    (``measured.device`` = ``device``) and write ``<out>/sweep.json``; the result.
+    (``measured.device`` = ``device``), re-check it from its files alone, and write ``<out>/sweep.json``; the
+    result.
 
     Args:
         device: the device's inventory name (the deployment's and the history's; None: the runner's address).
         group_id: the history group of the levels' runs (a fleet run's id; None: one for this sweep).
+        check: the runner and reference scores the shipped folder is re-scored with (None: not re-checked, a
+            warning says why; a fleet sweep ships on the host once the devices' runs are over).
     """
     out.mkdir(parents=True, exist_ok=True)
     rows = [row for row, _ in runs]
@@ -130,7 +141,7 @@ def finish_llm_sweep(build: LlmBuild, runs: LlmLevelRuns, opts: LlmSweepOptions,
         workload=opts.workload.request_dict(), levels=rows, pareto=front, recommendation=rec,
         binding_constraint=constraint, plot=str(plot), out_dir=str(out), seconds=0.0,
         cpu=rows[0].cpu if rows else "", history_run_ids=ids, warnings=warnings)
-    result = ship_llm(result, out, device=device)
+    result = ship_llm(result, out, device=device, check=check)
     result = result.model_copy(update={"seconds": round(time.monotonic() - started, 3)})
     atomic_write_text(out / "sweep.json", json.dumps(result.model_dump(mode="json"), indent=2) + "\n")
     return result
@@ -164,8 +175,11 @@ def run_llm_sweep(model: str | Path, opts: LlmSweepOptions, *, target: str | Non
     build = prepare_llm_sweep(src, opts, out / "levels", say)
     warnings = list(build.warnings)
     with use_runner(runner, remote, target) as placed:
-        runs = measure_levels(build, opts, placed.runner, say=say, warnings=warnings)
+        references: dict[str, Scores] = {}
+        runs = measure_levels(build, opts, placed.runner, say=say, warnings=warnings, references=references)
         runner_name, target_name = placed.runner.name, placed.target or "local"
         device = device_name(remote, placed.runner)
-    return finish_llm_sweep(build, runs, opts, out, runner_name=runner_name, target=target_name, warnings=warnings,
-                            started=start, device=device)
+        # the shipped folder is re-scored through the same runner, against the same reference scores
+        check = LlmShipCheck(placed.runner, references, read_text(opts.eval_text), opts.retention)
+        return finish_llm_sweep(build, runs, opts, out, runner_name=runner_name, target=target_name,
+                                warnings=warnings, started=start, device=device, check=check)

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..deploy import ShippedCheck
 from .retention import LlmRetention, RetentionSettings
 
 LLM_SWEEP_SCHEMA_VERSION = 1
@@ -56,6 +57,9 @@ class LlmRecommendation(_Frozen):
     decode_tokens_per_s: float = Field(description="Its rank_tokens_per_s (1000 / TPOT p50).")
     reason: str
     deployment: str | None = Field(default=None, description="<out>/recommended (deployment.json inside).")
+    shipped_check: ShippedCheck | None = Field(
+        default=None, description="<out>/recommended re-scored from its files alone (the one-pass sweep's record; "
+                                  "null: not re-checked, the warnings say why).")
 
 
 class LlmSweepResult(_Frozen):

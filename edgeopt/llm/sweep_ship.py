@@ -1,7 +1,8 @@
 """The LLM sweep's answer as a deployment: ``<out>/recommended/`` holds the recommended level's runtime folder
 (its files at the top) and ``deployment.json``, written whole or not at all (:mod:`edgeopt.sweep.ship.deployment`'s
 publish). ``model`` names the file that marks the folder (its format's ``entry_file``: ``genai_config.json``,
-``openvino_model.xml``); the generative runtimes load the folder that holds it.
+``openvino_model.xml``); the generative runtimes load the folder that holds it. Before it is published, the staged
+folder is re-scored from its files alone (:mod:`.sweep_check`, ``shipped_check``), as the one-pass sweep does.
 """
 
 from __future__ import annotations
@@ -12,17 +13,21 @@ import time
 from pathlib import Path
 
 from .._version import __version__
-from ..deploy import DeployedFile, Deployment, DeploymentMeasured, save_deployment
+from ..deploy import DeployedFile, Deployment, DeploymentMeasured, ShippedCheck, save_deployment
+from ..errors import EdgeoptError, first_line
 from ..fsutil import sha256_file
 from ..registry import get_format, get_runtime
 from ..sweep.ship.deployment import RECOMMENDED_DIR, discard, publish
+from .sweep_check import LlmShipCheck, check_llm_shipped
 from .sweep_levels import STAMP
 from .sweep_result import LlmSweepLevel, LlmSweepResult
 
-# The one-pass sweep re-scores its shipped folder from its files alone (shipped_check); the LLM sweep does not yet.
-NOT_RECHECKED = ("the shipped deployment's retention was not re-checked from its files alone (shipped_check is null "
-                 "for LLM sweeps so far): its files are the measured level's, byte for byte (hashes in "
-                 "deployment.json)")
+# Where the shipped folder cannot be re-scored (a fleet sweep ships on the host once each device's run is over),
+# the warning says so; why is the sentence's end.
+NOT_RECHECKED = ("the shipped deployment's retention was not re-checked from its files alone (shipped_check is "
+                 "null): {why}; its files are the measured level's, byte for byte (hashes in deployment.json)")
+FLEET_NOT_RECHECKED = ("a fleet sweep writes each device's recommended/ on the host after that device's run ended, "
+                       "with no agent on the device left to score it")
 
 
 def entry_file(runtime: str) -> str:
@@ -64,9 +69,29 @@ def _threads(result: LlmSweepResult) -> int:
     return int(threads[0]) if len(threads) == 1 else 0
 
 
-def ship_llm(result: LlmSweepResult, out: Path, device: str | None = None) -> LlmSweepResult:
-    """Write ``<out>/recommended`` for the result's recommendation (or remove a stale one); the result with the
-    deployment's path. ``device``: the inventory name it was measured on (``measured.device``)."""
+def _check(tmp: Path, deployment: Deployment, result: LlmSweepResult, check: LlmShipCheck | None,
+           warnings: list[str]) -> ShippedCheck | None:
+    """The staged folder re-scored from its files alone (:mod:`.sweep_check`), saved in its ``deployment.json``;
+    None, with the reason in ``warnings``, where it cannot run (no runner: ``check`` None) or failed."""
+    if check is None:
+        warnings.append(NOT_RECHECKED.format(why=FLEET_NOT_RECHECKED))
+        return None
+    try:
+        shipped = check_llm_shipped(tmp, result.metric, check)
+    except EdgeoptError as exc:  # as the one-pass sweep: the folder is still written, the warning says why
+        warnings.append(f"shipped check of {deployment.name} not run: {first_line(exc)}")
+        return None
+    save_deployment(tmp, deployment.model_copy(update={"shipped_check": shipped}))
+    if shipped.note:
+        warnings.append(f"recommended {deployment.name}: {shipped.note}")
+    return shipped
+
+
+def ship_llm(result: LlmSweepResult, out: Path, device: str | None = None,
+             check: LlmShipCheck | None = None) -> LlmSweepResult:
+    """Write ``<out>/recommended`` for the result's recommendation (or remove a stale one), re-scored from its
+    files alone through ``check``'s runner (None: not re-checked, a warning says so); the result with the
+    deployment's path and check. ``device``: the inventory name it was measured on (``measured.device``)."""
     rec = result.recommendation
     if rec is None:
         discard(out)
@@ -75,13 +100,14 @@ def ship_llm(result: LlmSweepResult, out: Path, device: str | None = None) -> Ll
     tmp = out / f".{RECOMMENDED_DIR}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
+    warnings = list(result.warnings)
     try:
-        save_deployment(tmp, _deployment(row, _copy(Path(row.folder), tmp, entry_file(row.runtime)), result,
-                                             device))
+        deployment = _deployment(row, _copy(Path(row.folder), tmp, entry_file(row.runtime)), result, device)
+        save_deployment(tmp, deployment)
+        shipped = _check(tmp, deployment, result, check, warnings)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     final = publish(tmp, out)
-    warnings = [*result.warnings, NOT_RECHECKED]
-    return result.model_copy(update={"recommendation": rec.model_copy(update={"deployment": str(final)}),
-                                     "warnings": warnings})
+    rec = rec.model_copy(update={"deployment": str(final), "shipped_check": shipped})
+    return result.model_copy(update={"recommendation": rec, "warnings": warnings})

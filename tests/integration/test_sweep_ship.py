@@ -60,6 +60,8 @@ def test_openvino_recommendation_ships_its_options_and_is_checked(digits: tuple[
     check = deployment.shipped_check
     assert check is not None and check.retention_as_shipped is not None
     assert abs(check.retention_as_shipped - rec.retention) <= 0.002
+    assert check.passed is True and check.retention_measured == rec.retention and check.tolerance == 0.002
+    assert check.files == deployment.files  # what it re-scored, hashed before it ran
     assert check.retention_with_defaults is not None
     doc = json.loads((tmp_path / "sweep.json").read_text())["recommendation"]
     assert doc["deployment"] == str(folder) and doc["shipped_check"]["retention_as_shipped"] == \

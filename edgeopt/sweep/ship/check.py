@@ -9,11 +9,11 @@ line says which options the deployment needs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...deploy import Deployment, ShippedCheck, save_deployment
+from ...deploy import DeployedFile, Deployment, ShippedCheck, load_deployment, save_deployment
 from ...errors import EdgeoptError, first_line
 from ...evaluation import device_outputs, retention
 from ...registry import find_runtime
@@ -40,14 +40,16 @@ def _retention(ctx: Context, model: Path, deployment: Deployment, reference: Pat
 
 def shipped_note(deployment: Deployment, check: ShippedCheck) -> str | None:
     """The one line the summary shows: which options the defaults lack when they miss the threshold, or a shipped
-    retention that differs from the measured one; None when all is as measured."""
+    retention that differs from the measured one; None when all is as measured. (A deployment without runtime
+    options ships the defaults: the first part says it all.)"""
     threshold = deployment.measured.min_retention
+    tolerance = check.tolerance if check.tolerance is not None else SHIPPED_TOLERANCE
     notes = []
     shipped = check.retention_as_shipped
-    if shipped is not None and abs(shipped - deployment.measured.retention) > SHIPPED_TOLERANCE:
+    if shipped is not None and abs(shipped - deployment.measured.retention) > tolerance:
         notes.append(f"as shipped {shipped:.4f} != measured {deployment.measured.retention:.4f}")
     defaults = check.retention_with_defaults
-    if defaults is not None and defaults < threshold:
+    if defaults is not None and defaults < threshold and (deployment.runtime_options or not notes):
         desc = find_runtime(deployment.runtime)
         name = desc.display_name if desc is not None else deployment.runtime
         needs = ", ".join(f"{k}={_text(v)}" for k, v in sorted(deployment.runtime_options.items())) or "its options"
@@ -67,20 +69,33 @@ def _text(value: Any) -> str:
     return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
 
 
+def shipped_record(deployment: Deployment, files: Sequence[DeployedFile], shipped: float,
+                   defaults: float) -> ShippedCheck:
+    """The check's record for ``deployment`` (every kind's sweep writes this one): its retention as shipped and with
+    the runtime's defaults, the measured one it is compared with, the tolerance, the verdict, the ``files`` it
+    re-scored (hashed just before) and the summary's note."""
+    measured = deployment.measured.retention
+    check = ShippedCheck(retention_as_shipped=shipped, retention_with_defaults=defaults,
+                         defaults_pass=defaults >= deployment.measured.min_retention, retention_measured=measured,
+                         tolerance=SHIPPED_TOLERANCE, passed=abs(shipped - measured) <= SHIPPED_TOLERANCE,
+                         files=tuple(files))
+    return check.model_copy(update={"note": shipped_note(deployment, check)})
+
+
 def check_shipped(ctx: Context, folder: Path, deployment: Deployment, reference: Path) -> ShippedCheck:
     """Re-evaluate the deployment in ``folder`` as shipped and with the runtime's defaults (``reference``: the
     sweep's model, whose outputs on the runtime are the retention's reference).
 
     Raises:
-        EdgeoptError: the agent could not load or run the shipped files (RunnerError, InputError).
+        EdgeoptError: the folder's files differ from its ``deployment.json`` (DeploymentError), or the agent could
+            not load or run the shipped files (RunnerError, InputError).
     """
+    load_deployment(folder)  # every file as recorded (hash and size) before it is re-scored
     model = folder / deployment.model
     shipped = _retention(ctx, model, deployment, reference, deployment.runtime_options)
     defaults = (shipped if not deployment.runtime_options
                 else _retention(ctx, model, deployment, reference, {}))
-    check = ShippedCheck(retention_as_shipped=shipped, retention_with_defaults=defaults,
-                         defaults_pass=defaults >= deployment.measured.min_retention)
-    return check.model_copy(update={"note": shipped_note(deployment, check)})
+    return shipped_record(deployment, deployment.files, shipped, defaults)
 
 
 def ship(result: SweepResult, ctx: Context, reference: Path, facts: SweepFacts) -> SweepResult:

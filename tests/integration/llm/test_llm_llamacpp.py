@@ -134,6 +134,7 @@ def test_sweep_measures_the_gguf_levels_skips_k_quants_with_the_reason_and_ships
     deployment = json.loads((shipped / "deployment.json").read_text())
     assert deployment["model"] == "model.gguf" and deployment["format"] == "gguf"
     assert [f["path"] for f in deployment["files"]] == ["model.gguf"] and deployment["threads"] == 1
+    assert rec["shipped_check"]["passed"] is True and deployment["shipped_check"] == rec["shipped_check"]
     assert main(["bench", str(shipped), *SMALL, "--json"]) == 0  # the deployment runs, its hashes checked
     assert json.loads(capsys.readouterr().out)["deployment"]["name"] == deployment["name"]
 

@@ -65,6 +65,7 @@ def test_a_generative_runtime_plug_in_joins_optimize_bench_sweep_and_qualify(gen
     shipped = Path(rec["deployment"])
     deployment = json.loads((shipped / "deployment.json").read_text())
     assert deployment["model"] == "genplug.json" and deployment["format"] == "genplug"
+    assert rec["shipped_check"]["passed"] is True  # re-scored from its files alone (issue 30)
     assert main(["bench", str(shipped), *SMALL, "--json"]) == 0  # the deployment runs, its hashes checked
     assert json.loads(capsys.readouterr().out)["deployment"]["name"] == deployment["name"]
 

@@ -20,11 +20,17 @@ pytest.importorskip("torch", reason="the zoo LLM is built with torch (pip instal
 pytest.importorskip("transformers", reason="the zoo LLM needs transformers (pip install 'edgeopt[llm]')")
 
 from edgeopt.deploy import load_deployment  # noqa: E402
+from edgeopt.deploy.io import DeploymentError  # noqa: E402
 from edgeopt.errors import InputError  # noqa: E402
-from edgeopt.llm.retention import RetentionSettings, llm_retention  # noqa: E402
+from edgeopt.llm.retention import RetentionSettings, llm_retention, score_folder  # noqa: E402
 from edgeopt.llm.sweep import LlmSweepOptions, run_llm_sweep  # noqa: E402
+from edgeopt.llm.sweep_check import LlmShipCheck, check_llm_shipped  # noqa: E402
 from edgeopt.llm.sweep_levels import all_levels, build_level  # noqa: E402
+from edgeopt.llm.sweep_rank import recommend_llm  # noqa: E402
+from edgeopt.llm.sweep_result import LlmSweepResult  # noqa: E402
+from edgeopt.llm.sweep_ship import ship_llm  # noqa: E402
 from edgeopt.registry.lookup import model_digest  # noqa: E402
+from edgeopt.runners import LocalRunner  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
 FAST = RetentionSettings(window=32, windows=4, prompts=2, prompt_tokens=8, gen_tokens=8)
@@ -98,11 +104,25 @@ def test_cli_bad_eval_file_is_exit_2_with_one_line(zoo, tmp_path):
     assert len(lines) == 1 and "not UTF-8" in lines[0] and str(bad) in lines[0]
 
 
-def test_sweep_onnxruntime_genai_recommends_and_ships_a_deployment(zoo, tmp_path, capsys):
+def _ort_options(out: Path, text: Path) -> LlmSweepOptions:
+    return LlmSweepOptions(eval_text=text, min_retention=0.2, levels=["int4-b32-rtn"], runtimes=["onnxruntime_genai"],
+                           out_dir=out, retention=FAST)
+
+
+@pytest.fixture(scope="module")
+def ort_sweep(zoo, tmp_path_factory) -> tuple[LlmSweepResult, Path]:
+    """The onnxruntime-genai sweep of the fixture's levels (built already: scored, benched, shipped, re-checked)
+    and a copy of its recommended/ (later sweeps into the same folder replace it)."""
+    result = run_llm_sweep(zoo["src"], _ort_options(zoo["sweep"], zoo["text"]))
+    assert result.recommendation is not None and result.recommendation.deployment is not None, result.warnings
+    copy = tmp_path_factory.mktemp("ort-shipped") / "recommended"
+    shutil.copytree(result.recommendation.deployment, copy)
+    return result, copy
+
+
+def test_sweep_onnxruntime_genai_recommends_and_ships_a_deployment(zoo, ort_sweep, tmp_path, capsys):
     """The levels are already built (the fixture's folders, same stamps): the sweep scores, benches, ships."""
-    opts = LlmSweepOptions(eval_text=zoo["text"], min_retention=0.2, levels=["int4-b32-rtn"],
-                           runtimes=["onnxruntime_genai"], out_dir=zoo["sweep"], retention=FAST)
-    result = run_llm_sweep(zoo["src"], opts)
+    result = ort_sweep[0]
     assert [(lv.name, lv.reused) for lv in result.levels] == [("int4-b32-rtn", True), ("fp32", True)]
     ref = next(lv for lv in result.levels if lv.reference)
     assert ref.retention.retention == 1.0 and ref.passed
@@ -134,11 +154,78 @@ def test_sweep_onnxruntime_genai_recommends_and_ships_a_deployment(zoo, tmp_path
 
     pinned = {path: types.split("|") for path, types in json.loads(SNAPSHOT.read_text())["llm_sweep"].items()}
     assert not _diff(pinned, key_types(saved)), _diff(pinned, key_types(saved))  # docs/result-schema.md
-    # issue 30: the LLM deployment records what a one-pass one does, and says its retention was not re-checked
+    # issue 30: the LLM deployment records what a one-pass one does, and is re-scored from its files alone
     assert deployment.threads == 0 and deployment.cpu_flags == tuple(chosen.cpu_flags)
     assert "avx2" in chosen.cpu_flags or not os.uname().machine.startswith("x86")
-    assert any("not re-checked" in w for w in result.warnings)
+    check = rec.shipped_check
+    assert check is not None and check.passed is True and check.note is None and check.tolerance == 0.002
+    assert check.retention_measured == rec.retention == chosen.retention.retention
+    assert abs(check.retention_as_shipped - rec.retention) <= check.tolerance
+    assert check.retention_with_defaults == check.retention_as_shipped and check.defaults_pass  # no runtime options
+    assert [(f.path, f.sha256) for f in check.files] == [(f.path, f.sha256) for f in deployment.files]
+    assert deployment.shipped_check == check and saved["recommendation"]["shipped_check"]["passed"] is True
+    assert saved["recommendation"]["shipped_check"]["retention_as_shipped"] == check.retention_as_shipped
+    assert not any("not re-checked" in w or "shipped check" in w for w in result.warnings), result.warnings
     _bench_the_llm_deployment(Path(rec.deployment), tmp_path, capsys)
+
+
+def test_a_file_edited_after_the_sweep_fails_the_shipped_check(zoo, ort_sweep, tmp_path):
+    """As the one-pass sweep's check (and bench of a deployment, exit 2): every file is hash-checked before the
+    folder is re-scored, so an edited one is a DeploymentError naming it, and no retention is reported."""
+    folder = tmp_path / "recommended"
+    shutil.copytree(ort_sweep[1], folder)
+    (folder / "genai_config.json").write_text((folder / "genai_config.json").read_text() + " ")
+    check = LlmShipCheck(LocalRunner(), {}, zoo["text"].read_text(encoding="utf-8"), FAST)
+    with pytest.raises(DeploymentError, match="genai_config.json"):
+        check_llm_shipped(folder, "top1", check)
+
+
+def test_a_shipped_retention_off_the_measured_one_fails_the_check_with_a_warning(zoo, ort_sweep, tmp_path):
+    """The sweep's record says the recommended level measured 0.05 less than its files give: the re-check (real
+    files, real agent) reports both numbers, passed false, and the one-pass sweep's warning; the folder ships."""
+    result = ort_sweep[0]
+    rec = result.recommendation
+    text = zoo["text"].read_text(encoding="utf-8")
+    ref = score_folder(zoo["fp32"], text, FAST, LocalRunner())
+    low = rec.retention - 0.05
+
+    def lowered(lv):  # noqa: ANN001, ANN202
+        if (lv.name, lv.runtime) != (rec.name, rec.runtime):
+            return lv
+        return lv.model_copy(update={"retention": lv.retention.model_copy(update={"retention": low})})
+
+    told = result.model_copy(update={"levels": [lowered(lv) for lv in result.levels], "warnings": [],
+                                     "recommendation": rec.model_copy(update={"retention": low})})
+    out = tmp_path / "out"
+    shipped = ship_llm(told, out, check=LlmShipCheck(LocalRunner(), {rec.runtime: ref}, text, FAST))
+    check = shipped.recommendation.shipped_check
+    assert check is not None and check.passed is False and check.retention_measured == low
+    assert check.retention_as_shipped == pytest.approx(rec.retention, abs=check.tolerance)
+    assert check.note == f"as shipped {check.retention_as_shipped:.4f} != measured {low:.4f}"
+    assert shipped.warnings == [f"recommended {rec.name}/{rec.runtime}: {check.note}"]
+    assert load_deployment(out / "recommended")[0].shipped_check == check
+
+
+def test_two_sweeps_back_to_back_decide_the_same(zoo, ort_sweep, tmp_path):
+    """A second sweep, every level measured afresh (the LLM sweep caches no measurement; its levels are reused
+    built): the same retention records and verdicts, a passing shipped check, and the same decision on the same
+    inputs. (Which of two passing levels decodes faster is a timing fact of the moment, so the recommendation
+    itself is compared on the decision's inputs: the second sweep's rows with the first's token times.)"""
+    first = ort_sweep[0]
+    out = tmp_path / "again"
+    shutil.copytree(zoo["sweep"] / "levels", out / "levels")
+    second = run_llm_sweep(zoo["src"], _ort_options(out, zoo["text"]))
+    assert [(lv.name, lv.retention, lv.passed) for lv in second.levels] == \
+        [(lv.name, lv.retention, lv.passed) for lv in first.levels]
+    check = second.recommendation.shipped_check
+    assert check is not None and check.passed and check.retention_measured == second.recommendation.retention
+    timing = ("decode_tokens_per_s", "tpot_ms_p50", "rank_tokens_per_s", "ttft_ms_p50", "rounds_tpot_ms")
+    with_first_times = [b.model_copy(update={k: getattr(a, k) for k in timing})
+                        for a, b in zip(first.levels, second.levels, strict=True)]
+    again, _, _ = recommend_llm(with_first_times, second.min_retention, second.metric)
+    want = first.recommendation
+    assert again is not None and (again.name, again.runtime, again.retention, again.reason) == \
+        (want.name, want.runtime, want.retention, want.reason)
 
 
 def _bench_the_llm_deployment(shipped: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

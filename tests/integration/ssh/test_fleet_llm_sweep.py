@@ -80,6 +80,9 @@ def test_llm_fleet_sweep_one_recommendation_per_device(lab: Lab, zoo, tmp_path, 
             out / "devices" / name / "recommended")
         dep, _ = load_deployment(out / "devices" / name / "recommended")
         assert dep.measured.device == name and dep.runtime == "onnxruntime_genai"
+        # shipped on the host once the device's run is over: not re-scored there, and said so (docs/llm.md)
+        assert dep.shipped_check is None and row["result"]["recommendation"]["shipped_check"] is None
+        assert any("not re-checked" in w and "fleet sweep" in w for w in row["result"]["warnings"])
         assert json.loads((out / "devices" / name / "sweep.json").read_text())["kind"] == "llm_sweep"
         # the agent loaded the levels from that device's own cache
         assert list((lab[name].workdir / "cache").rglob("genai_config.json"))

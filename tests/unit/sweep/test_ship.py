@@ -17,12 +17,13 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from edgeopt.deploy import DeployedFile, DeploymentMeasured, ShippedCheck, load_deployment, save_deployment
+from edgeopt.deploy.io import DeploymentError
 from edgeopt.evaluation import parse_output, resolve_metric
 from edgeopt.runners.local import LocalRunner
 from edgeopt.settings import MeasureSettings
 from edgeopt.sweep.measure import Context
 from edgeopt.sweep.result import Level
-from edgeopt.sweep.ship.check import check_shipped, shipped_note
+from edgeopt.sweep.ship.check import check_shipped, shipped_note, shipped_record
 from edgeopt.sweep.ship.deployment import SweepFacts, build_deployment, copy_files, publish, stage
 
 pytest.importorskip("onnxruntime")
@@ -119,8 +120,22 @@ def test_shipped_check_applies_the_recorded_option_and_compares_with_the_default
     assert check.defaults_pass is False
     assert check.note is not None and check.note.startswith(
         "needs graph_optimization_level=disable: with ONNX Runtime's defaults 0.")
+    # issue 30: the record every kind's sweep writes: the measured number, the tolerance, the verdict, the files
+    assert check.passed is True and check.retention_measured == 1.0 and check.tolerance == 0.002
+    assert check.files == deployment.files and check.files[0].path == "model.onnx"
     save_deployment(tmp, deployment.model_copy(update={"shipped_check": check}))
     assert load_deployment(tmp)[0].shipped_check == check
+    (tmp / "model.onnx").write_bytes((tmp / "model.onnx").read_bytes() + b"\0")  # edited before the check
+    with pytest.raises(DeploymentError, match="model.onnx"):
+        check_shipped(ctx, tmp, deployment, model)
+
+
+def test_a_shipped_retention_off_the_measured_one_does_not_pass() -> None:
+    deployment = build_deployment(_level(Path("m.onnx"), {}, 0.995), [_file_stub()], _facts())
+    check = shipped_record(deployment, deployment.files, 0.98, 0.98)
+    assert check.passed is False and check.retention_measured == 0.995 and check.retention_as_shipped == 0.98
+    assert check.note == "as shipped 0.9800 != measured 0.9950"  # no options: the defaults are what shipped
+    assert shipped_record(deployment, deployment.files, 0.9951, 0.9951).passed is True
 
 
 def test_a_missing_artifact_leaves_no_folder_and_says_why(tmp_path: Path) -> None:
