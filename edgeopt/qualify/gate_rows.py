@@ -1,4 +1,5 @@
-"""The gate-result rows both gate engines write: one-pass (:mod:`.gates`) and LLM (:mod:`.llm_gates`).
+"""The gate-result rows every gate engine writes: one-pass (:mod:`.gates`), LLM (:mod:`.llm_gates`) and plug-in kinds
+(:mod:`.kind_gates`).
 
 Why one place: a row's shape (status from ``ok``, threshold, comparison, unit), the ``target`` row of hardware
 that is not its target's and the ``retention`` row read the same for every kind of model, so a report, a JUnit
@@ -22,6 +23,30 @@ def row(gate: str, device: str, *, ok: bool, measured: float | None, threshold: 
     return GateResult(gate=gate, device=device, status=GateStatus.PASS if ok else GateStatus.FAIL,
                       measured=measured, threshold=threshold, comparison=comparison, unit=unit, metric=metric,
                       detail=detail, estimate=estimate)
+
+
+def worst_row(gate: str, device: str, values: dict[str, float | None], limit: float,
+              comparison: Literal["<=", ">="], unit: str, metric: str, problem: str | None = None,
+              estimate: bool = False, prefix: str = "") -> GateResult:
+    """A gate held in every cell (``values``: cell key -> the cell's value): the worst cell's value against
+    ``limit``, the verdict naming it; a cell without a value, or ``problem``, fails the gate."""
+    missing = [k for k, v in values.items() if v is None]
+    if problem is None and (missing or not values):
+        problem = f"{metric} was not measured in cell(s) {', '.join(missing) or '(none ran)'}"
+    known = {k: v for k, v in values.items() if v is not None}
+    pick = max if comparison == "<=" else min
+    cell = pick(known, key=lambda k: known[k]) if known else None
+    value = known[cell] if cell is not None else None
+    if problem is not None:
+        return row(gate, device, ok=False, measured=value, threshold=limit, comparison=comparison, unit=unit,
+                   metric=metric, detail=problem, estimate=estimate)
+    assert value is not None
+    ok = value <= limit if comparison == "<=" else value >= limit
+    sign = comparison if ok else {"<=": ">", ">=": "<"}[comparison]
+    detail = (f"{prefix}{metric} {value:.4g} {unit} {sign} {limit:g} {unit} (worst of {len(known)} cell(s): "
+              f"{cell})")
+    return row(gate, device, ok=ok, measured=value, threshold=limit, comparison=comparison, unit=unit,
+               metric=metric, detail=detail, estimate=estimate)
 
 
 def target_row(device: str, reasons: Sequence[str], target: str, *, allowed: bool) -> GateResult | None:

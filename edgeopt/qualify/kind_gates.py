@@ -20,7 +20,7 @@ from ..metrics.cells import ResultCell
 from ..metrics.kind_result import KindBenchResult
 from ..metrics.latency import PERCENTILES, required_samples
 from ..registry import KindDescriptor
-from .gate_rows import row
+from .gate_rows import worst_row
 from .gate_spec import GATE_KINDS, MetricGate
 from .result import GateResult, GateStatus
 from .spec import QualifySpec
@@ -90,8 +90,7 @@ def _cell_value(name: str, g: MetricGate, cell: ResultCell) -> tuple[float | Non
 
 
 def metric_gate(name: str, g: MetricGate, result: KindBenchResult, kind: KindDescriptor, device: str) -> GateResult:
-    """One metric gate on one device's result: the worst cell against the bound."""
-    unit = kind.metric(name).unit
+    """One metric gate on one device's result: the worst cell against the bound (:func:`.gate_rows.worst_row`)."""
     comparison: Literal["<=", ">="] = "<=" if g.max is not None else ">="
     limit = float(g.max if g.max is not None else g.min)  # type: ignore[arg-type]  # one of them is set
     values: dict[str, float | None] = {}
@@ -100,20 +99,8 @@ def metric_gate(name: str, g: MetricGate, result: KindBenchResult, kind: KindDes
     for cell in result.cells:
         values[cell.key or "-"], why = _cell_value(name, g, cell)
         problem = problem or why
-    known = {k: v for k, v in values.items() if v is not None}
-    if problem is None and (not values or len(known) < len(values)):
-        problem = f"{name} {g.stat} was not measured in cell(s) {', '.join(set(values) - set(known)) or '(none)'}"
-    worst = (max if comparison == "<=" else min)(known, key=lambda k: known[k]) if known else None
-    value = known[worst] if worst is not None else None
-    what = f"{name} {g.stat}"
-    if problem is not None or value is None:
-        return row(gate_name(name, g), device, ok=False, measured=value, threshold=limit, comparison=comparison,
-                   unit=unit, metric=what, detail=problem or f"{what} was not measured")
-    ok = value <= limit if comparison == "<=" else value >= limit
-    sign = comparison if ok else {"<=": ">", ">=": "<"}[comparison]
-    return row(gate_name(name, g), device, ok=ok, measured=value, threshold=limit, comparison=comparison, unit=unit,
-               metric=what, detail=f"{what} {value:.4g} {unit} {sign} {limit:g} {unit} (worst of {len(known)} "
-                                   f"cell(s): {worst})")
+    return worst_row(gate_name(name, g), device, values, limit, comparison, kind.metric(name).unit,
+                     f"{name} {g.stat}", problem)
 
 
 def error_rows(spec: QualifySpec, device: str, message: str) -> list[GateResult]:

@@ -15,10 +15,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..bench.llm.result import LlmBenchResult, LlmCell
-from ..history.llm_compare import cell_key
+from ..bench.llm.cells import cell_key, llm_cells
+from ..bench.llm.result import LlmBenchResult
 from ..metrics.latency import PERCENTILES, required_samples
-from .gate_rows import MIB, retention_row, row, target_row
+from .gate_rows import retention_row, target_row, worst_row
 from .gate_spec import (
     DecodeRateGate,
     EnergyPerTokenGate,
@@ -42,24 +42,16 @@ class LlmGateContext:
 def _worst(gate: str, ctx: LlmGateContext, values: dict[str, float | None], limit: float,
            comparison: Literal["<=", ">="], unit: str, metric: str, problem: str | None = None,
            estimate: bool = False, prefix: str = "") -> GateResult:
-    """The worst cell's value against ``limit``; a cell without a value, or ``problem``, fails the gate."""
-    missing = [k for k, v in values.items() if v is None]
-    if problem is None and (missing or not values):
-        problem = f"{metric} was not measured in cell(s) {', '.join(missing) or '(none ran)'}"
-    known = {k: v for k, v in values.items() if v is not None}
-    pick = max if comparison == "<=" else min
-    cell = pick(known, key=lambda k: known[k]) if known else None
-    value = known[cell] if cell is not None else None
-    if problem is not None:
-        return row(gate, ctx.device, ok=False, measured=value, threshold=limit, comparison=comparison, unit=unit,
-                   metric=metric, detail=problem, estimate=estimate)
-    assert value is not None
-    ok = value <= limit if comparison == "<=" else value >= limit
-    sign = comparison if ok else {"<=": ">", ">=": "<"}[comparison]
-    detail = (f"{prefix}{metric} {value:.4g} {unit} {sign} {limit:g} {unit} (worst of {len(known)} cell(s): "
-              f"{cell})")
-    return row(gate, ctx.device, ok=ok, measured=value, threshold=limit, comparison=comparison, unit=unit,
-               metric=metric, detail=detail, estimate=estimate)
+    return worst_row(gate, ctx.device, values, limit, comparison, unit, metric, problem, estimate, prefix)
+
+
+def _values(ctx: LlmGateContext, metric: str) -> dict[str, float | None]:
+    """Each cell's single value of ``metric``, read from the result's cells (the generative kind's cells)."""
+    out: dict[str, float | None] = {}
+    for cell in llm_cells(ctx.bench):
+        s = cell.series_of(metric)
+        out[cell.key] = s.summary.get("value") if s is not None else None
+    return out
 
 
 def _cut(ctx: LlmGateContext) -> str | None:
@@ -68,17 +60,18 @@ def _cut(ctx: LlmGateContext) -> str | None:
     return None
 
 
-def _percentile_gate(gate: str, g: TtftGate | TpotGate, ctx: LlmGateContext,
-                     series: Callable[[LlmCell], list[float]], what: str) -> GateResult:
+def _percentile_gate(gate: str, g: TtftGate | TpotGate, ctx: LlmGateContext, what: str) -> GateResult:
+    """A percentile of ``gate``'s metric (``ttft_ms``/``tpot_ms``) from each cell's raw readings."""
     q = PERCENTILES[g.percentile]
     need = required_samples(q)
     values: dict[str, float | None] = {}
     short: list[str] = []
-    for c in ctx.bench.cells:
-        xs = series(c) if c.samples is not None else []
-        values[cell_key(c)] = float(np.percentile(np.asarray(xs, dtype=np.float64), q * 100.0)) if xs else None
+    for cell in llm_cells(ctx.bench):
+        s = cell.series_of(gate)
+        xs = s.readings if s is not None else ()
+        values[cell.key] = float(np.percentile(np.asarray(xs, dtype=np.float64), q * 100.0)) if xs else None
         if xs and len(xs) < need:
-            short.append(f"{cell_key(c)} has {len(xs)}")
+            short.append(f"{cell.key} has {len(xs)}")
     problem = _cut(ctx)
     if problem is None and short:
         problem = (f"INVALID: {g.percentile} needs at least {need} {what} per cell and {'; '.join(short)}, so it "
@@ -87,22 +80,20 @@ def _percentile_gate(gate: str, g: TtftGate | TpotGate, ctx: LlmGateContext,
 
 
 def ttft(g: TtftGate, ctx: LlmGateContext) -> GateResult:
-    return _percentile_gate("ttft_ms", g, ctx, lambda c: c.samples.ttft_ms if c.samples else [], "repetitions")
+    return _percentile_gate("ttft_ms", g, ctx, "repetitions")
 
 
 def tpot(g: TpotGate, ctx: LlmGateContext) -> GateResult:
-    return _percentile_gate("tpot_ms", g, ctx, lambda c: c.samples.tpot_ms if c.samples else [], "token latencies")
+    return _percentile_gate("tpot_ms", g, ctx, "token latencies")
 
 
 def decode_rate(g: DecodeRateGate, ctx: LlmGateContext) -> GateResult:
-    values = {cell_key(c): c.decode_tokens_per_s for c in ctx.bench.cells}
-    return _worst("decode_tokens_per_s", ctx, values, g.min_tokens_per_s, ">=", "tokens/s", "decode rate",
-                  _cut(ctx))
+    return _worst("decode_tokens_per_s", ctx, _values(ctx, "decode_tokens_per_s"), g.min_tokens_per_s, ">=",
+                  "tokens/s", "decode rate", _cut(ctx))
 
 
 def kv_cache(g: KvCacheGate, ctx: LlmGateContext) -> GateResult:
-    values = {cell_key(c): None if c.kv_cache_bytes is None else c.kv_cache_bytes / MIB for c in ctx.bench.cells}
-    return _worst("kv_cache_mb", ctx, values, g.max_mb, "<=", "MiB", "KV cache (from the config)")
+    return _worst("kv_cache_mb", ctx, _values(ctx, "kv_cache_mb"), g.max_mb, "<=", "MiB", "KV cache (from the config)")
 
 
 def energy_per_token(g: EnergyPerTokenGate, ctx: LlmGateContext) -> GateResult:
@@ -121,8 +112,7 @@ def energy_per_token(g: EnergyPerTokenGate, ctx: LlmGateContext) -> GateResult:
 
 def memory(g: MemoryGate, ctx: LlmGateContext) -> GateResult:
     if g.basis == "process":
-        values = {cell_key(c): c.peak_rss_mb for c in ctx.bench.cells}
-        return _worst("memory", ctx, values, g.max_mb, "<=", "MiB", "process peak RSS", _cut(ctx))
+        return _worst("memory", ctx, _values(ctx, "memory_mb"), g.max_mb, "<=", "MiB", "process peak RSS", _cut(ctx))
     values = {f"load t{ld.threads}": ld.rss_growth_mb for ld in ctx.bench.loads}
     return _worst("memory", ctx, values, g.max_mb, "<=", "MiB", "model memory (RSS the load added)", _cut(ctx))
 
