@@ -25,22 +25,15 @@ from ..metrics.cells import ResultCell
 from ..metrics.kind_result import KindBenchResult, checked_cells
 from ..metrics.result import ModelInfo, RuntimeInfo, Settings
 from ..metrics.target_match import target_mismatch
-from ..registry import KindDescriptor, format_kind, get_kind
-from ..registry.lookup import choose_runtime, detect_format, model_digest, model_kind
+from ..registry import KindDescriptor, format_kind
+from ..registry.lookup import choose_runtime, detect_format, model_digest
 from ..runners import ProgressSink, Runner, raise_for_error
 from ..runners.select import use_runner
 from ..settings import MeasureSettings, RemoteSpec
 from ..targets import Target, load_registry
 from .api import agent_request
 
-__all__ = ["bench_kind", "generic_kind", "parse_workload"]
-
-
-def generic_kind(model: str | Path) -> KindDescriptor | None:
-    """The kind of ``model`` when the generic engine measures it (a plug-in kind), else None: told by the
-    registry (:func:`~edgeopt.registry.lookup.model_kind`, by suffix or a folder's entry file), before any check."""
-    kind = get_kind(model_kind(model))
-    return kind if kind.engine == "generic" else None
+__all__ = ["bench_kind", "parse_workload"]
 
 
 def parse_workload(kind: KindDescriptor, given: Mapping[str, Any] | None, *, where: str = "--workload",

@@ -9,9 +9,12 @@ from typing import Any, TypeVar
 import click
 
 from ..bench.llm.workload import LlmWorkload
-from ..errors import ExitCode
+from ..deploy import is_deployment
+from ..errors import ExitCode, InputError
+from ..registry import KindDescriptor
 from ..settings import ENERGY_KEYWORDS, EnergySettings, RemoteSpec
 from ..untrusted import clean_text
+from .bench_call import BenchCall, check_deployment_run
 from .bench_tradeoff_cmd import _int_list
 from .common import emit_json
 from .fleet_options import FleetOptions
@@ -39,6 +42,23 @@ def llm_options(f: F) -> F:
                      metavar="N[,N...]", help="LLM folders: new tokens per generation, EOS ignored [default: 128].")(f)
     return click.option("--prompt-tokens", "prompt_tokens", multiple=True, callback=_int_list("--prompt-tokens", 1),
                         metavar="N[,N...]", help="LLM folders: prompt lengths in tokens [default: 128].")(f)
+
+
+def bench_generative(kind: KindDescriptor, c: BenchCall) -> int:
+    """The generative kind's ``bench_cli`` entry: one device (:func:`run_llm_bench`) or every ``--devices`` device
+    in parallel (:func:`run_llm_fleet`); --mlflow and --html are refused."""
+    c.refuse_workload()
+    if c.mlflow is not None or c.html is not None:
+        raise InputError(f"{c.model} is an LLM folder: --mlflow and --html do not apply to it yet "
+                         "(docs/llm-bench.md)")
+    if c.fleet.enabled and is_deployment(c.model):
+        check_deployment_run(c.model, fleet=True, tradeoff=False)
+    common: dict[str, Any] = {"threads": c.threads, "batches": c.batches, "measure": c.measure, "remote": c.remote,
+                              "target": c.target, "targets_dirs": c.targets_dirs, "samples": c.samples,
+                              "history": c.history, "as_json": c.as_json}
+    if c.fleet.enabled:  # every selected device in parallel (docs/llm-bench.md, "Fleet")
+        return run_llm_fleet(c.model, c.llm, fleet=c.fleet, **common)
+    return run_llm_bench(c.model, c.llm, override_deployment=c.override_deployment, **common)
 
 
 def run_llm_bench(model: Path, llm: dict[str, Any], *, threads: Sequence[int], batches: Sequence[int],

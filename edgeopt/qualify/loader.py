@@ -25,7 +25,7 @@ from ..recipes.yaml_lines import Path_, line_of, load_with_lines, read_yaml_with
 from ..settings import MAX_ITERATIONS
 from ..yamlio import YamlLimitError, read_text
 from ..zoo import names as zoo_names
-from .llm_kind import kind_problem
+from .kind_check import kind_problem
 from .spec import GATE_KINDS, Gates, QualifySpec
 
 PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
