@@ -69,14 +69,15 @@ def run_llm_bench(model: Path, llm: dict[str, Any], *, threads: Sequence[int], b
     A deployment (a sweep's ``recommended/``) runs its checked files with exactly its settings, as a one-pass
     deployment does (docs/bench.md, "Deployments")."""
     from ..bench.llm import bench_llm
+    from ..bench.llm.deployed import deployed_run
     from ..bench.llm.render import render_llm_bench
     from ..deploy.use import mark_any, open_deployment
 
     use = open_deployment(model)  # None for a plain folder; a changed file is exit 2 here
     runtime, options = measure.get("runtime"), measure.get("runtime_options") or {}
     if use is not None:
-        model, runtime, options, threads, batches = _deployed(use, runtime, options, threads, batches,
-                                                              override_deployment)
+        model, runtime, options, threads, batches = deployed_run(use, runtime, options, threads, batches,
+                                                                 override_deployment)
     with StderrProgress() as progress:
         result = bench_llm(model, llm_workload(llm, threads, batches, measure), runtime=runtime,
                            runtime_options=options, remote=remote, progress=progress,
@@ -92,25 +93,6 @@ def run_llm_bench(model: Path, llm: dict[str, Any], *, threads: Sequence[int], b
     else:
         render_llm_bench(shown)
     return int(ExitCode.OK if result.valid else ExitCode.GATE_FAILED)
-
-
-def _deployed(use: Any, runtime: str | None, options: dict[str, Any], threads: Sequence[int],
-              batches: Sequence[int], override: bool
-              ) -> tuple[Path, str, dict[str, Any], tuple[int, ...], tuple[int, ...]]:
-    """The deployment's folder, runtime, options, threads and batch, each flag given checked against it."""
-    from ..deploy.use import OVERRIDE_FLAG, deployed_values
-
-    given: dict[str, Any] = {}
-    if runtime:
-        given["runtime"] = runtime
-    if options:
-        given["runtime_options"] = options
-    for key, values in (("threads", threads), ("batch", batches)):
-        if values:
-            given[key] = values[0] if len(values) == 1 else tuple(values)
-    got = deployed_values(use, given, override=override, override_hint=OVERRIDE_FLAG)
-    as_tuple = {k: got[k] if isinstance(got[k], tuple) else (got[k],) for k in ("threads", "batch")}
-    return use.folder, got["runtime"], dict(got["runtime_options"]), as_tuple["threads"], as_tuple["batch"]
 
 
 def llm_workload(llm: dict[str, Any], threads: Sequence[int], batches: Sequence[int],

@@ -35,11 +35,12 @@ Engine = Literal["tensor", "generative", "generic"]
 _HOOK = r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$"
 # The tasks a kind names an entry point for (a descriptor field each): a command asks the model's kind for the
 # entry of its task and calls it, never "which kind is this?" (docs/architecture.md, "Adding a model kind").
-Task = Literal["bench_cli", "qualify", "qualify_check", "sweep_cli", "optimize_cli"]
-TASKS: tuple[Task, ...] = ("bench_cli", "qualify", "qualify_check", "sweep_cli", "optimize_cli")
+Task = Literal["bench_cli", "bench_api", "qualify", "qualify_check", "sweep_cli", "optimize_cli"]
+TASKS: tuple[Task, ...] = ("bench_cli", "bench_api", "qualify", "qualify_check", "sweep_cli", "optimize_cli")
 # A plug-in kind's entries when its descriptor names none: the generic engine's.
 GENERIC_TASKS: dict[str, str] = {
     "bench_cli": "edgeopt.cli.bench_kind_cmd:bench_generic",
+    "bench_api": "edgeopt.bench.kind_bench:benchmark_generic",
     "qualify": "edgeopt.qualify.kind_engine:run_kind_qualification",
     "qualify_check": "edgeopt.qualify.kind_gates:generic_problem",
 }
@@ -119,6 +120,7 @@ class KindDescriptor(BaseModel):
     raw_cells: str | None = Field(default=None, pattern=_HOOK, description="Generic engine: 'module:function' "
                                   "(raw run, workload) -> tuple of ResultCell in its metrics.")
     bench_cli: str | None = _task_field("that `edgeopt bench` calls: (kind, BenchCall) -> exit code")
+    bench_api: str | None = _task_field("that `edgeopt.benchmark` calls: (model path, kind, BenchRequest) -> result")
     qualify: str | None = _task_field("that qualify calls: (LoadedSpec, kind, QualifyOptions) -> QualifyResult")
     qualify_check: str | None = _task_field("that checks a qualify spec against the kind when it is loaded: "
                                             "(spec, kind, resolve) -> (key, message) | None")

@@ -29,6 +29,7 @@ DESCRIPTOR = KindDescriptor(
     engine="tensor",
     cells="edgeopt.metrics.cells:tensor_cells",
     bench_cli="edgeopt.cli.bench_tensor:bench_tensor",
+    bench_api="edgeopt.bench.api:benchmark_tensor",
     qualify="edgeopt.qualify.engine:run_tensor_qualification",
     qualify_check="edgeopt.qualify.kind_check:tensor_problem",
     sweep_cli="edgeopt.cli.sweep_cmd:sweep_tensor",
