@@ -10,27 +10,35 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
 
 from edgeopt_agent.protocol import RawRun, Request
 
 from .._version import __version__
 from ..analysis.report import InspectResult
 from ..deploy.use import deployed_settings, mark_result, open_deployment
+from ..dispatch import entry, kind_of
 from ..enums import Precision
 from ..errors import InputError
 from ..metrics.compute import MetricInputs, build_result
 from ..metrics.energy import energy_request
 from ..metrics.latency import percentile_key
 from ..metrics.result import BenchResult, ModelInfo
-from ..registry import find_runtime
+from ..registry import KindDescriptor, find_runtime
 from ..registry.lookup import ModelFormat, choose_runtime, detect_format, model_digest
 from ..runners import ProgressSink, Runner, raise_for_error
 from ..runners.select import use_runner
 from ..settings import MeasureSettings, RemoteSpec, build
 from ..targets import Target, load_registry
 from .inspected import inspect_once
+from .request import BenchRequest
 from .runtime_pick import first_present
+
+if TYPE_CHECKING:
+    from ..metrics.kind_result import KindBenchResult
+    from .llm.result import LlmBenchResult
 
 
 def benchmark(
@@ -44,9 +52,10 @@ def benchmark(
     vcgencmd: str = "vcgencmd", host: str | None = None, device: str | None = None, key: str | Path | None = None,
     python: str | None = None, inventory: str | Path | None = None, known_hosts: str | Path | None = None,
     accept_new_host_key: bool = False, pacing_fps: float | None = None, device_cache_mb: float = 2048.0,
-    override_deployment: bool = False,
-) -> BenchResult:
-    """Benchmark ``model`` on ``target`` and check it against an FPS budget.
+    override_deployment: bool = False, workload: BaseModel | Mapping[str, Any] | None = None,
+) -> BenchResult | LlmBenchResult | KindBenchResult:
+    """Benchmark ``model`` on ``target`` and check it against an FPS budget; any model kind: the keywords are
+    gathered into typed settings and handed to the entry of the model's kind (``KindDescriptor.bench_api``).
 
     The keyword options are gathered into typed settings here and passed to :func:`run_benchmark`; each is
     documented (with its unit) on the field of the same name of :class:`~edgeopt.settings.MeasureSettings` or
@@ -54,7 +63,9 @@ def benchmark(
 
     Args:
         model: path of a model file (ONNX, OpenVINO IR, TFLite, ...), or a deployment (a folder with
-            ``deployment.json``, or that file): its files run with exactly its settings (docs/bench.md).
+            ``deployment.json``, or that file): its files run with exactly its settings (docs/bench.md); or an LLM
+            folder (onnxruntime-genai, OpenVINO GenAI, a ``.gguf``): a generative bench over ``workload``'s cells
+            (docs/llm-bench.md); or a model of a plug-in kind (its cells, its ``workload``).
         target: target name (``edgeopt targets`` lists them); None: the ``device``'s target, else ``local``.
         fps, use_target_fps, percentile: the real-time budget and the latency percentile checked against it.
         iterations, min_duration_s, max_duration_s, warmup, warmup_s: how long to warm up and to time.
@@ -74,9 +85,15 @@ def benchmark(
         override_deployment: with a deployment, let the runtime, runtime options, threads, streams, batch or
             shapes given here (those that differ from the defaults) win over its settings; without it they must
             agree with the deployment.
+        workload: an LLM folder's workload (:class:`~edgeopt.bench.llm.workload.LlmWorkload`, or a mapping of its
+            fields; default: one cell of 128 prompt and 128 generated tokens at ``threads`` and ``batch``, within
+            ``max_duration_s``, prompts seeded by ``seed``; the one-pass settings ``iterations``, ``percentile``,
+            ``fps`` ... do not apply to it), or a plug-in kind's workload settings. Refused for a one-pass model.
 
     Returns:
-        The typed result; ``result.passed`` says whether the run is valid and met its budget.
+        The typed result of the model's kind: :class:`~edgeopt.metrics.result.BenchResult` (``result.passed``
+        says whether the run is valid and met its budget), ``LlmBenchResult`` or ``KindBenchResult``
+        (``result.valid``).
 
     Raises:
         InputError: bad model, shapes, inputs or settings; a deployment with a changed file, or a setting that
@@ -93,8 +110,18 @@ def benchmark(
     remote = build(RemoteSpec, {"host": host, "device": device, "key": key, "python": python, "inventory": inventory,
                                 "known_hosts": known_hosts, "accept_new_host_key": accept_new_host_key,
                                 "device_cache_mb": device_cache_mb})
-    return run_benchmark(model, settings, target=target, runner=runner, remote=remote, progress=progress,
-                         targets_dirs=targets_dirs, override_deployment=override_deployment)
+    request = BenchRequest(settings=settings, remote=remote, target=target, runner=runner, progress=progress,
+                           targets_dirs=targets_dirs, override_deployment=override_deployment, workload=workload)
+    kind = kind_of(model)  # the registry's answer (a deployment: what it deploys); its bench_api entry runs it
+    result: BenchResult | LlmBenchResult | KindBenchResult = entry(kind, "bench_api")(Path(model), kind, request)
+    return result
+
+
+def benchmark_tensor(model: Path, kind: KindDescriptor, r: BenchRequest) -> BenchResult:
+    """The tensor kind's ``bench_api`` entry: :func:`run_benchmark` with the request's settings."""
+    r.refuse_workload(model, kind.model_word)
+    return run_benchmark(model, r.settings, target=r.target, runner=r.runner, remote=r.remote, progress=r.progress,
+                         targets_dirs=r.targets_dirs, override_deployment=r.override_deployment)
 
 
 def run_benchmark(

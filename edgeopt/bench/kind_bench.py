@@ -25,22 +25,16 @@ from ..metrics.cells import ResultCell
 from ..metrics.kind_result import KindBenchResult, checked_cells
 from ..metrics.result import ModelInfo, RuntimeInfo, Settings
 from ..metrics.target_match import target_mismatch
-from ..registry import KindDescriptor, format_kind, get_kind
-from ..registry.lookup import choose_runtime, detect_format, model_digest, model_kind
+from ..registry import KindDescriptor, format_kind
+from ..registry.lookup import choose_runtime, detect_format, model_digest
 from ..runners import ProgressSink, Runner, raise_for_error
 from ..runners.select import use_runner
 from ..settings import MeasureSettings, RemoteSpec
 from ..targets import Target, load_registry
 from .api import agent_request
+from .request import BenchRequest
 
-__all__ = ["bench_kind", "generic_kind", "parse_workload"]
-
-
-def generic_kind(model: str | Path) -> KindDescriptor | None:
-    """The kind of ``model`` when the generic engine measures it (a plug-in kind), else None: told by the
-    registry (:func:`~edgeopt.registry.lookup.model_kind`, by suffix or a folder's entry file), before any check."""
-    kind = get_kind(model_kind(model))
-    return kind if kind.engine == "generic" else None
+__all__ = ["bench_kind", "benchmark_generic", "parse_workload"]
 
 
 def parse_workload(kind: KindDescriptor, given: Mapping[str, Any] | None, *, where: str = "--workload",
@@ -95,6 +89,13 @@ def bench_kind(model: str | Path, settings: MeasureSettings, *, workload: Mappin
         head = {"model": ModelInfo(path=str(path), sha256=digest, size_bytes=size, params=0), "model_format": fmt,
                 "runner": placed.runner.name, "started_at": started.isoformat(timespec="milliseconds")}
         return kind_result(kind, raw, w, tgt, head)
+
+
+def benchmark_generic(model: Path, kind: KindDescriptor, r: BenchRequest) -> KindBenchResult:
+    """The generic engine's ``bench_api`` entry (:func:`edgeopt.benchmark` on a plug-in kind's model):
+    :func:`bench_kind` with the request's settings and workload (the kind's settings model or a mapping)."""
+    return bench_kind(model, r.settings, workload=r.workload_fields() or None, target=r.target, runner=r.runner,
+                      remote=r.remote, progress=r.progress, targets_dirs=r.targets_dirs)
 
 
 def kind_result(kind: KindDescriptor, raw: RawRun, workload: BaseModel | None, tgt: Target,

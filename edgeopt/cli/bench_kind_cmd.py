@@ -7,22 +7,21 @@ Exit codes as every bench: 0 a valid run, 1 an invalid run (an impossible value,
 
 from __future__ import annotations
 
-import functools
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.console import Console
 
-from ..bench.kind_bench import bench_kind, generic_kind
+from ..bench.kind_bench import bench_kind
 from ..errors import ExitCode, InputError
 from ..history import HistoryError, open_store
 from ..metrics.kind_result import KindBenchResult
 from ..registry import KindDescriptor
 from ..settings import MeasureSettings, RemoteSpec
 from ..untrusted import for_rich
+from .bench_call import BenchCall
 from .common import emit_json
 from .history_options import HistoryOptions
 from .progress import StderrProgress
@@ -32,41 +31,26 @@ from .tables import Col, fit_table, human_count
 _out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 150)
 
 
-def plugin_kinds(f: Callable[..., int]) -> Callable[..., int]:
-    """Give ``edgeopt bench`` the ``--workload KEY=VALUE`` option (repeatable) and send a model of a plug-in kind
-    (:func:`~edgeopt.bench.kind_bench.generic_kind`) to the generic engine; any other model goes to ``f``.
-
-    Raises:
-        InputError: ``--workload`` for a model that is not of a plug-in kind.
-    """
-    @functools.wraps(f)
-    def wrapper(*args: Any, workload: tuple[str, ...] = (), **kw: Any) -> int:
-        kind = generic_kind(kw["model"])
-        if kind is None:
-            if workload:
-                raise InputError(f"--workload sets a plug-in model kind's workload and {kw['model']} is not such a "
-                                 "model: drop it (docs/bench.md)")
-            return f(*args, **kw)
-        return _bench(kind, workload, kw)
-
-    return click.option("--workload", "workload", multiple=True, metavar="KEY=VALUE",
-                        help="A workload setting of a plug-in model kind (repeat it), checked against the kind's "
-                             "workload model (docs/bench.md, \"Plug-in model kinds\").")(wrapper)
+workload_option = click.option(
+    "--workload", "workload", multiple=True, metavar="KEY=VALUE",
+    help="A workload setting of a plug-in model kind (repeat it), checked against the kind's workload model "
+         "(docs/bench.md, \"Plug-in model kinds\").")
 
 
-def _bench(kind: KindDescriptor, workload: tuple[str, ...], kw: dict[str, Any]) -> int:
-    """bench's parsed options for a plug-in kind's model: its settings, then :func:`run_kind_bench`."""
-    measure, threads, batches = kw["measure"], kw["threads"], kw["batches"]
+def bench_generic(kind: KindDescriptor, c: BenchCall) -> int:
+    """The generic engine's ``bench_cli`` entry: bench's parsed options for a plug-in kind's model, its settings,
+    then :func:`run_kind_bench`."""
+    measure, threads, batches = c.measure, c.threads, c.batches
     settings = MeasureSettings.from_kwargs(
         **{**measure, "fps": None,
-           **runtime_choice(measure["runtime"], kw["runtime_flags"], measure["runtime_options"])},
+           **runtime_choice(measure["runtime"], c.runtime_flags, measure["runtime_options"])},
         use_target_fps=False, threads=threads[0] if threads else 0, batch=batches[0] if batches else 1,
         keep_samples=True)
-    refused = {"--devices": kw["fleet"].enabled, "--mlflow": kw["mlflow"] is not None, "--html": kw["html"] is not None,
+    refused = {"--devices": c.fleet.enabled, "--mlflow": c.mlflow is not None, "--html": c.html is not None,
                "--threads/--batch lists": len(threads) > 1 or len(batches) > 1}
-    return run_kind_bench(kw["model"], kind, settings, workload=workload, target=kw["target"], remote=kw["remote"],
-                          targets_dirs=kw["targets_dirs"], history=kw["history"], samples=kw["samples"],
-                          as_json=kw["as_json"], refused=refused)
+    return run_kind_bench(c.model, kind, settings, workload=c.workload, target=c.target, remote=c.remote,
+                          targets_dirs=c.targets_dirs, history=c.history, samples=c.samples, as_json=c.as_json,
+                          refused=refused)
 
 
 def workload_pairs(items: Sequence[str]) -> dict[str, str]:

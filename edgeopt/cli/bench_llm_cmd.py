@@ -9,9 +9,12 @@ from typing import Any, TypeVar
 import click
 
 from ..bench.llm.workload import LlmWorkload
-from ..errors import ExitCode
+from ..deploy import is_deployment
+from ..errors import ExitCode, InputError
+from ..registry import KindDescriptor
 from ..settings import ENERGY_KEYWORDS, EnergySettings, RemoteSpec
 from ..untrusted import clean_text
+from .bench_call import BenchCall, check_deployment_run
 from .bench_tradeoff_cmd import _int_list
 from .common import emit_json
 from .fleet_options import FleetOptions
@@ -41,6 +44,23 @@ def llm_options(f: F) -> F:
                         metavar="N[,N...]", help="LLM folders: prompt lengths in tokens [default: 128].")(f)
 
 
+def bench_generative(kind: KindDescriptor, c: BenchCall) -> int:
+    """The generative kind's ``bench_cli`` entry: one device (:func:`run_llm_bench`) or every ``--devices`` device
+    in parallel (:func:`run_llm_fleet`); --mlflow and --html are refused."""
+    c.refuse_workload()
+    if c.mlflow is not None or c.html is not None:
+        raise InputError(f"{c.model} is an LLM folder: --mlflow and --html do not apply to it yet "
+                         "(docs/llm-bench.md)")
+    if c.fleet.enabled and is_deployment(c.model):
+        check_deployment_run(c.model, fleet=True, tradeoff=False)
+    common: dict[str, Any] = {"threads": c.threads, "batches": c.batches, "measure": c.measure, "remote": c.remote,
+                              "target": c.target, "targets_dirs": c.targets_dirs, "samples": c.samples,
+                              "history": c.history, "as_json": c.as_json}
+    if c.fleet.enabled:  # every selected device in parallel (docs/llm-bench.md, "Fleet")
+        return run_llm_fleet(c.model, c.llm, fleet=c.fleet, **common)
+    return run_llm_bench(c.model, c.llm, override_deployment=c.override_deployment, **common)
+
+
 def run_llm_bench(model: Path, llm: dict[str, Any], *, threads: Sequence[int], batches: Sequence[int],
                   measure: dict[str, Any], remote: RemoteSpec, as_json: bool, target: str | None = None,
                   targets_dirs: Sequence[Path] = (), samples: bool = False,
@@ -49,14 +69,15 @@ def run_llm_bench(model: Path, llm: dict[str, Any], *, threads: Sequence[int], b
     A deployment (a sweep's ``recommended/``) runs its checked files with exactly its settings, as a one-pass
     deployment does (docs/bench.md, "Deployments")."""
     from ..bench.llm import bench_llm
+    from ..bench.llm.deployed import deployed_run
     from ..bench.llm.render import render_llm_bench
     from ..deploy.use import mark_any, open_deployment
 
     use = open_deployment(model)  # None for a plain folder; a changed file is exit 2 here
     runtime, options = measure.get("runtime"), measure.get("runtime_options") or {}
     if use is not None:
-        model, runtime, options, threads, batches = _deployed(use, runtime, options, threads, batches,
-                                                              override_deployment)
+        model, runtime, options, threads, batches = deployed_run(use, runtime, options, threads, batches,
+                                                                 override_deployment)
     with StderrProgress() as progress:
         result = bench_llm(model, llm_workload(llm, threads, batches, measure), runtime=runtime,
                            runtime_options=options, remote=remote, progress=progress,
@@ -72,25 +93,6 @@ def run_llm_bench(model: Path, llm: dict[str, Any], *, threads: Sequence[int], b
     else:
         render_llm_bench(shown)
     return int(ExitCode.OK if result.valid else ExitCode.GATE_FAILED)
-
-
-def _deployed(use: Any, runtime: str | None, options: dict[str, Any], threads: Sequence[int],
-              batches: Sequence[int], override: bool
-              ) -> tuple[Path, str, dict[str, Any], tuple[int, ...], tuple[int, ...]]:
-    """The deployment's folder, runtime, options, threads and batch, each flag given checked against it."""
-    from ..deploy.use import OVERRIDE_FLAG, deployed_values
-
-    given: dict[str, Any] = {}
-    if runtime:
-        given["runtime"] = runtime
-    if options:
-        given["runtime_options"] = options
-    for key, values in (("threads", threads), ("batch", batches)):
-        if values:
-            given[key] = values[0] if len(values) == 1 else tuple(values)
-    got = deployed_values(use, given, override=override, override_hint=OVERRIDE_FLAG)
-    as_tuple = {k: got[k] if isinstance(got[k], tuple) else (got[k],) for k in ("threads", "batch")}
-    return use.folder, got["runtime"], dict(got["runtime_options"]), as_tuple["threads"], as_tuple["batch"]
 
 
 def llm_workload(llm: dict[str, Any], threads: Sequence[int], batches: Sequence[int],

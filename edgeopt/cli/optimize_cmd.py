@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
+from ..dispatch import entry, kind_of
 from ..optimize import optimize
-from ..registry.kind_spec import GENERATIVE
-from ..registry.lookup import model_kind
+from ..registry import KindDescriptor
 from .common import emit_json, json_option, parse_shapes, targets_dir_option
 from .metric_options import MetricParams, metric_param_options
 from .optimize_render import StderrReporter, render_optimize
@@ -45,19 +46,22 @@ def optimize_cmd(model: str, target: str, recipe: str, calib: Path | None, eval_
 
     MODEL may be a Hugging Face decoder LLM folder: the recipe is then an LLM recipe (recipes/llm/: int4, int8,
     fp16, fp32...) and the result is runtime folders (docs/llm.md)."""
-    if model_kind(model) == GENERATIVE:  # a decoder LLM: runtime folders per LLM recipe block
-        from .optimize_llm import optimize_llm_cmd
+    options = dict(locals())
+    kind = kind_of(model)  # the registry's answer; the kind's optimize_cli entry optimizes it
+    return int(entry(kind, "optimize_cli")(kind, options))
 
-        return optimize_llm_cmd(model, target, recipe, out_dir, targets_dirs, as_json, calib)
+
+def optimize_tensor(kind: KindDescriptor, a: dict[str, Any]) -> int:
+    """The tensor kind's ``optimize_cli`` entry: run the recipe on a one-pass model (``a``: the command's options)."""
     reporter = StderrReporter()
     try:
-        result = optimize(model, target=target, recipe=recipe, calib=calib, out_dir=out_dir, eval_data=eval_data,
-                          input_shapes=parse_shapes(shapes), progress=reporter, fidelity=not no_fidelity,
-                          bench=not no_bench, targets_dirs=targets_dirs, seed=seed,
-                          metric=metric_params.spec(metric), output=output_sel)
+        result = optimize(a["model"], target=a["target"], recipe=a["recipe"], calib=a["calib"], out_dir=a["out_dir"],
+                          eval_data=a["eval_data"], input_shapes=parse_shapes(a["shapes"]), progress=reporter,
+                          fidelity=not a["no_fidelity"], bench=not a["no_bench"], targets_dirs=a["targets_dirs"],
+                          seed=a["seed"], metric=a["metric_params"].spec(a["metric"]), output=a["output_sel"])
     finally:
         reporter.close()
-    if as_json:
+    if a["as_json"]:
         emit_json(result)
     else:
         render_optimize(result)

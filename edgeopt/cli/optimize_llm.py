@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from ..llm.optimize import LlmOptimizeResult, optimize_llm
+from ..registry import KindDescriptor
 from ..untrusted import clean_text
 from .common import emit_json
+
+
+def optimize_generative(kind: KindDescriptor, a: dict[str, Any]) -> int:
+    """The generative kind's ``optimize_cli`` entry: ``edgeopt optimize``'s options (``a``) to
+    :func:`optimize_llm_cmd` (runtime folders per LLM recipe block)."""
+    return optimize_llm_cmd(a["model"], a["target"], a["recipe"], a["out_dir"], a["targets_dirs"], a["as_json"],
+                            a["calib"])
 
 
 def optimize_llm_cmd(model: str, target: str, recipe: str, out_dir: Path | None, targets_dirs: tuple[Path, ...],

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..dispatch import entry, kind_of
 from ..errors import ExitCode
-from ..registry.kind_spec import GENERATIVE
-from ..registry.lookup import model_kind
+from ..registry import KindDescriptor
 from ..settings import RemoteSpec
 from ..untrusted import clean_text
 from .fleet_options import FleetOptions, fleet_options
@@ -168,21 +168,24 @@ def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | N
               mlflow: MlflowTarget | None, fleet: FleetOptions) -> int:
     """Sweep compression levels of MODEL on a target and recommend the best (runtime, recipe); with --devices on
     many devices at once: the artifacts built once here, one measuring job per device (docs/fleet.md)."""
-    if model_kind(model) == GENERATIVE:  # a Hugging Face decoder folder: the LLM sweep (edgeopt.llm.sweep)
-        from .sweep_llm import sweep_llm_cmd
+    options = dict(locals())
+    kind = kind_of(model)  # the registry's answer; the kind's sweep_cli entry sweeps it
+    return int(entry(kind, "sweep_cli")(kind, options))
 
-        return sweep_llm_cmd(model, eval_text=eval_data, min_retention=min_retention, metric=metric,
-                             levels=_csv(levels), runtimes=_csv(runtimes), out_dir=out_dir,
-                             threads=measure.get("threads"), eval_limit=eval_limit, calib=calib, target=target,
-                             remote=remote, fleet=fleet, as_json=as_json, history_db=history_db)
+
+def sweep_tensor(kind: KindDescriptor, a: dict[str, Any]) -> int:
+    """The tensor kind's ``sweep_cli`` entry: the sweep of a one-pass model (``a``: the command's options)."""
+    model, target, measure, remote, fleet, mlflow = (a[k] for k in ("model", "target", "measure", "remote", "fleet",
+                                                                    "mlflow"))
+    max_trials, no_int8_search, as_json = a["max_trials"], a["no_int8_search"], a["as_json"]
     from ..sweep.api import SweepOptions, level_settings, run_sweep
 
-    options = SweepOptions(eval_data=eval_data, recipes=_csv(recipes), min_retention=min_retention,
-                           metric=metric_params.spec(metric),
-                           output=output_sel, objective=objective, runtimes=_csv(runtimes), calib=calib,
-                           out_dir=out_dir, eval_limit=eval_limit, no_cache=no_cache, int8_search=not no_int8_search,
-                           max_trials=max_trials, max_search_s=max_search_s, history_db=history_db,
-                           nncf_budget_s=nncf_budget_s)
+    options = SweepOptions(eval_data=a["eval_data"], recipes=_csv(a["recipes"]), min_retention=a["min_retention"],
+                           metric=a["metric_params"].spec(a["metric"]), output=a["output_sel"],
+                           objective=a["objective"], runtimes=_csv(a["runtimes"]), calib=a["calib"],
+                           out_dir=a["out_dir"], eval_limit=a["eval_limit"], no_cache=a["no_cache"],
+                           int8_search=not no_int8_search, max_trials=max_trials, max_search_s=a["max_search_s"],
+                           history_db=a["history_db"], nncf_budget_s=a["nncf_budget_s"])
     settings = level_settings(**measure)
     if fleet.enabled:
         from .sweep_fleet import run_fleet_sweep

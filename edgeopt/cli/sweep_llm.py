@@ -9,6 +9,7 @@ none or could not run, 3 every device failed to run.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -16,6 +17,7 @@ from ..errors import ExitCode
 from ..llm.retention import RetentionSettings
 from ..llm.sweep import LlmSweepOptions, bench_cell, run_llm_sweep
 from ..llm.sweep_result import LlmSweepResult
+from ..registry import KindDescriptor
 from ..settings import RemoteSpec
 from ..untrusted import clean_text
 from .fleet_options import FleetOptions
@@ -48,6 +50,18 @@ def _render(result: LlmSweepResult) -> None:
     else:
         _echo(f"no recommendation: {result.binding_constraint}")
     _echo(f"sweep.json: {Path(result.out_dir) / 'sweep.json'}  chart: {result.plot}", err=True)
+
+
+def sweep_generative(kind: KindDescriptor, a: dict[str, Any]) -> int:
+    """The generative kind's ``sweep_cli`` entry: ``edgeopt sweep``'s options (``a``) to :func:`sweep_llm_cmd`."""
+    def csv(value: str | None) -> list[str] | None:
+        return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+    return sweep_llm_cmd(a["model"], eval_text=a["eval_data"], min_retention=a["min_retention"], metric=a["metric"],
+                         levels=csv(a["levels"]), runtimes=csv(a["runtimes"]), out_dir=a["out_dir"],
+                         threads=a["measure"].get("threads"), eval_limit=a["eval_limit"], calib=a["calib"],
+                         target=a["target"], remote=a["remote"], fleet=a["fleet"], as_json=a["as_json"],
+                         history_db=a["history_db"])
 
 
 def sweep_llm_cmd(model: Path, *, eval_text: Path, min_retention: float, metric: str | None, levels: list[str] | None,

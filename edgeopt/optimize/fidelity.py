@@ -272,21 +272,16 @@ def agent_latency(
     The agent gets a copy of the model whose input dims are fixed to the feed's shapes: exports often reuse one
     symbolic name ('?') for several dims or write -1, which shape flags cannot express.
     """
-    from ..bench import benchmark
+    from ..bench import run_benchmark
+    from ..settings import MeasureSettings
 
     with tempfile.TemporaryDirectory(prefix="edgeopt-fidelity-") as tmp:
         inputs = Path(tmp) / "inputs.npz"
         np.savez(inputs, **feed)  # type: ignore[arg-type]
-        result = benchmark(
-            static_input_copy(path, feed, Path(tmp)),
-            target="local",
-            use_target_fps=False,
-            iterations=iterations,
-            min_duration_s=min_duration_s,
-            warmup=5,
-            inputs=inputs,
-            keep_samples=True,
-        )
+        settings = MeasureSettings.from_kwargs(use_target_fps=False, iterations=iterations,
+                                               min_duration_s=min_duration_s, warmup=5, inputs=inputs,
+                                               keep_samples=True)
+        result = run_benchmark(static_input_copy(path, feed, Path(tmp)), settings, target="local")
     return np.asarray(result.samples_ms or [result.latency_ms.p50], dtype=np.float64)
 
 

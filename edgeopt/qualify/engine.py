@@ -20,6 +20,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from ..deploy.use import DeploymentConflictError, DeploymentUse, deployed_settings, mark_result, mismatch_of
+from ..dispatch import entry
 from ..errors import InputError
 from ..fleet.artifacts import ModelRef
 from ..fleet.executors import Executor, make_executor
@@ -30,6 +31,7 @@ from ..history.compare import RunIdentity, blocking_notes, comparability_notes, 
 from ..metrics.deadline import frames_required
 from ..metrics.latency import PERCENTILES, required_samples
 from ..metrics.result import BenchResult
+from ..registry import KindDescriptor
 from ..runners import ProgressSink
 from ..settings import EnergySettings, MeasureSettings
 from .artifacts import Models, prepare, qualified_for, sha_of
@@ -37,7 +39,7 @@ from .costs import cost_per_million
 from .device_jobs import DEADLINE_MARGIN_S, QualifyJob, QualifyRow, device_events
 from .gate_spec import Gates
 from .gates import GateContext, deployment_check, evaluate, target_check
-from .llm_kind import generic_spec_kind, is_llm_model
+from .kind_check import spec_kind
 from .loader import LoadedSpec
 from .options import QualifyOptions
 from .outcome import (
@@ -78,15 +80,14 @@ def run_qualification(loaded: LoadedSpec, options: QualifyOptions | None = None)
             device work where it can be known then.
     """
     o = options or QualifyOptions()
-    generic = generic_spec_kind(loaded.spec, loaded.resolve)
-    if generic is not None:  # a plug-in kind: the generic engine (its cells, the metric gate; kind_engine)
-        from .kind_engine import run_kind_qualification
+    kind = spec_kind(loaded.spec, loaded.resolve)  # the registry's answer; the kind's qualify entry measures it
+    result: QualifyResult = entry(kind, "qualify")(loaded, kind, o)
+    return result
 
-        return run_kind_qualification(loaded, generic, o)
-    if is_llm_model(loaded.spec, loaded.resolve):  # an LLM folder: generative bench, LLM gates (llm_engine)
-        from .llm_engine import run_llm_qualification
 
-        return run_llm_qualification(loaded, o)
+def run_tensor_qualification(loaded: LoadedSpec, kind: KindDescriptor, o: QualifyOptions) -> QualifyResult:
+    """The tensor kind's ``qualify`` entry: a one-pass model's timed (and frame-paced) runs per device, judged by
+    the one-pass gates (arguments and errors as :func:`run_qualification`'s)."""
     clock = Clock()
     say = o.log or (lambda message: None)
     s = loaded.spec

@@ -96,7 +96,7 @@ def run_kind_qualification(loaded: LoadedSpec, kind: KindDescriptor, o: QualifyO
     """
     say = o.log or (lambda message: None)
     s = loaded.spec
-    assert s.model.path is not None  # a generic kind is told from model.path (llm_kind.generic_spec_kind)
+    assert s.model.path is not None  # a generic kind is told from model.path (kind_check.spec_kind)
     model = loaded.resolve(s.model.path)
     placements = place(loaded, o.targets_dirs)
     out_dir = Path(o.report_dir) if o.report_dir is not None else default_report_dir(s.name)

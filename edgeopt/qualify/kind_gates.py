@@ -10,6 +10,8 @@ whatever the number.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -44,9 +46,11 @@ def allowed_stats(kind: KindDescriptor, metric: str) -> tuple[str, ...]:
     return (*spec.percentiles, "mean") if spec.percentiles else ("value",)
 
 
-def generic_problem(spec: QualifySpec, kind: KindDescriptor) -> tuple[tuple[str, ...], str] | None:
+def generic_problem(spec: QualifySpec, kind: KindDescriptor, resolve: Callable[[str], Path] | None = None,
+                    ) -> tuple[tuple[str, ...], str] | None:
     """``(key, message)`` of what a plug-in kind's spec cannot have (a gate the kind does not take, a metric or
-    statistic it does not declare, a bad workload, a recipe), or None."""
+    statistic it does not declare, a bad workload, a recipe), or None: the generic engine's ``qualify_check``
+    (``resolve``, a spec path -> a file system path, is not needed here)."""
     allowed = tuple(g for g in kind.gates if g in GATE_KINDS)
     for gate in spec.gates.active():
         if gate not in allowed:

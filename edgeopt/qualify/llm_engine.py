@@ -22,7 +22,7 @@ from ..fleet.executors import make_executor
 from ..fleet.runner import run_jobs
 from ..history import HistoryStore, open_store
 from ..metrics.latency import PERCENTILES, required_samples
-from ..registry import delivering_runtime
+from ..registry import KindDescriptor, delivering_runtime
 from ..registry.lookup import model_digest
 from ..settings import EnergySettings
 from .device_jobs import DEADLINE_MARGIN_S, device_events
@@ -53,8 +53,9 @@ DEFAULT_REPETITIONS = 10
 Log = Callable[[str], None]
 
 
-def run_llm_qualification(loaded: LoadedSpec, o: QualifyOptions) -> QualifyResult:
-    """Measure the spec's LLM folder on each device (in parallel) and judge it against the LLM gates.
+def run_llm_qualification(loaded: LoadedSpec, kind: KindDescriptor, o: QualifyOptions) -> QualifyResult:
+    """The generative kind's ``qualify`` entry: measure the spec's LLM folder on each device (in parallel) and judge
+    it against the LLM gates.
 
     Raises:
         QualifySpecError / InputError: bad spec, folder, recipe or history path (exit 2), before device work.

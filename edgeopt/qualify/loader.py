@@ -26,7 +26,7 @@ from ..settings import MAX_ITERATIONS
 from ..yamlio import YamlLimitError, read_text
 from ..zoo import names as zoo_names
 from .gate_spec import GATE_KINDS, Gates
-from .llm_kind import kind_problem
+from .kind_check import kind_problem
 from .spec import QualifySpec
 
 PROFILES_DIR = Path(__file__).resolve().parent / "profiles"

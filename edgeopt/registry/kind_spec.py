@@ -33,6 +33,22 @@ GENERATIVE = "generative"
 # measured, recorded, compared and gated through its cells alone (edgeopt/bench/kind_bench.py).
 Engine = Literal["tensor", "generative", "generic"]
 _HOOK = r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$"
+# The tasks a kind names an entry point for (a descriptor field each): a command asks the model's kind for the
+# entry of its task and calls it, never "which kind is this?" (docs/architecture.md, "Adding a model kind").
+Task = Literal["bench_cli", "bench_api", "qualify", "qualify_check", "sweep_cli", "optimize_cli"]
+TASKS: tuple[Task, ...] = ("bench_cli", "bench_api", "qualify", "qualify_check", "sweep_cli", "optimize_cli")
+# A plug-in kind's entries when its descriptor names none: the generic engine's.
+GENERIC_TASKS: dict[str, str] = {
+    "bench_cli": "edgeopt.cli.bench_kind_cmd:bench_generic",
+    "bench_api": "edgeopt.bench.kind_bench:benchmark_generic",
+    "qualify": "edgeopt.qualify.kind_engine:run_kind_qualification",
+    "qualify_check": "edgeopt.qualify.kind_gates:generic_problem",
+}
+
+
+def _task_field(what: str) -> Any:
+    return Field(default=None, pattern=_HOOK, description=f"'module:function' {what}, imported when first used; "
+                 "None: the engine's default (GENERIC_TASKS for engine 'generic'), else the kind has none.")
 
 
 class MetricSpec(BaseModel):
@@ -103,6 +119,14 @@ class KindDescriptor(BaseModel):
                                  "qualify spec's workload: block); None: it takes none.")
     raw_cells: str | None = Field(default=None, pattern=_HOOK, description="Generic engine: 'module:function' "
                                   "(raw run, workload) -> tuple of ResultCell in its metrics.")
+    bench_cli: str | None = _task_field("that `edgeopt bench` calls: (kind, BenchCall) -> exit code")
+    bench_api: str | None = _task_field("that `edgeopt.benchmark` calls: (model path, kind, BenchRequest) -> result")
+    qualify: str | None = _task_field("that qualify calls: (LoadedSpec, kind, QualifyOptions) -> QualifyResult")
+    qualify_check: str | None = _task_field("that checks a qualify spec against the kind when it is loaded: "
+                                            "(spec, kind, resolve) -> (key, message) | None")
+    sweep_cli: str | None = _task_field("that `edgeopt sweep` calls: (kind, the command's options) -> exit code")
+    optimize_cli: str | None = _task_field("that `edgeopt optimize` calls: (kind, the command's options) -> "
+                                           "exit code")
 
     @model_validator(mode="after")
     def _rank_metric_is_declared(self) -> KindDescriptor:
@@ -136,11 +160,32 @@ class KindDescriptor(BaseModel):
             raise RegistryError(f"kind {self.name}: workload {self.workload!r} is not a pydantic model class")
         return model
 
+    def task_path(self, task: Task) -> str | None:
+        """The ``module:function`` of its ``task`` entry: its own, else its engine's default; None: it has none."""
+        own = getattr(self, task)
+        return own if own is not None else (GENERIC_TASKS.get(task) if self.engine == "generic" else None)
+
+    def load_task(self, task: Task) -> Any:
+        """Its ``task`` entry (imported now).
+
+        Raises:
+            RegistryError: it has no entry for ``task`` (naming the kind and the task), or the path does not load.
+        """
+        path = self.task_path(task)
+        if path is None:
+            raise RegistryError(f"kind {self.name} has no {task.replace('_', ' ')} entry: a {self.name} model "
+                                f"({self.summary}) cannot go through this command; its descriptor may add "
+                                f"{task}='module:function' (docs/architecture.md)")
+        return self._load(task, path)
+
     def _hook(self, field: str) -> Any:
         path = getattr(self, field)
         if path is None:
             raise RegistryError(f"kind {self.name} declares no {field} function: add {field}='module:function' to "
                                 "its descriptor")
+        return self._load(field, path)
+
+    def _load(self, field: str, path: str) -> Any:
         module, _, attr = path.partition(":")
         try:
             return getattr(importlib.import_module(module), attr)

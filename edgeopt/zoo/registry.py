@@ -10,6 +10,7 @@ import onnx
 
 from ..errors import InputError
 from ..fsutil import atomic_write_bytes
+from ..names import ModelFormat
 from .mobilenet import mobilenet_like
 
 
@@ -46,8 +47,17 @@ def names() -> list[str]:
     return sorted([*_MODELS, *LLM_MODELS])
 
 
-def is_llm(name: str) -> bool:
-    return name in LLM_MODELS
+# The format the zoo writes each family in (what its kind is told by: edgeopt.dispatch.zoo_kind).
+_LLM_FORMAT = "hf_llm"  # a Hugging Face decoder folder
+
+
+def zoo_format(name: str) -> str:
+    """The format zoo model ``name`` is written in. Raises InputError for an unknown name."""
+    if name in LLM_MODELS:
+        return _LLM_FORMAT
+    if name in _MODELS:
+        return ModelFormat.ONNX.value
+    raise InputError(f"unknown zoo model {name!r}: use one of {', '.join(names())}")
 
 
 def build(name: str, out: Path, *, train_steps: int | None = None,

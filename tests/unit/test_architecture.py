@@ -439,3 +439,45 @@ def test_the_kind_rule_catches_a_branch(tmp_path: Path) -> None:
     module = Module("edgeopt.bench.branchy", tmp_path / "branchy.py", ast.parse(source))
     assert [o.split(" ")[1] for o in kind_tests({module.name: module}, {"tensor", "generative"})] == [
         "'generative'", "'tensor'"]
+
+
+# Issue 30 item 4, "one engine per task": a command asks the model's kind for its task entry (edgeopt.dispatch:
+# kind_of -> KindDescriptor.bench_cli, qualify, ...), never "is this an LLM?". The helpers below answer that
+# question; only the registry and the generative kind's own engine modules (which check the folder they are handed)
+# may call them.
+KIND_ASKERS = {"is_llm_model", "llm_folder_format", "folder_format", "is_llm"}
+KIND_OWN_MODULES = ("edgeopt.registry", "edgeopt.bench.llm", "edgeopt.llm", "edgeopt.qualify.llm_")
+
+
+def kind_asker_calls(modules: dict[str, Module]) -> list[str]:
+    """``file:line name()`` for each call of a :data:`KIND_ASKERS` helper in a module outside
+    :data:`KIND_OWN_MODULES` (a plain or an attribute call: ``folder_format(p)``, ``api.llm_folder_format(p)``)."""
+    offenders = []
+    for module in modules.values():
+        if module.name.startswith(KIND_OWN_MODULES):
+            continue
+        for node in ast.walk(module.tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+            if name in KIND_ASKERS:
+                offenders.append(f"{module.path.as_posix()}:{node.lineno} {name}()")
+    return offenders
+
+
+def test_no_module_outside_the_kinds_asks_which_kind_a_model_is() -> None:
+    offenders = kind_asker_calls(MODULES)
+    assert not offenders, ("dispatch through the model's kind (edgeopt.dispatch.kind_of, then entry(kind, task)) "
+                           "instead of asking whether it is an LLM:\n  " + "\n  ".join(offenders))
+
+
+def test_the_kind_asker_rule_catches_a_question(tmp_path: Path) -> None:
+    source = ('from ..bench.llm import api\nfrom .llm_kind import is_llm_model\n\ndef f(spec, p):\n'
+              '    """is_llm_model(spec) in prose."""\n    if is_llm_model(spec, p) or api.llm_folder_format(p):\n'
+              '        return 1\n    is_llm = 2\n    return is_llm\n')
+    module = Module("edgeopt.cli.sneaky", tmp_path / "sneaky.py", ast.parse(source))
+    assert [f.split(" ")[1] for f in kind_asker_calls({module.name: module})] == [
+        "is_llm_model()", "llm_folder_format()"]
+    own = Module("edgeopt.bench.llm.fleet", tmp_path / "fleet.py", ast.parse(source))
+    assert kind_asker_calls({own.name: own}) == []

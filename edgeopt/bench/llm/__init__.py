@@ -7,8 +7,8 @@ The agent's ``generate`` command measures (edgeopt_agent.generate); this package
 
 from __future__ import annotations
 
-from .api import bench_llm, llm_folder_format
+from .api import bench_llm
 from .result import LlmBenchResult, LlmCell
 from .workload import LlmWorkload
 
-__all__ = ["LlmBenchResult", "LlmCell", "LlmWorkload", "bench_llm", "llm_folder_format"]
+__all__ = ["LlmBenchResult", "LlmCell", "LlmWorkload", "bench_llm"]

@@ -7,22 +7,29 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from edgeopt_agent.protocol import Request
 
+from ...deploy.use import mark_any, open_deployment
 from ...errors import InputError
 from ...metrics.energy import energy_request
 from ...metrics.target_match import target_mismatch
-from ...registry import delivering_runtime, format_for_suffix, format_registry, get_runtime
+from ...registry import KindDescriptor, delivering_runtime, format_for_suffix, format_registry, get_runtime
 from ...registry.kind_spec import GENERATIVE
 from ...runners import ProgressSink, Runner, raise_for_error
 from ...runners.select import use_runner
 from ...settings import EnergySettings, RemoteSpec
 from ...targets import Target, load_registry
+from ..request import BenchRequest
+from .deployed import deployed_run
 from .energy import load_energy, load_trace
 from .raw_check import accept_generate, load_reasons
 from .result import LlmBenchResult, LlmEnergy, LlmLoad, LlmModelFacts
 from .stats import cell_from_raw, kv_probe
 from .workload import LlmWorkload
+
+OVERRIDE_KEYWORD = "override_deployment=True"
 
 
 def llm_folder_format(path: Path) -> str | None:
@@ -90,6 +97,41 @@ def bench_llm(folder: str | Path, workload: LlmWorkload | None = None, *, runtim
         accept_generate(raw.generate, runner_name, cells=math.prod(len(axis) for axis in (
             workload.prompt_tokens, workload.gen_tokens, workload.context_depth, workload.batch, workload.threads)))
     return _result(raw, folder, fmt, workload, runner_name, tgt)
+
+
+def benchmark_generative(model: Path, kind: KindDescriptor, r: BenchRequest) -> LlmBenchResult:
+    """The generative kind's ``bench_api`` entry (:func:`edgeopt.benchmark` on an LLM folder): :func:`bench_llm`
+    over the request's workload (an ``LlmWorkload`` or a mapping of its fields; default: one cell at the keywords'
+    threads and batch, seeded by ``seed``, within ``max_duration_s``); a deployment runs as measured.
+
+    Raises:
+        InputError: not an LLM folder, a bad workload, a setting that contradicts a deployment (exit 2).
+        RunnerError: the agent or the device failed (exit 3).
+    """
+    s, asked = r.settings, r.workload_fields()
+    fields = {"threads": (s.threads,), "batch": (s.batch,), "seed": s.seed, "max_duration_s": s.max_duration_s,
+              **asked}
+    try:
+        workload = LlmWorkload.model_validate(fields)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise InputError(f"workload {'.'.join(str(p) for p in err['loc'])}: {err['msg']} (LlmWorkload's fields: "
+                         f"{', '.join(LlmWorkload.model_fields)})") from None
+    runtime, options = s.runtime, dict(s.runtime_options)
+    use = open_deployment(model)  # None for a plain folder; a changed file is exit 2 here
+    if use is not None:
+        # as a one-pass deployment: a keyword left at its default is not given (explicit_settings)
+        given_threads = workload.threads if "threads" in asked or s.threads != 0 else ()
+        given_batch = workload.batch if "batch" in asked or s.batch != 1 else ()
+        model, runtime, options, threads, batch = deployed_run(use, runtime, options, given_threads, given_batch,
+                                                               r.override_deployment, OVERRIDE_KEYWORD)
+        workload = workload.model_copy(update={"threads": threads, "batch": batch})
+    result = bench_llm(model, workload, runtime=runtime, runtime_options=options, runner=r.runner, remote=r.remote,
+                       progress=r.progress, target=r.target, energy=s.energy, targets_dirs=r.targets_dirs)
+    if use is not None:
+        result = mark_any(use, result, str(result.runtime.get("version", "")),
+                          result.environment.get("cpu_flags") or [])
+    return result
 
 
 def _energy_request(tgt: Target, e: EnergySettings) -> dict[str, Any]:

@@ -29,4 +29,10 @@ DESCRIPTOR = KindDescriptor(
     model_word="an LLM folder",
     engine="generative",
     cells="edgeopt.bench.llm.cells:llm_cells",
+    bench_cli="edgeopt.cli.bench_llm_cmd:bench_generative",
+    bench_api="edgeopt.bench.llm.api:benchmark_generative",
+    qualify="edgeopt.qualify.llm_engine:run_llm_qualification",
+    qualify_check="edgeopt.qualify.llm_kind:generative_problem",
+    sweep_cli="edgeopt.cli.sweep_llm:sweep_generative",
+    optimize_cli="edgeopt.cli.optimize_llm:optimize_generative",
 )

@@ -28,4 +28,10 @@ DESCRIPTOR = KindDescriptor(
     model_word="a one-pass model (not an LLM folder)",
     engine="tensor",
     cells="edgeopt.metrics.cells:tensor_cells",
+    bench_cli="edgeopt.cli.bench_tensor:bench_tensor",
+    bench_api="edgeopt.bench.api:benchmark_tensor",
+    qualify="edgeopt.qualify.engine:run_tensor_qualification",
+    qualify_check="edgeopt.qualify.kind_check:tensor_problem",
+    sweep_cli="edgeopt.cli.sweep_cmd:sweep_tensor",
+    optimize_cli="edgeopt.cli.optimize_cmd:optimize_tensor",
 )

@@ -110,3 +110,26 @@ def test_onnxruntime_genai_kv_is_measured_as_its_upfront_allocation(tiny_ortgena
     off = json.loads(capsys.readouterr().out)
     assert off["workload"]["kv_probe"] is False and off["cells"][0]["kv_bytes_per_token_measured"] is None
     assert off["loads"][0]["kv_probe"]["note"].startswith("disabled") and off["cells"][0]["rss_in_use_mb"] is None
+
+
+def test_the_public_api_benchmarks_an_llm_folder_through_its_kind_with_a_typed_workload(tiny_ortgenai, tmp_path):
+    # issue 30 item 4: edgeopt.benchmark accepts every kind (it raised TypeError on workload= and measured an LLM
+    # folder as a one-pass model): the LLM folder's kind runs bench_llm, the workload typed or as a mapping
+    import edgeopt
+    from edgeopt.bench.llm.result import LlmBenchResult
+    from edgeopt.errors import InputError
+
+    typed = LlmWorkload(prompt_tokens=(8,), gen_tokens=(4,), repetitions=2, warmup=0, kv_probe=False)
+    result = edgeopt.benchmark(tiny_ortgenai, workload=typed, threads=1, energy=False)
+    assert isinstance(result, LlmBenchResult) and result.runtime["name"] == "onnxruntime_genai"
+    assert [(c.prompt_tokens, c.gen_tokens, c.threads, c.repetitions) for c in result.cells] == [(8, 4, 1, 2)]
+    assert result.cells[0].tokens_out == 4
+    # today's keywords keep their meaning: threads, batch, seed and max_duration_s become the workload's
+    mapped = edgeopt.benchmark(tiny_ortgenai, workload={"prompt_tokens": [8], "gen_tokens": [4], "repetitions": 2,
+                                                        "warmup": 0, "kv_probe": False}, threads=2, seed=3)
+    assert mapped.workload.threads == (2,) and mapped.workload.seed == 3 and mapped.workload.batch == (1,)
+    assert [c.threads for c in mapped.cells] == [2]
+    with pytest.raises(InputError, match="workload prompt_tokens"):
+        edgeopt.benchmark(tiny_ortgenai, workload={"prompt_tokens": []})
+    with pytest.raises(InputError, match="workload= sets the workload of an LLM folder.*one-pass model"):
+        edgeopt.benchmark(tmp_path / "model.onnx", workload=typed)
