@@ -21,6 +21,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ...errors import InputError
+from ...inbound import read_json
+from ...untrusted import clean_text
 from .remote import DeviceShell
 
 BUILT = "built"
@@ -89,8 +91,8 @@ def requires(wheel: Path) -> list[str]:
 
 def _origin(wheel: Path) -> str:
     try:
-        info = json.loads(wheel.with_name(wheel.name + ".json").read_text())
-        return f"built on {info['device']} in {info['seconds']:.0f} s"
+        info = read_json(wheel.with_name(wheel.name + ".json"))
+        return f"built on {clean_text(str(info['device']), limit=80)} in {float(info['seconds']):.0f} s"
     except (OSError, ValueError, KeyError, TypeError):
         return "built earlier"
 
