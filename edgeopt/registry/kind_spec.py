@@ -35,8 +35,9 @@ Engine = Literal["tensor", "generative", "generic"]
 _HOOK = r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$"
 # The tasks a kind names an entry point for (a descriptor field each): a command asks the model's kind for the
 # entry of its task and calls it, never "which kind is this?" (docs/architecture.md, "Adding a model kind").
-Task = Literal["bench_cli", "bench_api", "qualify", "qualify_check", "sweep_cli", "optimize_cli"]
-TASKS: tuple[Task, ...] = ("bench_cli", "bench_api", "qualify", "qualify_check", "sweep_cli", "optimize_cli")
+Task = Literal["bench_cli", "bench_api", "qualify", "qualify_check", "sweep_cli", "sweep_api", "optimize_cli"]
+TASKS: tuple[Task, ...] = ("bench_cli", "bench_api", "qualify", "qualify_check", "sweep_cli", "sweep_api",
+                           "optimize_cli")
 # A plug-in kind's entries when its descriptor names none: the generic engine's.
 GENERIC_TASKS: dict[str, str] = {
     "bench_cli": "edgeopt.cli.bench_kind_cmd:bench_generic",
@@ -125,6 +126,7 @@ class KindDescriptor(BaseModel):
     qualify_check: str | None = _task_field("that checks a qualify spec against the kind when it is loaded: "
                                             "(spec, kind, resolve) -> (key, message) | None")
     sweep_cli: str | None = _task_field("that `edgeopt sweep` calls: (kind, the command's options) -> exit code")
+    sweep_api: str | None = _task_field("that `edgeopt.sweep` calls: (model path, kind, SweepRequest) -> result")
     optimize_cli: str | None = _task_field("that `edgeopt optimize` calls: (kind, the command's options) -> "
                                            "exit code")
 

@@ -13,8 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..calib import ImagePreprocessing
+from ..dispatch import entry, kind_of
+from ..errors import InputError
 from ..evaluation import MetricSpec
 from ..fsutil import atomic_write_text
+from ..registry import KindDescriptor
 from ..runners import Runner
 from ..runners.select import use_runner
 from ..settings import MeasureSettings, RemoteSpec, build
@@ -29,6 +32,7 @@ from .options import (  # noqa: F401 - re-exported: the sweep's public names sta
     check_inputs,
     level_settings,
 )
+from .request import SweepRequest
 from .result import SweepResult
 from .run import (  # noqa: F401 - re-exported
     LevelRuns,
@@ -43,10 +47,11 @@ from .run import (  # noqa: F401 - re-exported
 
 if TYPE_CHECKING:
     from ..history.sweep_runs import SweptLevel
+    from ..llm.sweep_result import LlmSweepResult
 
 
 def sweep(
-    model: str | Path, *, eval: str | Path, target: str | None = None,  # noqa: A002 - the documented option name
+    model: str | Path, *, eval: str | Path | None = None, target: str | None = None,  # noqa: A002 - documented name
     recipes: Sequence[str] | None = None, min_retention: float = 0.99, metric: str | MetricSpec | None = None,
     output: str | int | None = None, fps: float | None = None, objective: str = "latency",
     runtimes: Sequence[str] | None = None, calib: str | Path | None = None, out_dir: str | Path | None = None,
@@ -56,14 +61,18 @@ def sweep(
     runner: Runner | None = None, no_cache: bool = False, progress: Progress | None = None, int8_search: bool = True,
     max_trials: int = 12, max_search_s: float = 600.0, iterations: int = 100, min_duration_s: float = 1.0,
     threads: int = 0, targets_dirs: Sequence[Path] = (), history_db: str | Path | None = None,
-    nncf_budget_s: float = 0.0,
-) -> SweepResult:
+    nncf_budget_s: float = 0.0, options: SweepOptions | None = None, measure: MeasureSettings | None = None,
+) -> SweepResult | LlmSweepResult:
     """Sweep compression levels x runtimes of ``model`` on ``target``; recommend the best passing config.
 
     Args:
-        model: an ONNX model (the reference for retention).
+        model: an ONNX model (the reference for retention), or an LLM folder (a Hugging Face decoder, or the zoo's):
+            the LLM sweep of its generative levels (docs/llm.md), with ``eval`` a held-out text file, ``recipes``
+            its level names, ``threads`` and ``eval_limit`` its scoring settings, ``calib`` its calibration text;
+            the image-only keywords (``output``, ``preprocessing``, ``objective``, ``fps``, the INT8 search's)
+            do not apply to it. Dispatched on the model's kind (``KindDescriptor.sweep_api``).
         eval: evaluation data: ``.npz`` keyed by input name (+ optional ``labels``) or a class-per-subfolder
-            image folder.
+            image folder (an LLM: a text file). Required unless ``options`` is given.
         target: target name (default: the device's, else ``local``).
         recipes: recipe names (default: fp16, int8, int4, prune30-int8, those valid for the target).
         min_retention: the accuracy-retention threshold (retention = metric(optimized) / metric(reference)).
@@ -88,24 +97,39 @@ def sweep(
         iterations, min_duration_s, threads: benchmark settings per level.
         targets_dirs: extra target directories.
         history_db: record every measured level in this history store (kind ``sweep``); None: not recorded.
+        options, measure: the typed settings the CLI builds (:class:`SweepOptions`, the levels'
+            :class:`~edgeopt.settings.MeasureSettings`, e.g. from :func:`level_settings`): when given they replace
+            what the keywords above would build.
 
     Returns:
-        The result, also written to ``<out_dir>/sweep.json``.
+        The result (an LLM folder's: :class:`~edgeopt.llm.sweep_result.LlmSweepResult`), also written to
+        ``<out_dir>/sweep.json``.
 
     Raises:
         InputError: bad model, eval data, metric, recipe or option (exit 2). RunnerError: device failure (exit 3).
     """
-    options = build(SweepOptions, {
+    if options is None and eval is None:
+        raise InputError("sweep: give eval= (evaluation data, or an LLM's held-out text) or options=SweepOptions(...)")
+    options = options or build(SweepOptions, {
         "eval_data": eval, "recipes": recipes, "min_retention": min_retention, "metric": metric, "output": output,
         "objective": objective, "runtimes": runtimes, "calib": calib, "out_dir": out_dir,
         "preprocessing": preprocessing, "eval_limit": eval_limit, "no_cache": no_cache, "int8_search": int8_search,
         "max_trials": max_trials, "max_search_s": max_search_s, "history_db": history_db,
         "nncf_budget_s": nncf_budget_s})
-    measure = level_settings(iterations=iterations, min_duration_s=min_duration_s, threads=threads, fps=fps)
+    measure = measure or level_settings(iterations=iterations, min_duration_s=min_duration_s, threads=threads, fps=fps)
     remote = build(RemoteSpec, {"host": host, "device": device, "key": key, "python": python, "inventory": inventory,
                                 "known_hosts": known_hosts, "accept_new_host_key": accept_new_host_key})
-    return run_sweep(model, options, measure, target=target, runner=runner, remote=remote, progress=progress,
-                     targets_dirs=targets_dirs)
+    request = SweepRequest(options=options, measure=measure, remote=remote, target=target, runner=runner,
+                           progress=progress, targets_dirs=tuple(targets_dirs))
+    kind = kind_of(model)  # the registry's answer; its sweep_api entry runs it
+    result: SweepResult | LlmSweepResult = entry(kind, "sweep_api")(Path(model), kind, request)
+    return result
+
+
+def sweep_tensor(model: Path, kind: KindDescriptor, r: SweepRequest) -> SweepResult:
+    """The tensor kind's ``sweep_api`` entry: :func:`run_sweep` with the request's typed settings."""
+    return run_sweep(model, r.options, r.measure, target=r.target, runner=r.runner, remote=r.remote,
+                     progress=r.progress, targets_dirs=r.targets_dirs)
 
 
 def run_sweep(

@@ -34,5 +34,6 @@ DESCRIPTOR = KindDescriptor(
     qualify="edgeopt.qualify.llm_engine:run_llm_qualification",
     qualify_check="edgeopt.qualify.llm_kind:generative_problem",
     sweep_cli="edgeopt.cli.sweep_llm:sweep_generative",
+    sweep_api="edgeopt.llm.sweep_api:sweep_generative",
     optimize_cli="edgeopt.cli.optimize_llm:optimize_generative",
 )

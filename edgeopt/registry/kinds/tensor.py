@@ -33,5 +33,6 @@ DESCRIPTOR = KindDescriptor(
     qualify="edgeopt.qualify.engine:run_tensor_qualification",
     qualify_check="edgeopt.qualify.kind_check:tensor_problem",
     sweep_cli="edgeopt.cli.sweep_cmd:sweep_tensor",
+    sweep_api="edgeopt.sweep.api:sweep_tensor",
     optimize_cli="edgeopt.cli.optimize_cmd:optimize_tensor",
 )

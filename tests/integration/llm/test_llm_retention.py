@@ -323,3 +323,27 @@ def test_sweep_with_calibration_text_adds_the_awq_level_with_its_retention(zoo, 
     stamp = json_mod.loads((Path(awq.folder) / ".edgeopt-level.json").read_text())
     assert len(stamp["calib_sha256"]) == 64  # another calibration text rebuilds the level
     assert not any("not tried" in line for line in said)
+
+
+def test_the_public_sweep_takes_an_llm_folder_through_its_kind(zoo, tmp_path):
+    """``edgeopt.sweep`` on an LLM folder runs the LLM sweep (the generative kind's sweep_api entry) with the keywords
+    that apply to it; the levels are the fixture's (reused), written to a sweep folder of its own."""
+    import edgeopt
+    from edgeopt.evaluation import MetricSpec
+
+    out = tmp_path / "api-sweep"
+    shutil.copytree(zoo["sweep"] / "levels", out / "levels")  # built already: the sweep reuses them
+    events: list[dict] = []
+    result = edgeopt.sweep(zoo["src"], eval=zoo["text"], recipes=["int4-b32-rtn"], runtimes=["onnxruntime_genai"],
+                           min_retention=0.2, eval_limit=2, out_dir=out, progress=events.append)
+    assert isinstance(result, LlmSweepResult) and Path(result.out_dir) == out
+    assert {(lv.name, lv.runtime) for lv in result.levels} == {("int4-b32-rtn", "onnxruntime_genai"),
+                                                               ("fp32", "onnxruntime_genai")}
+    assert all(lv.reused for lv in result.levels) and result.recommendation is not None
+    assert result.recommendation.shipped_check is not None and result.recommendation.shipped_check.passed
+    assert json.loads((out / "sweep.json").read_text())["recommendation"]["name"] == result.recommendation.name
+    assert any(e.get("event") == "log" for e in events)  # the LLM sweep's lines reach the progress callback
+    with pytest.raises(InputError, match="an LLM sweep's metric is a name"):
+        edgeopt.sweep(zoo["src"], eval=zoo["text"], metric=MetricSpec(name="top1"), out_dir=tmp_path / "x")
+    with pytest.raises(InputError, match="give eval="):
+        edgeopt.sweep(zoo["src"])
