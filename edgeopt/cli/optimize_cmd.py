@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from ..dispatch import entry, kind_of
-from ..optimize import optimize
+from ..optimize import optimize_graph
 from ..registry import KindDescriptor
 from .common import emit_json, json_option, parse_shapes, targets_dir_option
 from .metric_options import MetricParams, metric_param_options
@@ -55,10 +55,11 @@ def optimize_tensor(kind: KindDescriptor, a: dict[str, Any]) -> int:
     """The tensor kind's ``optimize_cli`` entry: run the recipe on a one-pass model (``a``: the command's options)."""
     reporter = StderrReporter()
     try:
-        result = optimize(a["model"], target=a["target"], recipe=a["recipe"], calib=a["calib"], out_dir=a["out_dir"],
-                          eval_data=a["eval_data"], input_shapes=parse_shapes(a["shapes"]), progress=reporter,
-                          fidelity=not a["no_fidelity"], bench=not a["no_bench"], targets_dirs=a["targets_dirs"],
-                          seed=a["seed"], metric=a["metric_params"].spec(a["metric"]), output=a["output_sel"])
+        result = optimize_graph(a["model"], target=a["target"], recipe=a["recipe"], calib=a["calib"],
+                                out_dir=a["out_dir"], eval_data=a["eval_data"], input_shapes=parse_shapes(a["shapes"]),
+                                progress=reporter, fidelity=not a["no_fidelity"], bench=not a["no_bench"],
+                                targets_dirs=a["targets_dirs"], seed=a["seed"],
+                                metric=a["metric_params"].spec(a["metric"]), output=a["output_sel"])
     finally:
         reporter.close()
     if a["as_json"]:

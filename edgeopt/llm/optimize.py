@@ -24,7 +24,7 @@ from ..errors import InputError
 from ..fsutil import atomic_write_text
 from ..names import ModelFormat
 from ..passes.base import Artifact
-from ..registry import exporting_runtimes, get_runtime
+from ..registry import KindDescriptor, exporting_runtimes, get_runtime
 from ..registry.kind_spec import GENERATIVE
 from ..registry.lookup import detect_format, model_digest
 from ..targets import load_registry
@@ -184,3 +184,22 @@ def optimize_llm(model: str | Path, *, target: str, recipe: str | Path, out_dir:
         versions=_versions(), warnings=warnings)
     atomic_write_text(out / MANIFEST, json.dumps(result.model_dump(mode="json"), indent=2) + "\n")
     return result
+
+
+def optimize_generative(model: str | Path, kind: KindDescriptor, a: dict[str, Any]) -> LlmOptimizeResult:
+    """The generative kind's ``optimize_api`` entry: :func:`edgeopt.optimize`'s keywords that apply to an LLM folder
+    (target, recipe, calib, out_dir, targets_dirs) to :func:`optimize_llm`; the graph-only ones must be unset.
+
+    Raises:
+        InputError: a graph-only keyword was given (exit 2), or what :func:`optimize_llm` refuses.
+    """
+    graph_only = ("eval_data", "input_shapes", "preprocessing", "metric", "output")
+    given = [k for k in graph_only if a.get(k) is not None]
+    if given:
+        raise InputError(f"{model} is {kind.model_word}: {', '.join(given)} apply to graph models only; drop them "
+                         "(docs/llm.md)")
+    recipe = a["recipe"]
+    if not isinstance(recipe, (str, Path)):
+        raise InputError(f"recipe={recipe!r}: an LLM folder takes an LLM recipe by name or YAML path (docs/llm.md)")
+    return optimize_llm(model, target=a["target"], recipe=recipe, out_dir=a.get("out_dir"),
+                        targets_dirs=a.get("targets_dirs") or (), calib=a.get("calib"))

@@ -12,7 +12,7 @@ import datetime as _dt
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,6 +20,7 @@ from .._version import __version__
 from ..analysis.loader import load_model
 from ..analysis.precision import model_precision
 from ..calib import DataSource, ImagePreprocessing
+from ..dispatch import entry, kind_of
 from ..errors import EdgeoptError, InputError
 from ..evaluation import MetricSpec
 from ..fsutil import atomic_write_text, sha256_file
@@ -29,11 +30,15 @@ from ..passes.pipeline import run_passes
 from ..passes.registry import PassRegistry, load_pass_registry
 from ..passes.torch_input import looks_like_torch_model, torch_artifact
 from ..recipes import LoadedRecipe, Recipe, build_recipe, load_recipe
+from ..registry import KindDescriptor
 from ..targets import Target, load_registry
 from ..untrusted import for_json
 from .fidelity import FidelityRow
 from .fidelity_table import fidelity_rows, task_metric
 from .job import CollectReporter, OptimizeData, OptimizeJob
+
+if TYPE_CHECKING:
+    from ..llm.optimize import LlmOptimizeResult
 
 SCHEMA_VERSION = "1.0"
 MANIFEST = "manifest.json"
@@ -95,12 +100,14 @@ def optimize(
     seed: int = 0,
     metric: MetricSpec | str | None = None,
     output: str | int | None = None,
-) -> OptimizeResult:
+) -> OptimizeResult | LlmOptimizeResult:
     """Optimize ``model`` for ``target`` with ``recipe``.
 
     Args:
         model: an ``.onnx`` file (external data allowed) or a PyTorch model (``.pt2``, TorchScript, or
-            ``package.module:factory``; needs the PyTorch passes).
+            ``package.module:factory``; needs the PyTorch passes); or a Hugging Face decoder folder, exported to the
+            runtime folders its LLM recipe names (docs/llm.md; ``target``, ``recipe``, ``calib``, ``out_dir`` and
+            ``targets_dirs`` apply to it). Dispatched on the model's kind (``KindDescriptor.optimize_api``).
         target: target name (``edgeopt targets``); it picks INT8 defaults and the accepted precisions/formats.
         recipe: a built-in recipe name, a path to a recipe YAML, or a :class:`Recipe`.
         calib: calibration data: ``.npz`` keyed by input name, ``.npy``, or a folder of images. None: random
@@ -120,13 +127,38 @@ def optimize(
         output: the output (and slice) the fidelity errors, cosine and metric read, e.g. ``"0,slice=[:,4:,:]"``.
 
     Returns:
-        The result, also written to ``<out_dir>/manifest.json``.
+        The result (an LLM folder's: :class:`~edgeopt.llm.optimize.LlmOptimizeResult`), also written to
+        ``<out_dir>/manifest.json``.
 
     Raises:
         InputError: bad model, recipe, data, or a recipe the target cannot take (before any work; exit code 2).
         PassError: a pass failed on this model (exit code 2).
         RunnerError: latency measurement failed in the agent (exit code 3).
     """
+    options = {"target": target, "recipe": recipe, "calib": calib, "out_dir": out_dir, "eval_data": eval_data,
+               "input_shapes": input_shapes, "preprocessing": preprocessing, "progress": progress,
+               "fidelity": fidelity, "bench": bench, "targets_dirs": targets_dirs, "registry": registry, "seed": seed,
+               "metric": metric, "output": output}
+    kind = kind_of(model)  # the registry's answer; its optimize_api entry runs it
+    result: OptimizeResult | LlmOptimizeResult = entry(kind, "optimize_api")(model, kind, options)
+    return result
+
+
+def optimize_tensor(model: str | Path, kind: KindDescriptor, a: dict[str, Any]) -> OptimizeResult:
+    """The tensor kind's ``optimize_api`` entry: passes, conversions, fidelity and latency of a graph model."""
+    return optimize_graph(model, **a)
+
+
+def optimize_graph(
+    model: str | Path, *, target: str, recipe: str | Path | Recipe | LoadedRecipe, calib: str | Path | None = None,
+    out_dir: str | Path | None = None, eval_data: str | Path | None = None,
+    input_shapes: Mapping[str, Sequence[int]] | None = None, preprocessing: ImagePreprocessing | None = None,
+    progress: Reporter | None = None, fidelity: bool = True, bench: bool = True, targets_dirs: Sequence[Path] = (),
+    registry: PassRegistry | None = None, seed: int = 0, metric: MetricSpec | str | None = None,
+    output: str | int | None = None,
+) -> OptimizeResult:
+    """:func:`optimize` on a graph model (ONNX or PyTorch in), typed: what the sweep, qualify and the CLI call.
+    Arguments, result and errors as :func:`optimize`'s."""
     started = time.perf_counter()
     started_at = _dt.datetime.now(_dt.timezone.utc).isoformat()
     reporter = CollectReporter(progress or NullReporter())

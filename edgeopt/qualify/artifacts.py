@@ -65,7 +65,7 @@ def qualified_for(models: Models, loaded: LoadedSpec, target: str, work_dir: Pat
     if models.fixed is not None:
         return models.fixed
     if target not in models.per_target:
-        from ..optimize import optimize
+        from ..optimize import optimize_graph
 
         spec = loaded.spec
         assert spec.recipe is not None
@@ -74,7 +74,7 @@ def qualified_for(models: Models, loaded: LoadedSpec, target: str, work_dir: Pat
             recipe = loaded.resolve(spec.recipe)
         out = work_dir / "optimized" / target
         log(f"optimizing {models.reference.name} with recipe {spec.recipe} for target {target} into {out}")
-        result = optimize(models.reference, target=target, recipe=recipe, out_dir=out,
+        result = optimize_graph(models.reference, target=target, recipe=recipe, out_dir=out,
                           calib=loaded.resolve(spec.calib) if spec.calib else None,
                           input_shapes=spec.model.shapes, fidelity=False, bench=False, seed=spec.measure.seed)
         # Retention runs on the host with onnxruntime, so qualify the recipe's ONNX result (conversions such as

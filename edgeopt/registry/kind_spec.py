@@ -35,9 +35,10 @@ Engine = Literal["tensor", "generative", "generic"]
 _HOOK = r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$"
 # The tasks a kind names an entry point for (a descriptor field each): a command asks the model's kind for the
 # entry of its task and calls it, never "which kind is this?" (docs/architecture.md, "Adding a model kind").
-Task = Literal["bench_cli", "bench_api", "qualify", "qualify_check", "sweep_cli", "sweep_api", "optimize_cli"]
+Task = Literal["bench_cli", "bench_api", "qualify", "qualify_check", "sweep_cli", "sweep_api", "optimize_cli",
+               "optimize_api"]
 TASKS: tuple[Task, ...] = ("bench_cli", "bench_api", "qualify", "qualify_check", "sweep_cli", "sweep_api",
-                           "optimize_cli")
+                           "optimize_cli", "optimize_api")
 # A plug-in kind's entries when its descriptor names none: the generic engine's.
 GENERIC_TASKS: dict[str, str] = {
     "bench_cli": "edgeopt.cli.bench_kind_cmd:bench_generic",
@@ -129,6 +130,7 @@ class KindDescriptor(BaseModel):
     sweep_api: str | None = _task_field("that `edgeopt.sweep` calls: (model path, kind, SweepRequest) -> result")
     optimize_cli: str | None = _task_field("that `edgeopt optimize` calls: (kind, the command's options) -> "
                                            "exit code")
+    optimize_api: str | None = _task_field("that `edgeopt.optimize` calls: (model, kind, its keywords) -> result")
 
     @model_validator(mode="after")
     def _rank_metric_is_declared(self) -> KindDescriptor:

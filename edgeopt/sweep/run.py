@@ -22,7 +22,7 @@ from ..errors import InputError, first_line
 from ..evaluation import load_eval_data, parse_output, resolve_metric
 from ..evaluation.degenerate import UNTESTED, cannot_tell
 from ..metrics.result import BenchResult
-from ..optimize import OptimizeResult, optimize
+from ..optimize import OptimizeResult, optimize_graph
 from ..passes.base import ArtifactFormat
 from ..recipes import load_recipe
 from ..registry import get_runtime, loaders
@@ -178,8 +178,9 @@ class _Optimized:
             raise InputError(self._refused)
         if self._result is None:
             model, recipe, tgt, calib, out, preprocessing, targets_dirs = self._args
-            self._result = optimize(model, target=tgt.name, recipe=recipe, calib=calib, out_dir=out, fidelity=False,
-                                    bench=False, preprocessing=preprocessing, targets_dirs=targets_dirs)
+            self._result = optimize_graph(model, target=tgt.name, recipe=recipe, calib=calib, out_dir=out,
+                                          fidelity=False, bench=False, preprocessing=preprocessing,
+                                          targets_dirs=targets_dirs)
         return artifact_for(self._result.artifacts, runtime)
 
     def facts(self, runtime: str) -> dict[str, Any]:

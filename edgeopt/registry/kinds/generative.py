@@ -36,4 +36,5 @@ DESCRIPTOR = KindDescriptor(
     sweep_cli="edgeopt.cli.sweep_llm:sweep_generative",
     sweep_api="edgeopt.llm.sweep_api:sweep_generative",
     optimize_cli="edgeopt.cli.optimize_llm:optimize_generative",
+    optimize_api="edgeopt.llm.optimize:optimize_generative",
 )

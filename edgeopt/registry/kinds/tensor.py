@@ -35,4 +35,5 @@ DESCRIPTOR = KindDescriptor(
     sweep_cli="edgeopt.cli.sweep_cmd:sweep_tensor",
     sweep_api="edgeopt.sweep.api:sweep_tensor",
     optimize_cli="edgeopt.cli.optimize_cmd:optimize_tensor",
+    optimize_api="edgeopt.optimize.api:optimize_tensor",
 )

@@ -97,14 +97,14 @@ def build_recipe(inputs: ModelRef, blobs: Mapping[str, bytes] | None, model: str
         preprocessing, targets_dirs: as for ``optimize``.
         out: where to write, a path this worker shares with the host; None: a temp dir, files returned as bytes.
     """
-    from ...optimize import optimize  # the heavy stack loads on the worker
+    from ...optimize import optimize_graph  # the heavy stack loads on the worker
 
     root = inputs.locate(blobs)
     prefix = f"artifacts/{target}/{recipe}"
     work = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="edgeopt-build-"))
     try:
-        res = optimize(root / model, target=target, recipe=recipe, calib=root / calib, out_dir=work, fidelity=False,
-                       bench=False, preprocessing=preprocessing, targets_dirs=targets_dirs)
+        res = optimize_graph(root / model, target=target, recipe=recipe, calib=root / calib, out_dir=work,
+                             fidelity=False, bench=False, preprocessing=preprocessing, targets_dirs=targets_dirs)
         files = None if out is not None else {p.relative_to(work).as_posix(): p.read_bytes()
                                               for p in sorted(work.rglob("*")) if p.is_file()}
         return Built(target, recipe, result=_relative(res, work, prefix), files=files)

@@ -20,7 +20,7 @@ import onnx
 
 from ...errors import EdgeoptError
 from ...fsutil import sha256_file
-from ...optimize import optimize
+from ...optimize import optimize_graph
 from ..cache import cache_key
 from .core import SearchCore
 from .range_repair import METHODS, RangeChoice, activation_qparams, choose_ranges, consumers, load_ranges, with_ranges
@@ -55,7 +55,7 @@ class Repaired:
 def _build(s: SearchCore, name: str, cfg: dict[str, Any]) -> Path:
     """``s.base`` quantized by the ``quantize_int8`` pass with ``cfg`` (onnxruntime), host-side only."""
     recipe = search_recipe(f"int8-repair-{name}", [{"pass": "quantize_int8", "config": cfg}])
-    res = optimize(s.base, target=s.ctx.target, recipe=recipe, calib=s.plan.calib,
+    res = optimize_graph(s.base, target=s.ctx.target, recipe=recipe, calib=s.plan.calib,
                    out_dir=s.plan.out / "range-repair" / name, fidelity=False, bench=False,
                    targets_dirs=s.plan.targets_dirs)
     return Path(res.final.path)

@@ -35,7 +35,7 @@ from typing import Any
 import onnx
 
 from ...fsutil import atomic_write_bytes
-from ...optimize import optimize
+from ...optimize import optimize_graph
 from ...passes.int8_target import int8_defaults
 from ...passes.quantize_int8 import calibration_cache_supported
 from ...registry import format_for_suffix, runtime_loads
@@ -150,8 +150,8 @@ class Int8Search(SearchCore):
         trial_dir = self.plan.out / f"trial-{n}"
 
         def make() -> Path:
-            res = optimize(self.base, target=self.ctx.target, recipe=recipe, calib=self.plan.calib, out_dir=trial_dir,
-                           fidelity=False, bench=False, targets_dirs=self.plan.targets_dirs)
+            res = optimize_graph(self.base, target=self.ctx.target, recipe=recipe, calib=self.plan.calib,
+                                 out_dir=trial_dir, fidelity=False, bench=False, targets_dirs=self.plan.targets_dirs)
             return Path(res.final.path)
 
         lvl = self.run_level({"int8-search": q_cfg, "base": self.base.name}, "int8-search", self.plan.runtime, make,

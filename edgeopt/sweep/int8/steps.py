@@ -12,7 +12,7 @@ from typing import Any
 import onnx
 
 from ...fsutil import atomic_write_bytes
-from ...optimize import optimize
+from ...optimize import optimize_graph
 from ...passes.cleanup import ort_basic_optimize
 from ...recipes import Recipe
 from .float_sets import put_back, smallest_passing_prefix
@@ -46,7 +46,7 @@ def float_base(model: Path, out: Path, target: str, targets_dirs: Sequence[Path]
     The quantizer re-optimizes its input; starting from a fixed point keeps node names and inputs identical, so
     a node put back in float by :func:`keep_float` matches ``nodes_to_exclude`` exactly.
     """
-    res = optimize(model, target=target, recipe=search_recipe("int8-search-base", [{"pass": "cleanup",
+    res = optimize_graph(model, target=target, recipe=search_recipe("int8-search-base", [{"pass": "cleanup",
                    "config": {"min_opset": 17}}]), out_dir=out / "base", fidelity=False, bench=False,
                    targets_dirs=targets_dirs)
     path = Path(res.final.path)

@@ -17,6 +17,7 @@ pytest.importorskip("transformers", reason="the zoo LLM needs transformers (pip 
 pytest.importorskip("tokenizers", reason="the zoo LLM's tokenizer needs tokenizers (pip install 'edgeopt[llm]')")
 
 from edgeopt.bench.manifest import load_manifest_artifacts  # noqa: E402
+from edgeopt.errors import InputError
 from edgeopt.llm.optimize import optimize_llm  # noqa: E402
 from edgeopt.registry.lookup import detect_format  # noqa: E402
 from edgeopt.zoo import build  # noqa: E402
@@ -46,7 +47,9 @@ def int4_result(tiny_llama, tmp_path_factory):
     recipe = tmp_path_factory.mktemp("recipe") / "int4-ort.yaml"
     recipe.write_text(json.dumps({"name": "int4-ort", "description": "the int4 recipe, onnxruntime-genai only",
                                   "onnxruntime_genai": shipped.block("onnxruntime_genai").model_dump()}))
-    return optimize_llm(tiny_llama, target="local", recipe=recipe, out_dir=tmp_path_factory.mktemp("opt") / "int4")
+    import edgeopt  # the public API: an LLM folder goes to the generative kind's optimize_api entry
+
+    return edgeopt.optimize(tiny_llama, target="local", recipe=recipe, out_dir=tmp_path_factory.mktemp("opt") / "int4")
 
 
 def test_zoo_tiny_llama_is_a_hugging_face_folder_transformers_and_tokenizers_read(tiny_llama):
@@ -112,6 +115,17 @@ def test_the_manifest_is_one_bench_reads(int4_result):
     data = json.loads(Path(int4_result.manifest_path).read_text())
     assert target == "local" and [a.format for a in artifacts] == ["onnxruntime_genai"]
     assert data["kind"] == "llm" and data["versions"]["onnxruntime-genai"] and data["recipe"] == "int4-ort"
+
+
+def test_the_public_optimize_refuses_graph_only_keywords_for_an_llm_folder(int4_result, tiny_llama, tmp_path):
+    import edgeopt
+    from edgeopt.llm.optimize import LlmOptimizeResult
+
+    assert isinstance(int4_result, LlmOptimizeResult)  # the fixture went through edgeopt.optimize
+    with pytest.raises(InputError, match="input_shapes, metric apply to graph models only"):
+        edgeopt.optimize(tiny_llama, target="local", recipe="int4", input_shapes={"x": [1]}, metric="top1",
+                         out_dir=tmp_path / "o")
+    assert not (tmp_path / "o").exists()  # refused before any export
 
 
 def test_cli_optimize_of_a_bad_folder_is_exit_2_with_one_line(tmp_path):
