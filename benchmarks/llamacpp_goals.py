@@ -117,10 +117,19 @@ def _median(values: list[float]) -> float:
 
 
 def plain_run(gguf: Path, args: argparse.Namespace, seed: int) -> dict[str, Any]:
-    """llama.cpp's counters of a plain run (PLAIN_LOOP in a child process): median pp and tg tokens/s."""
+    """llama.cpp's counters of a plain run (PLAIN_LOOP in a child process, under the machine's device lock as
+    edgeopt's local runs are, so neither measures another local run): median pp and tg tokens/s."""
+    from edgeopt.config import from_environment
+    from edgeopt_agent.lock import DeviceLock
+
     cmd = [sys.executable, "-c", PLAIN_LOOP, str(gguf), *map(str, (args.n_ctx, args.n_batch, args.threads,
                                                                     args.prompt, args.gen, args.reps, 1, seed))]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=1800)
+    lock = DeviceLock(str(from_environment().lock_dir))
+    lock.acquire(1800.0)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=1800)
+    finally:
+        lock.release()
     if proc.returncode != 0:
         raise SystemExit(f"the plain llama.cpp run failed on {gguf}: {proc.stderr.strip()[-400:]}")
     t = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -407,6 +416,10 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    if importlib.util.find_spec("llama_cpp") is None:
+        print("llamacpp_goals: llama-cpp-python is not installed: pip install -e '.[llamacpp]' (it compiles llama.cpp; "
+              "docs/llm.md, llama.cpp)", file=sys.stderr)
+        return 2
     t0 = time.perf_counter()
     doc: dict[str, Any] = {"benchmark": "llamacpp_goals", "machine": {**machine_facts(*DISTS),
                                                                        "cpu_simd_flags": _cpu_flags()},
@@ -421,6 +434,8 @@ def main(argv: list[str] | None = None) -> int:
         doc["timing_s"] = round(time.perf_counter() - t1, 1)
         doc["rounds"] = rows
         doc["machine"]["llama_cpp_system_info"] = rows[f"plain:{timed}"][0]["system_info"]
+        for run in rows[f"plain:{timed}"]:
+            run.pop("system_info")
         doc["timing"] = timing_goal(rows, timed, args)
         if "f16" in ggufs:
             doc["q4_k_m_vs_f16"] = decode_goal(rows, args)
