@@ -54,7 +54,7 @@ CACHE = REPO / "out" / "llamacpp-goals"
 DISTS = ("llama-cpp-python", "onnxruntime-genai", "openvino", "openvino-genai", "torch", "transformers", "numpy")
 SIMD_PREFIXES = ("avx", "sse", "ssse", "fma", "f16c", "bmi", "amx", "vnni", "neon", "asimd", "sve", "dotprod", "i8mm")
 GENERATIVE = {"llama_cpp": "llama_cpp", "onnxruntime_genai": "onnxruntime_genai", "openvino_genai": "openvino_genai"}
-SWEEP_LEVELS = "q4_0,q4_k_m,q5_k_m,q6_k,q8_0,f16,int8,int4-b32-rtn,int4-g128"
+SWEEP_LEVELS = "q4_0,q4_k_m,q5_k_m,q6_k,q8_0,f16,int8,int4-b32-rtn,int4-g32"
 QUICK_LEVELS = "q4_0,q8_0,int8"
 MIN_AGREEMENT = 0.95
 
