@@ -243,6 +243,12 @@ def qwen_ggufs(layers: int) -> dict[str, Any]:
     if done:
         return done
     shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    need = 4.0 * layers / 24 + 0.5  # GB at the peak: the FP32 folder, the converter's F32 GGUF, F16 and Q4_K_M
+    free = shutil.disk_usage(root).free / 1e9
+    if free < need:
+        raise SystemExit(f"the Qwen2-0.5B-shaped GGUFs need ~{need:.1f} GB free under {CACHE} while they are built "
+                         f"({free:.1f} GB free): free some space or pass --skip-qwen")
     t0 = time.perf_counter()
     src = root / ".hf"
     facts = build_qwen05b(src, layers)
