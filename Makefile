@@ -8,7 +8,7 @@ DEMO_DIR := out/demo
 .PHONY: zoo-llm test-faults test-fuzz test-netns install sysdeps demo test test-slow test-arm64 test-all lint clean \
 	bench-overhead bench-energy bench-profile bench-ssh-overhead bench-ssh-sweep bench-fleet bench-soak bench-formats \
 	bench-recipes bench-int8-defaults bench-sweep bench-ship-goals bench-llm-goals bench-llm-awq bench-llm-05b \
-	bench-hostile
+	bench-hostile bench-llamacpp-goals
 
 TEST_STAMP := $(VENV)/.installed-test-stamp
 # Extras the test suite exercises: every runtime and pass that installs from the registries here.
@@ -181,6 +181,12 @@ bench-llm-goals: $(TEST_STAMP)
 # data-aware INT4 (AWQ, scale estimation) vs data-free on the trained zoo LLM, OpenVINO GenAI: ~2 min.
 bench-llm-awq: $(TEST_STAMP)
 	$(BENCH).llm_awq $(BENCH_ARGS)
+
+# issue 33's llama.cpp goals: pp/tg vs llama.cpp's counters of a plain run, Q4_K_M vs F16 decode at Qwen2-0.5B's
+# shapes (GGUFs cached in out/llamacpp-goals/), the zoo LLM swept twice over the three generative runtimes
+# (needs llama-cpp-python, the [llamacpp] extra): ~10 min with the caches warm (see docs/benchmarks.md).
+bench-llamacpp-goals: $(TEST_STAMP)
+	$(BENCH).llamacpp_goals $(BENCH_ARGS)
 
 # host peak RSS and wall per hostile result class (lying fake agent), local and loopback SSH (root): ~5-8 min.
 bench-hostile: sysdeps $(STAMP)

@@ -74,28 +74,32 @@ print(json.dumps(out))
 """
 
 
+def build_qwen05b(src: Path, layers: int = 24) -> dict[str, Any]:
+    """A random Qwen2 at Qwen2-0.5B's shapes (hidden 896, MLP 4864, 14 heads / 2 KV heads, tied embeddings; the
+    zoo tokenizer's 8,192-id vocabulary) with ``layers`` layers (24: the real model's) written to ``src``."""
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    from edgeopt.zoo.llm_corpus import corpus_texts, split_texts
+    from edgeopt.zoo.tiny_llama import EOS, save_folder, train_tokenizer
+
+    cfg = TinyLlamaConfig(vocab_size=8192, hidden_size=896, intermediate_size=4864, num_hidden_layers=layers,
+                          num_attention_heads=14, num_key_value_heads=2, max_position_embeddings=4096)
+    tok = train_tokenizer(split_texts(corpus_texts())[0], cfg.vocab_size)
+    torch.manual_seed(0)
+    hf = Qwen2Config(vocab_size=cfg.vocab_size, hidden_size=896, intermediate_size=4864, num_hidden_layers=layers,
+                     num_attention_heads=14, num_key_value_heads=2, max_position_embeddings=4096,
+                     bos_token_id=tok.token_to_id(EOS), eos_token_id=tok.token_to_id(EOS),
+                     tie_word_embeddings=True)
+    return save_folder(Qwen2ForCausalLM(hf).eval(), tok, src, cfg,
+                       {"trained": False, "shapes": "Qwen2-0.5B (vocab 8192)", "architecture": "Qwen2ForCausalLM"})
+
+
 def build_model(work: Path, args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
     """The HF folder timed here: a random Llama of ``--hidden`` x ``--layers``, or Qwen2-0.5B's shapes."""
     src = work / "hf"
     if args.qwen05b:
-        from transformers import Qwen2Config, Qwen2ForCausalLM
-
-        from edgeopt.zoo.llm_corpus import corpus_texts, split_texts
-        from edgeopt.zoo.tiny_llama import EOS, save_folder, train_tokenizer
-
-        cfg = TinyLlamaConfig(vocab_size=8192, hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
-                              num_attention_heads=14, num_key_value_heads=2, max_position_embeddings=4096)
-        tok = train_tokenizer(split_texts(corpus_texts())[0], cfg.vocab_size)
-        import torch
-
-        torch.manual_seed(0)
-        hf = Qwen2Config(vocab_size=cfg.vocab_size, hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
-                         num_attention_heads=14, num_key_value_heads=2, max_position_embeddings=4096,
-                         bos_token_id=tok.token_to_id(EOS), eos_token_id=tok.token_to_id(EOS),
-                         tie_word_embeddings=True)
-        facts = save_folder(Qwen2ForCausalLM(hf).eval(), tok, src, cfg,
-                            {"trained": False, "shapes": "Qwen2-0.5B (vocab 8192)"})
-        return src, facts
+        return src, build_qwen05b(src)
     cfg = TinyLlamaConfig(vocab_size=8192, hidden_size=args.hidden, intermediate_size=3 * args.hidden,
                           num_hidden_layers=args.layers, num_attention_heads=args.hidden // 64,
                           num_key_value_heads=max(1, args.hidden // 128), max_position_embeddings=4096)
@@ -160,8 +164,8 @@ def timing_method(folders: dict[str, Path], args: argparse.Namespace) -> dict[st
             else:
                 ort_raw.append(e2e_run(folders["ort_fp32"], args.prompt, args.gen, args.reps, r))
         ov_e.append(edgeopt_run(folders["ov_fp32"], args.prompt, args.gen, args.reps, r, "openvino_genai"))
-    ort = {k: {"edgeopt": _median(ort_e, k), "benchmark_e2e": _median(ort_raw, k)}
-           for k in ("ttft_ms_p50", "tpot_ms_mean")}
+    ort: dict[str, dict[str, Any]] = {k: {"edgeopt": _median(ort_e, k), "benchmark_e2e": _median(ort_raw, k)}
+                                      for k in ("ttft_ms_p50", "tpot_ms_mean")}
     ov = {"ttft_ms": {"edgeopt_p50": _median(ov_e, "ttft_ms_p50"),
                       "perf_metrics_mean": _median(ov_e, "runtime_ttft_ms_mean")},
           "tpot_ms": {"edgeopt_mean": _median(ov_e, "tpot_ms_mean"),
@@ -185,8 +189,9 @@ def stock_int4(folders: dict[str, Path], args: argparse.Namespace) -> dict[str, 
             order = [("edgeopt_int4", mine), ("stock_int4", stock)]
             for name, key in (order if r % 2 == 0 else order[::-1]):
                 rows[name].append(edgeopt_run(folders[key], args.prompt, args.gen, args.reps, r, rt))
-        med = {n: {k: _median(v, k) for k in ("prefill_tokens_per_s", "decode_tokens_per_s", "ttft_ms_p50")}
-               for n, v in rows.items()}
+        med: dict[str, dict[str, Any]] = {
+            n: {k: _median(v, k) for k in ("prefill_tokens_per_s", "decode_tokens_per_s", "ttft_ms_p50")}
+            for n, v in rows.items()}
         out[rt] = {**med, "decode_ratio": round(med["edgeopt_int4"]["decode_tokens_per_s"]
                                                 / med["stock_int4"]["decode_tokens_per_s"], 3)}
         if med["edgeopt_int4"]["prefill_tokens_per_s"] and med["stock_int4"]["prefill_tokens_per_s"]:
