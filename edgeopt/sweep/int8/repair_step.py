@@ -55,9 +55,10 @@ class Repaired:
 def _build(s: SearchCore, name: str, cfg: dict[str, Any]) -> Path:
     """``s.base`` quantized by the ``quantize_int8`` pass with ``cfg`` (onnxruntime), host-side only."""
     recipe = search_recipe(f"int8-repair-{name}", [{"pass": "quantize_int8", "config": cfg}])
-    res = optimize(s.base, target=s.ctx.target, recipe=recipe, calib=s.plan.calib,
-                   out_dir=s.plan.out / "range-repair" / name, fidelity=False, bench=False,
-                   targets_dirs=s.plan.targets_dirs)
+    with s.timed("calibration"):
+        res = optimize(s.base, target=s.ctx.target, recipe=recipe, calib=s.plan.calib,
+                       out_dir=s.plan.out / "range-repair" / name, fidelity=False, bench=False,
+                       targets_dirs=s.plan.targets_dirs)
     return Path(res.final.path)
 
 
