@@ -89,3 +89,27 @@ def test_growing_stops_once_the_nodes_left_in_float_cost_more_than_the_cap() -> 
     assert uncapped.strategy == "none" and capped.strategy == "stopped"
     assert capped.evaluations < uncapped.evaluations
     assert "stay float whatever the remaining tries decide" in capped.stopped
+
+
+def test_a_later_nncf_repair_starts_only_when_its_expected_time_fits_the_allowance(tmp_path) -> None:
+    import onnx
+
+    from edgeopt.sweep.int8.nncf_repair import repairs_for, try_repairs
+    from tests.unit.sweep.outlier_model import outlier_convnet
+
+    repairs, _ = repairs_for(onnx.load(str(outlier_convnet(tmp_path / "m.onnx"))))
+    built: list[str] = []
+
+    def build(seconds: float):
+        def run(rep):
+            built.append(rep.name)
+            return tmp_path / f"{rep.name}.xml", seconds * rep.relative_cost, 0.5  # never keeps the threshold
+        return run
+
+    rows, winner = try_repairs(repairs, build(7.75), 0.99, allowance_s=20.0)  # the orientation classifier's
+    assert winner is None and built == ["fast_bias_correction", "bias_correction"]
+    skipped = {r["name"]: r["not_tried"] for r in rows if "not_tried" in r}
+    assert "3.3x NNCF's defaults' 7.75 s" in skipped["range_mean_quantile"]
+    built.clear()
+    try_repairs(repairs, build(1.0), 0.99, allowance_s=20.0)  # a small model: every repair fits
+    assert built == ["fast_bias_correction", "range_mean_quantile", "bias_correction"]
