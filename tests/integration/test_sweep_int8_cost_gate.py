@@ -26,12 +26,16 @@ from tests.unit.sweep.outlier_model import outlier_convnet, outlier_data
 RT = "onnxruntime"
 
 
-def _search(tmp_path: Path, headroom: Headroom) -> tuple[Int8SearchResult, list[dict[str, Any]]]:
-    model = outlier_convnet(tmp_path / "outlier.onnx")
-    calib, data = outlier_data(tmp_path)
+def _search(tmp_path: Path, headroom: Headroom, threshold: float = 0.95
+            ) -> tuple[Int8SearchResult, list[dict[str, Any]]]:
+    model = tmp_path / "outlier.onnx"
+    if not model.exists():  # another threshold reads the same files (the calibration caches' key has their mtime)
+        outlier_convnet(model)
+        outlier_data(tmp_path)
+    calib, data = tmp_path / "calib.npz", tmp_path / "eval.npz"
     ctx = Context(target="local", runner=LocalRunner(), eval_npz=data, labels=None,
                   metric=resolve_metric("snr_db", has_labels=False), selection=parse_output(None),
-                  min_retention=0.95, measure=level_settings(iterations=20, min_duration_s=0.1, threads=1),
+                  min_retention=threshold, measure=level_settings(iterations=20, min_duration_s=0.1, threads=1),
                   targets_dirs=(), versions={RT: ort.__version__}, runtime_options=float_options([RT]))
     events: list[dict[str, Any]] = []
     table = LevelTable(ctx, LevelCache(tmp_path / "cache"), {"model": "outlier"}, model, events.append)
@@ -56,6 +60,8 @@ def test_the_range_repair_is_skipped_when_the_ceiling_cannot_beat_the_best_passi
     assert not (tmp_path / "int8-search" / "range-repair").exists(), "no calibration ran for the repair"
     assert "calibration" not in search.phase_seconds and search.phase_seconds["variants"] > 0
     assert any("no range repair on onnxruntime" in str(e.get("message")) for e in events)
+    assert gate["decisions"]["variants_and_refine"].startswith("skipped:"), "all-INT8 variants cannot beat it either"
+    assert [t.label for t in search.trials] == ["default"] and search.sensitivity == []
 
 
 def test_the_range_repair_runs_and_is_recorded_when_the_ceiling_can_beat_it(tmp_path: Path) -> None:
@@ -66,3 +72,7 @@ def test_the_range_repair_runs_and_is_recorded_when_the_ceiling_can_beat_it(tmp_
     assert search.range_repair is not None and "skipped" not in search.range_repair
     assert search.chosen is not None and search.chosen.label.startswith("range repair on onnxruntime")
     assert search.float_nodes == [] and search.phase_seconds["calibration"] > 0
+    assert search.range_repair["host_checks_reused"] == 0
+    again, _ = _search(tmp_path, _headroom(ceiling_ms=2.0, best_ms=4.0), threshold=0.9)  # another threshold
+    assert again.range_repair is not None and again.range_repair["host_checks_reused"] >= 1
+    assert again.phase_seconds.get("host_checks_within", 0.0) < search.phase_seconds["host_checks_within"]

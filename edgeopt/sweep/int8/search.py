@@ -75,12 +75,15 @@ class Int8Search(SearchCore):
         if not tried[0][0].passed:
             with self.timed("nncf_accuracy_control"):
                 nncf_trials(self)
-        for label, cfg in rest:  # no latency-aware set passed: the quantizer variants, then host-ranked sets
+        fallback = self.state.best is None and self.budget_left()
+        if fallback and not tried[0][0].passed and not self.worth(self.plan.runtime, "variants_and_refine"):
+            fallback = False  # every variant is all-INT8 and every refined set a mix: none can beat the best level
+        for label, cfg in rest if fallback else []:  # no latency-aware set passed: the variants, then ranked sets
             if self.state.best is not None or not self.budget_left():
                 break
             tried.append((self.quantized_trial(label, cfg), label, cfg))
         top = self._most_accurate(tried)
-        if top is not None and self.state.best is None and self.budget_left():
+        if top is not None and fallback and self.state.best is None and self.budget_left():
             self.refine(*top)
         with self.timed("adopt"):
             self.adopt()
