@@ -22,6 +22,7 @@ import onnx
 
 from ...errors import EdgeoptError
 from ...fsutil import atomic_write_text, sha256_file
+from ...inbound import read_json
 from ...optimize import optimize
 from ..cache import cache_key
 from .core import SearchCore
@@ -170,21 +171,22 @@ class HostScores:
                         labels=None if labels is None else hashlib.sha256(labels.tobytes()).hexdigest())
         self.path = s.plan.out / "calib" / f"host-scores-{key[:16]}.json"
         try:
-            loaded = json.loads(self.path.read_text())
+            loaded = read_json(self.path) if self.path.is_file() else {}
             self.seen: dict[str, float] = {str(k): float(v) for k, v in loaded.items()}
-        except (OSError, ValueError, AttributeError, TypeError):
+        except (EdgeoptError, OSError, ValueError, AttributeError, TypeError):  # unreadable: scored again
             self.seen = {}
         self.stored = set(self.seen)
         self.reused: set[str] = set()
         self.checks = 0  # distinct choices looked up in this search
 
     def __call__(self, methods: Mapping[str, str]) -> float:
-        key = json.dumps(sorted([t, m] for t, m in methods.items() if m != "minmax"))
+        pairs = sorted((t, m) for t, m in methods.items() if m != "minmax")
+        key = json.dumps(pairs)
         if key in self.stored and key not in self.reused:
             self.reused.add(key)
             self.checks += 1
         if key not in self.seen:
-            donors = {t: self.models[m] for t, m in json.loads(key)}
+            donors = {t: self.models[m] for t, m in pairs}
             self.seen[key] = self.s.host_eval().score(with_ranges(self.models["minmax"], donors))[0]
             self.checks += 1
         return self.seen[key]
