@@ -17,6 +17,8 @@ Before any float set (when the default variant misses), the quantization error i
 decided on the host and confirmed by one device trial: per-tensor calibration ranges (:mod:`.repair_step`, every
 INT8 runtime), then NNCF's repairs on a runtime with the NNCF backend (:func:`.nncf_trials.nncf_repairs`); the
 float-set search then starts from the range-repaired model. ``layers_by_runtime`` records per layer what was done.
+Repairs, float sets and the fallback variants run only where the runtime's INT8 ceiling can still beat the fastest
+passing level (:mod:`.cost_gate`); ``cost_gate`` records each decision, ``phase_seconds`` where the time went.
 
 On a runtime with a low-precision branch (:mod:`.precision`: OpenVINO on a CPU with BF16) the latency-aware
 search runs a second time with the float parts at that precision; its passing mix (or, when that branch found none,
