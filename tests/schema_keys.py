@@ -15,7 +15,10 @@ FREE_FORM = ("config", "details", "runtime_options", "shapes", "temperature_c", 
              "sensor_facts", "extra", "beaten_by", "dominated_by",
              # the INT8 search's range repair record: keyed by calibration method and tensor name, and its rows
              # depend on how far the repair went on the data (docs/sweep.md, "Repairs before float")
-             "range_repair")
+             "range_repair",
+             # the INT8 search's cost gate (keyed by runtime, its decisions by the steps that ran) and its seconds per
+             # phase (keyed by the phases that ran): docs/sweep.md, "The cost gate"
+             "cost_gate", "phase_seconds")
 
 
 def json_type(value: Any) -> str:

@@ -195,6 +195,15 @@ class Int8SearchResult(BaseModel):
         "range estimator, SmoothQuant), their host retention and which one was confirmed on the device.")
     layers_by_runtime: dict[str, list[LayerRepair]] = Field(
         default_factory=dict, description="Per runtime: the adopted INT8 config layer by layer, what was done and why.")
+    cost_gate: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="Per INT8 runtime: its INT8 ceiling (the plain int8 level) against the "
+        "fastest passing level, the headroom (ms) and whether an INT8 model there can still beat it; decisions: "
+        "per step (range_repair, nncf_repair, float_set) whether it ran or was skipped/stopped and why "
+        "(docs/sweep.md, 'The cost gate').")
+    phase_seconds: dict[str, float] = Field(
+        default_factory=dict, description="Seconds per phase of the search (variants, calibration, range_repair, "
+        "nncf_repair, gains_profile, float_set_evals, device_trials, sensitivity, narrow, adopt, ...), each without "
+        "the phases nested in it, so they add up to ``seconds``; host_checks_within: the host checks' share of them.")
 
 
 class SweepResult(BaseModel):

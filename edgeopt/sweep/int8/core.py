@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import onnx
 from ..levels import LevelRunner
 from ..measure import Context
 from ..result import HostCheck, Int8Trial, Level, SensitivityRow
+from .cost_gate import Headroom
 from .host_eval import HostEval
 from .precision import LowBranch
 from .sensitivity_cache import SensitivityCache
@@ -67,7 +69,8 @@ class SearchPlan:
         scoring is reused across them. low_precision: runtime -> its low-precision branch
         (:func:`.precision.low_branches`; empty: f32 float parts only). skip: runtimes whose latency-aware
         search (and low-precision branch) is skipped, with why (:func:`.latency.hopeless_runtimes`); the
-        chosen config is still measured there.
+        chosen config is still measured there. headroom: per INT8 runtime, its INT8 ceiling against the fastest
+        passing level (:func:`.cost_gate.headrooms`): repairs and float sets that cannot beat it are skipped.
     """
 
     runtime: str
@@ -81,6 +84,7 @@ class SearchPlan:
     gains_dir: Path | None = None
     low_precision: dict[str, LowBranch] = field(default_factory=dict)
     skip: dict[str, str] = field(default_factory=dict)
+    headroom: dict[str, Headroom] = field(default_factory=dict)
 
 
 class SearchCore:
@@ -91,8 +95,11 @@ class SearchCore:
         self.started = time.perf_counter()
         self.deadline = self.started + plan.max_seconds
         self.ctx, self.plan, self.run_level, self.emit = ctx, plan, run_level, emit
+        self.phases: dict[str, float] = {}  # phase -> seconds spent in it alone (nested phases subtracted)
+        self._open: list[list[float]] = []  # per open phase: [start, seconds of the phases nested in it]
         plan.out.mkdir(parents=True, exist_ok=True)
-        self.base = float_base(model, plan.out, ctx.target, plan.targets_dirs)
+        with self.timed("float_base"):
+            self.base = float_base(model, plan.out, ctx.target, plan.targets_dirs)
         self.base_m = onnx.load(str(self.base))
         self.state = SearchState()
         self.model = model
@@ -104,14 +111,52 @@ class SearchCore:
         self.range_repair: dict[str, Any] | None = None  # what the per-tensor range repair did (:mod:`.repair_step`)
         self.nncf_repairs: dict[str, dict[str, Any]] = {}  # per runtime: NNCF's repairs tried (:mod:`.nncf_repair`)
         self.layers_by_rt: dict[str, list[dict[str, Any]]] = {}  # per runtime: the adopted config, layer by layer
+        self.cost_gate: dict[str, dict[str, Any]] = {rt: h.record() for rt, h in plan.headroom.items()}
         self._host: HostEval | None = None
+
+    @contextmanager
+    def timed(self, phase: str) -> Iterator[None]:
+        """Adds the seconds spent inside to ``phase`` (``sweep.json``'s ``int8_search.phase_seconds``), less the
+        seconds of phases opened inside it, so the phases add up to the search's wall time."""
+        self._open.append([time.perf_counter(), 0.0])
+        try:
+            yield
+        finally:
+            start, nested = self._open.pop()
+            took = time.perf_counter() - start
+            self.phases[phase] = self.phases.get(phase, 0.0) + took - nested
+            if self._open:
+                self._open[-1][1] += took
+
+    def phase_seconds(self) -> dict[str, float]:
+        """Seconds per phase, the host checks' share of them, and ``other`` (the rest of the wall time)."""
+        out = {k: round(v, 2) for k, v in self.phases.items()}
+        if self._host is not None:
+            out["host_checks_within"] = round(self._host.seconds, 2)
+        out["other"] = round(max(0.0, time.perf_counter() - self.started - sum(self.phases.values())), 2)
+        return out
 
     def host_eval(self) -> HostEval:
         """The host-side proxy of the sweep's retention (one per search: the reference outputs are computed once)."""
         if self._host is None:
-            self._host = HostEval(self.base_m, self.ctx.eval_npz, self.ctx.metric, self.ctx.selection,
-                                  self.ctx.labels)
+            with self.timed("host_reference"):
+                self._host = HostEval(self.base_m, self.ctx.eval_npz, self.ctx.metric, self.ctx.selection,
+                                      self.ctx.labels)
         return self._host
+
+    def worth(self, runtime: str, step: str) -> bool:
+        """Whether ``step`` (a repair) on ``runtime`` can still beat the fastest passing level (:mod:`.cost_gate`);
+        the decision and its reason go to ``cost_gate[runtime]['decisions'][step]`` (and an info event when
+        skipped). A runtime without a headroom (no confirmed levels to compare) always runs it."""
+        head = self.plan.headroom.get(runtime)
+        if head is None:
+            return True
+        ok = head.can_beat
+        self.cost_gate[runtime]["decisions"][step] = "ran" if ok else f"skipped: {head.reason()}"
+        if not ok:
+            self.emit({"event": "info", "message": f"int8 search: no {step.replace('_', ' ')} on {runtime}: "
+                                                   f"{head.reason()}"})
+        return ok
 
     def budget_left(self, device: bool = True) -> bool:
         """Time left, and (for a device trial) trials left."""

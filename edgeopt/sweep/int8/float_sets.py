@@ -245,7 +245,8 @@ def quantize_order(sensitivity: Mapping[str, float] | None, gain_ms: Mapping[str
 
 
 def grow_int8_set(order: Sequence[str], all_nodes: Sequence[str], passes: Callable[[list[str]], bool], *,
-                  max_tries: int | None = None, budget: Callable[[], bool] = lambda: True) -> list[str]:
+                  max_tries: int | None = None, budget: Callable[[], bool] = lambda: True,
+                  hopeless: Callable[[list[str]], bool] = lambda settled: False) -> list[str]:
     """The float set left after quantizing ``order``'s nodes one at a time while ``passes`` holds.
 
     Args:
@@ -254,13 +255,16 @@ def grow_int8_set(order: Sequence[str], all_nodes: Sequence[str], passes: Callab
         passes: whether a float set meets the threshold.
         max_tries: most nodes tried (one evaluation each); None: all of ``order``.
         budget: False once time or trials run out.
+        hopeless: given the nodes that stay float whatever the remaining tries decide (refused or never tried),
+            True stops growing (the float set can no longer be cheap enough to matter).
 
     Returns:
         The float set (sorted as ``all_nodes``); every node when nothing could be quantized.
     """
     quantized: set[str] = set()
-    for name in list(order)[:max_tries]:
-        if not budget():
+    tries = list(order)[:max_tries]
+    for i, name in enumerate(tries):
+        if not budget() or hopeless([n for n in all_nodes if n not in quantized and n not in tries[i:]]):
             break
         trial = quantized | {name}
         if passes([n for n in all_nodes if n not in trial]):
@@ -270,17 +274,20 @@ def grow_int8_set(order: Sequence[str], all_nodes: Sequence[str], passes: Callab
 
 @dataclass(frozen=True)
 class FloatSetChoice:
-    """The float set chosen, how (``narrow``, ``grow`` or ``none`` when nothing passed), and the evaluations."""
+    """The float set chosen, how (``narrow``, ``grow``, ``none`` when nothing passed, ``stopped`` when no float set
+    under the cost cap was found), the evaluations, and why the search stopped early (empty: it did not)."""
 
     float_nodes: list[str]
     strategy: str
     evaluations: int
     candidates: list[list[str]]
+    stopped: str = ""
+    capped: int = 0  # candidates over the cost cap, counted as failing without an evaluation
 
 
 def choose_float_set(nodes: Sequence[str], gain_ms: Mapping[str, float], passes: Callable[[list[str]], bool], *,
                      sensitivity: Mapping[str, float] | None = None, max_evaluations: int = 24,
-                     budget: Callable[[], bool] = lambda: True) -> FloatSetChoice:
+                     budget: Callable[[], bool] = lambda: True, cost_cap_ms: float | None = None) -> FloatSetChoice:
     """The cheapest float set found that passes, within ``max_evaluations`` calls of ``passes``.
 
     ``sensitivity`` is the accuracy a node costs in INT8 (higher: keep it in float first), e.g. retention lost
@@ -295,10 +302,19 @@ def choose_float_set(nodes: Sequence[str], gain_ms: Mapping[str, float], passes:
         sensitivity: accuracy gained by keeping the node in float, or None.
         max_evaluations: most calls of ``passes``.
         budget: False once the search's time runs out.
+        cost_cap_ms: a float set whose summed ``gain_ms`` exceeds this cannot beat the fastest passing level
+            (:mod:`.cost_gate`): such a candidate is not evaluated (it counts as failing), growing stops once the
+            nodes left in float for good cost more, and then the strategy is ``stopped``. None: no cap.
     """
-    count = [0]
+    count, capped = [0], [0]
+
+    def over(fs: Sequence[str]) -> bool:
+        return cost_cap_ms is not None and sum(gain_ms.get(n, 0.0) for n in fs) > cost_cap_ms
 
     def counted(fs: list[str]) -> bool:
+        if over(fs):
+            capped[0] += 1
+            return False
         count[0] += 1
         return passes(fs)
 
@@ -310,8 +326,28 @@ def choose_float_set(nodes: Sequence[str], gain_ms: Mapping[str, float], passes:
     half = max(1, len(ranking) // 2)
     cands = narrow_float_set(ranking[:half], counted, gain_ms=gain_ms, max_putbacks=8, budget=left)
     if cands:
-        return FloatSetChoice(float_nodes=cands[0], strategy="narrow", evaluations=count[0], candidates=cands)
+        return FloatSetChoice(float_nodes=cands[0], strategy="narrow", evaluations=count[0], candidates=cands,
+                              capped=capped[0])
     order = quantize_order(sensitivity, {n: gain_ms.get(n, 0.0) for n in nodes})
-    grown = grow_int8_set(order, list(nodes), counted, budget=left)
+    settled: list[list[str]] = []  # the nodes left in float for good, once they cost more than the cap
+
+    def hopeless(stay_float: list[str]) -> bool:
+        if over(stay_float):
+            settled.append(stay_float)
+        return bool(settled)
+
+    def evaluated(fs: list[str]) -> bool:  # growing passes through sets over the cap on its way down
+        count[0] += 1
+        return passes(fs)
+
+    grown = grow_int8_set(order, list(nodes), evaluated, budget=left, hopeless=hopeless)
+    if settled or over(grown):
+        cost = sum(gain_ms.get(n, 0.0) for n in (settled[0] if settled else grown))
+        why = (f"{len(settled[0])} nodes stay float whatever the remaining tries decide" if settled
+               else f"the float set found ({len(grown)} nodes)")
+        return FloatSetChoice(float_nodes=grown, strategy="stopped", evaluations=count[0], candidates=[],
+                              capped=capped[0], stopped=f"{why}, costing {cost:.2f} ms of per-layer gains > the cap "
+                                      f"{cost_cap_ms:.2f} ms: no float set can beat the fastest passing level")
     strategy = "grow" if len(grown) < len(nodes) else "none"
-    return FloatSetChoice(float_nodes=grown, strategy=strategy, evaluations=count[0], candidates=[grown])
+    return FloatSetChoice(float_nodes=grown, strategy=strategy, evaluations=count[0], candidates=[grown],
+                          capped=capped[0])

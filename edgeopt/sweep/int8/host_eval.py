@@ -6,6 +6,7 @@ one ``InferenceSession``; only the candidates it settles on are measured on the 
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +33,8 @@ class HostEval:
         self.count = len(next(iter(self.feeds.values())))
         self.batched = all(_dynamic_batch(i) for i in graph_inputs)
         self.reference = self.outputs(base)
+        self.seconds = 0.0  # spent in :meth:`score` (the search's ``phase_seconds.host_checks_within``)
+        self.calls = 0
 
     def outputs(self, model: onnx.ModelProto, limit: int | None = None) -> np.ndarray:
         """The selected output of ``model`` on the first ``limit`` samples (all by default)."""
@@ -52,7 +55,10 @@ class HostEval:
 
     def score(self, model: onnx.ModelProto, limit: int | None = None) -> tuple[float, float]:
         """``(retention, relative L2 error)`` of ``model``'s selected output vs the base model's."""
+        t0 = time.perf_counter()
         out = self.outputs(model, limit)
+        self.seconds += time.perf_counter() - t0
+        self.calls += 1
         ref = self.reference[:len(out)]
         labels = None if self.labels is None else self.labels[:len(out)]
         _, ret = retention(self.metric, ref, out.astype(ref.dtype, copy=False), labels)

@@ -10,6 +10,8 @@ Functions of one running search (:class:`.core.SearchCore`), whose budget and re
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -19,7 +21,8 @@ from typing import Any
 import onnx
 
 from ...errors import EdgeoptError
-from ...fsutil import sha256_file
+from ...fsutil import atomic_write_text, sha256_file
+from ...inbound import read_json
 from ...optimize import optimize_graph
 from ..cache import cache_key
 from .core import SearchCore
@@ -55,9 +58,10 @@ class Repaired:
 def _build(s: SearchCore, name: str, cfg: dict[str, Any]) -> Path:
     """``s.base`` quantized by the ``quantize_int8`` pass with ``cfg`` (onnxruntime), host-side only."""
     recipe = search_recipe(f"int8-repair-{name}", [{"pass": "quantize_int8", "config": cfg}])
-    res = optimize_graph(s.base, target=s.ctx.target, recipe=recipe, calib=s.plan.calib,
-                   out_dir=s.plan.out / "range-repair" / name, fidelity=False, bench=False,
-                   targets_dirs=s.plan.targets_dirs)
+    with s.timed("calibration"):
+        res = optimize_graph(s.base, target=s.ctx.target, recipe=recipe, calib=s.plan.calib,
+                             out_dir=s.plan.out / "range-repair" / name, fidelity=False, bench=False,
+                             targets_dirs=s.plan.targets_dirs)
     return Path(res.final.path)
 
 
@@ -92,14 +96,7 @@ def range_repair(s: SearchCore) -> Repaired | None:
     ranges: dict[str, dict[str, tuple[float, float]]] = {}
     took: dict[str, float] = {}
     skipped: dict[str, str] = {}
-    seen: dict[tuple[tuple[str, str], ...], float] = {}
-
-    def score(methods: Mapping[str, str]) -> float:  # host retention of a choice; each choice scored once
-        key = tuple(sorted((t, m) for t, m in methods.items() if m != "minmax"))
-        if key not in seen:
-            donors = {t: models[m] for t, m in key}
-            seen[key] = s.host_eval().score(with_ranges(models["minmax"], donors))[0]
-        return seen[key]
+    score = HostScores(s, models)
 
     def whole(method: str) -> float:
         return score({t: method for t in activation_qparams(models["minmax"]) if t in ranges[method]})
@@ -140,8 +137,9 @@ def range_repair(s: SearchCore) -> Repaired | None:
         skipped["per-tensor"] = "percentile's whole-model ranges closed under a quarter of the gap"
         s.emit({"event": "info", "message": "int8 search: no per-tensor range checks: percentile's ranges closed "
                                             f"{_share(whole, s.ctx.min_retention):.0%} of the gap to the threshold"})
+    score.save()
     s.range_repair = {**_record(choice, tensors, started), "calibration_seconds": took, "methods_skipped": skipped,
-                      "host_checks": len(seen)}
+                      "host_checks": score.checks, "host_checks_reused": len(score.reused)}
     if not choice.methods:
         return None
     base_method = max(METHODS, key=lambda m: sum(v == m for v in choice.methods.values()))
@@ -157,6 +155,45 @@ def range_repair(s: SearchCore) -> Repaired | None:
     s.range_repair.update(base_method=base_method, overridden_tensors=len(cfg["tensor_ranges"]),
                           seconds=round(time.perf_counter() - started, 2))
     return Repaired(qdq=qdq, cfg=cfg, choice=choice, base_method=base_method)
+
+
+class HostScores:
+    """Host retention per range choice (tensor -> method, the rest min-max), each choice scored once and kept in
+    ``<out>/int8-search/calib/host-scores-<key>.json``, keyed by what a score depends on (the calibration caches'
+    key: base model, calibration data, target; the eval data, metric and output; the entropy bins) and not by the
+    threshold, so a sweep of the same model at another ``--min-retention`` re-reads them."""
+
+    def __init__(self, s: SearchCore, models: Mapping[str, onnx.ModelProto]) -> None:
+        self.s, self.models = s, models
+        labels = s.ctx.labels
+        key = cache_key(calib=calib_cache(s, "minmax").name, eval=sha256_file(s.ctx.eval_npz),
+                        metric=s.ctx.metric.key(), output=s.ctx.selection.spec, bins=ENTROPY_BINS,
+                        labels=None if labels is None else hashlib.sha256(labels.tobytes()).hexdigest())
+        self.path = s.plan.out / "calib" / f"host-scores-{key[:16]}.json"
+        try:
+            loaded = read_json(self.path) if self.path.is_file() else {}
+            self.seen: dict[str, float] = {str(k): float(v) for k, v in loaded.items()}
+        except (EdgeoptError, OSError, ValueError, AttributeError, TypeError):  # unreadable: scored again
+            self.seen = {}
+        self.stored = set(self.seen)
+        self.reused: set[str] = set()
+        self.checks = 0  # distinct choices looked up in this search
+
+    def __call__(self, methods: Mapping[str, str]) -> float:
+        pairs = sorted((t, m) for t, m in methods.items() if m != "minmax")
+        key = json.dumps(pairs)
+        if key in self.stored and key not in self.reused:
+            self.reused.add(key)
+            self.checks += 1
+        if key not in self.seen:
+            donors = {t: self.models[m] for t, m in pairs}
+            self.seen[key] = self.s.host_eval().score(with_ranges(self.models["minmax"], donors))[0]
+            self.checks += 1
+        return self.seen[key]
+
+    def save(self) -> None:
+        if set(self.seen) != self.stored:
+            atomic_write_text(self.path, json.dumps(self.seen, sort_keys=True))
 
 
 def _share(whole: Callable[[str], float], threshold: float) -> float:

@@ -17,6 +17,8 @@ Before any float set (when the default variant misses), the quantization error i
 decided on the host and confirmed by one device trial: per-tensor calibration ranges (:mod:`.repair_step`, every
 INT8 runtime), then NNCF's repairs on a runtime with the NNCF backend (:func:`.nncf_trials.nncf_repairs`); the
 float-set search then starts from the range-repaired model. ``layers_by_runtime`` records per layer what was done.
+Repairs, float sets and the fallback variants run only where the runtime's INT8 ceiling can still beat the fastest
+passing level (:mod:`.cost_gate`); ``cost_gate`` records each decision, ``phase_seconds`` where the time went.
 
 On a runtime with a low-precision branch (:mod:`.precision`: OpenVINO on a CPU with BF16) the latency-aware
 search runs a second time with the float parts at that precision; its passing mix (or, when that branch found none,
@@ -45,6 +47,7 @@ from ..levels import LevelRunner
 from ..measure import Context
 from ..result import HostCheck, Int8SearchResult, Int8Trial, LayerRepair, Level, SensitivityRow
 from .core import SearchCore, SearchPlan
+from .float_sets import FloatSetChoice
 from .latency import float_set, gains, int8_runtimes
 from .low_search import adopt_low, low_search
 from .nncf_trials import nncf_repairs, nncf_trials
@@ -64,17 +67,28 @@ class Int8Search(SearchCore):
         tried.append((self.quantized_trial(*first), *first))  # its min-max ranges cached for the range repair
         if not tried[0][0].passed and Path(tried[0][0].artifact).is_file():
             searched = [rt for rt in int8_runtimes(self.plan.rts) if rt not in self.plan.skip]
-            self.latency_searches(tried[0][0], range_repair(self) if searched else None)
+            worth = [rt for rt in searched if self.worth(rt, "range_repair")]  # the cost gate (:mod:`.cost_gate`)
+            if searched and not worth:
+                self.range_repair = {"skipped": "cost gate: no searched runtime's INT8 ceiling can beat the fastest "
+                                                "passing level (int8_search.cost_gate says why)"}
+            with self.timed("range_repair"):
+                repaired = range_repair(self) if worth else None
+            self.latency_searches(tried[0][0], repaired)
         if not tried[0][0].passed:
-            nncf_trials(self)
-        for label, cfg in rest:  # no latency-aware set passed: the quantizer variants, then host-ranked sets
+            with self.timed("nncf_accuracy_control"):
+                nncf_trials(self)
+        fallback = self.state.best is None and self.budget_left()
+        if fallback and not tried[0][0].passed and not self.worth(self.plan.runtime, "variants_and_refine"):
+            fallback = False  # every variant is all-INT8 and every refined set a mix: none can beat the best level
+        for label, cfg in rest if fallback else []:  # no latency-aware set passed: the variants, then ranked sets
             if self.state.best is not None or not self.budget_left():
                 break
             tried.append((self.quantized_trial(label, cfg), label, cfg))
         top = self._most_accurate(tried)
-        if top is not None and self.state.best is None and self.budget_left():
+        if top is not None and fallback and self.state.best is None and self.budget_left():
             self.refine(*top)
-        self.adopt()
+        with self.timed("adopt"):
+            self.adopt()
         return self.result()
 
     def _cached(self, cfg: dict[str, Any]) -> dict[str, Any]:
@@ -98,25 +112,58 @@ class Int8Search(SearchCore):
                 continue
             if not self.budget_left():
                 break
-            if repaired is not None and repaired.passes_on_host and self._repair_trial(rt, repaired, len(nodes)):
+            if (repaired is not None and repaired.passes_on_host and self._can_beat(rt)
+                    and self._repair_trial(rt, repaired, len(nodes))):
                 continue
-            if rt in nncf_rts and nncf_repairs(self, rt):
+            if rt in nncf_rts and self._nncf_repairs(rt):
                 self.float_sets[rt] = {"strategy": "nncf repair", "evaluations": 0, "float_nodes": 0,
                                        "quantized_nodes": len(nodes), "profiled": False, "range_repaired": False}
                 continue
-            gain = gains(self.ctx, self.cache, self.base, Path(full.artifact), nodes, rt, g_cfg, self.emit)
-            choice = float_set(self.ctx, self.model, qdq, self.base_m, nodes, gain, rt,
-                               self.plan.out / f"float-set-{rt}", QUANT_OPS, lambda: self.budget_left(device=False))
+            with self.timed("gains_profile"):
+                gain = gains(self.ctx, self.cache, self.base, Path(full.artifact), nodes, rt, g_cfg, self.emit)
+            head = self.plan.headroom.get(rt)
+            with self.timed("float_set_evals"):
+                choice = float_set(self.ctx, self.model, qdq, self.base_m, nodes, gain, rt,
+                                   self.plan.out / f"float-set-{rt}", QUANT_OPS,
+                                   lambda: self.budget_left(device=False),
+                                   cost_cap_ms=head.cost_cap_ms if head is not None else None)
             self.float_sets[rt] = {"strategy": choice.strategy, "evaluations": choice.evaluations,
                                    "float_nodes": len(choice.float_nodes), "quantized_nodes": len(nodes),
                                    "profiled": bool(gain), "range_repaired": repaired is not None}
-            if choice.strategy != "none" and self.budget_left():
+            self._record_cap(rt, choice)
+            if choice.strategy not in ("none", "stopped") and self.budget_left():
                 lvl = self.float_trial(f"latency-aware on {rt}: {len(choice.float_nodes)} float nodes", q_cfg, qdq,
                                        choice.float_nodes, runtime=rt)
                 if lvl.passed:
                     self.chosen_by_rt[rt] = self.state.trials[-1]
             if rt in self.plan.low_precision:
-                low_search(self, self.plan.low_precision[rt], full, qdq, nodes, q_cfg)
+                with self.timed("low_precision"):
+                    low_search(self, self.plan.low_precision[rt], full, qdq, nodes, q_cfg)
+
+    def _can_beat(self, rt: str) -> bool:
+        head = self.plan.headroom.get(rt)
+        return head is None or head.can_beat
+
+    def _nncf_repairs(self, rt: str) -> bool:
+        """NNCF's repairs on ``rt`` when the cost gate lets them (else recorded as skipped, with why)."""
+        if not self.worth(rt, "nncf_repair"):
+            self.nncf_repairs[rt] = {"skipped": f"cost gate: {self.plan.headroom[rt].reason()}"}
+            return False
+        with self.timed("nncf_repair"):
+            return nncf_repairs(self, rt)
+
+    def _record_cap(self, rt: str, choice: FloatSetChoice) -> None:
+        """The float-set search's cost cap in ``cost_gate`` and ``float_sets`` (:mod:`.cost_gate`)."""
+        head = self.plan.headroom.get(rt)
+        cap = head.cost_cap_ms if head is not None else None
+        if cap is None or not self.float_sets[rt]["profiled"]:
+            return
+        self.float_sets[rt].update(cost_cap_ms=round(cap, 4), capped_candidates=choice.capped)
+        if choice.stopped:
+            self.float_sets[rt]["stopped"] = choice.stopped
+        self.cost_gate[rt]["decisions"]["float_set"] = (
+            f"stopped: {choice.stopped}" if choice.stopped else
+            f"ran under a cap of {cap:.2f} ms of float parts ({choice.capped} candidates over it not evaluated)")
 
     def _repair_trial(self, rt: str, repaired: Repaired, nodes: int) -> bool:
         """The range-repaired model, every node in INT8, as one device trial on ``rt``; True when it passes there
@@ -154,8 +201,9 @@ class Int8Search(SearchCore):
                                  out_dir=trial_dir, fidelity=False, bench=False, targets_dirs=self.plan.targets_dirs)
             return Path(res.final.path)
 
-        lvl = self.run_level({"int8-search": q_cfg, "base": self.base.name}, "int8-search", self.plan.runtime, make,
-                             {"search": label, "config": q_cfg, "float_nodes": []}, keep=False)
+        with self.timed("variants"):
+            lvl = self.run_level({"int8-search": q_cfg, "base": self.base.name}, "int8-search", self.plan.runtime,
+                                 make, {"search": label, "config": q_cfg, "float_nodes": []}, keep=False)
         self.record_trial(label, q_cfg, lvl)
         return lvl
 
@@ -170,8 +218,10 @@ class Int8Search(SearchCore):
             atomic_write_bytes(path, keep_float(qdq, self.base_m, float_nodes, QUANT_OPS).SerializeToString())
             return path
 
-        lvl = self.run_level({"int8-search": cfg, "base": self.base.name}, "int8-search", runtime or self.plan.runtime,
-                             make, {"search": label, "config": cfg, "float_nodes": sorted(float_nodes)}, keep=False)
+        with self.timed("device_trials"):
+            lvl = self.run_level({"int8-search": cfg, "base": self.base.name}, "int8-search",
+                                 runtime or self.plan.runtime, make,
+                                 {"search": label, "config": cfg, "float_nodes": sorted(float_nodes)}, keep=False)
         self.record_trial(label, cfg, lvl)
         return lvl
 
@@ -180,7 +230,8 @@ class Int8Search(SearchCore):
         q_cfg = {"op_types_to_quantize": QUANT_OPS, **top_cfg}
         qdq = onnx.load(top.artifact)
         host = self.host_eval()
-        sens = node_sensitivity(qdq, self.base_m, host, self.deadline)
+        with self.timed("sensitivity"):
+            sens = node_sensitivity(qdq, self.base_m, host, self.deadline)
         self.state.sensitivity = [SensitivityRow(node=n, retention_lost=r, rel_err=e) for n, r, e in sens]
         ranking = [name for name, _, _ in sens]
 
@@ -190,7 +241,8 @@ class Int8Search(SearchCore):
                                                     rel_err=round(rel, 6)))
             return ret >= self.ctx.min_retention
 
-        candidates = narrow(ranking, host_passes, lambda: self.budget_left(device=False))
+        with self.timed("narrow"):
+            candidates = narrow(ranking, host_passes, lambda: self.budget_left(device=False))
         size = len(candidates[-1]) if candidates else 1
         for float_nodes in candidates:
             if not self.budget_left():
@@ -263,7 +315,8 @@ class Int8Search(SearchCore):
             chosen_by_runtime=dict(self.chosen_by_rt), float_sets=dict(self.float_sets),
             chosen_low_precision_by_runtime=dict(self.chosen_low_by_rt),
             low_precision_float_sets=dict(self.low_float_sets), skipped_runtimes=dict(self.plan.skip),
-            range_repair=self.range_repair, nncf_repairs=dict(self.nncf_repairs),
+            range_repair=self.range_repair, nncf_repairs=dict(self.nncf_repairs), phase_seconds=self.phase_seconds(),
+            cost_gate=dict(self.cost_gate),
             layers_by_runtime={rt: [LayerRepair.model_validate(r) for r in rows]
                                for rt, rows in self.layers_by_rt.items()},
         )

@@ -1,0 +1,109 @@
+"""The INT8 search's cost gate: a repair or a float set is tried only where it can still beat the best passing level.
+
+Every repair the search knows (per-tensor ranges, :mod:`.repair_step`; NNCF's, :mod:`.nncf_trials`) builds a model
+with every quantizable op in INT8, so its latency on a runtime is, at best, that runtime's plain INT8 level: the
+**ceiling**. A float set keeps parts of that model in float, and each part costs its per-layer gain (float time
+minus INT8 time, :func:`.latency.gains`) on top of the ceiling. The gate compares both with the fastest passing level
+the sweep measured before the search, on confirmed intervals (:func:`headrooms`):
+
+- **headroom** = the passing level's interval high end minus the ceiling's low end (ms): the most time an INT8
+  model on that runtime can spend and still, at the optimistic ends of both intervals, be faster.
+- **no headroom** (the ceiling is slower than the passing level beyond both intervals): no repair on that runtime
+  could even tie, so its repairs are skipped: the range repair's calibrations and host checks when no searched
+  runtime has headroom, the range-repaired model's device trial and NNCF's repairs per runtime. A tie is not
+  gated: an INT8 level of equal retention that ties on latency can still win the ranking on size
+  (:mod:`..rank.ties`).
+- **a float set costlier than the headroom** cannot beat the passing level either: the float-set search
+  (:func:`.float_sets.choose_float_set`, ``cost_cap_ms``) evaluates no candidate whose summed gains exceed it and
+  stops growing once the nodes it had to leave in float already cost more.
+
+Levels without a confirmed interval, a sweep with no passing level, a runtime without a plain INT8 level and a
+ceiling under :data:`GATE_MIN_MS` (QDQ overhead dominates there and trials are cheap) gate nothing. Every decision
+is recorded with its reason in ``sweep.json``'s ``int8_search.cost_gate``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .latency import HOPELESS_MIN_MS
+
+GATE_MIN_MS = HOPELESS_MIN_MS  # a ceiling under this (ms per inference) never gates (see the module docstring)
+
+
+@dataclass(frozen=True)
+class Headroom:
+    """One runtime's INT8 ceiling against the fastest passing level, both by their confirmed intervals (ms)."""
+
+    runtime: str
+    ceiling: str  # the plain INT8 level, recipe@runtime
+    ceiling_ms: float
+    ceiling_ms_low: float
+    best: str  # the fastest passing level, recipe@runtime
+    best_ms: float
+    best_ms_high: float
+
+    @property
+    def ms(self) -> float:
+        """The most an INT8 model on this runtime may cost over its ceiling and still possibly beat ``best``."""
+        return self.best_ms_high - self.ceiling_ms_low
+
+    @property
+    def gates(self) -> bool:
+        """Whether the gate applies at all (a ceiling under :data:`GATE_MIN_MS` never gates)."""
+        return self.ceiling_ms_low >= GATE_MIN_MS
+
+    @property
+    def can_beat(self) -> bool:
+        """Whether an all-INT8 model on this runtime can still beat (or tie) the fastest passing level."""
+        return not self.gates or self.ms > 0
+
+    def reason(self) -> str:
+        """One line: why the repairs on this runtime run or are skipped."""
+        numbers = (f"the INT8 ceiling {self.ceiling} ({self.ceiling_ms:.2f} ms, interval from "
+                   f"{self.ceiling_ms_low:.2f}) vs {self.best} ({self.best_ms:.2f} ms, interval to "
+                   f"{self.best_ms_high:.2f}), which already passes")
+        if not self.gates:
+            return f"{numbers}: the ceiling is under {GATE_MIN_MS:g} ms, where the gate decides nothing"
+        if self.can_beat:
+            return f"{numbers}: an INT8 model may still beat it, with up to {self.ms:.2f} ms of float parts"
+        return (f"{numbers}: even all-INT8 is slower beyond both intervals, so no repair on {self.runtime} can "
+                "beat it")
+
+    def record(self) -> dict[str, Any]:
+        """``sweep.json``'s ``int8_search.cost_gate[<runtime>]`` before the search's decisions are added."""
+        return {"ceiling": self.ceiling, "ceiling_ms": round(self.ceiling_ms, 4),
+                "ceiling_ms_low": round(self.ceiling_ms_low, 4), "best_passing": self.best,
+                "best_passing_ms": round(self.best_ms, 4), "best_passing_ms_high": round(self.best_ms_high, 4),
+                "headroom_ms": round(self.ms, 4), "can_beat": self.can_beat, "reason": self.reason(),
+                "decisions": {}}
+
+    @property
+    def cost_cap_ms(self) -> float | None:
+        """The float-set search's cap on summed per-layer gains (None: no cap)."""
+        return self.ms if self.gates else None
+
+
+def headrooms(levels: Sequence[Any], rts: Sequence[str]) -> dict[str, Headroom]:
+    """Per runtime of ``rts`` with a confirmed plain INT8 level (``int8`` or ``int8+<low>``, the fastest by its
+    interval's low end): its headroom against the passing level with the lowest interval high end (a level that
+    computes the same graph as the model, ``no_change``, included: the original model is a level to beat too).
+    Empty when no confirmed level passes."""
+    confirmed = [lv for lv in levels if lv.latency_ms_low is not None and lv.latency_ms_high is not None
+                 and not lv.single_run]
+    passing = [lv for lv in confirmed if lv.passed]
+    if not passing:
+        return {}
+    best = min(passing, key=lambda lv: lv.latency_ms_high)
+    out: dict[str, Headroom] = {}
+    for rt in rts:
+        plain = [lv for lv in confirmed if lv.runtime == rt and (lv.recipe == "int8" or lv.recipe.startswith("int8+"))]
+        if not plain:
+            continue
+        top = min(plain, key=lambda lv: lv.latency_ms_low)
+        out[rt] = Headroom(runtime=rt, ceiling=f"{top.recipe}@{rt}", ceiling_ms=top.latency_ms,
+                           ceiling_ms_low=top.latency_ms_low, best=f"{best.recipe}@{best.runtime}",
+                           best_ms=best.latency_ms, best_ms_high=best.latency_ms_high)
+    return out

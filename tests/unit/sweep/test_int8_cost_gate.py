@@ -1,0 +1,115 @@
+"""The INT8 search's cost gate (issue 32 item 4): a repair runs only where the runtime's INT8 ceiling can still beat
+the fastest passing level, and the float-set search evaluates no float set whose per-layer cost already loses."""
+
+from __future__ import annotations
+
+from edgeopt.sweep.int8.cost_gate import GATE_MIN_MS, headrooms
+from edgeopt.sweep.int8.float_sets import choose_float_set
+from edgeopt.sweep.result import Level
+
+
+def _lv(recipe: str, runtime: str, ms: float, *, passed: bool, spread: float = 0.05, confirmed: bool = True) -> Level:
+    return Level(recipe=recipe, runtime=runtime, runtime_version="1", artifact=f"/x/{recipe}-{runtime}.onnx",
+                 size_bytes=1, latency_ms=ms, latency_ms_p99=ms, memory_mb_peak=None, energy_mj=None,
+                 energy_source=None, metric="agreement", metric_value=1.0, retention=1.0 if passed else 0.8,
+                 meets_retention=passed, meets_budget=True, passed=passed, valid=True, cached=False,
+                 latency_ms_low=ms * (1 - spread) if confirmed else None,
+                 latency_ms_high=ms * (1 + spread) if confirmed else None,
+                 latency_confirm_rounds=3 if confirmed else 0, single_run=not confirmed)
+
+
+def test_a_ceiling_slower_than_a_passing_level_beyond_noise_cannot_beat_it() -> None:
+    # the text-orientation classifier on the AVX2 VM: fp16@onnxruntime 4.06 ms passes, int8 8.39 / 7.97 ms fails
+    levels = [_lv("fp32", "onnxruntime", 5.63, passed=True), _lv("fp16", "onnxruntime", 4.06, passed=True),
+              _lv("int8", "onnxruntime", 8.39, passed=False), _lv("int8", "openvino", 7.97, passed=False)]
+    heads = headrooms(levels, ["onnxruntime", "openvino"])
+    assert set(heads) == {"onnxruntime", "openvino"}
+    ov = heads["openvino"]
+    assert not ov.can_beat and ov.ms < 0 and ov.best == "fp16@onnxruntime" and ov.ceiling == "int8@openvino"
+    assert "even all-INT8 is slower beyond both intervals" in ov.reason() and "fp16@onnxruntime" in ov.reason()
+    rec = ov.record()
+    assert rec["can_beat"] is False and rec["headroom_ms"] == round(ov.ms, 4) and rec["decisions"] == {}
+
+
+def test_a_ceiling_that_can_beat_or_tie_keeps_the_repairs() -> None:
+    # PP-OCRv4 det at 0.99: int8@openvino 33.3 ms fails, fp32@openvino 41.6 ms passes
+    levels = [_lv("fp32", "openvino", 41.6, passed=True), _lv("int8", "openvino", 33.3, passed=False),
+              _lv("int8", "onnxruntime", 81.7, passed=False)]
+    heads = headrooms(levels, ["onnxruntime", "openvino"])
+    assert heads["openvino"].can_beat and heads["openvino"].cost_cap_ms is not None
+    assert heads["openvino"].cost_cap_ms > 41.6 - 33.3  # optimistic ends: 43.68 - 31.64
+    assert "may still beat it" in heads["openvino"].reason()
+    assert not heads["onnxruntime"].can_beat
+    tie = headrooms([_lv("fp16", "openvino", 10.0, passed=True), _lv("int8", "openvino", 10.4, passed=False)],
+                    ["openvino"])
+    assert tie["openvino"].can_beat, "overlapping intervals: a tied INT8 level may still win the ranking on size"
+
+
+def test_unconfirmed_levels_sub_ms_ceilings_and_no_passing_level_gate_nothing() -> None:
+    single = [_lv("fp32", "onnxruntime", 1.0, passed=True), _lv("int8", "onnxruntime", 5.0, passed=False,
+                                                                   confirmed=False)]
+    assert headrooms(single, ["onnxruntime"]) == {}
+    assert headrooms([_lv("int8", "onnxruntime", 5.0, passed=False)], ["onnxruntime"]) == {}
+    tiny = headrooms([_lv("fp32", "onnxruntime", 0.05, passed=True),
+                      _lv("int8", "onnxruntime", GATE_MIN_MS * 0.5, passed=False)], ["onnxruntime"])
+    assert tiny["onnxruntime"].can_beat and tiny["onnxruntime"].cost_cap_ms is None
+    assert "decides nothing" in tiny["onnxruntime"].reason()
+
+
+def test_float_sets_costlier_than_the_cap_are_not_evaluated() -> None:
+    nodes = [f"n{i}" for i in range(8)]
+    gain = {n: 1.0 for n in nodes}
+    gain["n7"] = 5.0
+    sens = {n: 0.01 for n in nodes}
+    sens["n7"] = 1.0  # the error is in n7, which costs 5 ms to keep in float
+    seen: list[list[str]] = []
+
+    def passes(fs: list[str]) -> bool:
+        seen.append(fs)
+        return "n7" in fs
+
+    free = choose_float_set(nodes, gain, passes, sensitivity=sens)
+    assert free.float_nodes == ["n7"] and free.strategy == "narrow" and free.capped == 0
+    seen.clear()
+    capped = choose_float_set(nodes, gain, passes, sensitivity=sens, cost_cap_ms=4.0)
+    assert capped.strategy == "stopped" and capped.float_nodes == ["n7"] and capped.candidates == []
+    assert "> the cap 4.00 ms" in capped.stopped
+    assert capped.capped >= 3, "the narrowing prefixes [n7], [n7, x], [n7, x, y, z] cost over 4 ms: not evaluated"
+
+
+def test_growing_stops_once_the_nodes_left_in_float_cost_more_than_the_cap() -> None:
+    nodes = [f"n{i}" for i in range(10)]
+    gain = {n: 1.0 + i for i, n in enumerate(nodes)}  # n9 saves the most time, so it is tried in INT8 first
+
+    def refuses_all(fs: list[str]) -> bool:
+        return len(fs) == len(nodes)  # only the float model passes: every node refused in turn
+
+    uncapped = choose_float_set(nodes, gain, refuses_all, max_evaluations=40)
+    capped = choose_float_set(nodes, gain, refuses_all, max_evaluations=40, cost_cap_ms=25.0)
+    assert uncapped.strategy == "none" and capped.strategy == "stopped"
+    assert capped.evaluations < uncapped.evaluations
+    assert "stay float whatever the remaining tries decide" in capped.stopped
+
+
+def test_a_later_nncf_repair_starts_only_when_its_expected_time_fits_the_allowance(tmp_path) -> None:
+    import onnx
+
+    from edgeopt.sweep.int8.nncf_repair import repairs_for, try_repairs
+    from tests.unit.sweep.outlier_model import outlier_convnet
+
+    repairs, _ = repairs_for(onnx.load(str(outlier_convnet(tmp_path / "m.onnx"))))
+    built: list[str] = []
+
+    def build(seconds: float):
+        def run(rep):
+            built.append(rep.name)
+            return tmp_path / f"{rep.name}.xml", seconds * rep.relative_cost, 0.5  # never keeps the threshold
+        return run
+
+    rows, winner = try_repairs(repairs, build(7.75), 0.99, allowance_s=20.0)  # the orientation classifier's
+    assert winner is None and built == ["fast_bias_correction", "bias_correction"]
+    skipped = {r["name"]: r["not_tried"] for r in rows if "not_tried" in r}
+    assert "3.3x NNCF's defaults' 7.75 s" in skipped["range_mean_quantile"]
+    built.clear()
+    try_repairs(repairs, build(1.0), 0.99, allowance_s=20.0)  # a small model: every repair fits
+    assert built == ["fast_bias_correction", "range_mean_quantile", "bias_correction"]
