@@ -17,7 +17,7 @@ agent keeps its own checks for a request that did not come through here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -39,6 +39,23 @@ MAX_BATCH = 65_536  # batch of a dynamic leading dimension
 MAX_SEED = 2**63 - 1  # the history stores the seed as an SQLite INTEGER (int64)
 MAX_FPS = 10_000_000.0  # a frame rate, frames/s (pacing, budget): 0.1 us a frame; above is a typo
 MAX_RATE_HZ = 10_000.0  # power readings per second
+
+
+def refuse_shadowed(fn: Callable[..., Any], given: Mapping[str, Any], typed: object | None, names: Sequence[str],
+                    word: str) -> None:
+    """A public function's keywords that its typed ``word=`` object replaces: any of ``names`` set to other than its
+    default beside that object would be silently dropped, so it is refused.
+
+    Raises:
+        InputError: e.g. ``threads=4`` with ``settings=`` (exit code 2).
+    """
+    if typed is None:
+        return
+    defaults = fn.__kwdefaults__ or {}  # the public functions' options are keyword-only
+    clash = [n for n in names if given[n] != defaults[n]]
+    if clash:
+        raise InputError(f"{fn.__name__}: {', '.join(clash)} given with {word}=: set them on the {word} object (it "
+                         "replaces those keywords)")
 
 
 def build(model: type[_M], values: Mapping[str, Any]) -> _M:

@@ -30,7 +30,7 @@ from ..registry import KindDescriptor, find_runtime
 from ..registry.lookup import ModelFormat, choose_runtime, detect_format, model_digest
 from ..runners import ProgressSink, Runner, raise_for_error
 from ..runners.select import use_runner
-from ..settings import MeasureSettings, RemoteSpec, build
+from ..settings import MeasureSettings, RemoteSpec, build, refuse_shadowed
 from ..targets import Target, load_registry
 from .inspected import inspect_once
 from .request import BenchRequest
@@ -53,6 +53,7 @@ def benchmark(
     python: str | None = None, inventory: str | Path | None = None, known_hosts: str | Path | None = None,
     accept_new_host_key: bool = False, pacing_fps: float | None = None, device_cache_mb: float = 2048.0,
     override_deployment: bool = False, workload: BaseModel | Mapping[str, Any] | None = None,
+    settings: MeasureSettings | None = None, remote: RemoteSpec | None = None,
 ) -> BenchResult | LlmBenchResult | KindBenchResult:
     """Benchmark ``model`` on ``target`` and check it against an FPS budget; any model kind: the keywords are
     gathered into typed settings and handed to the entry of the model's kind (``KindDescriptor.bench_api``).
@@ -89,6 +90,8 @@ def benchmark(
             fields; default: one cell of 128 prompt and 128 generated tokens at ``threads`` and ``batch``, within
             ``max_duration_s``, prompts seeded by ``seed``; the one-pass settings ``iterations``, ``percentile``,
             ``fps`` ... do not apply to it), or a plug-in kind's workload settings. Refused for a one-pass model.
+        settings, remote: the typed settings the CLI builds (:class:`~edgeopt.settings.MeasureSettings`,
+            :class:`~edgeopt.settings.RemoteSpec`): when given they replace what the keywords above would build.
 
     Returns:
         The typed result of the model's kind: :class:`~edgeopt.metrics.result.BenchResult` (``result.passed``
@@ -100,21 +103,32 @@ def benchmark(
             contradicts it (exit code 2).
         RunnerError: the agent or device failed (exit code 3).
     """
-    settings = MeasureSettings.from_kwargs(
+    for typed, names, word in ((settings, _MEASURE_KEYWORDS, "settings"), (remote, _REMOTE_KEYWORDS, "remote")):
+        refuse_shadowed(benchmark, locals(), typed, names, word)  # a keyword the typed object would drop
+    settings = settings or MeasureSettings.from_kwargs(
         fps=fps, use_target_fps=use_target_fps, percentile=percentile, iterations=iterations,
         min_duration_s=min_duration_s, max_duration_s=max_duration_s, warmup=warmup, warmup_s=warmup_s,
         threads=threads, streams=streams, batch=batch, seed=seed, shapes=shapes, inputs=inputs, runtime=runtime,
         runtime_options=runtime_options, keep_samples=keep_samples, pacing_fps=pacing_fps, energy=energy,
         power_sensor=power_sensor, sysfs_root=sysfs_root, power_rate_hz=power_rate_hz, power_idle_s=power_idle_s,
         vcgencmd=vcgencmd)
-    remote = build(RemoteSpec, {"host": host, "device": device, "key": key, "python": python, "inventory": inventory,
-                                "known_hosts": known_hosts, "accept_new_host_key": accept_new_host_key,
-                                "device_cache_mb": device_cache_mb})
+    remote = remote or build(RemoteSpec, {"host": host, "device": device, "key": key, "python": python,
+                                          "inventory": inventory, "known_hosts": known_hosts,
+                                          "accept_new_host_key": accept_new_host_key,
+                                          "device_cache_mb": device_cache_mb})
     request = BenchRequest(settings=settings, remote=remote, target=target, runner=runner, progress=progress,
                            targets_dirs=targets_dirs, override_deployment=override_deployment, workload=workload)
     kind = kind_of(model)  # the registry's answer (a deployment: what it deploys); its bench_api entry runs it
     result: BenchResult | LlmBenchResult | KindBenchResult = entry(kind, "bench_api")(Path(model), kind, request)
     return result
+
+
+_MEASURE_KEYWORDS = ("fps", "use_target_fps", "percentile", "iterations", "min_duration_s", "max_duration_s", "warmup",
+                     "warmup_s", "threads", "streams", "batch", "seed", "shapes", "inputs", "runtime",
+                     "runtime_options", "keep_samples", "pacing_fps", "energy", "power_sensor", "sysfs_root",
+                     "power_rate_hz", "power_idle_s", "vcgencmd")
+_REMOTE_KEYWORDS = ("host", "device", "key", "python", "inventory", "known_hosts", "accept_new_host_key",
+                    "device_cache_mb")
 
 
 def benchmark_tensor(model: Path, kind: KindDescriptor, r: BenchRequest) -> BenchResult:

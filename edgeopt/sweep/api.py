@@ -20,7 +20,7 @@ from ..fsutil import atomic_write_text
 from ..registry import KindDescriptor
 from ..runners import Runner
 from ..runners.select import use_runner
-from ..settings import MeasureSettings, RemoteSpec, build
+from ..settings import MeasureSettings, RemoteSpec, build, refuse_shadowed
 from ..targets import load_registry
 from ..untrusted import for_json
 from .levels import Progress
@@ -108,6 +108,9 @@ def sweep(
     Raises:
         InputError: bad model, eval data, metric, recipe or option (exit 2). RunnerError: device failure (exit 3).
     """
+    given = locals()
+    refuse_shadowed(sweep, given, options, _OPTION_KEYWORDS, "options")
+    refuse_shadowed(sweep, given, measure, ("iterations", "min_duration_s", "threads", "fps"), "measure")
     if options is None and eval is None:
         raise InputError("sweep: give eval= (evaluation data, or an LLM's held-out text) or options=SweepOptions(...)")
     options = options or build(SweepOptions, {
@@ -124,6 +127,11 @@ def sweep(
     kind = kind_of(model)  # the registry's answer; its sweep_api entry runs it
     result: SweepResult | LlmSweepResult = entry(kind, "sweep_api")(Path(model), kind, request)
     return result
+
+
+_OPTION_KEYWORDS = ("eval", "recipes", "min_retention", "metric", "output", "objective", "runtimes", "calib", "out_dir",
+                    "preprocessing", "eval_limit", "no_cache", "int8_search", "max_trials", "max_search_s",
+                    "history_db", "nncf_budget_s")
 
 
 def sweep_tensor(model: Path, kind: KindDescriptor, r: SweepRequest) -> SweepResult:

@@ -13,6 +13,7 @@ import pytest
 
 import edgeopt
 from edgeopt.deploy.use import DeploymentConflictError
+from edgeopt.errors import InputError
 from edgeopt.fsutil import sha256_file
 from edgeopt.qualify.result import QualifyResult
 from tests.conftest import make_matmul_model
@@ -198,3 +199,15 @@ def test_qualify_refuses_a_recipe_on_a_deployment(tmp_path, ort_deployment):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "a deployment" in proc.stderr and "remove recipe" in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_the_public_benchmark_takes_the_typed_settings_the_cli_builds(tiny_cnn):
+    from edgeopt.settings import MeasureSettings
+
+    settings = MeasureSettings.from_kwargs(iterations=100, min_duration_s=0.05, warmup=2, use_target_fps=False,
+                                           energy=False, threads=1)
+    with pytest.raises(InputError, match="threads given with settings="):  # never silently dropped
+        edgeopt.benchmark(tiny_cnn, settings=settings, threads=4)
+    result = edgeopt.benchmark(tiny_cnn, settings=settings)
+    assert result.settings.threads == 1 and result.settings.iterations == 100 and result.fps_budget is None
+    assert result.valid and len(result.samples_ms or []) == 0
