@@ -35,18 +35,18 @@ def _level(name: str, runtime: str = "onnxruntime_genai"):  # noqa: ANN202
 
 
 @pytest.fixture(scope="module")
-def zoo(tmp_path_factory, tiny_llama_fp32) -> dict[str, Path]:
-    """tiny-llama and its fp32 level (the session's, copied: issue 30 shares the LLM fixtures across files) and its
-    int4 onnxruntime-genai level, where the sweep looks for them (~8 s)."""
-    os.environ["HF_HUB_OFFLINE"] = "1"
+def zoo(tmp_path_factory) -> dict[str, Path]:
+    """tiny-llama and its fp32 and int4 onnxruntime-genai levels (the suite's cached builds, copied: issue 30
+    shares the LLM fixtures across files), where the sweep looks for them."""
+    from tests.llm_models import tiny_llama_levels
+
     root = tmp_path_factory.mktemp("llm-ret")
-    src = tiny_llama_fp32["src"]  # read only here: every sweep writes under root
-    digest = model_digest(src, "hf_llm")[0]
     sweep = root / "sweep"
-    shutil.copytree(tiny_llama_fp32["levels"], sweep / "levels")
+    src = tiny_llama_levels(sweep, ("onnxruntime_genai", "fp32"), ("onnxruntime_genai", "int4-b32-rtn"))["src"]
+    digest = model_digest(src, "hf_llm")[0]  # read only here: every sweep writes under root
     fp32, reused = build_level(_level("fp32"), src, digest, sweep / "levels")
-    assert reused, "the session's fp32 level has another stamp"
-    int4, _ = build_level(_level("int4-b32-rtn"), src, digest, sweep / "levels")
+    int4, reused_int4 = build_level(_level("int4-b32-rtn"), src, digest, sweep / "levels")
+    assert reused and reused_int4, "the cached levels have another stamp"
     from edgeopt.zoo.llm_corpus import corpus_texts, split_texts
 
     text = root / "heldout.txt"
