@@ -3,15 +3,17 @@ file changed since it was measured, is exit 2; another runtime version or CPU is
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import edgeopt
+from edgeopt.cli.main import main
 from edgeopt.deploy.use import DeploymentConflictError
 from edgeopt.fsutil import sha256_file
 from edgeopt.qualify.result import QualifyResult
@@ -23,7 +25,12 @@ API_FAST = {"iterations": 20, "min_duration_s": 0.1, "warmup": 2, "use_target_fp
 
 
 def edgeopt_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "edgeopt", *args], capture_output=True, text=True, timeout=300)
+    """``edgeopt ARGS`` in this process (the CLI's ``main``: its exit code, its stdout and stderr), not a new
+    interpreter that imports edgeopt again (~1 CPU-s each; tests/integration/test_cli_bench.py runs real ones)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture(scope="module")
