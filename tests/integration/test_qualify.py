@@ -1,8 +1,11 @@
-"""``edgeopt qualify``, ``history``, ``compare`` and ``baseline`` as a user runs them: real processes, real
-measurements through the device agent, real exit codes and report files."""
+"""``edgeopt qualify``, ``history``, ``compare`` and ``baseline`` as a user runs them: the CLI's ``main`` (in this
+process; a real process where a slowed CPU runs it), real measurements through the device agent, real exit codes
+and report files."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -16,6 +19,7 @@ import numpy as np
 import onnx
 import pytest
 
+from edgeopt.cli.main import main
 from edgeopt.zoo.mobilenet import mobilenet_like
 
 REPO = Path(__file__).resolve().parents[2]
@@ -26,8 +30,20 @@ DRIFT_TOLERANCE = "100"  # two runs of one model on a shared 2-core CI box: medi
 
 
 def edgeopt(*args: str, cwd: Path = REPO, prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*prefix, sys.executable, "-m", "edgeopt.cli.main", *args], capture_output=True,
-                          text=True, timeout=300, cwd=cwd, env=dict(os.environ))
+    """``edgeopt ARGS`` run from ``cwd``: in this process (the CLI's ``main``, its streams captured: no interpreter
+    start and re-import, ~1 CPU-s each), or as a real process under ``prefix`` (a slowed CPU)."""
+    if prefix:
+        return subprocess.run([*prefix, sys.executable, "-m", "edgeopt.cli.main", *args], capture_output=True,
+                              text=True, timeout=300, cwd=cwd, env=dict(os.environ))
+    out, err = io.StringIO(), io.StringIO()
+    was = Path.cwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        os.chdir(was)
+    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
 
 
 def spec(path: Path, text: str) -> Path:
