@@ -1,5 +1,5 @@
 """``edgeopt bench`` and ``edgeopt inspect`` as a user runs them: real processes, real exit codes. The many
-one-line refusals and the listings run the same CLI in this process (:func:`edgeopt_here`: each real process costs
+one-line refusals and the listings run the same CLI in this process (tests/cli_here.py: each real process costs
 an interpreter start and edgeopt's imports, ~1 CPU-s); one refusal of each kind still runs as a process."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 import onnx
 import pytest
 
+from tests.cli_here import edgeopt_here
 from tests.conftest import make_matmul_model
 
 BENCH_KEYS = {"schema_version", "model", "target", "runtime", "settings", "latency_ms", "throughput_ips",
@@ -22,17 +23,6 @@ BENCH_KEYS = {"schema_version", "model", "target", "runtime", "settings", "laten
 def edgeopt(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "edgeopt.cli.main", *args], capture_output=True, text=True,
                           timeout=300, env={**os.environ, **(env or {})})
-
-
-def edgeopt_here(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:
-    """:func:`edgeopt`'s call in this process (``main``, the process entry point's body), with its exit code and
-    captured streams."""
-    from edgeopt.cli.main import main
-
-    capsys.readouterr()
-    code = main(list(args))
-    out = capsys.readouterr()
-    return subprocess.CompletedProcess(list(args), code, out.out, out.err)
 
 
 def test_bench_json_has_schema_keys_and_sane_values(tiny_cnn):
@@ -99,9 +89,9 @@ def _bad_models(tmp: Path) -> dict[str, Path]:
 @pytest.mark.parametrize("case,needle", [("missing", "not found"), ("text", "not an ONNX model"),
                                          ("truncated", "trunc.onnx"), ("traversal", "path traversal")])
 @pytest.mark.parametrize("command", ["bench", "inspect"])
-def test_bad_model_files_give_one_line_and_exit_2(tmp_path, case, needle, command, capsys):
+def test_bad_model_files_give_one_line_and_exit_2(tmp_path, case, needle, command):
     path = _bad_models(tmp_path)[case]
-    p = edgeopt_here(capsys, command, str(path))
+    p = edgeopt_here(command, str(path))
     assert p.returncode == 2, p.stderr
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("edgeopt: error:"), p.stderr
@@ -116,8 +106,8 @@ def test_bad_model_files_give_one_line_and_exit_2(tmp_path, case, needle, comman
     (["--fps", "0"], "--fps"),
     (["--runtime-option", "novalue"], "KEY=VALUE"),
 ])
-def test_bad_flags_give_one_line_and_exit_2(matmul_model, args, needle, capsys):
-    p = edgeopt_here(capsys, "bench", str(matmul_model), *args)
+def test_bad_flags_give_one_line_and_exit_2(matmul_model, args, needle):
+    p = edgeopt_here("bench", str(matmul_model), *args)
     assert p.returncode == 2, p.stderr
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0] and "Traceback" not in p.stderr, p.stderr
@@ -147,8 +137,8 @@ def test_json_error_is_json_on_stdout(tmp_path):
     assert p.returncode == 2 and json.loads(p.stdout)["exit_code"] == 2
 
 
-def test_inspect_json_keys(tiny_cnn, capsys):
-    p = edgeopt_here(capsys, "inspect", str(tiny_cnn), "--target", "local", "--json")
+def test_inspect_json_keys(tiny_cnn):
+    p = edgeopt_here("inspect", str(tiny_cnn), "--target", "local", "--json")
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
     assert {"params", "size_bytes", "macs", "flops", "ops", "inputs", "outputs"} <= set(r)
@@ -156,13 +146,13 @@ def test_inspect_json_keys(tiny_cnn, capsys):
     assert r["roofline"]["bound"] in ("compute", "memory")
 
 
-def test_targets_commands(tmp_path, capsys):
-    p = edgeopt_here(capsys, "targets", "--json")
+def test_targets_commands(tmp_path):
+    p = edgeopt_here("targets", "--json")
     names = {t["name"] for t in json.loads(p.stdout)}
     assert p.returncode == 0 and {"local", "jetson-orin-nano", "rpi5", "coral-usb", "intel-nuc"} <= names
-    p = edgeopt_here(capsys, "targets", "show", "rpi5", "--json")
+    p = edgeopt_here("targets", "show", "rpi5", "--json")
     assert p.returncode == 0 and json.loads(p.stdout)["arch"] == "aarch64"
-    p = edgeopt_here(capsys, "targets", "show", "rpi5")
+    p = edgeopt_here("targets", "show", "rpi5")
     assert p.returncode == 0 and "memory_bandwidth_gbps" in p.stdout
 
 

@@ -3,8 +3,6 @@ file changed since it was measured, is exit 2; another runtime version or CPU is
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import shutil
 import subprocess
@@ -13,10 +11,10 @@ from pathlib import Path
 import pytest
 
 import edgeopt
-from edgeopt.cli.main import main
 from edgeopt.deploy.use import DeploymentConflictError
 from edgeopt.fsutil import sha256_file
 from edgeopt.qualify.result import QualifyResult
+from tests.cli_here import edgeopt_here
 from tests.conftest import make_matmul_model
 from tests.deployments import edit_deployment, make_deployment, to_ir
 
@@ -25,12 +23,8 @@ API_FAST = {"iterations": 20, "min_duration_s": 0.1, "warmup": 2, "use_target_fp
 
 
 def edgeopt_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """``edgeopt ARGS`` in this process (the CLI's ``main``: its exit code, its stdout and stderr), not a new
-    interpreter that imports edgeopt again (~1 CPU-s each; tests/integration/test_cli_bench.py runs real ones)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(args))
-    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
+    """``edgeopt ARGS`` in this process (tests/cli_here.py; tests/integration/test_cli_bench.py runs real ones)."""
+    return edgeopt_here(*args)
 
 
 @pytest.fixture(scope="module")

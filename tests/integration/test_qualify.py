@@ -4,8 +4,6 @@ and report files."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -19,8 +17,8 @@ import numpy as np
 import onnx
 import pytest
 
-from edgeopt.cli.main import main
 from edgeopt.zoo.mobilenet import mobilenet_like
+from tests.cli_here import edgeopt_here
 
 REPO = Path(__file__).resolve().parents[2]
 CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
@@ -30,20 +28,12 @@ DRIFT_TOLERANCE = "100"  # two runs of one model on a shared 2-core CI box: medi
 
 
 def edgeopt(*args: str, cwd: Path = REPO, prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
-    """``edgeopt ARGS`` run from ``cwd``: in this process (the CLI's ``main``, its streams captured: no interpreter
-    start and re-import, ~1 CPU-s each), or as a real process under ``prefix`` (a slowed CPU)."""
+    """``edgeopt ARGS`` run from ``cwd``: in this process (tests/cli_here.py: no interpreter start and re-import,
+    ~1 CPU-s each), or as a real process under ``prefix`` (a slowed CPU)."""
     if prefix:
         return subprocess.run([*prefix, sys.executable, "-m", "edgeopt.cli.main", *args], capture_output=True,
                               text=True, timeout=300, cwd=cwd, env=dict(os.environ))
-    out, err = io.StringIO(), io.StringIO()
-    was = Path.cwd()
-    os.chdir(cwd)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(list(args))
-    finally:
-        os.chdir(was)
-    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
+    return edgeopt_here(*args, cwd=cwd)
 
 
 def spec(path: Path, text: str) -> Path:
