@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -25,8 +23,8 @@ from edgeopt.llm.retention import RetentionSettings, llm_retention  # noqa: E402
 from edgeopt.llm.sweep import LlmSweepOptions, run_llm_sweep  # noqa: E402
 from edgeopt.llm.sweep_levels import all_levels, build_level  # noqa: E402
 from edgeopt.registry.lookup import model_digest  # noqa: E402
+from tests.cli_here import edgeopt_here  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[3]
 FAST = RetentionSettings(window=32, windows=4, prompts=2, prompt_tokens=8, gen_tokens=8)
 
 
@@ -90,9 +88,7 @@ def test_a_text_shorter_than_one_window_is_an_input_error(zoo, tmp_path):
 def test_cli_bad_eval_file_is_exit_2_with_one_line(zoo, tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"\xff\xfe\x00 not text")
-    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{REPO / 'device_agent'}"}
-    done = subprocess.run([sys.executable, "-m", "edgeopt", "sweep", str(zoo["src"]), "--eval", str(bad)],
-                          capture_output=True, text=True, env=env, timeout=120)
+    done = edgeopt_here("sweep", str(zoo["src"]), "--eval", str(bad))
     assert done.returncode == 2, done.stderr
     lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "not UTF-8" in lines[0] and str(bad) in lines[0]
