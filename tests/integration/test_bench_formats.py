@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.integration.test_cli_bench import edgeopt
+from tests.cli_here import edgeopt_here as edgeopt
 from tests.tflite_models import write_fully_connected
 
 QUICK = ("--min-duration", "0.1", "--iterations", "20", "--no-budget", "--json")
