@@ -198,7 +198,8 @@ def cached_ortgenai(root: Path) -> Path:
 def _shared(prefix: str, dists: tuple[str, ...], marker: str, build: Callable[[], Path]) -> Path:
     """``prefix``-KEY under the suite's cache (``$EDGEOPT_TEST_CACHE``, else ``~/.cache/edgeopt-tests``; KEY hashes
     this file and the ``dists`` versions): ``build()`` (a scratch folder) moved there atomically the first time, a
-    finished one holding ``marker`` (parallel workers may race: the first rename wins, the others use it)."""
+    finished one holding ``marker``; under a lock, so a parallel worker waits for the build instead of making its
+    own (were two to build anyway, the first rename wins and the other uses it)."""
     import hashlib
     import shutil
     from importlib.metadata import version
@@ -208,13 +209,16 @@ def _shared(prefix: str, dists: tuple[str, ...], marker: str, build: Callable[[]
         key.update(version(dist).encode())
     root = Path(os.environ.get("EDGEOPT_TEST_CACHE", Path.home() / ".cache" / "edgeopt-tests"))
     final = root / f"{prefix}-{key.hexdigest()[:16]}"
-    if not (final / marker).is_file():
-        built = build()
-        final.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.replace(built, final)
-        except OSError:  # another worker's build is already there
-            shutil.rmtree(built, ignore_errors=True)
+    if (final / marker).is_file():
+        return final
+    final.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(final.parent / f"{final.name}.lock"):
+        if not (final / marker).is_file():
+            built = build()
+            try:
+                os.replace(built, final)
+            except OSError:  # another worker's build is already there
+                shutil.rmtree(built, ignore_errors=True)
     return final
 
 
@@ -262,6 +266,18 @@ def _locked(path: Path) -> Iterator[None]:
         yield  # closing the file releases the lock
 
 
+def _prune_stale(root: Path, idle_s: float = 3600.0) -> None:
+    """Remove the builds of other keys beside ``root`` (older edgeopt sources: ~20 MB each) unused for ``idle_s``
+    (a run of another source may still be reading a fresher one)."""
+    import shutil
+    import time
+
+    for other in root.parent.glob("tiny-llama-levels-*"):
+        if other.is_dir() and other != root and time.time() - other.stat().st_mtime > idle_s:
+            shutil.rmtree(other, ignore_errors=True)
+            other.with_name(other.name + ".lock").unlink(missing_ok=True)
+
+
 def tiny_llama_levels(dest: Path, *levels: tuple[str, str]) -> dict[str, Path]:
     """The zoo's tiny-llama (``src``) and its sweep ``levels`` (``(runtime, name)`` pairs, settings from the
     registry) copied into ``dest`` (``dest/tiny-llama``, ``dest/levels/<runtime>/<name>``, as a sweep's output has
@@ -276,6 +292,8 @@ def tiny_llama_levels(dest: Path, *levels: tuple[str, str]) -> dict[str, Path]:
     os.environ["HF_HUB_OFFLINE"] = "1"
     root = Path(os.environ.get("EDGEOPT_TEST_CACHE", Path.home() / ".cache" / "edgeopt-tests"))
     root = root / f"tiny-llama-levels-{_levels_key()}"
+    if not root.is_dir():
+        _prune_stale(root)
     root.parent.mkdir(parents=True, exist_ok=True)
     by_key = {(lv.runtime, lv.name): lv for lv in all_levels()}
     src = root / "tiny-llama"
@@ -283,6 +301,7 @@ def tiny_llama_levels(dest: Path, *levels: tuple[str, str]) -> dict[str, Path]:
         if not src.is_dir():  # built aside and renamed: a killed build leaves no half folder here
             shutil.rmtree(root / "tiny-llama.part", ignore_errors=True)
             os.replace(build("tiny-llama", root / "tiny-llama.part"), src)
+    os.utime(root)  # its last use, for _prune_stale
     shutil.copytree(src, dest / "tiny-llama", dirs_exist_ok=True)
     digest = model_digest(src, "hf_llm")[0]
     for runtime, name in levels:  # one lock per level: the other worker builds another level meanwhile
