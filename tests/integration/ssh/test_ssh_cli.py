@@ -17,10 +17,11 @@ from tests.integration.ssh.conftest import DEVICE_PYTHON
 from tests.integration.test_cli_bench import BENCH_KEYS
 
 
-def edgeopt_process(*args: str) -> subprocess.CompletedProcess[str]:
+def edgeopt_process(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """A real process: what a user's shell sees, and a plug-in's modules and ``sys.path`` stay in that process."""
     clean = {k: v for k, v in os.environ.items() if k != "EDGEOPT_INVENTORY"}
     return subprocess.run([sys.executable, "-m", "edgeopt.cli.main", *args], capture_output=True, text=True,
-                          timeout=300, env=clean)
+                          timeout=300, env={**clean, **(env or {})})
 
 
 def edgeopt(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
