@@ -7,8 +7,10 @@ build, milliseconds per token. Random weights: fine for plumbing and timing test
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 VOCAB = 512
@@ -193,27 +195,122 @@ def cached_ortgenai(root: Path) -> Path:
     return out
 
 
-def shared_ortgenai(scratch: Path) -> Path:
-    """The tiny int4 folder from the user's cache (``~/.cache/edgeopt-tests``, keyed by this file and the package
-    versions), built in ``scratch`` and moved there atomically the first time (parallel workers may race: the
-    first rename wins, the others use it)."""
+def _shared(prefix: str, dists: tuple[str, ...], marker: str, build: Callable[[], Path]) -> Path:
+    """``prefix``-KEY under the suite's cache (``$EDGEOPT_TEST_CACHE``, else ``~/.cache/edgeopt-tests``; KEY hashes
+    this file and the ``dists`` versions): ``build()`` (a scratch folder) moved there atomically the first time, a
+    finished one holding ``marker``; under a lock, so a parallel worker waits for the build instead of making its
+    own (were two to build anyway, the first rename wins and the other uses it)."""
     import hashlib
     import shutil
     from importlib.metadata import version
 
     key = hashlib.sha256(Path(__file__).read_bytes())
-    for dist in ("onnxruntime-genai", "transformers", "tokenizers", "torch"):
+    for dist in dists:
         key.update(version(dist).encode())
     root = Path(os.environ.get("EDGEOPT_TEST_CACHE", Path.home() / ".cache" / "edgeopt-tests"))
-    final = root / f"tiny-llm-{key.hexdigest()[:16]}"
-    if not (final / "genai_config.json").is_file():
-        built = cached_ortgenai(scratch)
-        final.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.replace(built, final)
-        except OSError:  # another worker's build is already there
-            shutil.rmtree(built, ignore_errors=True)
+    final = root / f"{prefix}-{key.hexdigest()[:16]}"
+    if (final / marker).is_file():
+        return final
+    final.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(final.parent / f"{final.name}.lock"):
+        if not (final / marker).is_file():
+            built = build()
+            try:
+                os.replace(built, final)
+            except OSError:  # another worker's build is already there
+                shutil.rmtree(built, ignore_errors=True)
     return final
+
+
+def shared_ortgenai(scratch: Path) -> Path:
+    """The tiny int4 folder from the suite's cache, built in ``scratch`` the first time (:func:`_shared`)."""
+    return _shared("tiny-llm", ("onnxruntime-genai", "transformers", "tokenizers", "torch"), "genai_config.json",
+                   lambda: cached_ortgenai(scratch))
+
+
+def shared_ovgenai(scratch: Path) -> Path:
+    """The tiny OpenVINO GenAI folder from the suite's cache, built in ``scratch`` the first time
+    (:func:`_shared`)."""
+    return _shared("tiny-ov-llm", ("openvino", "openvino-tokenizers", "transformers", "tokenizers", "torch"),
+                   "openvino_detokenizer.xml", lambda: cached_ovgenai(scratch))
+
+
+def _levels_key() -> str:
+    """What decides the zoo tiny-llama and its sweep levels: edgeopt's source (the zoo builder, the exporters, the
+    level settings), this file, and the libraries that export."""
+    import hashlib
+    from importlib.metadata import PackageNotFoundError, version
+
+    import edgeopt
+
+    key = hashlib.sha256(Path(__file__).read_bytes())
+    package = Path(edgeopt.__file__).resolve().parent
+    for path in sorted(package.rglob("*.py")):
+        key.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    for dist in ("onnxruntime-genai", "transformers", "tokenizers", "torch", "llama-cpp-python", "gguf", "openvino",
+                 "openvino-tokenizers", "nncf", "optimum-intel", "sentencepiece", "numpy"):
+        try:
+            key.update(f"{dist}={version(dist)}".encode())
+        except PackageNotFoundError:
+            key.update(f"{dist}=none".encode())
+    return key.hexdigest()[:16]
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``path`` (created), held for the ``with`` block."""
+    import fcntl
+
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield  # closing the file releases the lock
+
+
+def _prune_stale(root: Path, idle_s: float = 3600.0) -> None:
+    """Remove the builds of other keys beside ``root`` (older edgeopt sources: ~20 MB each) unused for ``idle_s``
+    (a run of another source may still be reading a fresher one)."""
+    import shutil
+    import time
+
+    for other in root.parent.glob("tiny-llama-levels-*"):
+        if other.is_dir() and other != root and time.time() - other.stat().st_mtime > idle_s:
+            shutil.rmtree(other, ignore_errors=True)
+            other.with_name(other.name + ".lock").unlink(missing_ok=True)
+
+
+def tiny_llama_levels(dest: Path, *levels: tuple[str, str]) -> dict[str, Path]:
+    """The zoo's tiny-llama (``src``) and its sweep ``levels`` (``(runtime, name)`` pairs, settings from the
+    registry) copied into ``dest`` (``dest/tiny-llama``, ``dest/levels/<runtime>/<name>``, as a sweep's output has
+    them), from the suite's cache (``$EDGEOPT_TEST_CACHE``, keyed by :func:`_levels_key`), each built there once:
+    under a lock, so the other worker waits for a build instead of making its own. Callers own their copy."""
+    import shutil
+
+    from edgeopt.llm.sweep_levels import all_levels, build_level
+    from edgeopt.registry.lookup import model_digest
+    from edgeopt.zoo import build
+
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    root = Path(os.environ.get("EDGEOPT_TEST_CACHE", Path.home() / ".cache" / "edgeopt-tests"))
+    root = root / f"tiny-llama-levels-{_levels_key()}"
+    if not root.is_dir():
+        _prune_stale(root)
+    root.parent.mkdir(parents=True, exist_ok=True)
+    by_key = {(lv.runtime, lv.name): lv for lv in all_levels()}
+    src = root / "tiny-llama"
+    with _locked(root.parent / f"{root.name}.lock"):
+        if not src.is_dir():  # built aside and renamed: a killed build leaves no half folder here
+            shutil.rmtree(root / "tiny-llama.part", ignore_errors=True)
+            os.replace(build("tiny-llama", root / "tiny-llama.part"), src)
+    os.utime(root)  # its last use, for _prune_stale
+    shutil.copytree(src, dest / "tiny-llama", dirs_exist_ok=True)
+    digest = model_digest(src, "hf_llm")[0]
+    for runtime, name in levels:  # one lock per level: the other worker builds another level meanwhile
+        (root / "levels" / runtime).mkdir(parents=True, exist_ok=True)
+        with _locked(root / "levels" / runtime / f"{name}.lock"):
+            # complete once build_level wrote its stamp; a stamp-less (killed) build is built again
+            folder, _ = build_level(by_key[(runtime, name)], src, digest, root / "levels")
+            shutil.copytree(folder, dest / "levels" / runtime / name, dirs_exist_ok=True)
+    return {"src": dest / "tiny-llama", "levels": dest / "levels"}
 
 
 def _fixture():
@@ -230,30 +327,22 @@ def _fixture():
 
     @pytest.fixture(scope="session")
     def tiny_ovgenai(tmp_path_factory: pytest.TempPathFactory) -> Path:
-        """The same tiny shapes as a stateful OpenVINO GenAI folder (a few seconds)."""
+        """The same tiny shapes as a stateful OpenVINO GenAI folder (~15 s once per checkout: ``shared_ovgenai``)."""
         for module in ("openvino_genai", "openvino_tokenizers", "torch", "transformers", "tokenizers"):
             pytest.importorskip(module, reason=f"{module} is needed for the OpenVINO GenAI folder "
                                                "(pip install openvino-genai openvino-tokenizers torch transformers)")
         os.environ["HF_HUB_OFFLINE"] = "1"
-        return cached_ovgenai(tmp_path_factory.mktemp("tiny-ov-llm"))
+        return shared_ovgenai(tmp_path_factory.mktemp("tiny-ov-llm"))
 
     @pytest.fixture(scope="session")
     def tiny_llama_fp32(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         """The zoo's random-weight tiny-llama (``src``, a Hugging Face folder) and its fp32 onnxruntime-genai
-        sweep level under ``levels`` (~15 s once per session). A sweep test copies ``levels`` into its own
-        output, where the sweep finds the level built (same stamp) and only measures it."""
+        sweep level under ``levels`` (~15 s once per checkout and edgeopt source: :func:`tiny_llama_levels`;
+        a copy on each worker). A sweep test copies ``levels`` into its own output, where the sweep finds the
+        level built (same stamp) and only measures it."""
         for module in ("onnxruntime_genai", "torch", "transformers", "tokenizers"):
             pytest.importorskip(module, reason=f"the LLM sweep tests need {module} (pip install 'edgeopt[llm,torch]')")
-        from edgeopt.llm.sweep_levels import all_levels, build_level
-        from edgeopt.registry.lookup import model_digest
-        from edgeopt.zoo import build
-
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        root = tmp_path_factory.mktemp("tiny-llama-fp32")
-        src = build("tiny-llama", root / "tiny-llama")
-        fp32 = next(lv for lv in all_levels() if (lv.name, lv.runtime) == ("fp32", "onnxruntime_genai"))
-        build_level(fp32, src, model_digest(src, "hf_llm")[0], root / "levels")
-        return {"src": src, "levels": root / "levels"}
+        return tiny_llama_levels(tmp_path_factory.mktemp("tiny-llama-fp32"), ("onnxruntime_genai", "fp32"))
 
     return tiny_ortgenai, tiny_ovgenai, tiny_llama_fp32
 

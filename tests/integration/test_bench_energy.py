@@ -10,7 +10,7 @@ import edgeopt
 from edgeopt.errors import InputError
 from edgeopt.targets import load_registry
 from edgeopt_agent.power import parse_settings, probe
-from tests.integration.test_cli_bench import edgeopt as edgeopt_cli
+from tests.cli_here import edgeopt_here as edgeopt_cli
 from tests.unit.agent.power.trees import jetson_hwmon
 
 FAST = dict(iterations=50, min_duration_s=0.5, warmup=5, use_target_fps=False, percentile="p50", power_idle_s=0.2)

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.integration.test_cli_bench import edgeopt
+from tests.cli_here import edgeopt_here as edgeopt
 from tests.tflite_models import write_fully_connected
 
 # 100 iterations: p99's 100 samples whatever the CPU's load (20 gave 76 samples on a loaded 2-core machine)

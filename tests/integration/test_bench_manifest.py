@@ -12,7 +12,7 @@ from edgeopt.bench.manifest import benchmark_manifest
 from edgeopt.errors import InputError
 from edgeopt.names import RuntimeName
 from edgeopt.registry.lookup import runtime_installed_here
-from tests.integration.test_cli_bench import edgeopt as cli
+from tests.cli_here import edgeopt_here as cli
 
 QUICK = ("--min-duration", "0.1", "--iterations", "100", "--warmup", "2", "--no-energy")
 

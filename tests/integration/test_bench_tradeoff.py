@@ -9,7 +9,7 @@ import re
 import pytest
 
 from edgeopt.reports import svg
-from tests.integration.test_cli_bench import edgeopt
+from tests.cli_here import edgeopt_here as edgeopt
 
 COMMON = ("--target", "local", "--no-budget", "-n", "20", "--min-duration", "0.1", "--warmup", "2", "--no-energy",
           "--no-history")

@@ -1,4 +1,6 @@
-"""``edgeopt bench`` and ``edgeopt inspect`` as a user runs them: real processes, real exit codes."""
+"""``edgeopt bench`` and ``edgeopt inspect`` as a user runs them: real processes, real exit codes. The many
+one-line refusals and the listings run the same CLI in this process (tests/cli_here.py: each real process costs
+an interpreter start and edgeopt's imports, ~1 CPU-s); one refusal of each kind still runs as a process."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from pathlib import Path
 import onnx
 import pytest
 
+from tests.cli_here import edgeopt_here
 from tests.conftest import make_matmul_model
 
 BENCH_KEYS = {"schema_version", "model", "target", "runtime", "settings", "latency_ms", "throughput_ips",
@@ -90,7 +93,7 @@ def _bad_models(tmp: Path) -> dict[str, Path]:
 @pytest.mark.parametrize("command", ["bench", "inspect"])
 def test_bad_model_files_give_one_line_and_exit_2(tmp_path, case, needle, command):
     path = _bad_models(tmp_path)[case]
-    p = edgeopt(command, str(path))
+    p = edgeopt_here(command, str(path))
     assert p.returncode == 2, p.stderr
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("edgeopt: error:"), p.stderr
@@ -106,10 +109,20 @@ def test_bad_model_files_give_one_line_and_exit_2(tmp_path, case, needle, comman
     (["--runtime-option", "novalue"], "KEY=VALUE"),
 ])
 def test_bad_flags_give_one_line_and_exit_2(matmul_model, args, needle):
-    p = edgeopt("bench", str(matmul_model), *args)
+    p = edgeopt_here("bench", str(matmul_model), *args)
     assert p.returncode == 2, p.stderr
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0] and "Traceback" not in p.stderr, p.stderr
+
+
+def test_a_real_process_refuses_a_bad_file_and_a_bad_flag_in_one_line(tmp_path, matmul_model):
+    """The refusals above as a user's process shows them: nothing else on stderr (no import-time noise)."""
+    for args, needle in ((["inspect", str(_bad_models(tmp_path)["truncated"])], "trunc.onnx"),
+                         (["bench", str(matmul_model), "--percentile", "p97"], "p97")):
+        p = edgeopt(*args)
+        lines = p.stderr.strip().splitlines()
+        assert p.returncode == 2 and len(lines) == 1 and lines[0].startswith("edgeopt: error:"), p.stderr
+        assert needle in lines[0]
 
 
 def test_dynamic_dim_without_shape_names_the_fix_then_works_with_it(tmp_path):
@@ -127,7 +140,7 @@ def test_json_error_is_json_on_stdout(tmp_path):
 
 
 def test_inspect_json_keys(tiny_cnn):
-    p = edgeopt("inspect", str(tiny_cnn), "--target", "local", "--json")
+    p = edgeopt_here("inspect", str(tiny_cnn), "--target", "local", "--json")
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
     assert {"params", "size_bytes", "macs", "flops", "ops", "inputs", "outputs"} <= set(r)
@@ -136,12 +149,12 @@ def test_inspect_json_keys(tiny_cnn):
 
 
 def test_targets_commands(tmp_path):
-    p = edgeopt("targets", "--json")
+    p = edgeopt_here("targets", "--json")
     names = {t["name"] for t in json.loads(p.stdout)}
     assert p.returncode == 0 and {"local", "jetson-orin-nano", "rpi5", "coral-usb", "intel-nuc"} <= names
-    p = edgeopt("targets", "show", "rpi5", "--json")
+    p = edgeopt_here("targets", "show", "rpi5", "--json")
     assert p.returncode == 0 and json.loads(p.stdout)["arch"] == "aarch64"
-    p = edgeopt("targets", "show", "rpi5")
+    p = edgeopt_here("targets", "show", "rpi5")
     assert p.returncode == 0 and "memory_bandwidth_gbps" in p.stdout
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from edgeopt.deploy.use import DeploymentConflictError
 from edgeopt.errors import InputError
 from edgeopt.fsutil import sha256_file
 from edgeopt.qualify.result import QualifyResult
+from tests.cli_here import edgeopt_here
 from tests.conftest import make_matmul_model
 from tests.deployments import edit_deployment, make_deployment, to_ir
 
@@ -25,7 +25,8 @@ API_FAST = {"iterations": 100, "min_duration_s": 0.1, "warmup": 2, "use_target_f
 
 
 def edgeopt_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "edgeopt", *args], capture_output=True, text=True, timeout=300)
+    """``edgeopt ARGS`` in this process (tests/cli_here.py; tests/integration/test_cli_bench.py runs real ones)."""
+    return edgeopt_here(*args)
 
 
 @pytest.fixture(scope="module")

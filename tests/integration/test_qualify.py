@@ -1,5 +1,6 @@
-"""``edgeopt qualify``, ``history``, ``compare`` and ``baseline`` as a user runs them: real processes, real
-measurements through the device agent, real exit codes and report files."""
+"""``edgeopt qualify``, ``history``, ``compare`` and ``baseline`` as a user runs them: the CLI's ``main`` (in this
+process; a real process where a slowed CPU runs it), real measurements through the device agent, real exit codes
+and report files."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import onnx
 import pytest
 
 from edgeopt.zoo.mobilenet import mobilenet_like
+from tests.cli_here import edgeopt_here
 
 REPO = Path(__file__).resolve().parents[2]
 CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
@@ -26,8 +28,12 @@ DRIFT_TOLERANCE = "100"  # two runs of one model on a shared 2-core CI box: medi
 
 
 def edgeopt(*args: str, cwd: Path = REPO, prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*prefix, sys.executable, "-m", "edgeopt.cli.main", *args], capture_output=True,
-                          text=True, timeout=300, cwd=cwd, env=dict(os.environ))
+    """``edgeopt ARGS`` run from ``cwd``: in this process (tests/cli_here.py: no interpreter start and re-import,
+    ~1 CPU-s each), or as a real process under ``prefix`` (a slowed CPU)."""
+    if prefix:
+        return subprocess.run([*prefix, sys.executable, "-m", "edgeopt.cli.main", *args], capture_output=True,
+                              text=True, timeout=300, cwd=cwd, env=dict(os.environ))
+    return edgeopt_here(*args, cwd=cwd)
 
 
 def spec(path: Path, text: str) -> Path:

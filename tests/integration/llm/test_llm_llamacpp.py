@@ -2,13 +2,14 @@
 llama.cpp's own converter and quantizer (``optimize LLM_DIR --recipe q4_0``, the sweep's levels), benched by the
 ``llama_cpp`` agent runtime (llama-cpp-python) as a file and as a folder, scored for retention against the F32
 GGUF, and swept with a deployment that ``bench`` then runs. Real CLI calls, the real agent as the local runner's
-subprocess. Each export is a child process that imports torch (~20-40 s on 2 busy cores): the module builds the
-fp32 and q8_0 levels once and the sweep reuses them."""
+subprocess. Each export is a child process that imports torch (~20-40 s on 2 busy cores): the fp32 and q8_0 levels
+are built once per checkout and edgeopt source (tests/llm_models.py's cache, shared with the SSH tests) and the
+sweeps reuse them."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
-import os
 import shutil
 import textwrap
 from pathlib import Path
@@ -33,20 +34,18 @@ TEXT = "import json\nclass Path(object):\n    '''A path.'''\n    def name(self):
 
 @pytest.fixture(scope="module")
 def gguf(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """tiny-llama, its fp32 (the converter's F32 GGUF) and q8_0 levels built once, and a held-out text."""
-    from edgeopt.llm.sweep_levels import all_levels, build_level
-    from edgeopt.registry.lookup import model_digest
-    from edgeopt.zoo import build
+    """tiny-llama, its fp32 (the converter's F32 GGUF) and q8_0 levels and onnxruntime-genai's fp32 level (the
+    suite's cached builds, tests/llm_models.py), and a held-out text."""
+    from tests.llm_models import tiny_llama_levels
 
-    os.environ["HF_HUB_OFFLINE"] = "1"
     root = tmp_path_factory.mktemp("llamacpp")
-    src = build("tiny-llama", root / "tiny-llama")
-    digest = model_digest(src, "hf_llm")[0]
-    levels = {lv.name: lv for lv in all_levels() if lv.runtime == "llama_cpp"}
-    built = {name: build_level(levels[name], src, digest, root / "levels")[0] for name in ("fp32", "q8_0")}
+    levels = [("llama_cpp", "fp32"), ("llama_cpp", "q8_0")]
+    if importlib.util.find_spec("onnxruntime_genai") is not None:  # the mixed sweep's other runtime
+        levels.append(("onnxruntime_genai", "fp32"))
+    built = tiny_llama_levels(root, *levels)
     text = root / "heldout.txt"
     text.write_text(TEXT)
-    return {"src": src, "levels": root / "levels", "text": text, **built}
+    return {**built, "text": text, **{name: built["levels"] / "llama_cpp" / name for name in ("fp32", "q8_0")}}
 
 
 def test_optimize_q4_0_is_llama_cpps_gguf_with_its_real_type_mix_and_k_quants_are_refused(gguf, tmp_path, capsys):
@@ -166,9 +165,8 @@ def test_qualify_gates_a_gguf_folder_with_the_llm_gates(gguf, tmp_path, capsys):
 
 def test_one_sweep_ranks_gguf_levels_beside_onnxruntime_genais(gguf, tmp_path, capsys):
     """The runtimes' levels come from their descriptors; every passing level of both runtimes is timed in the same
-    interleaved rounds and one recommendation names the fastest. (onnxruntime-genai's fp32 level is exported by
-    the sweep, ~15 s: the session's tiny_llama_fp32 would put this test on another worker than this file's
-    fixture, building that twice.)"""
+    interleaved rounds and one recommendation names the fastest (onnxruntime-genai's fp32 level comes built
+    with the fixture's levels: the sweep only measures it)."""
     pytest.importorskip("onnxruntime_genai", reason="the mixed sweep needs onnxruntime-genai (edgeopt[llm])")
     out = tmp_path / "sweep"
     shutil.copytree(gguf["levels"], out / "levels")

@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -31,8 +29,8 @@ from edgeopt.llm.sweep_result import LlmSweepResult  # noqa: E402
 from edgeopt.llm.sweep_ship import ship_llm  # noqa: E402
 from edgeopt.registry.lookup import model_digest  # noqa: E402
 from edgeopt.runners import LocalRunner  # noqa: E402
+from tests.cli_here import edgeopt_here  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[3]
 FAST = RetentionSettings(window=32, windows=4, prompts=2, prompt_tokens=8, gen_tokens=8)
 
 
@@ -41,18 +39,18 @@ def _level(name: str, runtime: str = "onnxruntime_genai"):  # noqa: ANN202
 
 
 @pytest.fixture(scope="module")
-def zoo(tmp_path_factory, tiny_llama_fp32) -> dict[str, Path]:
-    """tiny-llama and its fp32 level (the session's, copied: issue 30 shares the LLM fixtures across files) and its
-    int4 onnxruntime-genai level, where the sweep looks for them (~8 s)."""
-    os.environ["HF_HUB_OFFLINE"] = "1"
+def zoo(tmp_path_factory) -> dict[str, Path]:
+    """tiny-llama and its fp32 and int4 onnxruntime-genai levels (the suite's cached builds, copied: issue 30
+    shares the LLM fixtures across files), where the sweep looks for them."""
+    from tests.llm_models import tiny_llama_levels
+
     root = tmp_path_factory.mktemp("llm-ret")
-    src = tiny_llama_fp32["src"]  # read only here: every sweep writes under root
-    digest = model_digest(src, "hf_llm")[0]
     sweep = root / "sweep"
-    shutil.copytree(tiny_llama_fp32["levels"], sweep / "levels")
+    src = tiny_llama_levels(sweep, ("onnxruntime_genai", "fp32"), ("onnxruntime_genai", "int4-b32-rtn"))["src"]
+    digest = model_digest(src, "hf_llm")[0]  # read only here: every sweep writes under root
     fp32, reused = build_level(_level("fp32"), src, digest, sweep / "levels")
-    assert reused, "the session's fp32 level has another stamp"
-    int4, _ = build_level(_level("int4-b32-rtn"), src, digest, sweep / "levels")
+    int4, reused_int4 = build_level(_level("int4-b32-rtn"), src, digest, sweep / "levels")
+    assert reused and reused_int4, "the cached levels have another stamp"
     from edgeopt.zoo.llm_corpus import corpus_texts, split_texts
 
     text = root / "heldout.txt"
@@ -96,9 +94,7 @@ def test_a_text_shorter_than_one_window_is_an_input_error(zoo, tmp_path):
 def test_cli_bad_eval_file_is_exit_2_with_one_line(zoo, tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"\xff\xfe\x00 not text")
-    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{REPO / 'device_agent'}"}
-    done = subprocess.run([sys.executable, "-m", "edgeopt", "sweep", str(zoo["src"]), "--eval", str(bad)],
-                          capture_output=True, text=True, env=env, timeout=120)
+    done = edgeopt_here("sweep", str(zoo["src"]), "--eval", str(bad))
     assert done.returncode == 2, done.stderr
     lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "not UTF-8" in lines[0] and str(bad) in lines[0]

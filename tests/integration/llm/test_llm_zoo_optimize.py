@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +19,7 @@ from edgeopt.errors import InputError
 from edgeopt.llm.optimize import optimize_llm  # noqa: E402
 from edgeopt.registry.lookup import detect_format  # noqa: E402
 from edgeopt.zoo import build  # noqa: E402
+from tests.cli_here import edgeopt_here  # noqa: E402
 
 TEXT = 'def greet(name):\n    """Return a greeting."""\n    return f"Hello, {name}!"  # ünïcode ok\n'
 
@@ -131,8 +130,7 @@ def test_the_public_optimize_refuses_graph_only_keywords_for_an_llm_folder(int4_
 def test_cli_optimize_of_a_bad_folder_is_exit_2_with_one_line(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "qwen2"}))
     (tmp_path / "tokenizer.json").write_text("{}")
-    proc = subprocess.run([sys.executable, "-m", "edgeopt", "optimize", str(tmp_path), "--target", "local",
-                           "--recipe", "int4"], capture_output=True, text=True, timeout=120)
+    proc = edgeopt_here("optimize", str(tmp_path), "--target", "local", "--recipe", "int4")
     errors = [line for line in proc.stderr.splitlines() if "error" in line]
     assert proc.returncode == 2 and len(errors) == 1 and "lacks weights (*.safetensors)" in errors[0]
 
@@ -207,14 +205,12 @@ def test_int4_awq_gives_other_weights_than_int4_without_data(awq_artifact, tiny_
 
 
 def test_a_data_aware_recipe_without_text_is_exit_2_with_one_line(tiny_llama, tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "edgeopt", "optimize", str(tiny_llama), "--target", "local",
-                           "--recipe", "int4-awq", "--out", str(tmp_path / "o")], capture_output=True, text=True,
-                          timeout=120)
+    proc = edgeopt_here("optimize", str(tiny_llama), "--target", "local", "--recipe", "int4-awq", "--out",
+                        str(tmp_path / "o"))
     assert proc.returncode == 2, proc.stderr
     assert "data-aware" in proc.stderr and "--calib TEXT" in proc.stderr and "Traceback" not in proc.stderr
     binary = tmp_path / "calib.bin"
     binary.write_bytes(b"\xff\xfe\x00" * 200)
-    proc = subprocess.run([sys.executable, "-m", "edgeopt", "optimize", str(tiny_llama), "--target", "local",
-                           "--recipe", "int4-awq", "--calib", str(binary), "--out", str(tmp_path / "o")],
-                          capture_output=True, text=True, timeout=120)
+    proc = edgeopt_here("optimize", str(tiny_llama), "--target", "local", "--recipe", "int4-awq", "--calib",
+                        str(binary), "--out", str(tmp_path / "o"))
     assert proc.returncode == 2 and "cannot read it as UTF-8 text" in proc.stderr

@@ -116,8 +116,6 @@ def test_sweep_under_ray_builds_on_cpu_tasks_and_matches_the_local_rows(ray_lab:
     assert on_ray.exit_code == 1 and local.exit_code == 0 and on_ray.executor == "ray"
 
 
-# ray_lab's worker, not the one of tiny_llama_fp32's other users: one Ray cluster per run (tests/xdist_groups.py)
-@pytest.mark.xdist_group("tests/integration/ssh/test_fleet_ray.py")
 def test_llm_fleet_sweep_jobs_hold_their_device_resource(ray_lab: Lab, tiny_llama_fp32: dict[str, Path],
                                                          tmp_path: Path):
     """The LLM fleet sweep on the same executor path as the ONNX one: each device job a Ray task holding its

@@ -1,4 +1,5 @@
-"""``edgeopt bench --host/--device`` and ``edgeopt devices`` as a user runs them: real processes, real sshd."""
+"""``edgeopt bench --host/--device`` and ``edgeopt devices`` as a user runs them: real sshd; the first bench as a
+real process, the other commands through the CLI's ``main`` in this process (tests/cli_here.py)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,21 @@ from pathlib import Path
 import pytest
 
 from edgeopt.cli.main import main
+from tests.cli_here import edgeopt_here
 from tests.integration.ssh.conftest import DEVICE_PYTHON
 from tests.integration.test_cli_bench import BENCH_KEYS
 
 
-def edgeopt(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def edgeopt_process(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """A real process: what a user's shell sees, and a plug-in's modules and ``sys.path`` stay in that process."""
     clean = {k: v for k, v in os.environ.items() if k != "EDGEOPT_INVENTORY"}
     return subprocess.run([sys.executable, "-m", "edgeopt.cli.main", *args], capture_output=True, text=True,
-                          timeout=300, env={**clean, **(env or {})}, cwd=cwd)
+                          timeout=300, env={**clean, **(env or {})})
+
+
+def edgeopt(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """In this process (tests/cli_here.py), without the user's ``EDGEOPT_INVENTORY``."""
+    return edgeopt_here(*args, env=env, unset=("EDGEOPT_INVENTORY",), cwd=cwd)
 
 
 def _inventory(path: Path, device, name: str = "lab-box", target: str = "local", **extra: object) -> Path:
@@ -34,9 +42,9 @@ def test_bench_host_json_end_to_end(device, tiny_cnn):
     args = ["bench", str(tiny_cnn), "--host", device.sshd.spec, "--key", str(device.sshd.client_key),
             "--known-hosts", str(device.known_hosts), "--python", DEVICE_PYTHON, "--min-duration", "0.3",
             "--fps", "30", "--json"]
-    p = edgeopt(*args)
+    p = edgeopt_process(*args)  # the user's process: the exit codes, stdout only JSON, the device's progress
     assert p.returncode == 4 and "--accept-new-host-key" in p.stderr and json.loads(p.stdout)["exit_code"] == 4  # trust
-    p = edgeopt(*args, "--accept-new-host-key")
+    p = edgeopt_process(*args, "--accept-new-host-key")
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
     assert set(r) >= BENCH_KEYS and r["valid"] is True and r["fps_budget"]["passed"] is True

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from tests.integration.ssh.conftest import DEVICE_PYTHON
-from tests.integration.ssh.test_ssh_cli import edgeopt
+from tests.integration.ssh.test_ssh_cli import edgeopt_process as edgeopt  # the plug-in loads in that process
 from tests.plugin_kit import kind_plugin
 
 

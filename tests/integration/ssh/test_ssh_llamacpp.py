@@ -1,10 +1,10 @@
 """llama.cpp over SSH: a single ``.gguf`` file travels to the device cache (stored as ``model.gguf``, keyed by its
 content) and the same agent's ``llama_cpp`` runtime generates and scores there; the results have the local shape
-and the scores the local numbers. One F32 GGUF of the zoo's tiny-llama, made by llama.cpp's converter once."""
+and the scores the local numbers. One F32 GGUF of the zoo's tiny-llama, made by llama.cpp's converter once per
+checkout and edgeopt source (tests/llm_models.py's cache, shared with tests/integration/llm/test_llm_llamacpp.py)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -19,15 +19,14 @@ TEXT = "import json\nclass Path(object):\n    '''A path.'''\n    def name(self):
 
 @pytest.fixture(scope="module")
 def f32_gguf(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    from edgeopt.llm.gguf_export import GgufSettings, export_gguf
-    from edgeopt.zoo import build
+    """The F32 GGUF (llama_cpp's fp32 sweep level: the converter's ``F32`` type), as a folder and a lone file."""
+    from tests.llm_models import tiny_llama_levels
 
-    os.environ["HF_HUB_OFFLINE"] = "1"
     root = tmp_path_factory.mktemp("ssh-gguf")
-    export_gguf(build("tiny-llama", root / "tiny-llama"), root / "f32", GgufSettings(type="F32"))
+    folder = tiny_llama_levels(root, ("llama_cpp", "fp32"))["levels"] / "llama_cpp" / "fp32"
     single = root / "tiny-f32.gguf"
-    shutil.copyfile(root / "f32" / "model.gguf", single)
-    return {"folder": root / "f32", "file": single}
+    shutil.copyfile(folder / "model.gguf", single)
+    return {"folder": folder, "file": single}
 
 
 def test_a_gguf_file_benches_over_ssh_from_the_device_cache(shared_device, f32_gguf):

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ from edgeopt.llm.recipe import load_llm_recipe
 from edgeopt.llm.sweep_build import check_calib, choose_levels
 from edgeopt.llm.sweep_levels import AWQ, select_levels
 from edgeopt.llm.sweep_options import LlmSweepOptions
+from tests.cli_here import edgeopt_here
 
 TEXT = "import json\nclass Path(object):\n    '''A path.'''\n    def name(self): return 1\n" * 10
 
@@ -70,8 +69,7 @@ def test_cli_calib_same_as_eval_is_exit_2_with_one_line_naming_both(tmp_path):
     model.mkdir()
     text = tmp_path / "heldout.txt"
     text.write_text(TEXT)
-    proc = subprocess.run([sys.executable, "-m", "edgeopt", "sweep", str(model), "--eval", str(text), "--calib",
-                           str(text), "--out", str(tmp_path / "o")], capture_output=True, text=True, timeout=120)
+    proc = edgeopt_here("sweep", str(model), "--eval", str(text), "--calib", str(text), "--out", str(tmp_path / "o"))
     assert proc.returncode == 2, proc.stderr
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].count(str(text)) == 2 and "Traceback" not in proc.stderr
