@@ -1,0 +1,148 @@
+"""Runtimes and model kinds are data: no module outside the registry (and a runtime's or kind's own modules) names a
+runtime or a kind, or asks which kind a model is (issue 30); each rule has a test showing it catches a planted
+case."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.unit.architecture.source import (
+    MODULES,
+    Module,
+    builtin_names,
+    docstring_nodes,
+)
+
+# Modules that are one runtime's own code and so name it: its exporter, its converter pass, the library driver the
+# registry points at. Everything else asks the registry (descriptors), so a new runtime touches no other module.
+RUNTIME_OWN_MODULES: dict[str, set[str]] = {
+    "edgeopt.names": {"*"},  # the names' constants for the built-ins (RuntimeName.ONNXRUNTIME)
+    "edgeopt.llm.ort_genai_export": {"onnxruntime", "onnxruntime_genai"},  # its exporter
+    "edgeopt.llm.ov_genai_export": {"openvino", "openvino_genai"},  # its exporter (OpenVINO + NNCF)
+    "edgeopt.llm.gguf_export": {"llama_cpp"},  # its exporter (llama.cpp's converter and quantizer)
+    "edgeopt.passes.to_openvino": {"openvino"},  # its converter pass
+    "edgeopt.passes.to_tflite": {"tflite"},  # its converter pass
+    "edgeopt.passes.validate": {"onnxruntime"},  # the ONNX reference the conversions are proven against
+    "edgeopt.sweep.int8.ov": {"openvino"},  # the NNCF backend of the INT8 search drives OpenVINO itself
+    "edgeopt.tools.manager": {"tflite"},  # the TFLite converter's tool environment
+    "edgeopt.tools.tflite_driver": {"tflite"},
+    "edgeopt.targets.schema": {"openvino"},  # a target's OpenVINO device name field
+}
+
+
+
+def runtime_name_literals(modules: dict[str, Module], runtimes: set[str]) -> list[str]:
+    """``file:line 'name'`` for each string literal equal to a runtime name in a module outside the registry that
+    is not that runtime's own code (docstrings aside)."""
+    offenders = []
+    for module in modules.values():
+        if module.name == "edgeopt.registry" or module.name.startswith("edgeopt.registry."):
+            continue
+        own = RUNTIME_OWN_MODULES.get(module.name, set())
+        docs = docstring_nodes(module.tree)
+        for node in ast.walk(module.tree):
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in runtimes
+                    and id(node) not in docs and "*" not in own and node.value not in own):
+                offenders.append(f"{module.path.as_posix()}:{node.lineno} {node.value!r}")
+    return offenders
+
+
+def test_no_module_outside_the_registry_names_a_runtime() -> None:
+    """Issue 30 item 6: runtime facts live on descriptors; a module that names a runtime is a table outside the
+    registry (a third generative runtime would have to edit it)."""
+    runtimes = builtin_names("BUILTIN_RUNTIMES")
+    assert {"onnxruntime", "onnxruntime_genai", "openvino_genai"} <= runtimes
+    offenders = runtime_name_literals(MODULES, runtimes)
+    assert not offenders, ("ask the registry (a descriptor field) instead of naming a runtime:\n  "
+                           + "\n  ".join(offenders))
+
+
+def test_the_runtime_naming_rule_catches_a_table(tmp_path: Path) -> None:
+    """The rule above fails on the kind of table issue 30 removed (and not on a docstring)."""
+    path = tmp_path / "edgeopt" / "bench" / "table.py"
+    source = '"""Mentions "openvino_genai" in prose."""\nMARKER = {"openvino_genai": "openvino_model.xml"}\n'
+    module = Module("edgeopt.bench.table", path, ast.parse(source))
+    found = runtime_name_literals({module.name: module}, {"openvino_genai"})
+    assert len(found) == 1 and ":2 'openvino_genai'" in found[0]
+
+
+# Issue 31 item 1: every byte edgeopt did not just write enters through one reader (edgeopt/inbound.py and the
+# structure checkers it uses), which holds the size, depth, type and regular-file limits. A raw parser call
+# elsewhere is a surface that forgot them.
+
+def kind_tests(modules: dict[str, Module], kinds: set[str]) -> list[str]:
+    """``file:line`` for each comparison with a literal kind name (``kind == "generative"``, ``in ("tensor", ...)``)
+    or a ``kind="..."`` keyword outside the registry: a branch on the kind, where the registry should answer. A
+    dict key such as ``"tensor"`` (an ONNX tensor's name) is not a kind test."""
+    offenders = []
+    for module in modules.values():
+        if module.name == "edgeopt.registry" or module.name.startswith("edgeopt.registry."):
+            continue
+        for node in ast.walk(module.tree):
+            found: list[ast.AST] = []
+            if isinstance(node, ast.Compare):
+                found = [c for c in ast.walk(node) if isinstance(c, ast.Constant) and c.value in kinds]
+            elif isinstance(node, ast.keyword) and node.arg == "kind":
+                found = [c for c in ast.walk(node.value) if isinstance(c, ast.Constant) and c.value in kinds]
+            offenders += [f"{module.path.as_posix()}:{getattr(node, 'lineno', '?')} {c.value!r}" for c in found]
+    return offenders
+
+
+def test_no_module_outside_the_registry_names_a_kind() -> None:
+    """Issue 30 item 6, for model kinds: a stage asks the registry (``model_kind``, a descriptor's ``kind``) or uses
+    the kind constants (``registry.GENERATIVE``/``TENSOR``), never a literal kind name in a test, so a third kind
+    is not an ``if kind == "..."`` chain to extend."""
+    kinds = builtin_names("BUILTIN_KINDS")
+    assert {"tensor", "generative"} <= kinds
+    offenders = kind_tests(MODULES, kinds)
+    assert not offenders, "use the registry's kind constants or descriptors:\n  " + "\n  ".join(offenders)
+
+
+def test_the_kind_rule_catches_a_branch(tmp_path: Path) -> None:
+    source = 'ROW = {"tensor": "x"}\nif kind == "generative":\n    pass\nf(kind="tensor")\n'
+    module = Module("edgeopt.bench.branchy", tmp_path / "branchy.py", ast.parse(source))
+    assert [o.split(" ")[1] for o in kind_tests({module.name: module}, {"tensor", "generative"})] == [
+        "'generative'", "'tensor'"]
+
+
+# Issue 30 item 4, "one engine per task": a command asks the model's kind for its task entry (edgeopt.dispatch:
+# kind_of -> KindDescriptor.bench_cli, qualify, ...), never "is this an LLM?". The helpers below answer that
+# question; only the registry and the generative kind's own engine modules (which check the folder they are handed)
+# may call them.
+KIND_ASKERS = {"is_llm_model", "llm_folder_format", "folder_format", "is_llm"}
+KIND_OWN_MODULES = ("edgeopt.registry", "edgeopt.bench.llm", "edgeopt.llm", "edgeopt.qualify.llm_")
+
+
+def kind_asker_calls(modules: dict[str, Module]) -> list[str]:
+    """``file:line name()`` for each call of a :data:`KIND_ASKERS` helper in a module outside
+    :data:`KIND_OWN_MODULES` (a plain or an attribute call: ``folder_format(p)``, ``api.llm_folder_format(p)``)."""
+    offenders = []
+    for module in modules.values():
+        if module.name.startswith(KIND_OWN_MODULES):
+            continue
+        for node in ast.walk(module.tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+            if name in KIND_ASKERS:
+                offenders.append(f"{module.path.as_posix()}:{node.lineno} {name}()")
+    return offenders
+
+
+def test_no_module_outside_the_kinds_asks_which_kind_a_model_is() -> None:
+    offenders = kind_asker_calls(MODULES)
+    assert not offenders, ("dispatch through the model's kind (edgeopt.dispatch.kind_of, then entry(kind, task)) "
+                           "instead of asking whether it is an LLM:\n  " + "\n  ".join(offenders))
+
+
+def test_the_kind_asker_rule_catches_a_question(tmp_path: Path) -> None:
+    source = ('from ..bench.llm import api\nfrom .llm_kind import is_llm_model\n\ndef f(spec, p):\n'
+              '    """is_llm_model(spec) in prose."""\n    if is_llm_model(spec, p) or api.llm_folder_format(p):\n'
+              '        return 1\n    is_llm = 2\n    return is_llm\n')
+    module = Module("edgeopt.cli.sneaky", tmp_path / "sneaky.py", ast.parse(source))
+    assert [f.split(" ")[1] for f in kind_asker_calls({module.name: module})] == [
+        "is_llm_model()", "llm_folder_format()"]
+    own = Module("edgeopt.bench.llm.fleet", tmp_path / "fleet.py", ast.parse(source))
+    assert kind_asker_calls({own.name: own}) == []
