@@ -22,7 +22,9 @@ def test_emulated_jetson_hwmon_tree_is_measured(tiny_cnn, tmp_path):
     e = r.energy
     assert e is not None and e.source == "measured" and e.sensor == "ina3221" and e.rails == ["VDD_IN"]
     assert e.active_power_w == pytest.approx(10.0) and e.idle_power_w == pytest.approx(10.0)
-    assert e.energy_per_inference_mj == pytest.approx(10.0 * r.latency_ms.mean, rel=0.05)  # W x ms = mJ
+    # W x ms = mJ: at least the power times the mean latency (the timed phase's wall time per inference also holds
+    # the loop's gaps, which a loaded CPU widens: 7 % on a 2-core runner beside two CPU hogs)
+    assert e.energy_per_inference_mj >= 10.0 * r.latency_ms.mean * 0.999
     assert e.energy_per_inference_mj == pytest.approx(10.0 * r.run.timed_s / r.run.samples * 1e3)
     assert e.energy_per_inference_above_idle_mj == pytest.approx(0.0, abs=1e-9)
     assert e.inferences_per_joule == pytest.approx(r.run.samples / (10.0 * r.run.timed_s))
