@@ -11,8 +11,8 @@ Every such read goes through here and gets the same limits (docs/reliability.md,
   (aliases and depth before building), ``.npz``/``.npy`` through :mod:`edgeopt.npz_headers` (declared shapes and
   sizes before anything is allocated, no pickles).
 
-``tests/unit/architecture/test_one_reader.py`` fails when a module outside these four calls a raw parser (``json.loads``,
-``yaml.safe_load``, ``np.load``, ``model_validate_json``), so a new surface cannot forget the limits.
+``tests/unit/architecture/test_one_reader.py`` fails when a module outside these four calls a raw parser
+(``json.loads``, ``yaml.safe_load``, ``np.load``, ``model_validate_json``), so a new surface cannot forget the limits.
 Errors are :class:`InboundError` (a ``ValueError``) whose ``str()`` is one line without the content.
 """
 
