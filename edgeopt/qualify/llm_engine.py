@@ -23,13 +23,13 @@ from ..fleet.runner import run_jobs
 from ..history import HistoryStore, open_store
 from ..metrics.latency import PERCENTILES, required_samples
 from ..registry import KindDescriptor, delivering_runtime
-from ..registry.lookup import model_digest
+from ..registry.kind_spec import GENERATIVE
+from ..registry.lookup import format_of_kind, model_digest
 from ..settings import EnergySettings
 from .device_jobs import DEADLINE_MARGIN_S, device_events
 from .gate_spec import Gates
 from .llm_gates import LlmGateContext, evaluate_llm, llm_target_check
 from .llm_jobs import LlmQualifyJob, LlmQualifyRow
-from .llm_kind import folder_format
 from .llm_retention import retention_or_reason
 from .loader import LoadedSpec
 from .options import QualifyOptions
@@ -121,7 +121,7 @@ def _qualified(loaded: LoadedSpec, reference: Path, target: str, work: Path, say
     want = s.llm.runtime if s.llm is not None else None
     if s.optimized:
         return _check_runtime(loaded, loaded.resolve(s.optimized), want, ("optimized",))
-    if folder_format(reference) != "hf_llm":
+    if format_of_kind(reference, GENERATIVE) != "hf_llm":
         if s.recipe:
             raise loaded.error(("recipe",), f"{reference} is an exported folder, qualified as it is: drop 'recipe', "
                                             "or point model.path at the Hugging Face folder it came from")
@@ -150,7 +150,7 @@ def _runtime_of(fmt: str | None) -> str | None:
 
 
 def _check_runtime(loaded: LoadedSpec, folder: Path, want: str | None, key: tuple[str, ...]) -> Path:
-    fmt = folder_format(folder)
+    fmt = format_of_kind(folder, GENERATIVE)
     runtime = _runtime_of(fmt)
     if want is not None and runtime != want:
         what = f"an {fmt} folder" if runtime == fmt else f"a {fmt} model (run by {runtime})"
@@ -204,7 +204,7 @@ def _judge(s: QualifySpec, p: Placement, row: Any, retention: RetentionResult | 
 
 
 def _digest(folder: Path) -> str:
-    return model_digest(folder, folder_format(folder) or "hf_llm")[0]
+    return model_digest(folder, format_of_kind(folder, GENERATIVE) or "hf_llm")[0]
 
 
 def _model_info(s: QualifySpec, reference: Path, qualified: dict[str, Path]) -> ModelInfo:

@@ -11,30 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import EdgeoptError
-from ..registry import KindDescriptor, format_kind, get_format
+from ..registry import KindDescriptor, get_format
 from ..registry.kind_spec import GENERATIVE
-from ..registry.lookup import detect_format
+from ..registry.lookup import format_of_kind
 from .kind_check import Problem, gate_problem
 from .spec import QualifySpec
-
-
-def folder_format(path: Path) -> str | None:
-    """The format of a generative model folder (``hf_llm``, ``onnxruntime_genai``, ...: every registered format of
-    the generative kind), else None."""
-    if not path.is_dir():
-        return None
-    try:
-        fmt = str(detect_format(path))
-    except EdgeoptError:
-        return None
-    return fmt if format_kind(fmt).name == GENERATIVE else None
 
 
 def generative_problem(spec: QualifySpec, kind: KindDescriptor, resolve: Callable[[str], Path]) -> Problem | None:
     """The generative kind's ``qualify_check``: its gates, and an ``optimized`` that is an exported folder."""
     problem = gate_problem(spec, kind)
-    if problem is None and spec.optimized and not _deployable(folder_format(resolve(spec.optimized))):
+    if problem is None and spec.optimized and not _deployable(format_of_kind(resolve(spec.optimized), GENERATIVE)):
         return ("optimized",), "an LLM spec's 'optimized' is an exported onnxruntime-genai or OpenVINO GenAI folder"
     return problem
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from ..errors import InputError, RunnerError
 from ..registry import get_format, get_runtime
-from .llm_kind import folder_format
+from ..registry.kind_spec import GENERATIVE
+from ..registry.lookup import format_of_kind
 from .result import RetentionResult
 
 
@@ -31,8 +32,8 @@ def fp32_reference(reference: Path, candidate: Path, work: Path) -> Path:
     Raises:
         LlmRetentionUnavailable: ``reference`` is an exported folder of another runtime.
     """
-    runtime = folder_format(candidate)
-    ref_fmt = folder_format(reference)
+    runtime = format_of_kind(candidate, GENERATIVE)
+    ref_fmt = format_of_kind(reference, GENERATIVE)
     if ref_fmt == runtime:
         return reference
     if ref_fmt is None or get_format(ref_fmt).deployable:
@@ -40,7 +41,7 @@ def fp32_reference(reference: Path, candidate: Path, work: Path) -> Path:
                                       f"{runtime} folder: retention needs the FP32 export of the same runtime; "
                                       "set model.path to the Hugging Face folder")
     out = work / f"fp32-{runtime}"
-    if folder_format(out) == runtime:
+    if format_of_kind(out, GENERATIVE) == runtime:
         return out
     from ..llm.sweep_levels import reference_level
 
@@ -72,7 +73,7 @@ def llm_retention(reference: Path, candidate: Path, *, text: Path | None, work: 
     from ..llm.retention import llm_retention as score
 
     ref = fp32_reference(reference, candidate, work)
-    runtime = _runtime_of(str(folder_format(candidate)))
+    runtime = _runtime_of(str(format_of_kind(candidate, GENERATIVE)))
     res = score(candidate, ref, text, reference_options=dict(get_runtime(runtime).reference_options) or None)
     divergence = [d for d in res.first_divergence if d is not None]
     notes = [f"next-token top-1 agreement {res.top1_agreement:.4f} over {res.positions} positions "

@@ -21,6 +21,7 @@ from ..names import ModelFormat, RuntimeName
 from ..targets.schema import Target
 from . import (
     FormatDescriptor,
+    delivering_runtime,
     find_runtime,
     format_for_suffix,
     format_registry,
@@ -33,7 +34,7 @@ from . import (
 
 __all__ = [
     "ModelFormat", "choose_runtime", "default_onnxruntime_providers", "default_runtime", "detect_format",
-    "model_digest", "model_files", "model_kind", "runtime_installed_here", "runtimes_for",
+    "format_of_kind", "model_digest", "model_files", "model_kind", "runtime_installed_here", "runtimes_for",
 ]
 
 
@@ -97,6 +98,23 @@ def model_kind(path: str | Path) -> str:
     if desc is None:
         desc = next(f for f in formats if f.fallback)
     return desc.kind
+
+
+def format_of_kind(path: str | Path, kind: str, *, deployable: bool = False) -> str | None:
+    """The registered format of model kind ``kind`` that ``path`` is in (a folder by the format whose ``entry_file``
+    it holds, a file by its suffix), else None. ``deployable``: only a format some registered runtime delivers (one
+    an agent runtime loads: not a Hugging Face source folder, which ``optimize`` exports first). A kind's own engine
+    validates its input with this; commands dispatch on :func:`model_kind` (edgeopt.dispatch), never on it."""
+    path = Path(path)
+    if path.is_dir():
+        desc = next((f for f in format_registry().all() if f.directory and f.claims_directory(path)), None)
+    else:
+        desc = format_for_suffix(path) if path.is_file() else None
+    if desc is None or desc.kind != kind:
+        return None
+    if deployable and (not desc.deployable or delivering_runtime(desc.name) is None):
+        return None
+    return desc.name
 
 
 def model_files(path: str | Path, fmt: ModelFormat | str) -> list[Path]:

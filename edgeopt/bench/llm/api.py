@@ -15,8 +15,9 @@ from ...deploy.use import mark_any, open_deployment
 from ...errors import InputError
 from ...metrics.energy import energy_request
 from ...metrics.target_match import target_mismatch
-from ...registry import KindDescriptor, delivering_runtime, format_for_suffix, format_registry, get_runtime
+from ...registry import KindDescriptor, delivering_runtime, format_registry, get_runtime
 from ...registry.kind_spec import GENERATIVE
+from ...registry.lookup import format_of_kind
 from ...runners import ProgressSink, Runner, raise_for_error
 from ...runners.select import use_runner
 from ...settings import EnergySettings, RemoteSpec
@@ -30,21 +31,6 @@ from .stats import cell_from_raw, kv_probe
 from .workload import LlmWorkload
 
 OVERRIDE_KEYWORD = "override_deployment=True"
-
-
-def llm_folder_format(path: Path) -> str | None:
-    """The generative format the registry claims ``path`` as: a folder by its format's ``entry_file``
-    (``onnxruntime_genai``, ``openvino_genai``, ...) or a single file by its suffix, whose format a registered
-    runtime delivers; else None (not a generative model, or one no agent runtime generates with, e.g. a Hugging
-    Face source folder: ``optimize`` it first)."""
-    path = Path(path)
-    if path.is_dir():
-        desc = next((f for f in format_registry().all() if f.directory and f.claims_directory(path)), None)
-    else:
-        desc = format_for_suffix(path) if path.is_file() else None
-    if desc is None or desc.kind != GENERATIVE or not desc.deployable:
-        return None
-    return desc.name if delivering_runtime(desc.name) is not None else None
 
 
 def _not_generative(folder: Path) -> str:
@@ -79,7 +65,7 @@ def bench_llm(folder: str | Path, workload: LlmWorkload | None = None, *, runtim
         RunnerError: the agent or the device failed (exit 3).
     """
     folder = Path(folder)
-    fmt = llm_folder_format(folder)
+    fmt = format_of_kind(folder, GENERATIVE, deployable=True)
     if fmt is None:
         raise InputError(_not_generative(folder))
     workload = workload or LlmWorkload()

@@ -28,6 +28,8 @@ from ...fleet.jobs import CancelToken, EventSink, OnFleetDevice, guarded, watche
 from ...fleet.record import record_each
 from ...fleet.result import DeviceOutcome, ErrorKind
 from ...fleet.runner import FleetRunner
+from ...registry.kind_spec import GENERATIVE
+from ...registry.lookup import format_of_kind
 from ...settings import EnergySettings, RemoteSpec
 from ..fleet.api import checked_deadline_s, refuse_input_everywhere
 from .result import LlmBenchResult, _Frozen
@@ -118,9 +120,7 @@ def fleet_llm_benchmark(folder: str | Path, *, devices: str | Sequence[str | Fle
     Raises:
         InputError: not an LLM folder, a bad selection, or input every device rejected alike (exit 2).
     """
-    from .api import llm_folder_format
-
-    if llm_folder_format(Path(folder)) is None:
+    if format_of_kind(folder, GENERATIVE, deployable=True) is None:
         raise InputError(f"{folder} is not an LLM folder (onnxruntime-genai or OpenVINO GenAI)")
     ref = ModelRef.of(folder)
     selected = resolve_devices(devices, remote, **remote_options)

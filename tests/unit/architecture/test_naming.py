@@ -107,11 +107,11 @@ def test_the_kind_rule_catches_a_branch(tmp_path: Path) -> None:
 
 
 # Issue 30 item 4, "one engine per task": a command asks the model's kind for its task entry (edgeopt.dispatch:
-# kind_of -> KindDescriptor.bench_cli, qualify, ...), never "is this an LLM?". The helpers below answer that
-# question; only the registry and the generative kind's own engine modules (which check the folder they are handed)
-# may call them.
+# kind_of -> KindDescriptor.bench_cli, qualify, ...), never "is this an LLM?". The helpers below answered that
+# question and are gone; a kind's own engine checks the model it is handed with the registry's
+# format_of_kind(path, kind), so only the registry may define (and call) a helper by these names again.
 KIND_ASKERS = {"is_llm_model", "llm_folder_format", "folder_format", "is_llm"}
-KIND_OWN_MODULES = ("edgeopt.registry", "edgeopt.bench.llm", "edgeopt.llm", "edgeopt.qualify.llm_")
+KIND_OWN_MODULES = ("edgeopt.registry",)
 
 
 def kind_asker_calls(modules: dict[str, Module]) -> list[str]:
@@ -144,5 +144,5 @@ def test_the_kind_asker_rule_catches_a_question(tmp_path: Path) -> None:
     module = Module("edgeopt.cli.sneaky", tmp_path / "sneaky.py", ast.parse(source))
     assert [f.split(" ")[1] for f in kind_asker_calls({module.name: module})] == [
         "is_llm_model()", "llm_folder_format()"]
-    own = Module("edgeopt.bench.llm.fleet", tmp_path / "fleet.py", ast.parse(source))
+    own = Module("edgeopt.registry.lookup", tmp_path / "lookup.py", ast.parse(source))
     assert kind_asker_calls({own.name: own}) == []

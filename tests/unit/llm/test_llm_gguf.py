@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from edgeopt.bench.llm.api import llm_folder_format
 from edgeopt.errors import ModelLoadError
 from edgeopt.llm.gguf_export import (
     EXPORTER,
@@ -23,7 +22,8 @@ from edgeopt.llm.gguf_export import (
 )
 from edgeopt.llm.sweep_levels import all_levels, reference_level
 from edgeopt.registry import get_runtime
-from edgeopt.registry.lookup import detect_format, model_digest, model_kind
+from edgeopt.registry.kind_spec import GENERATIVE
+from edgeopt.registry.lookup import detect_format, format_of_kind, model_digest, model_kind
 
 HEAD = b"GGUF\x03\x00\x00\x00" + b"\x00" * 24
 
@@ -37,7 +37,8 @@ def test_a_gguf_is_a_file_by_suffix_or_a_folder_by_model_gguf_and_checked_by_its
     (folder / ".edgeopt-level.json").write_text("{}")
     assert detect_format(single) == "gguf" == detect_format(folder)
     assert model_kind(single) == "generative" == model_kind(folder)
-    assert llm_folder_format(single) == "gguf" == llm_folder_format(folder)  # bench's generative branch
+    found = {format_of_kind(p, GENERATIVE, deployable=True) for p in (single, folder)}
+    assert found == {"gguf"}  # bench's generative branch
     assert model_digest(folder, "gguf") == model_digest(single, "gguf")  # the GGUF alone, not the level stamp
     fake = tmp_path / "fake.gguf"
     fake.write_bytes(b"\x08\x01onnx bytes")
