@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .latency import HOPELESS_MIN_MS
+from .latency import HOPELESS_MIN_MS, int8_ceilings
 
 GATE_MIN_MS = HOPELESS_MIN_MS  # a ceiling under this (ms per inference) never gates (see the module docstring)
 
@@ -91,18 +91,9 @@ def headrooms(levels: Sequence[Any], rts: Sequence[str]) -> dict[str, Headroom]:
     interval's low end): its headroom against the passing level with the lowest interval high end (a level that
     computes the same graph as the model, ``no_change``, included: the original model is a level to beat too).
     Empty when no confirmed level passes."""
-    confirmed = [lv for lv in levels if lv.latency_ms_low is not None and lv.latency_ms_high is not None
-                 and not lv.single_run]
-    passing = [lv for lv in confirmed if lv.passed]
-    if not passing:
-        return {}
-    best = min(passing, key=lambda lv: lv.latency_ms_high)
+    best, plain = int8_ceilings(levels, rts, with_no_change=True)
     out: dict[str, Headroom] = {}
-    for rt in rts:
-        plain = [lv for lv in confirmed if lv.runtime == rt and (lv.recipe == "int8" or lv.recipe.startswith("int8+"))]
-        if not plain:
-            continue
-        top = min(plain, key=lambda lv: lv.latency_ms_low)
+    for rt, top in plain.items():
         out[rt] = Headroom(runtime=rt, ceiling=f"{top.recipe}@{rt}", ceiling_ms=top.latency_ms,
                            ceiling_ms_low=top.latency_ms_low, best=f"{best.recipe}@{best.runtime}",
                            best_ms=best.latency_ms, best_ms_high=best.latency_ms_high)

@@ -102,6 +102,25 @@ HOPELESS_RATIO = 1.3
 HOPELESS_MIN_MS = 1.0
 
 
+def int8_ceilings(levels: Sequence[Any], rts: Sequence[str], *, with_no_change: bool) -> tuple[Any, dict[str, Any]]:
+    """``(best, {runtime: plain})`` among the levels with a confirmed interval: the passing level with the lowest
+    interval high end (``with_no_change``: a level computing the model's own graph counts too), and per runtime of
+    ``rts`` its fastest plain INT8 level (``int8`` or ``int8+<low>``: the full INT8 model, the lower bound of any
+    mix) by its interval's low end. ``(None, {})`` when no confirmed level passes."""
+    confirmed = [lv for lv in levels if lv.latency_ms_low is not None and lv.latency_ms_high is not None
+                 and not lv.single_run]
+    passing = [lv for lv in confirmed if lv.passed and (with_no_change or not lv.no_change)]
+    if not passing:
+        return None, {}
+    best = min(passing, key=lambda lv: lv.latency_ms_high)
+    plain: dict[str, Any] = {}
+    for rt in rts:
+        full = [lv for lv in confirmed if lv.runtime == rt and (lv.recipe == "int8" or lv.recipe.startswith("int8+"))]
+        if full:
+            plain[rt] = min(full, key=lambda lv: lv.latency_ms_low)
+    return best, plain
+
+
 def hopeless_runtimes(levels: Sequence[Any], rts: Sequence[str]) -> dict[str, str]:
     """INT8 runtimes among ``rts`` whose search cannot produce the recommendation, each with the one-line reason.
 
@@ -111,18 +130,9 @@ def hopeless_runtimes(levels: Sequence[Any], rts: Sequence[str]) -> dict[str, st
     already passes, and its device trials (the slowest part of a sweep on a detector) are skipped. Levels without a
     confirmed interval decide nothing (a single run can be 2x off); a full INT8 model under
     :data:`HOPELESS_MIN_MS` never makes its runtime hopeless."""
-    confirmed = [lv for lv in levels if lv.latency_ms_low is not None and lv.latency_ms_high is not None
-                 and not lv.single_run]
-    passing = [lv for lv in confirmed if lv.passed and not lv.no_change]
-    if not passing:
-        return {}
-    best = min(passing, key=lambda lv: lv.latency_ms_high)
+    best, plain = int8_ceilings(levels, rts, with_no_change=False)
     out: dict[str, str] = {}
-    for rt in rts:
-        plain = [lv for lv in confirmed if lv.runtime == rt and (lv.recipe == "int8" or lv.recipe.startswith("int8+"))]
-        if not plain:
-            continue
-        fastest = min(plain, key=lambda lv: lv.latency_ms_low)
+    for rt, fastest in plain.items():
         if fastest.latency_ms_low >= HOPELESS_MIN_MS and fastest.latency_ms_low > HOPELESS_RATIO * best.latency_ms_high:
             ratio = fastest.latency_ms / best.latency_ms
             out[rt] = (f"int8 search on {rt} skipped: its full INT8 model ({fastest.recipe}, "

@@ -3,19 +3,13 @@ the fastest passing level, and the float-set search evaluates no float set whose
 
 from __future__ import annotations
 
+from functools import partial
+
 from edgeopt.sweep.int8.cost_gate import GATE_MIN_MS, headrooms
 from edgeopt.sweep.int8.float_sets import choose_float_set
-from edgeopt.sweep.result import Level
+from tests.unit.sweep.level_kit import level
 
-
-def _lv(recipe: str, runtime: str, ms: float, *, passed: bool, spread: float = 0.05, confirmed: bool = True) -> Level:
-    return Level(recipe=recipe, runtime=runtime, runtime_version="1", artifact=f"/x/{recipe}-{runtime}.onnx",
-                 size_bytes=1, latency_ms=ms, latency_ms_p99=ms, memory_mb_peak=None, energy_mj=None,
-                 energy_source=None, metric="agreement", metric_value=1.0, retention=1.0 if passed else 0.8,
-                 meets_retention=passed, meets_budget=True, passed=passed, valid=True, cached=False,
-                 latency_ms_low=ms * (1 - spread) if confirmed else None,
-                 latency_ms_high=ms * (1 + spread) if confirmed else None,
-                 latency_confirm_rounds=3 if confirmed else 0, single_run=not confirmed)
+_lv = partial(level, failed_retention=0.8)  # a failing level's retention
 
 
 def test_a_ceiling_slower_than_a_passing_level_beyond_noise_cannot_beat_it() -> None:
