@@ -113,7 +113,7 @@ def install_compiled(shell: DeviceShell, requirements: Sequence[str], target: Bu
         if wheel is not None:
             say(f"pushing {wheel.name} ({_origin(wheel)}) instead of compiling {req}")
             shell.push_wheels([wheel])
-            shell.pip_install_wheel(f"{shell.wheels}/{wheel.name}", offline=offline)
+            shell.pip_install([f"{shell.wheels}/{wheel.name}"], offline=offline)  # a wheel file is a requirement
             actions.append(f"installed {wheel.name} from the host ({_origin(wheel)}; {directory}): nothing compiled")
             continue
         if offline:
@@ -131,7 +131,7 @@ def install_compiled(shell: DeviceShell, requirements: Sequence[str], target: Bu
         tmp = local.with_name(f".tmp-{local.name}.json")
         tmp.write_text(json.dumps(sidecar, indent=2) + "\n")
         tmp.replace(local.with_name(local.name + ".json"))
-        shell.pip_install_wheel(remote, offline=False)
+        shell.pip_install([remote], offline=False)
         actions.append(f"compiled {local.name} on {device} in {seconds:.0f} s; kept in {directory} for boards of the "
                        "same platform and CPU")
     return actions

@@ -167,16 +167,6 @@ class DeviceShell:
         tmp.replace(local)
         return local
 
-    def pip_install_wheel(self, wheel: str, *, offline: bool) -> None:
-        """Install one wheel file on the device into the venv; its dependencies from the device's index, or
-        (offline) from the pushed wheels only."""
-        if not self.venv_python.startswith(f"{self.workdir}/"):  # never the system interpreter
-            raise RunnerError(f"refusing to pip install with {self.venv_python}: not a venv under {self.workdir}")
-        source = ["--no-index", "--find-links", self.wheels] if offline else []
-        self._run([self.venv_python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", *source,
-                   wheel], what=f"pip install {PurePosixPath(wheel).name}", timeout_s=PIP_TIMEOUT_S,
-                  clean_env=offline)
-
     def remote_wheel(self, prefix: str) -> str | None:
         """The pushed wheel whose name starts with ``prefix`` (e.g. ``pip-``), or None."""
         with self.s.step(f"listing wheels on {self.s.where}", STEP_TIMEOUT_S):
