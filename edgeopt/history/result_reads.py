@@ -106,7 +106,7 @@ class ResultReads:
         if self.kind_of(record) != TENSOR:
             raise HistoryError(f"run {ref} is an LLM bench run ({self.kind_of(record)} model): read it with llm_result "
                                "(edgeopt compare handles it)")
-        return self._typed(record, text)  # type: ignore[no-any-return]
+        return self._typed(record, text)
 
     def llm_result(self, ref: int | str) -> LlmBenchResult | None:
         """The stored LLM bench result of a run (with its cells' raw readings), or None for another kind of run."""
