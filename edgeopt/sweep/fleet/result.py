@@ -9,7 +9,7 @@ spread of the kind's rank number, each device's recommendation, whether they agr
 What differs between kinds is given by the kind, never asked here: its sweep result type (the rows' ``result``), its
 level spread (:class:`LevelSpreadBase` subclass: the JSON names of the spread, its rounding, and how one level
 reads as a :class:`LevelPoint`), and the name its result carries as ``kind`` (a :class:`FleetSweepKind`). The
-one-pass sweep's are here (:data:`ONE_PASS`); a generative sweep's beside its sweep result.
+one-pass sweep's are here (:data:`ONE_PASS`); the LLM sweep's in :mod:`edgeopt.llm.sweep_fleet`.
 """
 
 from __future__ import annotations
