@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from ..llm.sweep_fleet_result import LlmFleetSweepResult
+from ..llm.sweep_fleet import LlmFleetSweepResult
 from ..llm.sweep_options import LlmSweepOptions
 from ..settings import RemoteSpec
 from ..untrusted import for_rich
