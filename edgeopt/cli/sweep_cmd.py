@@ -129,7 +129,7 @@ def _render_shipped(result: SweepResult) -> None:
 @click.option("--min-retention", default=0.99, show_default=True, type=float, help="Retention threshold.")
 @click.option("--metric", default=None,
               help="top1, top5, agreement, cosine, snr_db, max_abs_err, mask_iou, detection or pkg.mod:fn; LLM "
-                   "folders: top1 (default), topk, kl, ppl or pkg.mod:fn.")
+                   "folders: top1_clear (default), top1, topk, kl, ppl or pkg.mod:fn.")
 @click.option("--levels", default=None, help="LLM folders: comma-separated levels (default all; docs/llm.md).")
 @click.option("--output", "output_sel", default=None, help="Output the metric reads: INDEX|NAME[,slice=[:,4:,:]].")
 @metric_param_options

@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..enums import Precision
 from ..errors import InputError
@@ -69,6 +69,21 @@ class GgufSettings(BaseModel):
     type: Literal["F32", "F16", "Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "Q4_0"] = Field(
         description="llama.cpp type: F32 is the converter's output; the others are quantized from it.")
     threads: int = Field(default=0, ge=0, description="Quantizer threads (0: all cores).")
+    imatrix: bool = Field(default=False, description="llama.cpp's importance matrix (data-aware): the quantizer "
+                          "weighs each column by its mean squared activation on calibration text; needs --calib TEXT.")
+    calib_samples: int = Field(default=32, ge=1, le=4096, description="Calibration windows cut from the text.")
+    calib_tokens: int = Field(default=128, ge=8, le=8192, description="Tokens per calibration window.")
+
+    @model_validator(mode="after")
+    def _imatrix_needs_a_quantized_type(self) -> GgufSettings:
+        if self.imatrix and TYPES[self.type][1] <= 1:
+            raise ValueError(f"imatrix applies to the quantized types, not {self.type}")
+        return self
+
+    @property
+    def data_aware(self) -> bool:
+        """Whether the export reads calibration text (the importance matrix)."""
+        return self.imatrix
 
     @property
     def weight_precision(self) -> Precision:
@@ -131,9 +146,10 @@ def llama_cpp_version() -> str:
                              "install 'edgeopt[llamacpp]' (compiles llama.cpp, ~15 min on 2 cores)") from None
 
 
-def export_gguf(src: Path, out: Path, settings: GgufSettings, *,
+def export_gguf(src: Path, out: Path, settings: GgufSettings, *, calib_text: Path | None = None,
                 timeout_s: float = 3600) -> tuple[float, dict[str, Any]]:
     """Write ``out/model.gguf`` from the Hugging Face folder ``src``; return (seconds, the child's report).
+    ``calib_text``: what the importance matrix is collected on (required when ``settings.imatrix``).
 
     Raises:
         LlmExportError: a package is missing, the conversion or quantization failed, or the level's type reached
@@ -149,6 +165,11 @@ def export_gguf(src: Path, out: Path, settings: GgufSettings, *,
     report = out / ".gguf-report.json"
     cmd = [sys.executable, "-m", "edgeopt.llm.gguf_export", str(src), str(out / ENTRY_FILE), "--type", settings.type,
            "--converter", str(conv), "--threads", str(settings.threads), "--report", str(report)]
+    if settings.imatrix:
+        if calib_text is None:
+            raise LlmExportError(f"the {settings.type} importance-matrix level is data-aware: give --calib TEXT")
+        cmd += ["--imatrix-text", str(calib_text), "--calib-samples", str(settings.calib_samples),
+                "--calib-tokens", str(settings.calib_tokens)]
     try:
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired:
@@ -189,9 +210,10 @@ class GgufExporter(LlmExporter):
     def export(self, src: Path, out: Path, settings: BaseModel, *, calib_text: Path | None = None) -> ExportOutcome:
         if not isinstance(settings, GgufSettings):
             raise InputError(f"GGUF export settings must be GgufSettings, not {type(settings).__name__}")
-        seconds, facts = export_gguf(src, out, settings)
-        return ExportOutcome(seconds=seconds, pass_name=self.pass_name, pass_config=settings.model_dump(),
-                             report=facts)
+        calib = calib_text if settings.imatrix else None
+        seconds, facts = export_gguf(src, out, settings, calib_text=calib)
+        config = {**settings.model_dump(), **({"calib_text": str(calib)} if calib is not None else {})}
+        return ExportOutcome(seconds=seconds, pass_name=self.pass_name, pass_config=config, report=facts)
 
 
 EXPORTER = GgufExporter()
@@ -236,15 +258,23 @@ def _convert(src: Path, dst: Path, conv: Path, declared: list[str]) -> None:
     convert_hf_to_gguf.main()
 
 
-def _quantize(f32: Path, dst: Path, level: str, threads: int) -> None:
+def _quantize(f32: Path, dst: Path, level: str, threads: int, imatrix: dict[str, Any] | None = None) -> None:
+    """llama-quantize's library call; ``imatrix``: GGUF tensor name -> mean squared activation per column."""
     import ctypes
 
     import llama_cpp
 
+    from .gguf_imatrix import quantize_params_imatrix
+
     params = llama_cpp.llama_model_quantize_default_params()
     params.ftype = getattr(llama_cpp, "LLAMA_FTYPE_ALL_F32" if level == "F32" else f"LLAMA_FTYPE_MOSTLY_{level}")
     params.nthread = threads
+    keep: list[Any] = []
+    if imatrix:
+        array, keep = quantize_params_imatrix(imatrix)
+        params.imatrix = ctypes.cast(array, ctypes.POINTER(llama_cpp.llama_model_imatrix_data))
     code = llama_cpp.llama_model_quantize(str(f32).encode(), str(dst).encode(), ctypes.byref(params))
+    del keep  # the arrays the quantizer read
     if code != 0:
         raise SystemExit(f"llama_model_quantize returned {code} for {level}")
 
@@ -258,6 +288,18 @@ def _type_mix(path: Path) -> tuple[dict[str, int], int]:
     return dict(sorted(mix.items())), sum(1 for t in tensors if len([d for d in t.shape if d > 1]) >= 2)
 
 
+def _imatrix(args: argparse.Namespace) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The importance matrix by GGUF tensor name and its facts, when ``--imatrix-text`` asks for one."""
+    if args.imatrix_text is None:
+        return None, None
+    from .gguf_imatrix import collect, gguf_names
+
+    means, facts = collect(args.src, args.imatrix_text, args.calib_samples, args.calib_tokens)
+    entries = gguf_names(args.src, means)
+    return entries, {**facts, "tensors": len(entries), "text": str(args.imatrix_text),
+                     "statistic": "mean squared input activation per column (llama-imatrix's sums / counts)"}
+
+
 def _child(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="python -m edgeopt.llm.gguf_export")
     parser.add_argument("src", type=Path)
@@ -266,12 +308,16 @@ def _child(argv: list[str]) -> None:
     parser.add_argument("--converter", type=Path, required=True)
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--report", type=Path, required=True)
+    parser.add_argument("--imatrix-text", type=Path, default=None)
+    parser.add_argument("--calib-samples", type=int, default=32)
+    parser.add_argument("--calib-tokens", type=int, default=128)
     args = parser.parse_args(argv)
     declared: list[str] = []
     f32 = args.out if args.type == "F32" else args.out.with_name(f".{args.out.name}.f32")
     _convert(args.src, f32, args.converter, declared)
+    imatrix, imatrix_facts = _imatrix(args)
     if args.type != "F32":
-        _quantize(f32, args.out, args.type, args.threads)
+        _quantize(f32, args.out, args.type, args.threads, imatrix)
         f32.unlink()
     mix, matrices = _type_mix(args.out)
     wanted = TYPES[args.type][0]
@@ -282,7 +328,8 @@ def _child(argv: list[str]) -> None:
     facts = {"type": args.type, "tensor_types": mix, "matrices": matrices, "tensors_at_type": mix.get(wanted, 0),
              "other_types": {t: n for t, n in mix.items() if t not in (wanted, "F32")},
              "pre_tokenizer_declared": declared[0] if declared else None, "gguf_bytes": args.out.stat().st_size,
-             "converter": f"{DIST} sdist vendor/llama.cpp/convert_hf_to_gguf.py ({args.converter.name})"}
+             "converter": f"{DIST} sdist vendor/llama.cpp/convert_hf_to_gguf.py ({args.converter.name})",
+             "imatrix": imatrix_facts}
     atomic_write_text(args.report, json.dumps(facts) + "\n")
 
 

@@ -125,13 +125,15 @@ def _calibration_text(recipe: LlmRecipe, calib: str | Path | None) -> Path | Non
     if not aware:
         return None
     if calib is None:
-        raise InputError(f"LLM recipe {recipe.name} is data-aware (AWQ / scale estimation): give --calib TEXT, a "
-                         "UTF-8 text file in the model's domain (a few KB or more)")
+        raise InputError(f"LLM recipe {recipe.name} is data-aware (it calibrates on text: AWQ, scale estimation, an "
+                         "importance matrix): give --calib TEXT, a UTF-8 text file in the model's domain (a few KB or "
+                         "more)")
     return check_calib_text(Path(calib))
 
 
 def check_calib_text(path: Path) -> Path:
-    """``path`` when it is UTF-8 text long enough to calibrate on (AWQ, scale estimation); else exit 2.
+    """``path`` when it is UTF-8 text long enough to calibrate on (AWQ, scale estimation, an importance matrix);
+    else exit 2.
 
     Raises:
         InputError: unreadable, not UTF-8, or under 200 characters.
@@ -142,7 +144,7 @@ def check_calib_text(path: Path) -> Path:
         raise InputError(f"--calib {path}: cannot read it as UTF-8 text ({type(exc).__name__}); give a plain text "
                          "file") from None
     if len(text.strip()) < 200:
-        raise InputError(f"--calib {path}: {len(text.strip())} characters of text; AWQ needs a few KB in the "
+        raise InputError(f"--calib {path}: {len(text.strip())} characters of text; calibration needs a few KB in the "
                          "model's domain")
     return path
 
@@ -157,8 +159,8 @@ def optimize_llm(model: str | Path, *, target: str, recipe: str | Path, out_dir:
         recipe: an LLM recipe name (``recipes/llm/``) or a YAML path.
         out_dir: output directory (default ``out/<folder name>.<recipe>``); its runtime folders are replaced.
         targets_dirs: extra target directories.
-        calib: a UTF-8 text file for the data-aware recipes (AWQ, scale estimation: ``int4-awq``); ignored by
-            the others.
+        calib: a UTF-8 text file for the data-aware recipes (``int4-awq``, ``q4_0-imatrix``,
+            ``q4_k_m-imatrix``); ignored by the others.
 
     Raises:
         InputError: not a decoder folder, unknown target or recipe, an exporter failure (LlmExportError).

@@ -25,6 +25,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .calib_windows import calibration_windows
+
 COPIED = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
           "special_tokens_map.json", "tokenizer.model")
 WEIGHTS = ("int4_sym", "int4_asym", "int8_sym", "int8_asym", "fp16", "fp32")
@@ -114,19 +116,14 @@ def make_stateful(model: Any, layers: int) -> None:
 
 def calibration_inputs(src: Path, text: Path, samples: int, tokens: int) -> list[dict[str, Any]]:
     """Inputs of the stateful model for NNCF's data-aware compression: ``samples`` windows of ``tokens`` tokens
-    cut evenly from ``text`` (tokenized by the model's own tokenizer), each a fresh sequence (beam_idx 0)."""
+    cut evenly from ``text`` (:func:`~edgeopt.llm.calib_windows.calibration_windows`), each a fresh sequence
+    (beam_idx 0)."""
     import numpy as np
-    from transformers import AutoTokenizer
 
-    ids = AutoTokenizer.from_pretrained(src)(text.read_text(encoding="utf-8"))["input_ids"]
-    if len(ids) < tokens:
-        raise SystemExit(f"calibration text {text}: {len(ids)} tokens, fewer than one window of {tokens}: give "
-                         "more text or lower calib_tokens")
-    starts = np.linspace(0, len(ids) - tokens, num=min(samples, len(ids) - tokens + 1)).astype(int)
-    return [{"input_ids": np.asarray([ids[s:s + tokens]], dtype=np.int64),
+    return [{"input_ids": np.asarray([window], dtype=np.int64),
              "attention_mask": np.ones((1, tokens), dtype=np.int64),
              "position_ids": np.arange(tokens, dtype=np.int64)[None],
-             "beam_idx": np.zeros(1, dtype=np.int32)} for s in starts]
+             "beam_idx": np.zeros(1, dtype=np.int32)} for window in calibration_windows(src, text, samples, tokens)]
 
 
 def compress(model: Any, weights: str, group_size: int, ratio: float, data: list[dict[str, Any]] | None = None,

@@ -10,6 +10,7 @@ bound of the true KL). Definitions: docs/llm.md, "Retention and sweep".
 
 from __future__ import annotations
 
+import math
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -30,7 +31,9 @@ from ..runners.select import use_runner
 from ..settings import RemoteSpec
 
 Scores = dict[str, np.ndarray]
-BUILTIN_METRICS = ("top1", "topk", "kl", "ppl")
+BUILTIN_METRICS = ("top1", "top1_clear", "topk", "kl", "ppl")
+SWEEP_METRIC = "top1_clear"  # what a sweep decides on unless --metric says otherwise: near-ties cannot flip it
+CLEAR_MARGIN = math.log(1.5)  # a "clear" next token: the reference's top-1 at least 1.5x as likely as its runner-up
 
 
 class RetentionSettings(BaseModel):
@@ -58,6 +61,11 @@ class LlmRetention(BaseModel):
     metric: str = Field(description="Primary metric: top1, topk, kl, ppl or package.module:function.")
     retention: float = Field(description="The primary metric as a retention (1.0: the reference's behaviour).")
     top1_agreement: float = Field(description="Share of positions whose most likely next token is the reference's.")
+    top1_clear_agreement: float | None = Field(
+        default=None, description="top1_agreement over the clear positions only (the reference's top-1 at least "
+                                  "1.5x as likely as its runner-up): near-tied next tokens, which any rounding can "
+                                  "flip, do not count. The whole top1_agreement when no position is clear.")
+    clear_positions: int | None = Field(default=None, description="Positions whose reference top-1 is clear.")
     topk_overlap: float = Field(description="Mean share of the reference's top-k next tokens in the candidate's.")
     kl_mean: float = Field(description="Mean KL(reference || candidate) of the next-token distributions, nats.")
     kl_exact: bool = Field(description="False: compared on the reference's top-K ids plus a rest bucket (a lower "
@@ -155,6 +163,15 @@ def _first_divergence(ref: np.ndarray, cand: np.ndarray) -> list[int | None]:
     return out
 
 
+def _clear(ref_top_logp: np.ndarray) -> np.ndarray:
+    """Positions whose reference top-1 is clear: its log-probability leads the runner-up's by ``CLEAR_MARGIN``
+    (every position when only one id per position was scored)."""
+    if ref_top_logp.shape[-1] < 2:
+        return np.ones(ref_top_logp.shape[:-1], dtype=bool)
+    lp = ref_top_logp.astype(np.float64)
+    return np.asarray(lp[..., 0] - lp[..., 1] >= CLEAR_MARGIN)
+
+
 CustomFn = Callable[[Scores, Scores, Any], float]
 
 
@@ -175,7 +192,10 @@ def compare(reference: Scores, candidate: Scores, *, metric: str = "top1", vocab
     kl = float(_kl(reference["kl_logp"], candidate["kl_logp"]).mean())
     ppl_ref = float(np.exp(-reference["target_logp"].astype(np.float64).mean()))
     ppl_cand = float(np.exp(-candidate["target_logp"].astype(np.float64).mean()))
-    values = {"top1": float((ref_top[..., 0] == cand_top[..., 0]).mean()), "topk": float(overlap.mean()),
+    agree = ref_top[..., 0] == cand_top[..., 0]
+    clear = _clear(reference["top_logp"])
+    values = {"top1": float(agree.mean()), "topk": float(overlap.mean()),
+              "top1_clear": float(agree[clear].mean()) if clear.any() else float(agree.mean()),
               "kl": float(np.exp(-kl)), "ppl": ppl_ref / ppl_cand if ppl_cand > 0 else 0.0}
     custom = None
     if metric in values:
@@ -187,6 +207,7 @@ def compare(reference: Scores, candidate: Scores, *, metric: str = "top1", vocab
         retention = custom / base if base else (1.0 if custom == 0 else 0.0)
     return LlmRetention(
         metric=metric, retention=retention, top1_agreement=values["top1"], topk_overlap=values["topk"],
+        top1_clear_agreement=values["top1_clear"], clear_positions=int(clear.sum()),
         kl_mean=kl, kl_exact=vocab_covered, ppl_reference=ppl_ref, ppl_candidate=ppl_cand,
         first_divergence=_first_divergence(reference["greedy"], candidate["greedy"]),
         greedy_tokens=int(reference["greedy"].shape[-1]), custom_value=custom,
@@ -194,9 +215,9 @@ def compare(reference: Scores, candidate: Scores, *, metric: str = "top1", vocab
         kl_top=int(reference["kl_ids"].shape[-1]))
 
 
-def check_metric(metric: str | None) -> str:
-    """``metric`` (default top1) if it is a built-in LLM metric or an importable ``package.module:function``."""
-    name = metric or "top1"
+def check_metric(metric: str | None, default: str = "top1") -> str:
+    """``metric`` (else ``default``) if it is a built-in LLM metric or an importable ``package.module:function``."""
+    name = metric or default
     if name in BUILTIN_METRICS:
         return name
     if ":" not in name:

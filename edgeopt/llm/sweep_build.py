@@ -18,7 +18,7 @@ from ..registry.lookup import detect_format, model_digest
 from .folders import check_hf_folder
 from .optimize import check_calib_text
 from .ort_genai_export import LlmExportError
-from .retention import check_metric, read_text
+from .retention import SWEEP_METRIC, check_metric, read_text
 from .sweep_levels import REFERENCE, LlmLevel, all_levels, build_level, runtime_names, select_levels
 from .sweep_options import LlmSweepOptions
 
@@ -144,7 +144,7 @@ def prepare_llm_sweep(model: Path, opts: LlmSweepOptions, levels_dir: Path, say:
         InputError: a bad folder, text, calibration text, metric, level or runtime name (exit 2).
         LlmExportError: a runtime's FP32 reference could not be built.
     """
-    metric = check_metric(opts.metric)
+    metric = check_metric(opts.metric, SWEEP_METRIC)
     text = read_text(opts.eval_text)
     calib = check_calib(opts.eval_text, opts.calib_text)
     digest = source_digest(model)

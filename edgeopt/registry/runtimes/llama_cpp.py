@@ -25,7 +25,8 @@ DESCRIPTOR = RuntimeDescriptor(
     reference_options={},  # its F32 GGUF computes in F32 on a CPU: nothing to pin
     exporter="edgeopt.llm.gguf_export:EXPORTER",
     # llama.cpp's own quantization types (llama-quantize's names, lower case): the F32 conversion is the reference;
-    # F16 and Q8_0 store every matrix at that type, the K-quant mixes (_M) keep some tensors a step higher.
+    # F16 and Q8_0 store every matrix at that type, the K-quant mixes (_M) keep some tensors a step higher; the
+    # -imatrix levels weigh each column by its activation on calibration text (llama-imatrix's statistic).
     levels=(
         LevelSpec(name="q4_0", settings={"type": "Q4_0"}),
         LevelSpec(name="q4_k_m", settings={"type": "Q4_K_M"}),
@@ -34,5 +35,8 @@ DESCRIPTOR = RuntimeDescriptor(
         LevelSpec(name="q8_0", settings={"type": "Q8_0"}),
         LevelSpec(name="f16", settings={"type": "F16"}),
         LevelSpec(name="fp32", settings={"type": "F32"}, reference=True),
+        # data-aware: the importance matrix collected on --calib TEXT (edgeopt/llm/gguf_imatrix.py)
+        LevelSpec(name="q4_0-imatrix", recipe="q4_0-imatrix", data_aware=True),
+        LevelSpec(name="q4_k_m-imatrix", recipe="q4_k_m-imatrix", data_aware=True),
     ),
 )

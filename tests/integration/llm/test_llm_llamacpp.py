@@ -14,6 +14,7 @@ import shutil
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 for _module, _why in (("llama_cpp", "the llama_cpp runtime and the GGUF quantizer need llama-cpp-python (pip install "
@@ -64,6 +65,47 @@ def test_optimize_q4_0_is_llama_cpps_gguf_with_its_real_type_mix_and_k_quants_ar
     code = main(["optimize", str(gguf["src"]), "--target", "local", "--recipe", "q4_k_m", "--out",
                  str(tmp_path / "k"), "--json"])
     assert code == 2 and "multiples of 256" in capsys.readouterr().err
+
+
+def test_q4_0_imatrix_weighs_the_columns_the_calibration_text_uses(gguf, tmp_path, capsys, monkeypatch):
+    """#33: the importance-matrix level. llama.cpp's quantizer got the imatrix (each column's mean squared activation
+    on the calibration text, collected on the HF model): every Q4_0 matrix it wrote has a lower importance-weighted
+    rounding error than the plain Q4_0 of the same F32 weights (gguf-py's reference quantizer). Without --calib it
+    is exit 2, before any export."""
+    from edgeopt.llm.gguf_export import converter_dir, llama_cpp_version
+    from edgeopt.zoo.llm_corpus import corpus_texts, split_texts
+
+    calib = tmp_path / "calib.txt"
+    calib.write_text("\n".join(split_texts(corpus_texts())[0])[:40000], encoding="utf-8")
+    assert main(["optimize", str(gguf["src"]), "--target", "local", "--recipe", "q4_0-imatrix", "--out",
+                 str(tmp_path / "i"), "--calib", str(calib), "--json"]) == 0
+    (art,) = json.loads(capsys.readouterr().out)["artifacts"]
+    assert art["pass_config"]["imatrix"] and art["pass_config"]["calib_text"] == str(calib)
+    facts = art["report"]["imatrix"]
+    assert facts["tensors"] == 28 and facts["windows"] == 32 and facts["tokens"] == 32 * 128  # 4 layers x 7
+    conv = converter_dir(llama_cpp_version())
+    monkeypatch.syspath_prepend(str(conv))
+    monkeypatch.syspath_prepend(str(conv / "gguf-py"))
+    from gguf import GGMLQuantizationType, GGUFReader
+    from gguf.quants import dequantize, quantize
+
+    from edgeopt.llm.gguf_imatrix import collect, gguf_names
+
+    means, _ = collect(gguf["src"], calib, 32, 128)
+    weights = gguf_names(gguf["src"], means)
+    f32 = {t.name: t for t in GGUFReader(str(gguf["fp32"] / "model.gguf")).tensors}
+    ratios = []
+    for t in GGUFReader(str(Path(art["path"]) / "model.gguf")).tensors:
+        if t.name not in weights or t.tensor_type != GGMLQuantizationType.Q4_0:
+            continue
+        w = np.asarray(f32[t.name].data, dtype=np.float32)
+        plain = dequantize(quantize(w, GGMLQuantizationType.Q4_0), GGMLQuantizationType.Q4_0)
+        aware = dequantize(t.data, t.tensor_type).reshape(w.shape)
+        ratios.append(float(((w - aware) ** 2 * weights[t.name]).sum() / ((w - plain) ** 2 * weights[t.name]).sum()))
+    assert len(ratios) >= 24 and max(ratios) < 1.0, ratios
+    code = main(["optimize", str(gguf["src"]), "--target", "local", "--recipe", "q4_0-imatrix", "--out",
+                 str(tmp_path / "n"), "--json"])
+    assert code == 2 and "--calib TEXT" in capsys.readouterr().err and not (tmp_path / "n").exists()
 
 
 def test_bench_a_single_gguf_file_and_a_q8_0_kv_cache(gguf, tmp_path, capsys):
