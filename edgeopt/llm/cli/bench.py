@@ -10,14 +10,16 @@ from typing import Any
 
 import click
 
+from ...bench.llm.result import LlmBenchResult
 from ...bench.llm.workload import LlmWorkload
 from ...cli.bench_call import BenchCall, check_deployment_run
 from ...cli.common import emit_json
 from ...cli.fleet_options import FleetOptions
-from ...cli.history_options import HistoryOptions, record_llm_bench
+from ...cli.history_options import HistoryOptions
 from ...cli.progress import StderrProgress
 from ...deploy import is_deployment
 from ...errors import ExitCode, InputError
+from ...history import HistoryError, open_store
 from ...registry import KindDescriptor
 from ...settings import ENERGY_KEYWORDS, EnergySettings, RemoteSpec
 from ...untrusted import clean_text
@@ -75,6 +77,20 @@ def run_llm_bench(model: Path, workload: LlmWorkload, *, threads: Sequence[int],
     else:
         render_llm_bench(shown)
     return int(ExitCode.OK if result.valid else ExitCode.GATE_FAILED)
+
+
+def record_llm_bench(result: LlmBenchResult, history: HistoryOptions, *, device: str | None = None) -> int | None:
+    """Store an LLM bench run (with its cells' raw readings, for compare); its run id, or None."""
+    if not history.enabled:
+        return None
+    try:
+        store = open_store(history.db)
+        run = store.record_llm(result, kind="bench", device=device, verdict=None if result.valid else "fail")
+    except HistoryError as exc:
+        click.echo(f"edgeopt: warning: run not recorded in the history: {exc}", err=True)
+        return None
+    click.echo(f"edgeopt: recorded as history run {run.id} in {store.path}", err=True)
+    return run.id
 
 
 def energy_settings(measure: dict[str, Any]) -> EnergySettings:
