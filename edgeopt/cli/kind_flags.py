@@ -38,7 +38,7 @@ class FlaggedField:
     flag: Flag
     annotation: Any
     default: Any
-    ge: int | float | None = None
+    ge: Any = None  # a pydantic field's Ge bound (an int or a float), else None
 
     @property
     def dest(self) -> str:
@@ -88,7 +88,7 @@ def flagged_fields(model: type) -> list[FlaggedField]:
                 out.append(FlaggedField(name, flag, info.annotation, info.get_default(call_default_factory=True), ge))
         return out
     hints = typing.get_type_hints(model, include_extras=True)
-    for f in dataclasses.fields(model):
+    for f in dataclasses.fields(typing.cast(Any, model)):
         hint = hints.get(f.name)
         flag = next((m for m in getattr(hint, "__metadata__", ()) if isinstance(m, Flag)), None)
         if flag is not None:
@@ -170,7 +170,12 @@ def kind_settings(kind: KindDescriptor, hook: SettingsHook, kind_flags: Mapping[
     fields = _kind_fields(kind, hook)
     if model is None or not fields:
         return None
-    names = set(model.model_fields) if issubclass(model, BaseModel) else {f.name for f in dataclasses.fields(model)}
-    values = {k: v for k, v in shared.items() if k in names and v is not None and v != [] and v != ()}
-    values.update(flag_values(kind, hook, kind_flags))
+    names = (set(model.model_fields) if issubclass(model, BaseModel)
+             else {f.name for f in dataclasses.fields(typing.cast(Any, model))})
+    values = {**_shared_values(names, shared), **flag_values(kind, hook, kind_flags)}
     return model.model_validate(values) if issubclass(model, BaseModel) else model(**values)
+
+
+def _shared_values(names: set[str], shared: Mapping[str, Any]) -> dict[str, Any]:
+    """The shared settings a model has fields for, each given (not None nor an empty list)."""
+    return {k: v for k, v in shared.items() if k in names and v is not None and v != [] and v != ()}
