@@ -9,9 +9,11 @@ Significance alone is not enough: with thousands of samples a 0.5 % shift is "si
 alone is not enough: a short, noisy run can show a large median shift by chance. The bootstrap interval on the
 median ratio says how sure the size is.
 
-Runs are read as cells of metric series (:mod:`edgeopt.metrics.cells`): a one-pass run is one cell, judged on its
-kind's rank metric (latency); :mod:`.llm_compare` judges every sampled metric of every shared cell with the same
-rule. The noise floor is kept per cell and metric (:func:`noise_floors`).
+Runs are read as cells of metric series (:mod:`edgeopt.metrics.cells`) and judged per cell and metric, each with
+its own noise floor (:func:`noise_floors`), by one path: :func:`judge_metric` (one metric of one shared cell) and
+:func:`judge_cells` (every sampled metric of every shared cell). A one-pass run is one cell, judged on its kind's
+rank metric (latency) and reported as a :class:`RunComparison` (:func:`compare`); runs of workload cells are
+reported per cell by :mod:`.llm_compare`.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InputError, first_line
-from ..metrics.cells import MetricSeries
+from ..metrics.cells import MetricSeries, ResultCell
 from ..metrics.result import BenchResult
 from ..registry import get_kind
 from ..registry.kind_spec import TENSOR, MetricSpec
@@ -178,11 +180,15 @@ def compare(
     if not (one_cell(store, ra) and one_cell(store, rb)):
         raise InputError(f"run {ra.id} or {rb.id} is an LLM bench run (workload cells): compare it with "
                          "edgeopt.history.compare_runs (per workload cell), as `edgeopt compare` does")
-    rank = get_kind(store.kind_of(ra)).rank_metric
-    spec = get_kind(store.kind_of(ra)).metric(rank)
-    floor, runs = noise_floors(store, RunIdentity.of(ra), exclude=(rb.id,)).get(("", rank), (None, 0))
-    result = compare_samples(store.readings(ra.id, rank), store.readings(rb.id, rank), tolerance_pct=tolerance_pct,
-                             alpha=alpha, noise_floor_pct=floor, noise_runs=runs, min_samples=spec.min_readings)
+    spec = get_kind(store.kind_of(ra)).metric(get_kind(store.kind_of(ra)).rank_metric)
+    floors = noise_floors(store, RunIdentity.of(ra), exclude=(rb.id,))
+    cell_a, cell_b = (ResultCell(key="", series=(MetricSeries(metric=spec.name, unit=spec.unit, readings=tuple(
+        store.readings(r.id, spec.name).tolist())),)) for r in (ra, rb))  # readings checked against the bounds
+    judgement = judge_metric(spec, cell_a, cell_b, floors.get(("", spec.name)), tolerance_pct=tolerance_pct,
+                             alpha=alpha)
+    if judgement.comparison is None:
+        raise judgement.error or InputError(f"runs {ra.id} and {rb.id}: {judgement.reason}")
+    result = judgement.comparison
     notes = comparability_notes(RunIdentity.of(ra), RunIdentity.of(rb))
     if not (ra.valid and rb.valid):
         notes.append("at least one run is marked invalid (too few samples for its percentile or truncated)")
@@ -275,6 +281,76 @@ def center(spec: MetricSpec, series: MetricSeries) -> float | None:
     if value is None or (spec.higher_is_better and value <= 0):
         return None
     return 1000.0 / value if spec.higher_is_better else value
+
+
+@dataclass(frozen=True)
+class MetricJudgement:
+    """One metric of one cell two runs share: its judged readings ("lower is better", :func:`judged`), and their
+    comparison, or why they were not judged (``reason``; ``error`` when too few readings or a bad option)."""
+
+    spec: MetricSpec
+    a: list[float]
+    b: list[float]
+    noise_floor_pct: float | None
+    comparison: SampleComparison | None = None
+    reason: str | None = None
+    error: InputError | None = None
+    impossible: bool = False
+
+    def medians(self) -> tuple[float, float, float]:
+        """Median of A, of B, and the change in percent, in the metric's own unit (a rate: positive is faster)."""
+        to_unit = (lambda t: 1000.0 / t) if self.spec.higher_is_better else (lambda t: t)
+        med_a, med_b = (to_unit(median(v)) if v else 0.0 for v in (self.a, self.b))
+        return med_a, med_b, (med_b / med_a - 1.0) * 100.0 if med_a and med_b else 0.0
+
+
+def judge_metric(spec: MetricSpec, a: ResultCell, b: ResultCell, floor: tuple[float | None, int] | None, *,
+                 tolerance_pct: float, alpha: float) -> MetricJudgement:
+    """One metric of one cell of two runs, by :func:`compare_samples` on the judged readings with that cell's and
+    metric's noise floor (``floor``: :func:`noise_floors`' entry); not judged when a cell holds impossible readings
+    (no improvement and no regression) or too few."""
+    empty = MetricSeries(metric=spec.name, unit=spec.unit)
+    sa, sb = (judged(spec, c.series_of(spec.name) or empty) for c in (a, b))
+    pct, runs = floor if floor is not None else (None, 0)
+    broken = [f"run {side}: {'; '.join(c.impossible)}" for side, c in (("A", a), ("B", b)) if c.impossible]
+    if broken:
+        return MetricJudgement(spec, sa, sb, pct, reason=f"impossible readings ({broken[0]})", impossible=True)
+    try:
+        c = compare_samples(sa, sb, tolerance_pct=tolerance_pct, alpha=alpha, noise_floor_pct=pct, noise_runs=runs,
+                            min_samples=spec.min_readings)
+    except InputError as exc:
+        return MetricJudgement(spec, sa, sb, pct, reason=str(exc), error=exc)
+    return MetricJudgement(spec, sa, sb, pct, comparison=c)
+
+
+@dataclass(frozen=True)
+class CellsJudgement:
+    """Every sampled metric of every cell two runs share, judged; the cells only one run has."""
+
+    cells: list[tuple[str, list[MetricJudgement]]]
+    unmatched: list[str]
+
+
+def judge_cells(store: HistoryStore, ra: RunRecord, rb: RunRecord, *, tolerance_pct: float,
+                alpha: float) -> CellsJudgement:
+    """Run ``rb`` (candidate) against ``ra`` (reference), cell by cell (matched on their keys), on every sampled
+    metric of their kind, each with its own noise floor.
+
+    Raises:
+        HistoryError: a run's cells cannot be read. InputError: the runs share no cell.
+    """
+    specs = get_kind(store.kind_of(ra)).sampled_metrics()
+    names = tuple(m.name for m in specs)
+    floors = noise_floors(store, RunIdentity.of(ra), exclude=(rb.id,))
+    cells_a = {c.key: c for c in store.cells(ra.id, metrics=names)}
+    cells_b = {c.key: c for c in store.cells(rb.id, metrics=names)}
+    out = [(k, [judge_metric(m, cells_a[k], cells_b[k], floors.get((k, m.name)), tolerance_pct=tolerance_pct,
+                             alpha=alpha) for m in specs]) for k in cells_a if k in cells_b]
+    if not out:
+        raise InputError(f"runs {ra.id} and {rb.id} share no workload cell (cells: {', '.join(cells_a)} vs "
+                         f"{', '.join(cells_b)}): bench both with the same workload (--prompt-tokens/--gen-tokens/..., "
+                         "or a plug-in kind's --workload)")
+    return CellsJudgement(out, sorted(set(cells_a) ^ set(cells_b)))
 
 
 def noise_floors(store: HistoryStore, identity: RunIdentity, *, exclude: Sequence[int] = (),

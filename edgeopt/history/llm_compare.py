@@ -1,44 +1,37 @@
-"""``edgeopt compare`` of two runs of workload cells (LLM bench runs): per shared cell, each sampled metric of the
-runs' kind (TTFT, TPOT, decode tokens/s), noise-aware, in the same generic path as a one-pass comparison.
+"""``edgeopt compare`` of two runs of workload cells (LLM bench runs, a plug-in kind's keyed cells): the
+``llm_compare`` JSON, per shared cell each sampled metric of the runs' kind (TTFT, TPOT, decode tokens/s), and the
+dispatch between it and a one-pass comparison (:func:`compare_runs`).
 
-Cells are matched on their keys (prompt, gen, depth, batch, threads); each metric is judged by
-:func:`~edgeopt.history.compare.compare_samples` on the cells' raw readings as stored in the history's cells tables
-(TTFT: one per repetition; TPOT: every token latency, in run order; decode rate: each repetition's rate as time per
-1000 tokens, so "slower" means the same for all three: :func:`~edgeopt.history.compare.judged`) with the same rule
-as a one-pass comparison: a significant rank test on block medians AND a change beyond the tolerance and beyond the
-noise floor (the spread of the same cell's metric over repeated runs of this model, device, runtime and settings in
-the history: :func:`~edgeopt.history.compare.noise_floors`). B regresses when any metric of any cell does.
+The judging is the one-pass comparison's own path (:func:`~edgeopt.history.compare.judge_cells`: cells matched on
+their keys, each metric by :func:`~edgeopt.history.compare.compare_samples` on the cells' raw readings, in "lower is
+better" form, with that cell's and metric's noise floor); this module only renders it: per metric the medians and
+the change in the metric's own unit (decode tokens/s: positive is faster), the verdict or why it was not judged.
+B regresses when any metric of any cell does.
 """
 
 from __future__ import annotations
-
-from statistics import median
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..bench.llm.cells import cell_key
 from ..errors import InputError
-from ..metrics.cells import MetricSeries, ResultCell
-from ..registry import get_kind
-from ..registry.kind_spec import MetricSpec
 from .compare import (
     DEFAULT_ALPHA,
     DEFAULT_TOLERANCE_PCT,
+    MetricJudgement,
     RunComparison,
     RunIdentity,
     Verdict,
     comparability_notes,
     compare,
-    compare_samples,
-    judged,
-    noise_floors,
+    judge_cells,
     one_cell,
 )
 from .records import RunRecord
 from .store import HistoryStore
 
 __all__ = ["LlmCellComparison", "LlmMetricComparison", "LlmRunComparison", "cell_key", "compare_cells",
-           "compare_runs"]
+           "compare_runs", "metric_row"]
 
 
 class _Frozen(BaseModel):
@@ -77,52 +70,31 @@ class LlmRunComparison(_Frozen):
     regression: bool
 
 
-def judge_metric(spec: MetricSpec, a: ResultCell, b: ResultCell, floor: tuple[float | None, int] | None,
-                 tolerance_pct: float, alpha: float) -> LlmMetricComparison:
-    """One metric of one cell of two runs: the comparison, or why it is not judged (impossible readings, too few)."""
-    empty = MetricSeries(metric=spec.name, unit=spec.unit)
-    sa, sb = (judged(spec, c.series_of(spec.name) or empty) for c in (a, b))
-    to_unit = (lambda t: 1000.0 / t) if spec.higher_is_better else (lambda t: t)
-    med_a, med_b = (to_unit(median(s)) if s else 0.0 for s in (sa, sb))
-    change = (med_b / med_a - 1.0) * 100.0 if med_a and med_b else 0.0
-    broken = [f"run {side}: {'; '.join(c.impossible)}" for side, c in (("A", a), ("B", b)) if c.impossible]
-    if broken:  # numbers that cannot be true are no improvement and no regression
-        return LlmMetricComparison(metric=spec.name, median_a=med_a, median_b=med_b, change_pct=0.0, verdict=None,
-                                   regression=False, explanation=f"not judged: impossible readings ({broken[0]})")
-    pct, runs = floor if floor is not None else (None, 0)
-    try:
-        c = compare_samples(sa, sb, tolerance_pct=tolerance_pct, alpha=alpha, noise_floor_pct=pct,
-                            noise_runs=runs, min_samples=spec.min_readings)
-    except InputError as exc:
-        return LlmMetricComparison(metric=spec.name, median_a=med_a, median_b=med_b, change_pct=change, verdict=None,
-                                   regression=False, explanation=f"not judged: {exc}")
-    return LlmMetricComparison(metric=spec.name, median_a=med_a, median_b=med_b, change_pct=change,
-                               p_value=c.p_value, noise_floor_pct=pct, verdict=c.verdict,
+def metric_row(j: MetricJudgement) -> LlmMetricComparison:
+    """One metric of one cell as this JSON reports it: medians and change in the metric's own unit."""
+    med_a, med_b, change = j.medians()
+    if j.comparison is None:  # impossible readings: no change is reported; too few: the medians' change
+        return LlmMetricComparison(metric=j.spec.name, median_a=med_a, median_b=med_b,
+                                   change_pct=0.0 if j.impossible else change, verdict=None, regression=False,
+                                   explanation=f"not judged: {j.reason}")
+    c = j.comparison
+    return LlmMetricComparison(metric=j.spec.name, median_a=med_a, median_b=med_b, change_pct=change,
+                               p_value=c.p_value, noise_floor_pct=j.noise_floor_pct, verdict=c.verdict,
                                regression=c.regression, explanation=c.explanation)
 
 
 def compare_cells(store: HistoryStore, ra: RunRecord, rb: RunRecord, *, tolerance_pct: float, alpha: float,
                   notes: list[str]) -> LlmRunComparison:
-    """Compare run ``rb`` (candidate) with ``ra`` (reference), cell by cell, on every sampled metric of their kind.
+    """Compare run ``rb`` (candidate) with ``ra`` (reference), cell by cell, on every sampled metric of their kind
+    (:func:`~edgeopt.history.compare.judge_cells`), as this JSON reports it.
 
     Raises:
         HistoryError: a run's cells cannot be read. InputError: the runs share no cell.
     """
-    specs = get_kind(store.kind_of(ra)).sampled_metrics()
-    names = tuple(m.name for m in specs)
-    floors = noise_floors(store, RunIdentity.of(ra), exclude=(rb.id,))
-    cells_a = {c.key: c for c in store.cells(ra.id, metrics=names)}
-    cells_b = {c.key: c for c in store.cells(rb.id, metrics=names)}
-    out = [LlmCellComparison(cell=k, metrics=[judge_metric(m, cells_a[k], cells_b[k], floors.get((k, m.name)),
-                                                           tolerance_pct, alpha) for m in specs])
-           for k in cells_a if k in cells_b]
-    unmatched = sorted(set(cells_a) ^ set(cells_b))
-    if not out:
-        raise InputError(f"runs {ra.id} and {rb.id} share no workload cell (cells: {', '.join(cells_a)} vs "
-                         f"{', '.join(cells_b)}): bench both with the same workload (--prompt-tokens/--gen-tokens/..., "
-                         "or a plug-in kind's --workload)")
+    judged_cells = judge_cells(store, ra, rb, tolerance_pct=tolerance_pct, alpha=alpha)
+    out = [LlmCellComparison(cell=k, metrics=[metric_row(j) for j in metrics]) for k, metrics in judged_cells.cells]
     return LlmRunComparison(run_a=ra.id, run_b=rb.id, model_a=ra.model_name, model_b=rb.model_name,
-                            device_a=ra.device, device_b=rb.device, cells=out, unmatched=unmatched,
+                            device_a=ra.device, device_b=rb.device, cells=out, unmatched=judged_cells.unmatched,
                             notes=[*notes, *(n for n in store.skipped if n not in notes)],  # rows left out
                             regression=any(m.regression for c in out for m in c.metrics))
 

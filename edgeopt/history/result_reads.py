@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,12 +20,10 @@ from ..registry import get_kind
 from ..registry.kind_spec import GENERATIVE, TENSOR
 from .bench_runs import RESULT_MAX_BYTES
 from .cells_rows import read_cells
-from .kind_runs import kind_result_of
-from .llm_runs import llm_result_of
 from .migrate import v1_cells, v1_kind
 from .records import HistoryError, RunRecord
 
-if TYPE_CHECKING:  # bench.llm pulls in the bench package (onnx): loaded only when an LLM run is read (llm_runs)
+if TYPE_CHECKING:  # bench.llm pulls in the bench package (onnx): loaded by the generative kind's hook
     from ..bench.llm.result import LlmBenchResult
 
 
@@ -108,19 +106,23 @@ class ResultReads:
         if self.kind_of(record) != TENSOR:
             raise HistoryError(f"run {ref} is an LLM bench run ({self.kind_of(record)} model): read it with llm_result "
                                "(edgeopt compare handles it)")
-        return jsonio.validate(BenchResult, self._checked(record, text), max_bytes=RESULT_MAX_BYTES)
+        return self._typed(record, text)
 
     def llm_result(self, ref: int | str) -> LlmBenchResult | None:
         """The stored LLM bench result of a run (with its cells' raw readings), or None for another kind of run."""
         record, text = self._result_json(ref)
-        return llm_result_of(self._checked(record, text)) if self.kind_of(record) == GENERATIVE else None
+        return self._typed(record, text) if self.kind_of(record) == GENERATIVE else None
 
     def kind_result(self, ref: int | str) -> KindBenchResult | None:
         """The stored result of a generic-engine run (cells without raw readings: :meth:`cells` has them), or None
         for a run of a built-in kind."""
         record, text = self._result_json(ref)
         kind = self.kind_of(record)
-        return None if kind in (TENSOR, GENERATIVE) else kind_result_of(self._checked(record, text))
+        return None if kind in (TENSOR, GENERATIVE) else self._typed(record, text)
+
+    def _typed(self, record: RunRecord, text: str) -> Any:
+        """A stored ``result_json``, checked, as its kind's typed result (the kind's ``history_result`` hook)."""
+        return get_kind(self.kind_of(record)).load_history("history_result")(self._checked(record, text))
 
     def _result_json(self, ref: int | str) -> tuple[RunRecord, str]:
         record = self.get(ref)

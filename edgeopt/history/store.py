@@ -14,8 +14,9 @@ raw readings): compare and its noise floor read those. A file of schema version 
 
 This module is the SQLite file only (connections, transactions, writes, run queries). The schema is
 :mod:`.schema`'s; reading a run's cells, readings and typed result back is :mod:`.result_reads`' (mixed in); how a
-result becomes a row and a row a record is :mod:`.bench_runs`' (one-pass runs), :mod:`.llm_runs`' (LLM bench runs)
-and :mod:`.kind_runs`' (plug-in kinds).
+result becomes a row and a row a record is :mod:`.bench_runs`' (every kind, from the facts its ``history_row`` hook
+gives: the one-pass kind's there, the generative kind's in :mod:`edgeopt.bench.llm.history_row`, a plug-in kind's
+:mod:`.kind_runs`).
 """
 
 from __future__ import annotations
@@ -29,21 +30,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import first_line
-from ..metrics.cells import ResultCell
 from ..metrics.kind_result import KindBenchResult
-from ..metrics.result import BenchResult
 from ..registry import get_kind
-from ..registry.kind_spec import GENERATIVE, TENSOR, KindDescriptor
-from .bench_runs import RUN_COLUMNS, bench_values, device_label, record_of
+from .bench_runs import RUN_COLUMNS, record_of, run_values
 from .cells_rows import StoredCell, write_cells
-from .kind_runs import kind_values
-from .llm_runs import llm_values
 from .migrate import migrate
 from .records import Baseline, HistoryError, RunKind, RunRecord
 from .result_reads import ResultReads
 from .schema import DDL, SCHEMA_VERSION
 
-if TYPE_CHECKING:  # bench.llm pulls in the bench package (onnx): loaded only when an LLM run is read (llm_runs)
+if TYPE_CHECKING:  # bench.llm pulls in the bench package (onnx): loaded through the generative kind's hooks
     from ..bench.llm.result import LlmBenchResult
 
 DEFAULT_BUSY_TIMEOUT_S = 30.0
@@ -143,52 +139,49 @@ class HistoryStore(ResultReads):
     # -- writing ----------------------------------------------------------------------------------------------
     def record(
         self,
-        result: BenchResult,
+        result: Any,
         *,
         kind: RunKind = "bench",
         device: str | None = None,
         verdict: str | None = None,
         group_id: str | None = None,
         label: str | None = None,
+        model_kind: str | None = None,
     ) -> RunRecord:
-        """Store one run; its raw samples too when ``result.samples_ms`` holds them.
+        """Store one run of any model kind: its ``runs`` row (the version-1 columns, for older readers: the kind's
+        ``history_row``) and its cells with every raw reading (the kind's ``cells``, else ``result.cells``), in one
+        transaction.
 
         Args:
-            result: the benchmark result.
+            result: the kind's typed result (:class:`BenchResult`, an LLM bench result, :class:`KindBenchResult`).
             kind: what recorded it (bench, qualify, sweep).
             device: the device label (default: from ``result.runner``: ``local`` or ``user@host:port``).
             verdict: ``pass`` / ``fail`` when gates or a budget were checked.
             group_id: ties together the runs of one qualify call.
             label: free text (e.g. the spec name).
+            model_kind: the registered kind of model measured (None: the result's own ``model_kind``).
 
         Returns:
             The stored row (with its id).
         """
-        return self._insert(bench_values(result, kind=kind, device=device, verdict=verdict, group_id=group_id,
-                                         label=label, now=_now()), get_kind(TENSOR), result)
+        desc = get_kind(model_kind or result.model_kind)
+        values = run_values(desc.load_history("history_row")(result), kind=kind, device=device, verdict=verdict,
+                            group_id=group_id, label=label, now=_now())
+        cells = desc.load_cells()(result) if desc.cells is not None else result.cells
+        return self._insert({**values, "model_kind": desc.name}, [StoredCell.of(c) for c in cells])
 
     def record_llm(self, result: LlmBenchResult, *, kind: RunKind = "bench", device: str | None = None,
                    verdict: str | None = None, group_id: str | None = None, label: str | None = None) -> RunRecord:
-        """Store one LLM bench run (``edgeopt bench LLM_FOLDER``): the run's columns hold its first cell's TPOT
-        and decode rate, the stored result every cell with its raw readings (for compare); see :mod:`.llm_runs`."""
-        return self._insert(llm_values(result, kind=kind, device=device or device_label(result.runner),
-                                       verdict=verdict, group_id=group_id, label=label, now=_now()),
-                            get_kind(GENERATIVE), result)
+        """:meth:`record` of an LLM bench run (``edgeopt bench LLM_FOLDER``, the generative kind)."""
+        return self.record(result, kind=kind, device=device, verdict=verdict, group_id=group_id, label=label)
 
     def record_kind(self, result: KindBenchResult, *, kind: RunKind = "bench", device: str | None = None,
                     verdict: str | None = None, group_id: str | None = None, label: str | None = None) -> RunRecord:
-        """Store one run of a generic-engine kind (a plug-in kind): its cells with every raw reading, the row's
-        version-1 columns from its rank metric (:mod:`.kind_runs`)."""
-        return self._insert(kind_values(result, kind=kind, device=device or device_label(result.runner),
-                                        verdict=verdict, group_id=group_id, label=label, now=_now()),
-                            get_kind(result.model_kind), result, cells=result.cells)
+        """:meth:`record` of a generic-engine run (a plug-in kind's, named by ``result.model_kind``)."""
+        return self.record(result, kind=kind, device=device, verdict=verdict, group_id=group_id, label=label)
 
-    def _insert(self, values: dict[str, Any], model_kind: KindDescriptor, result: object,
-                cells: tuple[ResultCell, ...] | None = None) -> RunRecord:
-        """One ``runs`` row (the version-1 columns, for older readers) and its cells (``cells``, else the kind's
-        ``cells`` function of ``result``), in one transaction."""
-        values = {**values, "model_kind": model_kind.name}
-        stored = [StoredCell.of(c) for c in (cells if cells is not None else model_kind.load_cells()(result))]
+    def _insert(self, values: dict[str, Any], stored: list[StoredCell]) -> RunRecord:
+        """One ``runs`` row and its cells, in one transaction."""
         columns = ", ".join(values)
         marks = ", ".join("?" for _ in values)
 

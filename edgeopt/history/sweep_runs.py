@@ -1,7 +1,7 @@
 """A sweep's measured levels in the history: one run of kind ``sweep`` per level, grouped by the sweep.
 
 Shared by the ONNX sweep (each level's :class:`~edgeopt.metrics.result.BenchResult`) and the LLM sweep (each
-level's LLM bench result, stored as :meth:`HistoryStore.record_llm` stores ``edgeopt bench LLM_FOLDER``), alone or
+level's LLM bench result, stored as ``edgeopt bench LLM_FOLDER`` stores it: :meth:`HistoryStore.record`), alone or
 on a fleet (then grouped by the fleet run's id, one device per row). The verdict is the level's pass/fail, the
 label names the level and its retention, so ``edgeopt history`` tells the levels apart and ``edgeopt compare``
 reads two sweeps' runs of the same level like any two bench runs.
@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..metrics.result import BenchResult
 from .store import HistoryError
@@ -56,9 +56,9 @@ def record_sweep_levels(history_db: str | Path, levels: Sequence[SweptLevel], *,
     group = group_id or f"sweep-{int(time.time())}-{model_sha256[:8]}"
     ids = []
     for swept in levels:
-        record: Any = store.record if isinstance(swept.bench, BenchResult) else store.record_llm
-        run = record(swept.bench, kind="sweep", device=device, verdict="pass" if swept.passed else "fail",
-                     group_id=group, label=f"{swept.level} retention={swept.retention:.4f} (edgeopt {__version__})")
+        label = f"{swept.level} retention={swept.retention:.4f} (edgeopt {__version__})"
+        run = store.record(swept.bench, kind="sweep", device=device, verdict="pass" if swept.passed else "fail",
+                           group_id=group, label=label)
         ids.append(run.id)
     return ids
 

@@ -20,7 +20,9 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+
+from pydantic import Field
 
 from .._version import __version__
 from ..fleet.artifacts import ModelRef
@@ -29,15 +31,22 @@ from ..fleet.executors import DeviceEvents, Executor
 from ..fleet.jobs import CancelToken, EventSink, Watchdog, _now, classify
 from ..fleet.result import ErrorKind
 from ..fleet.runner import FleetRunner
-from ..fsutil import atomic_write_text
 from ..settings import RemoteSpec
+from ..sweep.fleet.drive import device_deadline, sweep_devices
+from ..sweep.fleet.result import (
+    FleetSweepKind,
+    KindFleetSweepResult,
+    KindFleetSweepRow,
+    KindFleetSweepSummary,
+    LevelPoint,
+    LevelSpreadBase,
+    SpreadNames,
+)
 from ..sweep.ship.deployment import discard
-from ..untrusted import for_json
 from .sweep import LlmLevelRun, finish_llm_sweep, measure_levels
 from .sweep_build import LlmBuild, Say, prepare_llm_sweep
-from .sweep_fleet_result import LlmFleetSweepResult, LlmFleetSweepRow, summarize_llm
 from .sweep_options import LlmSweepOptions
-from .sweep_result import LlmSweepLevel
+from .sweep_result import LlmSweepLevel, LlmSweepResult
 
 if TYPE_CHECKING:
     from ..bench.llm.result import LlmBenchResult
@@ -46,6 +55,40 @@ EVAL_FILE = "eval.txt"
 LEVELS_DIR = "levels"
 # Beyond the levels' own time: connect, upload every level folder, lock waits.
 LLM_SWEEP_DEADLINE_S = 3600.0
+
+
+class LlmLevelSpread(LevelSpreadBase):
+    """One level (name@runtime) across the devices that measured it: the spread of its decode rate."""
+
+    names: ClassVar[SpreadNames] = SpreadNames("name", "tokens_per_s_median", "tokens_per_s_min", "tokens_per_s_max",
+                                               3)
+
+    name: str
+    runtime: str
+    devices: int = Field(description="Devices that measured this level.")
+    tokens_per_s_median: float = Field(description="Median of the devices' rank_tokens_per_s (1000 / TPOT p50).")
+    tokens_per_s_min: float = Field(description="Slowest device's decode rate, tokens/s.")
+    min_device: str
+    tokens_per_s_max: float = Field(description="Fastest device's decode rate, tokens/s.")
+    max_device: str
+    retention_min: float = Field(description="Lowest retention any device measured.")
+    passed_on: list[str] = Field(description="Devices where the level kept --min-retention.")
+
+    @classmethod
+    def point(cls, level: Any) -> LevelPoint | None:
+        """A level without a decode time (not benched) is left out of the spread."""
+        if not level.rank_tokens_per_s:
+            return None
+        return LevelPoint(level.name, level.runtime, level.rank_tokens_per_s, level.retention.retention,
+                          level.passed)
+
+
+# The fleet sweep result (edgeopt.sweep.fleet.result) with an LLM sweep per device and the decode-rate spread.
+LlmFleetSweepRow = KindFleetSweepRow[LlmSweepResult]
+LlmFleetSweepSummary = KindFleetSweepSummary[LlmLevelSpread]
+LlmFleetSweepResult = KindFleetSweepResult[LlmSweepResult, LlmLevelSpread]
+LLM_FLEET_SWEEP: FleetSweepKind[LlmSweepResult, LlmLevelSpread] = FleetSweepKind(
+    LlmFleetSweepRow, LlmFleetSweepSummary, LlmFleetSweepResult, LlmLevelSpread, kind="llm_fleet_sweep")
 
 
 @dataclass(frozen=True)
@@ -104,7 +147,7 @@ class LlmSweepJob:
         if blobs is not None:  # a copy from the object store: the host ships (and hashes) its own level folders
             runs = [_on_host(row, bench, str(self.build.levels_dir / row.runtime / row.name)) for row, bench in runs]
         return LlmFleetSweepRow(**self._base(), status="ok", seconds=round(time.perf_counter() - started, 3),
-                                started_at=started_at, measured=runs, device_warnings=warnings)
+                                started_at=started_at, level_runs=runs, device_warnings=warnings)
 
 
 def _on_host(row: LlmSweepLevel, bench: LlmBenchResult, folder: str) -> LlmLevelRun:
@@ -122,11 +165,11 @@ def _finish(row: LlmFleetSweepRow, build: LlmBuild, opts: LlmSweepOptions, out: 
         (dev_out / "sweep.json").unlink(missing_ok=True)
         return row
     warnings = [*build.warnings, *row.device_warnings]  # the history's warning, if any, is added to it
-    result = finish_llm_sweep(build, row.measured, opts, dev_out, runner_name=row.runner, target=row.target,
+    result = finish_llm_sweep(build, row.level_runs, opts, dev_out, runner_name=row.runner, target=row.target,
                               warnings=warnings, started=time.monotonic() - row.seconds, device=row.device,
                               group_id=fleet_id)
     rec = result.recommendation
-    return row.model_copy(update={"result": result, "measured": [], "history_run_ids": result.history_run_ids,
+    return row.model_copy(update={"result": result, "level_runs": [], "history_run_ids": result.history_run_ids,
                                   "device_warnings": warnings[len(build.warnings):],
                                   "recommendation": f"{rec.name}@{rec.runtime}" if rec is not None else None})
 
@@ -169,9 +212,6 @@ def fleet_llm_sweep(model: str | Path, opts: LlmSweepOptions, *, devices: str | 
         InputError: bad folder, text, calibration text, level, selection or option (exit 2).
         LlmExportError: a runtime's FP32 reference could not be built here.
     """
-    from ..sweep.fleet.drive import device_deadline, sweep_devices
-    from ..sweep.fleet.result import fleet_sweep_exit_code
-
     src, say = Path(model), say or (lambda _text: None)
     selected = resolve_devices(devices, remote, **remote_options)
     deadline = device_deadline(deadline_s, LLM_SWEEP_DEADLINE_S)
@@ -185,11 +225,8 @@ def fleet_llm_sweep(model: str | Path, opts: LlmSweepOptions, *, devices: str | 
     build = host.build
     rows = [_finish(r, build, opts, out, fleet_id) for r in rows]
     warnings = [*build.warnings, *(f"{r.device}: {w}" for r in rows for w in r.device_warnings)]
-    result = LlmFleetSweepResult(
-        edgeopt_version=__version__, fleet_id=fleet_id, model=str(src), model_sha256=build.digest,
+    return LLM_FLEET_SWEEP.write(
+        rows, out, edgeopt_version=__version__, fleet_id=fleet_id, model=str(src), model_sha256=build.digest,
         selection=fleet_selection(devices), executor=fleet.executor.name, jobs=fleet.jobs, deadline_s=deadline,
         started_at=started_at, seconds=round(time.perf_counter() - started, 3), host_seconds=host.seconds,
-        out_dir=str(out), rows=rows, summary=summarize_llm(rows), warnings=warnings,
-        exit_code=fleet_sweep_exit_code(rows))
-    atomic_write_text(out / "fleet-sweep.json", for_json(result.model_dump_json(indent=2)) + "\n")
-    return result
+        warnings=warnings)

@@ -5,10 +5,11 @@ Documented field by field in ``docs/result-schema.md``; bump ``SCHEMA_VERSION`` 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..registry.kind_spec import TENSOR
 from .budget import FpsBudget
 from .deadline import DeadlineStats
 from .latency import LatencyStats, PercentileSupport
@@ -111,6 +112,8 @@ class DeploymentRef(_Frozen):
 
 class BenchResult(_Frozen):
     """Everything one benchmark run produced, with the settings and machine that produced it."""
+
+    model_kind: ClassVar[str] = TENSOR  # the kind that measured it (not JSON): the history records it as that kind
 
     schema_version: str = SCHEMA_VERSION
     edgeopt_version: str

@@ -49,6 +49,8 @@ GENERIC_TASKS: dict[str, str] = {
     "qualify_check": "edgeopt.qualify.kind_gates:generic_problem",
 }
 
+GENERIC_HISTORY = {"history_row": "kind_facts", "history_result": "kind_result_of"}
+
 
 def _task_field(what: str) -> Any:
     return Field(default=None, pattern=_HOOK, description=f"'module:function' {what}, imported when first used; "
@@ -116,6 +118,11 @@ class KindDescriptor(BaseModel):
     model_word: str = Field(default="model", description="How messages name a model of this kind.")
     cells: str | None = Field(default=None, pattern=_HOOK, description="'module:function' that turns its typed "
                               "result into cells of metric series (edgeopt.metrics.cells), imported when first used.")
+    history_row: str | None = Field(default=None, pattern=_HOOK, description="'module:function' that turns its "
+                                    "typed result into the facts of its history row (edgeopt.history.bench_runs."
+                                    "RunFacts); None: the generic engine's, from the rank metric of its cells.")
+    history_result: str | None = Field(default=None, pattern=_HOOK, description="'module:function' that reads a "
+                                       "stored result_json back as its typed result; None: the generic engine's.")
     engine: Engine = Field(default="generic", description="What measures it: the built-ins' own engines, or the "
                            "generic one (agent_command through the runner, raw_cells, the metric gate).")
     workload: str | None = Field(default=None, pattern=_HOOK, description="'module:Model', a frozen pydantic "
@@ -152,6 +159,12 @@ class KindDescriptor(BaseModel):
             RegistryError: no cells function declared, or the path does not import.
         """
         return self._hook("cells")
+
+    def load_history(self, field: Literal["history_row", "history_result"]) -> Any:
+        """Its ``history_row`` or ``history_result`` function (imported now), the generic engine's when it names
+        none (:mod:`edgeopt.history.kind_runs`)."""
+        path = getattr(self, field) or f"edgeopt.history.kind_runs:{GENERIC_HISTORY[field]}"
+        return self._load(field, path)
 
     def load_raw_cells(self) -> Any:
         """The generic engine's ``raw_cells`` function (imported now). Raises RegistryError as :meth:`load_cells`."""

@@ -55,7 +55,7 @@ KINDS = {k.name: k for k in (
     Kind("sweep", _t("edgeopt.sweep.result.SweepResult")),
     Kind("llm-sweep", _t("edgeopt.llm.sweep_result.LlmSweepResult")),
     Kind("fleet-sweep", _t("edgeopt.sweep.fleet.result.FleetSweepResult")),
-    Kind("llm-fleet-sweep", _t("edgeopt.llm.sweep_fleet_result.LlmFleetSweepResult")),
+    Kind("llm-fleet-sweep", _t("edgeopt.llm.sweep_fleet.LlmFleetSweepResult")),
     Kind("qualify", _t("edgeopt.qualify.result.QualifyResult"), _qualify_base),
     Kind("fleet", _t("edgeopt.fleet.result.FleetResult")),
     Kind("llm-fleet", _t("edgeopt.bench.llm.fleet.LlmFleetResult")),

@@ -150,7 +150,7 @@ def _record(rows: list[LlmFleetRow], history_db: str | Path | None, fleet_id: st
     def save(store: HistoryStore, row: LlmFleetRow) -> int | None:
         if row.result is None:
             return None
-        return store.record_llm(row.result, kind="bench", device=row.device, group_id=fleet_id, label=label,
-                                verdict=None if row.result.valid else "fail").id
+        return store.record(row.result, kind="bench", device=row.device, group_id=fleet_id, label=label,
+                            verdict=None if row.result.valid else "fail").id
 
     return record_each(rows, history_db, warnings, save)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...metrics.result import DeploymentRef
+from ...registry.kind_spec import GENERATIVE
 from .workload import LlmWorkload
 
 LLM_SCHEMA_VERSION = "1.0"
@@ -146,6 +147,8 @@ class LlmLoad(_Frozen):
 
 class LlmBenchResult(_Frozen):
     """What ``edgeopt bench LLM_FOLDER`` measured; ``valid`` only when every cell is."""
+
+    model_kind: ClassVar[str] = GENERATIVE  # the kind that measured it (not JSON): the history records it as that kind
 
     kind: Literal["llm_bench"] = "llm_bench"
     schema_version: str = LLM_SCHEMA_VERSION

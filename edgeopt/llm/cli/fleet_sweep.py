@@ -15,7 +15,7 @@ from ...cli.fleet_options import FleetOptions
 from ...cli.sweep_fleet import print_fleet_sweep_footer, report_fleet_sweep
 from ...settings import RemoteSpec
 from ...untrusted import for_rich
-from ..sweep_fleet_result import LlmFleetSweepResult
+from ..sweep_fleet import LlmFleetSweepResult
 from ..sweep_options import LlmSweepOptions
 
 

@@ -34,7 +34,7 @@ from ..report import write_plot
 from .drive import device_deadline, sweep_devices
 from .host import EVAL_FILE, Bundle, build_all, stage_inputs
 from .job import SweepJob
-from .result import FleetSweepResult, FleetSweepRow, fleet_sweep_exit_code, summarize
+from .result import ONE_PASS, FleetSweepResult, FleetSweepRow
 
 # Beyond the levels' own time: connect, upload, the references, the ranking rounds.
 SWEEP_DEADLINE_S = 3600.0
@@ -111,14 +111,11 @@ def fleet_sweep(
     rows = [_finish(r, out, model_path, options, fleet_id, warnings) for r in rows]
     # Each device's own sweep warnings (runtimes it skipped, ...) reach the fleet's output, named by device.
     warnings = [f"{r.device}: {w}" for r in rows if r.result is not None for w in r.result.warnings] + warnings
-    result = FleetSweepResult(
-        edgeopt_version=__version__, fleet_id=fleet_id, model=str(model_path), model_sha256=ModelRef.of(model).key,
-        selection=fleet_selection(devices), executor=fleet.executor.name, jobs=fleet.jobs, deadline_s=deadline,
-        started_at=started_at, seconds=round(time.perf_counter() - started, 3), host_seconds=bundle.seconds,
-        targets=targets, out_dir=str(out), rows=rows, summary=summarize(rows), warnings=warnings,
-        exit_code=fleet_sweep_exit_code(rows))
-    atomic_write_text(out / "fleet-sweep.json", for_json(result.model_dump_json(indent=2)) + "\n")
-    return result
+    return ONE_PASS.write(
+        rows, out, edgeopt_version=__version__, fleet_id=fleet_id, model=str(model_path),
+        model_sha256=ModelRef.of(model).key, selection=fleet_selection(devices), executor=fleet.executor.name,
+        jobs=fleet.jobs, deadline_s=deadline, started_at=started_at, seconds=round(time.perf_counter() - started, 3),
+        host_seconds=bundle.seconds, targets=targets, warnings=warnings)
 
 
 def _finish(row: FleetSweepRow, out: Path, model: Path, options: SweepOptions, fleet_id: str,

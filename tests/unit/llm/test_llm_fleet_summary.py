@@ -4,9 +4,9 @@ exit code (the ONNX fleet sweep's rule on LLM rows)."""
 from __future__ import annotations
 
 from edgeopt.llm.retention import LlmRetention
-from edgeopt.llm.sweep_fleet_result import LlmFleetSweepRow, summarize_llm
+from edgeopt.llm.sweep_fleet import LLM_FLEET_SWEEP, LlmFleetSweepRow
 from edgeopt.llm.sweep_result import LlmSweepLevel, LlmSweepResult
-from edgeopt.sweep.fleet.result import fleet_sweep_exit_code
+from edgeopt.sweep.fleet.result import fleet_sweep_exit_code, summarize
 
 
 def _level(name: str, tok_s: float | None, retention: float = 1.0) -> LlmSweepLevel:
@@ -30,7 +30,7 @@ def _error(name: str, kind: str = "dependency") -> LlmFleetSweepRow:
 def test_decode_rate_spread_per_level_and_agreement():
     rows = [_row("pi-1", "int4@onnxruntime_genai", 100.0, 300.0), _row("pi-2", "int4@onnxruntime_genai", 90.0, 250.0),
             _row("pi-3", "int4@onnxruntime_genai", 95.0, 280.0, 0.97), _error("pi-4")]
-    s = summarize_llm(rows)
+    s = summarize(rows, LLM_FLEET_SWEEP)
     assert s.devices == 4 and s.ok == 3 and s.failed == ["pi-4"]
     fp32, int4 = s.levels
     assert (fp32.name, fp32.devices, fp32.tokens_per_s_median, fp32.min_device, fp32.max_device) == \
@@ -42,7 +42,7 @@ def test_decode_rate_spread_per_level_and_agreement():
 
 def test_untimed_level_disagreement_and_every_device_failing():
     rows = [_row("pi-1", "int4@onnxruntime_genai", 100.0, None), _row("pi-2", None, 90.0, 250.0, 0.5)]
-    s = summarize_llm(rows)
+    s = summarize(rows, LLM_FLEET_SWEEP)
     assert [lv.devices for lv in s.levels] == [2, 1]  # pi-1's int4 has no decode time: not in the spread
     assert s.levels[1].passed_on == [] and not s.agree and s.recommendation is None
     assert fleet_sweep_exit_code(rows) == 1
