@@ -52,10 +52,11 @@ class FlaggedField:
                                 callback=_int_list(self.flag.name, self.flag.min or 0))
         if _is_str_list(self.annotation):  # a comma-separated list of names
             return click.option(self.flag.name, self.dest, default=None, help=self.flag.help)
-        kind: Any = self.annotation if self.annotation in (int, float, str) else None
-        if self.annotation is int and self.ge is not None:
-            kind = click.IntRange(min=int(self.ge))
-        extra = {"type": kind} if kind is not None else {}
+        if self.annotation not in (bool, int, float, str):
+            raise ValueError(f"flag {self.flag.name} (field {self.name}): a flag's field is a tuple[int, ...], a "
+                             f"list[str] | None, a bool, an int, a float or a str, not {self.annotation}")
+        kind: Any = click.IntRange(min=int(self.ge)) if self.annotation is int and self.ge is not None else None
+        extra = {"type": kind or self.annotation} if self.annotation is not bool else {}
         return click.option(self.flag.name, self.dest, default=self.default, show_default=True, help=self.flag.help,
                             **extra)
 
@@ -137,6 +138,7 @@ def kind_flag_options(hook: SettingsHook, kinds: list[KindDescriptor] | None = N
     order; the command receives ``kind_flags``: the given ones by flag name, parsed (``kinds``: instead of the
     registry's, for tests)."""
     fields = _all_flags(hook, kinds)
+    options = [field.option() for field in fields]  # a field no flag form fits fails here, naming it
 
     def decorate(f: F) -> F:
         @functools.wraps(f)
@@ -149,8 +151,8 @@ def kind_flag_options(hook: SettingsHook, kinds: list[KindDescriptor] | None = N
             return f(*args, kind_flags=given, **kwargs)
 
         decorated: Any = wrapper
-        for field in reversed(fields):
-            decorated = field.option()(decorated)
+        for option in reversed(options):
+            decorated = option(decorated)
         return decorated
 
     return decorate

@@ -12,6 +12,9 @@ from ``MeasureSettings``; a field without one is not a flag (it takes the comman
 - ``list[str] | None``: ``--name TEXT``, a comma-separated list (None when not given);
 - ``bool``: ``--name/--no-name`` (give both in ``name``), its default shown;
 - ``int`` / ``float`` / ``str``: one value, its default shown, an ``int`` bounded below by the field's ``ge``.
+
+A field of another type with a Flag is refused when the command is built (a ValueError naming the flag), and so is
+one flag name two kinds declare differently.
 """
 
 from __future__ import annotations

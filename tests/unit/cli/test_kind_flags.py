@@ -97,6 +97,16 @@ class OtherWorkload(BaseModel):
     rounds: Annotated[int, Flag("--rounds", "Another meaning.")] = 1
 
 
+class OddWorkload(BaseModel):
+    gains: Annotated[tuple[float, ...], Flag("--gains", "Not a form a flag takes.")] = (1.0,)
+
+
+def test_a_field_type_no_flag_form_fits_is_refused_naming_it() -> None:
+    odd = TOY.model_copy(update={"name": "odd", "workload": f"{__name__}:OddWorkload"})
+    with pytest.raises(ValueError, match="--gains .field gains.: a flag's field is a tuple"):
+        kind_flag_options("workload", [odd])
+
+
 def test_the_llm_flags_of_bench_and_sweep_are_the_generative_kinds_models() -> None:
     llm = get_kind(GENERATIVE)
     assert [f.flag.name for f in flagged_fields(LlmWorkload)] == [
