@@ -20,8 +20,9 @@ from typing import Any, TypeVar
 
 import annotated_types
 import click
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
+from ..errors import InputError
 from ..registry import Flag, KindDescriptor, RegistryError, kind_registry
 from ..registry.kind_spec import SettingsHook
 from .bench_tradeoff_cmd import _int_list
@@ -167,7 +168,11 @@ def kind_settings(kind: KindDescriptor, hook: SettingsHook, kind_flags: Mapping[
                   shared: Mapping[str, Any]) -> Any | None:
     """``kind``'s ``hook`` model built from its given flags, and from the command's ``shared`` settings for the
     fields of the same name that are not flags (a value None or empty: the field's default); None when the model
-    declares no flag (the kind takes its settings otherwise, e.g. ``--workload KEY=VALUE``)."""
+    declares no flag (the kind takes its settings otherwise, e.g. ``--workload KEY=VALUE``).
+
+    Raises:
+        InputError: a value the model refuses (exit 2), naming the flag (or the shared setting) and the field.
+    """
     model = kind.load_settings_model(hook)
     fields = _kind_fields(kind, hook)
     if model is None or not fields:
@@ -175,7 +180,15 @@ def kind_settings(kind: KindDescriptor, hook: SettingsHook, kind_flags: Mapping[
     names = (set(model.model_fields) if issubclass(model, BaseModel)
              else {f.name for f in dataclasses.fields(typing.cast(Any, model))})
     values = {**_shared_values(names, shared), **flag_values(kind, hook, kind_flags)}
-    return model.model_validate(values) if issubclass(model, BaseModel) else model(**values)
+    if not issubclass(model, BaseModel):
+        return model(**values)
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = str(err["loc"][0]) if err["loc"] else ""
+        flag = next((f.flag.name.split("/")[0] for f in fields if f.name == key), key)
+        raise InputError(f"{flag} {values.get(key)!r}: {err['msg']} (kind {kind.name}'s {hook} field {key})") from None
 
 
 def _shared_values(names: set[str], shared: Mapping[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 import edgeopt.cli
 from edgeopt.bench.llm.workload import LlmWorkload
 from edgeopt.cli.kind_flags import flag_values, flagged_fields, kind_flag_options, kind_settings
+from edgeopt.errors import InputError
 from edgeopt.registry import GENERATIVE, TENSOR, Flag, KindDescriptor, MetricSpec, get_kind
 
 
@@ -78,6 +79,8 @@ def test_the_typed_settings_take_the_flags_then_the_shared_settings_of_the_same_
     assert settings == ToyWorkload(frame_ms=(10, 40), rounds=5, threads=(2, 4), seed=7)
     assert kind_settings(TOY, "workload", {}, {"threads": [], "seed": None}) == ToyWorkload()
     assert kind_settings(get_kind(TENSOR), "workload", flags, {}) is None  # a kind with no workload model
+    with pytest.raises(InputError, match=r"^--rounds 0: Input should be greater than or equal to 1 .kind toy"):
+        kind_settings(TOY, "workload", {"--rounds": 0}, {})
 
 
 def test_a_dataclass_sweep_model_gives_its_flags_by_field_name() -> None:
