@@ -3,7 +3,7 @@ one typed object, so each kind's entry takes the same argument shape ``(kind, ca
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,9 @@ class BenchCall:
     fleet: FleetOptions
     mlflow: MlflowTarget | None
     override_deployment: bool
-    llm: dict[str, Any] = field(default_factory=dict)  # the generative workload options (--prompt-tokens ...)
+    # The model's kind's workload model built from its own flags (edgeopt/cli/kind_flags.py: --prompt-tokens ...)
+    # and the shared settings of the same names; None when its workload model declares no flag.
+    settings: Any = None
     workload: tuple[str, ...] = ()  # --workload KEY=VALUE (a plug-in kind's workload)
 
     def refuse_workload(self) -> None:

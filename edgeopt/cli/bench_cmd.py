@@ -11,12 +11,12 @@ from ..dispatch import entry, kind_of
 from ..settings import RemoteSpec
 from .bench_call import BenchCall
 from .bench_kind_cmd import workload_option
-from .bench_llm_cmd import llm_options
 from .bench_tradeoff_cmd import list_options
 from .common import json_option, targets_dir_option
 from .deployment_flags import OVERRIDE_DEPLOYMENT
 from .fleet_options import FleetOptions, fleet_options
 from .history_options import HistoryOptions, history_options
+from .kind_flags import kind_flag_options, kind_settings
 from .measure_options import NO_BUDGET, SAMPLES, measure_options
 from .remote_options import remote_options
 from .runtime_flags import runtime_flag_options, runtime_names_text
@@ -34,7 +34,7 @@ from .sink_options import MlflowTarget, mlflow_options
     shapes={"help": "Concrete shape of an input with dynamic dims, e.g. input=1x3x224x224 (one per input)."},
     runtime={"help": f"Agent runtime: {runtime_names_text()} [default: auto: the target's first runtime that loads "
                      "the model's format]."})
-@llm_options
+@kind_flag_options("workload")  # each kind's own (an LLM's --prompt-tokens ...), from its workload model
 @OVERRIDE_DEPLOYMENT
 @remote_options()
 @fleet_options()
@@ -48,7 +48,7 @@ def bench(
     batches: list[int], html: Path | None, runtime_flags: dict[str, dict[str, Any]], samples: bool,
     targets_dirs: tuple[Path, ...], as_json: bool, remote: RemoteSpec, history: HistoryOptions,
     fleet: FleetOptions, mlflow: MlflowTarget | None, override_deployment: bool, workload: tuple[str, ...],
-    **llm: Any,
+    kind_flags: dict[str, Any],
 ) -> int:
     """Benchmark MODEL (or every artifact of an optimize manifest.json) on a target, or on many devices at once
     with --devices (docs/fleet.md). MODEL may be a deployment (a folder with deployment.json, e.g. a sweep's
@@ -61,9 +61,12 @@ def bench(
 
     Exit 0 pass, 1 budget failed or run invalid, 2 bad input, 3 device error (with --devices: every device).
     """
+    kind = kind_of(model)  # the registry's answer (a deployment: what it deploys); its bench_cli entry runs it
+    shared = {"threads": threads, "batch": batches, "seed": measure["seed"],
+              "max_duration_s": measure["max_duration_s"]}  # what a workload field of the same name takes
     call = BenchCall(model=model, target=target, measure=measure, no_budget=no_budget, threads=threads,
                      batches=batches, html=html, runtime_flags=runtime_flags, samples=samples,
                      targets_dirs=targets_dirs, as_json=as_json, remote=remote, history=history, fleet=fleet,
-                     mlflow=mlflow, override_deployment=override_deployment, llm=llm, workload=workload)
-    kind = kind_of(model)  # the registry's answer (a deployment: what it deploys); its bench_cli entry runs it
+                     mlflow=mlflow, override_deployment=override_deployment, workload=workload,
+                     settings=kind_settings(kind, "workload", kind_flags, shared))
     return int(entry(kind, "bench_cli")(kind, call))

@@ -8,10 +8,12 @@ Exit codes as every bench: 0 a valid run, 1 an invalid run (an impossible value,
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import click
+from pydantic import BaseModel
 from rich.console import Console
 
 from ..bench.kind_bench import bench_kind
@@ -48,9 +50,10 @@ def bench_generic(kind: KindDescriptor, c: BenchCall) -> int:
         keep_samples=True)
     refused = {"--devices": c.fleet.enabled, "--mlflow": c.mlflow is not None, "--html": c.html is not None,
                "--threads/--batch lists": len(threads) > 1 or len(batches) > 1}
+    flagged = c.settings.model_dump(exclude_unset=True) if isinstance(c.settings, BaseModel) else {}
     return run_kind_bench(c.model, kind, settings, workload=c.workload, target=c.target, remote=c.remote,
                           targets_dirs=c.targets_dirs, history=c.history, samples=c.samples, as_json=c.as_json,
-                          refused=refused)
+                          refused=refused, flagged=flagged)
 
 
 def workload_pairs(items: Sequence[str]) -> dict[str, str]:
@@ -68,8 +71,10 @@ def workload_pairs(items: Sequence[str]) -> dict[str, str]:
 
 def run_kind_bench(model: Path, kind: KindDescriptor, settings: MeasureSettings, *, workload: Sequence[str],
                    target: str | None, remote: RemoteSpec, targets_dirs: Sequence[Path], history: HistoryOptions,
-                   samples: bool, as_json: bool, refused: dict[str, bool]) -> int:
-    """Bench ``model`` of generic kind ``kind`` once; record, print; the exit code.
+                   samples: bool, as_json: bool, refused: dict[str, bool],
+                   flagged: Mapping[str, Any] | None = None) -> int:
+    """Bench ``model`` of generic kind ``kind`` once; record, print; the exit code. Its workload: ``flagged`` (the
+    fields its workload model makes flags of, edgeopt/cli/kind_flags.py) and ``--workload`` pairs over them.
 
     Raises:
         InputError: an option that does not apply to a plug-in kind (``refused``: flag -> given), a bad workload.
@@ -79,8 +84,8 @@ def run_kind_bench(model: Path, kind: KindDescriptor, settings: MeasureSettings,
         raise InputError(f"{model} is a {kind.name} model (a plug-in kind): {', '.join(given)} do(es) not apply to "
                          "it; bench it on one device, one threads/batch value (docs/bench.md)")
     with StderrProgress() as progress:
-        result = bench_kind(model, settings, workload=workload_pairs(workload), target=target, remote=remote,
-                            progress=progress, targets_dirs=targets_dirs)
+        result = bench_kind(model, settings, workload={**(flagged or {}), **workload_pairs(workload)}, target=target,
+                            remote=remote, progress=progress, targets_dirs=targets_dirs)
     _record(result, history, remote.device)
     shown = result if samples else result.without_readings()
     if as_json:

@@ -7,16 +7,13 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
 
 from ..config import ENV_HISTORY_DB
 from ..history import HistoryError, open_store
 from ..metrics.result import BenchResult
-
-if TYPE_CHECKING:
-    from ..bench.llm.result import LlmBenchResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -53,20 +50,6 @@ def record_bench(result: BenchResult, history: HistoryOptions, *, device: str | 
     try:
         store = open_store(history.db)
         run = store.record(result, kind="bench", device=device, verdict=verdict)
-    except HistoryError as exc:
-        click.echo(f"edgeopt: warning: run not recorded in the history: {exc}", err=True)
-        return None
-    click.echo(f"edgeopt: recorded as history run {run.id} in {store.path}", err=True)
-    return run.id
-
-
-def record_llm_bench(result: LlmBenchResult, history: HistoryOptions, *, device: str | None = None) -> int | None:
-    """Store an LLM bench run (with its cells' raw readings, for compare); its run id, or None."""
-    if not history.enabled:
-        return None
-    try:
-        store = open_store(history.db)
-        run = store.record_llm(result, kind="bench", device=device, verdict=None if result.valid else "fail")
     except HistoryError as exc:
         click.echo(f"edgeopt: warning: run not recorded in the history: {exc}", err=True)
         return None

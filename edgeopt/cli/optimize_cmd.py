@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -12,6 +11,7 @@ from ..optimize import optimize_graph
 from ..registry import KindDescriptor
 from .common import emit_json, json_option, parse_shapes, targets_dir_option
 from .metric_options import MetricParams, metric_param_options
+from .optimize_call import OptimizeCall
 from .optimize_render import StderrReporter, render_optimize
 
 
@@ -46,23 +46,22 @@ def optimize_cmd(model: str, target: str, recipe: str, calib: Path | None, eval_
 
     MODEL may be a Hugging Face decoder LLM folder: the recipe is then an LLM recipe (recipes/llm/: int4, int8,
     fp16, fp32...) and the result is runtime folders (docs/llm.md)."""
-    options = dict(locals())
+    call = OptimizeCall(**locals())
     kind = kind_of(model)  # the registry's answer; the kind's optimize_cli entry optimizes it
-    return int(entry(kind, "optimize_cli")(kind, options))
+    return int(entry(kind, "optimize_cli")(kind, call))
 
 
-def optimize_tensor(kind: KindDescriptor, a: dict[str, Any]) -> int:
-    """The tensor kind's ``optimize_cli`` entry: run the recipe on a one-pass model (``a``: the command's options)."""
+def optimize_tensor(kind: KindDescriptor, c: OptimizeCall) -> int:
+    """The tensor kind's ``optimize_cli`` entry: run the recipe on a one-pass model."""
     reporter = StderrReporter()
     try:
-        result = optimize_graph(a["model"], target=a["target"], recipe=a["recipe"], calib=a["calib"],
-                                out_dir=a["out_dir"], eval_data=a["eval_data"], input_shapes=parse_shapes(a["shapes"]),
-                                progress=reporter, fidelity=not a["no_fidelity"], bench=not a["no_bench"],
-                                targets_dirs=a["targets_dirs"], seed=a["seed"],
-                                metric=a["metric_params"].spec(a["metric"]), output=a["output_sel"])
+        result = optimize_graph(c.model, target=c.target, recipe=c.recipe, calib=c.calib, out_dir=c.out_dir,
+                                eval_data=c.eval_data, input_shapes=parse_shapes(c.shapes), progress=reporter,
+                                fidelity=not c.no_fidelity, bench=not c.no_bench, targets_dirs=c.targets_dirs,
+                                seed=c.seed, metric=c.metric_params.spec(c.metric), output=c.output_sel)
     finally:
         reporter.close()
-    if a["as_json"]:
+    if c.as_json:
         emit_json(result)
     else:
         render_optimize(result)

@@ -19,18 +19,16 @@ from ..settings import RemoteSpec
 from ..untrusted import clean_text
 from .fleet_options import FleetOptions, fleet_options
 from .json_out import emit_json
+from .kind_flags import flag_values, kind_flag_options
 from .measure_options import measure_options
 from .metric_options import MetricParams, metric_param_options
 from .progress import SweepProgress
 from .remote_options import remote_options
 from .sink_options import MlflowTarget, mlflow_options
+from .sweep_call import SweepCall, csv
 
 if TYPE_CHECKING:
     from ..sweep.result import SweepResult
-
-
-def _csv(value: str | None) -> list[str] | None:
-    return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
 
 def _interval(lv: Any) -> str:
@@ -130,7 +128,7 @@ def _render_shipped(result: SweepResult) -> None:
 @click.option("--metric", default=None,
               help="top1, top5, agreement, cosine, snr_db, max_abs_err, mask_iou, detection or pkg.mod:fn; LLM "
                    "folders: top1_clear (default), top1, topk, kl, ppl or pkg.mod:fn.")
-@click.option("--levels", default=None, help="LLM folders: comma-separated levels (default all; docs/llm.md).")
+@kind_flag_options("sweep_options")  # each kind's own (an LLM's --levels), from its sweep_options model
 @click.option("--output", "output_sel", default=None, help="Output the metric reads: INDEX|NAME[,slice=[:,4:,:]].")
 @metric_param_options
 @measure_options("fps", fps={"help": "Real-time budget (p99 <= 1000/fps)."})
@@ -162,30 +160,30 @@ def _render_shipped(result: SweepResult) -> None:
 @fleet_options(deadline_default="3600 s")
 def sweep_cmd(model: Path, target: str | None, eval_data: Path, recipes: str | None, min_retention: float,
               metric: str | None, output_sel: str | None, measure: dict[str, Any], objective: str,
-              levels: str | None, runtimes: str | None, calib: Path | None, out_dir: Path | None, max_trials: int,
-              max_search_s: float, nncf_budget_s: float, eval_limit: int | None, no_int8_search: bool, no_cache: bool,
-              history_db: Path | None, as_json: bool, remote: RemoteSpec, metric_params: MetricParams,
-              mlflow: MlflowTarget | None, fleet: FleetOptions) -> int:
+              kind_flags: dict[str, Any], runtimes: str | None, calib: Path | None, out_dir: Path | None,
+              max_trials: int, max_search_s: float, nncf_budget_s: float, eval_limit: int | None,
+              no_int8_search: bool, no_cache: bool, history_db: Path | None, as_json: bool, remote: RemoteSpec,
+              metric_params: MetricParams, mlflow: MlflowTarget | None, fleet: FleetOptions) -> int:
     """Sweep compression levels of MODEL on a target and recommend the best (runtime, recipe); with --devices on
     many devices at once: the artifacts built once here, one measuring job per device (docs/fleet.md)."""
-    options = dict(locals())
+    given = dict(locals())
     kind = kind_of(model)  # the registry's answer; the kind's sweep_cli entry sweeps it
-    return int(entry(kind, "sweep_cli")(kind, options))
+    call = SweepCall(**{k: v for k, v in given.items() if k != "kind_flags"},
+                     options=flag_values(kind, "sweep_options", kind_flags))
+    return int(entry(kind, "sweep_cli")(kind, call))
 
 
-def sweep_tensor(kind: KindDescriptor, a: dict[str, Any]) -> int:
-    """The tensor kind's ``sweep_cli`` entry: the sweep of a one-pass model (``a``: the command's options)."""
-    model, target, measure, remote, fleet, mlflow = (a[k] for k in ("model", "target", "measure", "remote", "fleet",
-                                                                    "mlflow"))
-    max_trials, no_int8_search, as_json = a["max_trials"], a["no_int8_search"], a["as_json"]
+def sweep_tensor(kind: KindDescriptor, c: SweepCall) -> int:
+    """The tensor kind's ``sweep_cli`` entry: the sweep of a one-pass model."""
+    model, target, measure, remote, fleet, mlflow = c.model, c.target, c.measure, c.remote, c.fleet, c.mlflow
+    max_trials, no_int8_search, as_json = c.max_trials, c.no_int8_search, c.as_json
     from ..sweep.api import SweepOptions, level_settings, run_sweep
 
-    options = SweepOptions(eval_data=a["eval_data"], recipes=_csv(a["recipes"]), min_retention=a["min_retention"],
-                           metric=a["metric_params"].spec(a["metric"]), output=a["output_sel"],
-                           objective=a["objective"], runtimes=_csv(a["runtimes"]), calib=a["calib"],
-                           out_dir=a["out_dir"], eval_limit=a["eval_limit"], no_cache=a["no_cache"],
-                           int8_search=not no_int8_search, max_trials=max_trials, max_search_s=a["max_search_s"],
-                           history_db=a["history_db"], nncf_budget_s=a["nncf_budget_s"])
+    options = SweepOptions(eval_data=c.eval_data, recipes=csv(c.recipes), min_retention=c.min_retention,
+                           metric=c.metric_params.spec(c.metric), output=c.output_sel, objective=c.objective,
+                           runtimes=csv(c.runtimes), calib=c.calib, out_dir=c.out_dir, eval_limit=c.eval_limit,
+                           no_cache=c.no_cache, int8_search=not no_int8_search, max_trials=max_trials,
+                           max_search_s=c.max_search_s, history_db=c.history_db, nncf_budget_s=c.nncf_budget_s)
     settings = level_settings(**measure)
     if fleet.enabled:
         from .sweep_fleet import run_fleet_sweep

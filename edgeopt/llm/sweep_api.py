@@ -15,7 +15,7 @@ from .sweep_result import LlmSweepResult
 
 def sweep_generative(model: Path, kind: KindDescriptor, r: SweepRequest) -> LlmSweepResult:
     """The LLM sweep of ``model``: ``eval`` the held-out text, ``recipes`` the level names, ``threads`` and
-    ``eval_limit`` the scoring settings (the CLI's mapping, edgeopt/cli/sweep_llm.py).
+    ``eval_limit`` the scoring settings (the CLI's mapping, edgeopt/llm/cli/sweep.py).
 
     Raises:
         InputError: a metric given as a MetricSpec (an LLM sweep's metric is a name: agreement, kl, ...), or what

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated
 
 from ..bench.llm.workload import LlmWorkload
+from ..registry.flag_spec import Flag
 from .retention import RetentionSettings
 
 
@@ -31,7 +33,8 @@ class LlmSweepOptions:
     eval_text: Path
     min_retention: float = 0.9
     metric: str | None = None
-    levels: list[str] | None = None
+    levels: Annotated[list[str] | None, Flag(  # a flag of `edgeopt sweep` (edgeopt/cli/kind_flags.py)
+        "--levels", "LLM folders: comma-separated levels (default all; docs/llm.md).")] = None
     runtimes: list[str] | None = None
     out_dir: Path | None = None
     retention: RetentionSettings = field(default_factory=RetentionSettings)

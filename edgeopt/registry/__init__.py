@@ -17,6 +17,7 @@ import functools
 from pathlib import Path
 
 from ..config import from_environment
+from .flag_spec import Flag
 from .format_spec import ConversionSource, FormatDescriptor, read_head
 from .kind_spec import GENERATIVE, TENSOR, KindDescriptor, MetricSpec
 from .lazy import LazyRegistry, RegistryError
@@ -204,7 +205,7 @@ def converters() -> dict[str, str]:
 __all__ = [
     "BUILTIN_FORMATS", "BUILTIN_KINDS", "BUILTIN_RUNTIMES", "FORMATS_GROUP", "GENERATIVE", "KINDS_GROUP",
     "RUNTIMES_GROUP", "TENSOR",
-    "ConversionSource", "ExtraPackage", "FormatDescriptor", "InstallHint", "KindDescriptor", "LazyRegistry",
+    "ConversionSource", "ExtraPackage", "Flag", "FormatDescriptor", "InstallHint", "KindDescriptor", "LazyRegistry",
     "MetricSpec", "ProviderRule", "RegistryError", "RuntimeDescriptor", "converters", "delivering_runtime",
     "exporting_runtimes", "files_by_suffix", "find_runtime", "format_for_suffix", "format_kind", "format_names",
     "format_registry", "get_format", "get_kind", "get_runtime", "kind_registry", "loaders",

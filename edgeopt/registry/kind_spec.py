@@ -39,6 +39,8 @@ Task = Literal["bench_cli", "bench_api", "qualify", "qualify_check", "sweep_cli"
                "optimize_api"]
 TASKS: tuple[Task, ...] = ("bench_cli", "bench_api", "qualify", "qualify_check", "sweep_cli", "sweep_api",
                            "optimize_cli", "optimize_api")
+# The settings models a kind may name, whose flagged fields become flags of a command (bench, sweep).
+SettingsHook = Literal["workload", "sweep_options"]
 # A plug-in kind's entries when its descriptor names none: the generic engine's.
 GENERIC_TASKS: dict[str, str] = {
     "bench_cli": "edgeopt.cli.bench_kind_cmd:bench_generic",
@@ -123,9 +125,13 @@ class KindDescriptor(BaseModel):
                                        "stored result_json back as its typed result; None: the generic engine's.")
     engine: Engine = Field(default="generic", description="What measures it: the built-ins' own engines, or the "
                            "generic one (agent_command through the runner, raw_cells, the metric gate).")
-    workload: str | None = Field(default=None, pattern=_HOOK, description="Generic engine: 'module:Model', a "
-                                 "frozen pydantic model of its workload settings (bench --workload KEY=VALUE, a "
-                                 "qualify spec's workload: block); None: it takes none.")
+    workload: str | None = Field(default=None, pattern=_HOOK, description="'module:Model', a frozen pydantic "
+                                 "model of its workload settings: each field with a registry Flag is a flag of "
+                                 "`edgeopt bench` (edgeopt/cli/kind_flags.py); on the generic engine also bench "
+                                 "--workload KEY=VALUE and a qualify spec's workload: block; None: it takes none.")
+    sweep_options: str | None = Field(default=None, pattern=_HOOK, description="'module:Model', its sweep's "
+                                      "options (a pydantic model or a dataclass): each field with a registry Flag "
+                                      "is a flag of `edgeopt sweep`; None: no sweep flags of its own.")
     raw_cells: str | None = Field(default=None, pattern=_HOOK, description="Generic engine: 'module:function' "
                                   "(raw run, workload) -> tuple of ResultCell in its metrics.")
     bench_cli: str | None = _task_field("that `edgeopt bench` calls: (kind, BenchCall) -> exit code")
@@ -175,6 +181,20 @@ class KindDescriptor(BaseModel):
         model = self._hook("workload")
         if not (isinstance(model, type) and issubclass(model, BaseModel)):
             raise RegistryError(f"kind {self.name}: workload {self.workload!r} is not a pydantic model class")
+        return model
+
+    def load_settings_model(self, hook: SettingsHook) -> type | None:
+        """The class its ``workload`` or ``sweep_options`` path names (imported now), None when it names none;
+        the fields of it that carry a :class:`~edgeopt.registry.flag_spec.Flag` are that command's flags.
+
+        Raises:
+            RegistryError: the path does not import or names no class.
+        """
+        if getattr(self, hook) is None:
+            return None
+        model = self._hook(hook)
+        if not isinstance(model, type):
+            raise RegistryError(f"kind {self.name}: {hook} {getattr(self, hook)!r} is not a class")
         return model
 
     def task_path(self, task: Task) -> str | None:

@@ -148,3 +148,35 @@ def test_the_toy_metrics_physics_makes_a_run_with_an_impossible_reading_invalid(
     assert not result.valid
     assert result.invalid_reasons[0] == "cell 'frame10ms': rtf is 0 ratio (<= 0)"
     assert result.cells[0].impossible == ("rtf is 0 ratio (<= 0)",)  # its summaries hold no 0: only rtf is marked
+
+
+def test_a_plug_in_kinds_flagged_workload_field_is_a_bench_flag(tmp_path: Path) -> None:
+    """A workload field marked with a registry Flag is a flag of ``bench`` with no edit to edgeopt (issue 30, item
+    1: the CLI flags derive from the kind's one workload model); ``--workload KEY=VALUE`` wins over it. A fresh
+    process, so the command is built with the plug-in registered."""
+    import os
+    import subprocess
+
+    root = kind_plugin(tmp_path / "plugin")
+    cells = root / "edgeopt_testplug_kind" / "cells.py"
+    text = cells.read_text()
+    plain = 'frame_ms: int = Field(default=20,'
+    assert plain in text
+    cells.write_text("from typing import Annotated\nfrom edgeopt.registry import Flag\n" + text.replace(
+        plain, 'frame_ms: Annotated[int, Flag("--frame-ms", "Streamer models: audio per frame, ms.")] = Field('
+               'default=20,'))
+    model = tmp_path / "encoder.stream"
+    model.write_text(json.dumps({"frame_samples": 320, "state": 96}))
+    env = {**os.environ, "EDGEOPT_PLUGIN_PATH": str(root)}
+
+    def edgeopt(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "edgeopt", *args], env=env, capture_output=True, text=True,
+                              timeout=300, check=False)
+
+    shown = edgeopt("bench", "--help")
+    assert shown.returncode == 0 and "Streamer models: audio per frame, ms." in shown.stdout
+    assert "--prompt-tokens" in shown.stdout  # the built-in kinds' flags stay
+    for given, want in ((["--frame-ms", "10"], 10), (["--frame-ms", "10", "--workload", "frame_ms=15"], 15)):
+        run = edgeopt("bench", str(model), *FAST, *given, "--no-history", "--json")
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert json.loads(run.stdout)["workload"] == {"frame_ms": want}

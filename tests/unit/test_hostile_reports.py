@@ -151,11 +151,11 @@ RENDERERS: list[tuple[str, str, str, Callable[[Any, Path], Any]]] = [
     ("profile-comparison", "html", "reports.profile_html.render_profile_html (comparison)", _file(lambda r, t: _m(
         "edgeopt.reports.profile_html").render_profile_html(r), "")),
     ("sweep", "plain", "cli.sweep_cmd._render", _call("edgeopt.cli.sweep_cmd", "_render")),
-    ("llm-sweep", "plain", "cli.sweep_llm._render", _call("edgeopt.cli.sweep_llm", "_render")),
+    ("llm-sweep", "plain", "llm.cli.sweep._render", _call("edgeopt.llm.cli.sweep", "_render")),
     ("fleet-sweep", "terminal", "cli.sweep_fleet.render_fleet_sweep (+ warnings)", lambda r, t: _m(
         "edgeopt.cli.sweep_fleet").report_fleet_sweep(r, False, _m("edgeopt.cli.sweep_fleet").render_fleet_sweep)),
-    ("llm-fleet-sweep", "terminal", "cli.sweep_llm_fleet.render_llm_fleet_sweep (+ warnings)", lambda r, t: _m(
-        "edgeopt.cli.sweep_fleet").report_fleet_sweep(r, False, _m("edgeopt.cli.sweep_llm_fleet")
+    ("llm-fleet-sweep", "terminal", "llm.cli.fleet_sweep.render_llm_fleet_sweep (+ warnings)", lambda r, t: _m(
+        "edgeopt.cli.sweep_fleet").report_fleet_sweep(r, False, _m("edgeopt.llm.cli.fleet_sweep")
                                                       .render_llm_fleet_sweep)),
     ("qualify", "terminal", "cli.qualify_render.render_qualify",
      _call("edgeopt.cli.qualify_render", "render_qualify")),
@@ -195,8 +195,8 @@ RENDERERS: list[tuple[str, str, str, Callable[[Any, Path], Any]]] = [
         "edgeopt.reports.tradeoff_html").render_tradeoff_html(r), "")),
     ("optimize", "terminal", "cli.optimize_render.render_optimize",
      _call("edgeopt.cli.optimize_render", "render_optimize")),
-    ("llm-optimize", "plain", "cli.optimize_llm.render_llm_optimize",
-     _call("edgeopt.cli.optimize_llm", "render_llm_optimize")),
+    ("llm-optimize", "plain", "llm.cli.optimize.render_llm_optimize",
+     _call("edgeopt.llm.cli.optimize", "render_llm_optimize")),
     ("inspect", "terminal", "cli.render.render_inspect", _call("edgeopt.cli.render", "render_inspect")),
     ("targets", "terminal", "cli.render.render_targets", _call("edgeopt.cli.render", "render_targets")),
     ("bench-manifest", "terminal", "cli.bench_many.render_manifest", _manifest),
@@ -205,7 +205,7 @@ RENDERERS: list[tuple[str, str, str, Callable[[Any, Path], Any]]] = [
 
 _CONSOLE_MODULES = ("edgeopt.cli.render", "edgeopt.bench.llm.render", "edgeopt.cli.bench_kind_cmd",
                     "edgeopt.profile.render",
-                    "edgeopt.cli.sweep_fleet", "edgeopt.cli.sweep_llm_fleet", "edgeopt.cli.qualify_render",
+                    "edgeopt.cli.sweep_fleet", "edgeopt.llm.cli.fleet_sweep", "edgeopt.cli.qualify_render",
                     "edgeopt.cli.fleet_render", "edgeopt.cli.history_render", "edgeopt.cli.devices_render",
                     "edgeopt.cli.bench_tradeoff_cmd", "edgeopt.cli.optimize_render")
 

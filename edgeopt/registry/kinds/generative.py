@@ -31,12 +31,14 @@ DESCRIPTOR = KindDescriptor(
     cells="edgeopt.bench.llm.cells:llm_cells",
     history_row="edgeopt.bench.llm.history_row:llm_facts",
     history_result="edgeopt.bench.llm.history_row:llm_result_of",
-    bench_cli="edgeopt.cli.bench_llm_cmd:bench_generative",
+    workload="edgeopt.bench.llm.workload:LlmWorkload",  # its flagged fields: bench's --prompt-tokens ...
+    sweep_options="edgeopt.llm.sweep_options:LlmSweepOptions",  # its flagged fields: sweep's --levels
+    bench_cli="edgeopt.llm.cli.bench:bench_generative",
     bench_api="edgeopt.bench.llm.api:benchmark_generative",
     qualify="edgeopt.qualify.llm_engine:run_llm_qualification",
     qualify_check="edgeopt.qualify.llm_kind:generative_problem",
-    sweep_cli="edgeopt.cli.sweep_llm:sweep_generative",
+    sweep_cli="edgeopt.llm.cli.sweep:sweep_generative",
     sweep_api="edgeopt.llm.sweep_api:sweep_generative",
-    optimize_cli="edgeopt.cli.optimize_llm:optimize_generative",
+    optimize_cli="edgeopt.llm.cli.optimize:optimize_generative",
     optimize_api="edgeopt.llm.optimize:optimize_generative",
 )

@@ -1,5 +1,5 @@
 """``edgeopt sweep LLM_DIR --eval TEXT --devices SELECTION``: the LLM sweep on a fleet (edgeopt.llm.sweep_fleet;
-docs/llm.md, "Sweeping a fleet"); kept apart so ``sweep_llm`` stays a thin command. Exit codes as the ONNX fleet
+docs/llm.md, "Sweeping a fleet"); kept apart so :mod:`.sweep` stays a thin entry. Exit codes as the ONNX fleet
 sweep's (docs/exit-codes.md)."""
 
 from __future__ import annotations
@@ -11,19 +11,19 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from ..llm.sweep_fleet import LlmFleetSweepResult
-from ..llm.sweep_options import LlmSweepOptions
-from ..settings import RemoteSpec
-from ..untrusted import for_rich
-from .fleet_options import FleetOptions
-from .sweep_fleet import print_fleet_sweep_footer, report_fleet_sweep
+from ...cli.fleet_options import FleetOptions
+from ...cli.sweep_fleet import print_fleet_sweep_footer, report_fleet_sweep
+from ...settings import RemoteSpec
+from ...untrusted import for_rich
+from ..sweep_fleet import LlmFleetSweepResult
+from ..sweep_options import LlmSweepOptions
 
 
 def run_llm_fleet_sweep(model: Path, options: LlmSweepOptions, *, fleet: FleetOptions, remote: RemoteSpec,
                         target: str | None, as_json: bool) -> int:
     """Sweep the LLM folder on every selected device, render it; the fleet sweep's exit code."""
-    from ..fleet import FleetProgress
-    from ..llm.sweep_fleet import fleet_llm_sweep
+    from ...fleet import FleetProgress
+    from ..sweep_fleet import fleet_llm_sweep
 
     with FleetProgress() as progress:
         result = fleet_llm_sweep(model, options, devices=str(fleet.devices), jobs=fleet.jobs,

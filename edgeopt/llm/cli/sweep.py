@@ -2,26 +2,26 @@
 
 Exit codes as the ONNX sweep: 0 a recommendation exists, 1 no level keeps the retention threshold,
 2 bad input (folder, text, calibration text, metric, level), 3 device error. With ``--devices``
-(edgeopt/cli/sweep_llm_fleet.py) as the ONNX fleet sweep's: 0 every device has a recommendation, 1 a device has
+(:mod:`.fleet_sweep`) as the ONNX fleet sweep's: 0 every device has a recommendation, 1 a device has
 none or could not run, 3 every device failed to run.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
-from ..errors import ExitCode
-from ..llm.retention import RetentionSettings
-from ..llm.sweep import LlmSweepOptions, bench_cell, run_llm_sweep
-from ..llm.sweep_result import LlmSweepResult
-from ..registry import KindDescriptor
-from ..settings import RemoteSpec
-from ..untrusted import clean_text
-from .fleet_options import FleetOptions
-from .json_out import emit_json
+from ...cli.fleet_options import FleetOptions
+from ...cli.json_out import emit_json
+from ...cli.sweep_call import SweepCall, csv
+from ...errors import ExitCode
+from ...registry import KindDescriptor
+from ...settings import RemoteSpec
+from ...untrusted import clean_text
+from ..retention import RetentionSettings
+from ..sweep import LlmSweepOptions, bench_cell, run_llm_sweep
+from ..sweep_result import LlmSweepResult
 
 
 def _echo(line: str, err: bool = False) -> None:
@@ -52,16 +52,13 @@ def _render(result: LlmSweepResult) -> None:
     _echo(f"sweep.json: {Path(result.out_dir) / 'sweep.json'}  chart: {result.plot}", err=True)
 
 
-def sweep_generative(kind: KindDescriptor, a: dict[str, Any]) -> int:
-    """The generative kind's ``sweep_cli`` entry: ``edgeopt sweep``'s options (``a``) to :func:`sweep_llm_cmd`."""
-    def csv(value: str | None) -> list[str] | None:
-        return [v.strip() for v in value.split(",") if v.strip()] if value else None
-
-    return sweep_llm_cmd(a["model"], eval_text=a["eval_data"], min_retention=a["min_retention"], metric=a["metric"],
-                         levels=csv(a["levels"]), runtimes=csv(a["runtimes"]), out_dir=a["out_dir"],
-                         threads=a["measure"].get("threads"), eval_limit=a["eval_limit"], calib=a["calib"],
-                         target=a["target"], remote=a["remote"], fleet=a["fleet"], as_json=a["as_json"],
-                         history_db=a["history_db"])
+def sweep_generative(kind: KindDescriptor, c: SweepCall) -> int:
+    """The generative kind's ``sweep_cli`` entry: ``edgeopt sweep``'s options to :func:`sweep_llm_cmd` (its own
+    ``--levels`` in ``c.options``, the flagged field of :class:`~edgeopt.llm.sweep_options.LlmSweepOptions`)."""
+    return sweep_llm_cmd(c.model, eval_text=c.eval_data, min_retention=c.min_retention, metric=c.metric,
+                         levels=c.options.get("levels"), runtimes=csv(c.runtimes), out_dir=c.out_dir,
+                         threads=c.measure.get("threads"), eval_limit=c.eval_limit, calib=c.calib, target=c.target,
+                         remote=c.remote, fleet=c.fleet, as_json=c.as_json, history_db=c.history_db)
 
 
 def sweep_llm_cmd(model: Path, *, eval_text: Path, min_retention: float, metric: str | None, levels: list[str] | None,
@@ -75,7 +72,7 @@ def sweep_llm_cmd(model: Path, *, eval_text: Path, min_retention: float, metric:
                               runtimes=runtimes, out_dir=out_dir, retention=retention,
                               workload=bench_cell(threads or 0), calib_text=calib, history_db=history_db)
     if fleet.enabled:
-        from .sweep_llm_fleet import run_llm_fleet_sweep
+        from .fleet_sweep import run_llm_fleet_sweep
 
         return run_llm_fleet_sweep(model, options, fleet=fleet, remote=remote, target=target, as_json=as_json)
     result = run_llm_sweep(model, options, target=target, remote=remote,

@@ -1,23 +1,22 @@
-"""``edgeopt optimize LLM_DIR``: the LLM branch of the optimize command (edgeopt.llm.optimize; docs/llm.md)."""
+"""``edgeopt optimize LLM_DIR``: the generative kind's ``optimize_cli`` entry (edgeopt.llm.optimize; docs/llm.md)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
-from ..llm.optimize import LlmOptimizeResult, optimize_llm
-from ..registry import KindDescriptor
-from ..untrusted import clean_text
-from .common import emit_json
+from ...cli.common import emit_json
+from ...cli.optimize_call import OptimizeCall
+from ...registry import KindDescriptor
+from ...untrusted import clean_text
+from ..optimize import LlmOptimizeResult, optimize_llm
 
 
-def optimize_generative(kind: KindDescriptor, a: dict[str, Any]) -> int:
-    """The generative kind's ``optimize_cli`` entry: ``edgeopt optimize``'s options (``a``) to
-    :func:`optimize_llm_cmd` (runtime folders per LLM recipe block)."""
-    return optimize_llm_cmd(a["model"], a["target"], a["recipe"], a["out_dir"], a["targets_dirs"], a["as_json"],
-                            a["calib"])
+def optimize_generative(kind: KindDescriptor, c: OptimizeCall) -> int:
+    """The generative kind's ``optimize_cli`` entry: ``edgeopt optimize``'s options to :func:`optimize_llm_cmd`
+    (runtime folders per LLM recipe block)."""
+    return optimize_llm_cmd(c.model, c.target, c.recipe, c.out_dir, c.targets_dirs, c.as_json, c.calib)
 
 
 def optimize_llm_cmd(model: str, target: str, recipe: str, out_dir: Path | None, targets_dirs: tuple[Path, ...],
