@@ -26,7 +26,15 @@ from ...registry import find_runtime
 from ..int8.precision import is_low_precision_mix
 from ..measure import Context
 from ..result import Level, Recommendation
-from .decide import DEFAULT_TOLERANCE, RETENTION_TIE, TAIL_PERCENTILE, TAIL_TOLERANCE, Candidate, decide_in_rounds
+from .decide import (
+    DEFAULT_TOLERANCE,
+    RETENTION_TIE,
+    TAIL_PERCENTILE,
+    TAIL_TOLERANCE,
+    Candidate,
+    Decision,
+    decide_in_rounds,
+)
 from .negligible import NEGLIGIBLE_SHARE
 from .ties import MIN_SIZE_GAIN
 
@@ -127,5 +135,20 @@ def rank(ctx: Context, levels: list[Level]) -> tuple[list[Level], Recommendation
              "dominated_by": dict(decision.dominated_by), "rule": decision.rule, "reason": decision.reason,
              "min_size_gain": MIN_SIZE_GAIN, "tail_percentile": TAIL_PERCENTILE, "tail_tolerance": TAIL_TOLERANCE,
              "negligible_share": NEGLIGIBLE_SHARE, "tail_refused": list(decision.tail_refused),
-             "negligible": [n for n, lv in by_name.items() if lv.negligible_change]}
+             "negligible": [n for n, lv in by_name.items() if lv.negligible_change],
+             "machine_factors": [round(f, 4) for f in decision.machine_factors],
+             "rounds_by_level": rounds_by_level(decision)}
     return out, rec, facts
+
+
+def rounds_by_level(decision: Decision) -> list[dict[str, Any]]:
+    """Per ranked level: its round medians (ms, in the order the rounds ran), its interval (what the table shows)
+    and the interval rule 1 compared (``drift_out_*``: with each round's machine factor divided out; the same as the
+    raw one when the rounds were not paired), so a tie or a verdict can be read back from ``sweep.json``."""
+    out = []
+    for name, st in decision.stats.items():
+        cmp = decision.compared.get(name, st)
+        out.append({"level": name, "round_medians_ms": [round(v, 4) for v in st.round_medians],
+                    "low_ms": round(st.low_ms, 4), "high_ms": round(st.high_ms, 4),
+                    "drift_out_low_ms": round(cmp.low_ms, 4), "drift_out_high_ms": round(cmp.high_ms, 4)})
+    return out
