@@ -9,8 +9,9 @@ agent keeps 16; a sweep's levels and INT8 trials are more): a reloaded model the
 rounds instead of being timed after 2 inferences (a kept one skips the time, edgeopt_agent/harness.py). Each
 runtime's default level (the FP32 model at the runtime's defaults: its low-precision level such as OpenVINO's bf16,
 else its fp32) is a candidate too when it passes within :data:`DEFAULT_WITHIN` of the fastest, so the answer is
-never slower and less accurate than doing nothing. :func:`.decide.decide` picks: a level wins on speed only when it is faster beyond the bootstrap
-interval of the paired per-round ratio (and by more than the tolerance); a level slower (median of rounds) and less
+never slower and less accurate than doing nothing. :func:`.decide.decide` picks: a level wins on speed only when
+it is faster beyond the bootstrap interval of the paired per-round ratio (and by more than the tolerance) and
+beyond the level intervals with each round's machine factor divided out; a level slower (median of rounds) and less
 accurate than another is out (dominated); among the rest (a tie within noise, :mod:`.ties`) a level that changes a
 negligible share of the model (:mod:`.negligible`) never wins, then the higher retention wins, then the artifact
 smaller by at least :data:`.ties.MIN_SIZE_GAIN` and not slower at the tail, then the simpler one (fp32 < a
