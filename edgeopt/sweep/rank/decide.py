@@ -19,9 +19,10 @@ The decision (:func:`decide`), in order (issue 21: a slower, less accurate level
    :func:`drift_out`; the rounds are blocks, the levels treatments). A "slower ... beyond noise" verdict thus
    rests on a difference outside every interval measured, and the machine's drift between rounds, which the
    interleaving exists to cancel, does not hide it: the raw intervals (:func:`level_stats`, what the table shows)
-   span that drift, and requiring *them* apart (issue 32, session 13) made PP-OCRv4 det's INT8 mix, 1.3-1.6x
-   faster than FP32 in every round, a tie on a 2-vCPU VM whose speed moved 2x between rounds. Without paired
-   rounds (fewer than :data:`MIN_PAIRED_ROUNDS`, or unequal counts) the raw intervals are compared;
+   span that drift, and requiring *them* apart (issue 32, session 13) called PP-OCRv4 det's plain INT8, 0.44-0.75x
+   of FP32 in every one of 5 rounds, a tie on a 2-vCPU VM whose speed moved 2.3x between rounds (the sweep's INT8
+   mix, 1.29x faster than FP32 re-measured together, had tied with it at 0.99 and 0.95). Without paired rounds
+   (fewer than :data:`MIN_PAIRED_ROUNDS`, or unequal counts) the raw intervals are compared;
 2. a level is **dominated** when another passing level has a lower median of round medians *and* a higher
    retention (by more than :data:`RETENTION_TIE`): slower and less accurate is never the answer, noise or not. A
    level that changes a negligible share of the model (``Candidate.negligible``) dominates nothing: its retention
