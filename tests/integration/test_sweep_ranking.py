@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from edgeopt.evaluation import parse_output, resolve_metric
 from edgeopt.metrics.result import BenchResult
 from edgeopt.runners.local import LocalRunner
 from edgeopt.runners.served import agent_session
 from edgeopt.sweep.api import level_settings
+from edgeopt.sweep.confirm import RUN_WARMUP_S
 from edgeopt.sweep.measure import Context
 from edgeopt.sweep.rank.decide import DEFAULT_TOLERANCE
 from edgeopt.sweep.rank.recommend import ROUNDS, rank
@@ -37,11 +39,13 @@ class _Recording(Context):
     """The sweep's context, recording the median of every benchmark the ranking runs, in order (its rounds)."""
 
     calls: list[tuple[str, float]] = field(default_factory=list)
+    warmup_s: list[float] = field(default_factory=list)  # the warm-up time each run asked for (echoed by the agent)
 
     def latency(self, artifact: Path, runtime: str, options: dict[str, Any] | None = None,
                 **settings: Any) -> BenchResult:
         bench = super().latency(artifact, runtime, options, **settings)
         self.calls.append((Path(artifact).stem, float(np.median(bench.samples_ms or [bench.latency_ms.p50]))))
+        self.warmup_s.append(bench.settings.warmup_s)
         return bench
 
 
@@ -97,6 +101,7 @@ def _rank_until_judged(tmp_path: Path, levels: list[Level], served: Any, judged:
         assert all(lv.latency_rounds == facts["rounds"] and lv.latency_ms_low <= lv.latency_ms_round_median
                    <= lv.latency_ms_high for lv in ranked if lv.latency_ms_low is not None)
         ratios = round_ratios(ctx.calls, facts["rounds"])
+        _check_rounds_facts(ctx, facts)
         if facts["beaten_by"]:
             # a separation names the level its rounds measured faster (median of paired ratios)
             faster = "big" if np.median(ratios) < 1 else "small"
@@ -113,3 +118,16 @@ def _rank_until_judged(tmp_path: Path, levels: list[Level], served: Any, judged:
         judged.append(facts)
         if len(judged) == WANTED:
             break
+
+
+def _check_rounds_facts(ctx: _Recording, facts: dict[str, Any]) -> None:
+    """``ranking.rounds_by_level`` holds the medians of the runs the ranking made, in the order they ran, and every
+    run warmed up as the confirmation rounds do when its model is not kept loaded (issue 32: the ranking's runs
+    asked for 2 inferences and no warm-up time, the confirmation rounds' for 0.2 s)."""
+    by_level = {row["level"].split("@")[0]: row for row in facts["rounds_by_level"]}
+    for name in ("big", "small"):
+        ran = [ms for stem, ms in ctx.calls if stem == name]
+        assert by_level[name]["round_medians_ms"] == pytest.approx(ran, abs=1e-4), (name, ran, facts)
+        assert by_level[name]["drift_out_low_ms"] <= by_level[name]["drift_out_high_ms"]
+    assert len(facts["machine_factors"]) == facts["rounds"], facts
+    assert ctx.warmup_s and min(ctx.warmup_s) >= RUN_WARMUP_S, ctx.warmup_s

@@ -14,10 +14,15 @@ A round's **median** is the unit of evidence (samples inside a round are autocor
 The decision (:func:`decide`), in order (issue 21: a slower, less accurate level was once recommended):
 
 1. a level is **beaten** when another is faster beyond the interval: the upper bound of the paired ratio
-   ``faster / slower`` is below ``1 - tolerance`` *and* the two levels' own intervals (median of round medians,
-   :func:`level_stats`: what the table shows) do not overlap. A "slower ... beyond noise" verdict thus rests on a
-   difference outside every interval measured; the paired ratio alone once called fp16 "slower than fp32 beyond
-   noise" in one sweep and recommended it in the next (issue 32);
+   ``faster / slower`` is below ``1 - tolerance`` *and* the two levels' own intervals do not overlap once the
+   machine's speed of each round, common to every level in it, is divided out (:func:`machine_factors`,
+   :func:`drift_out`; the rounds are blocks, the levels treatments). A "slower ... beyond noise" verdict thus
+   rests on a difference outside every interval measured, and the machine's drift between rounds, which the
+   interleaving exists to cancel, does not hide it: the raw intervals (:func:`level_stats`, what the table shows)
+   span that drift, and requiring *them* apart (issue 32, session 13) called PP-OCRv4 det's plain INT8, 0.44-0.75x
+   of FP32 in every one of 5 rounds, a tie on a 2-vCPU VM whose speed moved 2.3x between rounds (the sweep's INT8
+   mix, 1.29x faster than FP32 re-measured together, had tied with it at 0.99 and 0.95). Without paired rounds
+   (fewer than :data:`MIN_PAIRED_ROUNDS`, or unequal counts) the raw intervals are compared;
 2. a level is **dominated** when another passing level has a lower median of round medians *and* a higher
    retention (by more than :data:`RETENTION_TIE`): slower and less accurate is never the answer, noise or not. A
    level that changes a negligible share of the model (``Candidate.negligible``) dominates nothing: its retention
@@ -158,6 +163,10 @@ class Decision:
     rule: str = ""
     reason: str = ""
     tail_refused: tuple[str, ...] = ()  # tied levels meaningfully smaller than the winner but slower at the tail
+    # rule 1's level intervals: the rounds with the machine's speed of each round divided out (:func:`drift_out`),
+    # or the raw ones (``stats``) when the rounds are not paired; and those per-round factors (empty: not paired)
+    compared: dict[str, LevelStats] = field(default_factory=dict)
+    machine_factors: tuple[float, ...] = ()
 
 
 def _round_medians(rounds: Sequence[Sequence[float]]) -> np.ndarray:
@@ -229,16 +238,36 @@ class _Boot:
     seed: int
 
 
-def _beaten(samples: RoundSamples, names: Sequence[str], stats: Mapping[str, LevelStats], tolerance: float,
-            boot: _Boot) -> dict[str, str]:
-    """Rule 1: level -> the fastest level faster than it beyond the paired interval and the level intervals."""
+def machine_factors(samples: RoundSamples, names: Sequence[str]) -> np.ndarray | None:
+    """Per round, the machine's speed in it relative to the other rounds, as every level measured in it saw it: the
+    median over ``names`` of ``round median / the level's median of round medians`` (1: a typical round; 1.5: every
+    level ran 1.5x slower). None when the rounds are not paired: fewer than two levels or
+    :data:`MIN_PAIRED_ROUNDS` rounds, unequal round counts, an empty round or a non-positive latency."""
+    if len(names) < 2 or any(not len(r) for n in names for r in samples[n]):
+        return None
+    meds = [_round_medians(samples[n]) for n in names]
+    if len({m.size for m in meds}) != 1 or meds[0].size < MIN_PAIRED_ROUNDS or any(np.any(m <= 0) for m in meds):
+        return None
+    return np.median(np.array([m / np.median(m) for m in meds]), axis=0)
+
+
+def drift_out(samples: RoundSamples, factors: np.ndarray) -> dict[str, list[list[float]]]:
+    """``samples`` with each round's latencies divided by that round's machine factor (:func:`machine_factors`)."""
+    return {n: [[float(v) / float(f) for v in r] for r, f in zip(rounds, factors, strict=True)]
+            for n, rounds in samples.items()}
+
+
+def _beaten(samples: RoundSamples, names: Sequence[str], stats: Mapping[str, LevelStats],
+            compared: Mapping[str, LevelStats], tolerance: float, boot: _Boot) -> dict[str, str]:
+    """Rule 1: level -> the fastest level faster than it beyond the paired interval and the level intervals of
+    ``compared`` (the rounds with the machine's drift divided out, when paired)."""
     by_speed = sorted(names, key=lambda n: (stats[n].median_ms, n))
     beaten: dict[str, str] = {}
     for slow in names:
         for fast in by_speed:
             if fast == slow or stats[fast].median_ms >= stats[slow].median_ms:
                 continue
-            if stats[slow].low_ms <= stats[fast].high_ms:  # the level intervals overlap: not beyond noise
+            if compared[slow].low_ms <= compared[fast].high_ms:  # the level intervals overlap: not beyond noise
                 continue
             pr = pair_ratio(samples, slow, fast, confidence=boot.confidence, resamples=boot.resamples,
                             seed=boot.seed)
@@ -277,8 +306,12 @@ def decide(samples: RoundSamples, candidates: Sequence[Candidate], *, tolerance:
     if missing:
         raise InputError(f"levels {', '.join(missing)} have no latency samples; measure them before deciding")
     boot = _Boot(confidence, resamples, seed)
-    stats = level_stats({n: samples[n] for n in names}, confidence=confidence, resamples=resamples, seed=seed)
-    beaten = _beaten(samples, names, stats, tolerance, boot)
+    mine = {n: samples[n] for n in names}
+    stats = level_stats(mine, confidence=confidence, resamples=resamples, seed=seed)
+    factors = machine_factors(mine, names)
+    compared = stats if factors is None else level_stats(drift_out(mine, factors), confidence=confidence,
+                                                         resamples=resamples, seed=seed)
+    beaten = _beaten(samples, names, stats, compared, tolerance, boot)
     ret = {c.name: c.retention for c in candidates}
     dominated: dict[str, str] = {}
     by_speed = sorted((c for c in candidates if not c.negligible), key=lambda c: (stats[c.name].median_ms, c.name))
@@ -309,7 +342,8 @@ def decide(samples: RoundSamples, candidates: Sequence[Candidate], *, tolerance:
         reason += (f"; {', '.join(refused)} {'is' if len(refused) == 1 else 'are'} smaller but slower at the tail "
                    "(p99) beyond noise")
     return Decision(winner=winner, unbeaten=unbeaten, beaten_by=beaten, stats=stats, dominated_by=dominated,
-                    rule=rule, reason=reason, tail_refused=refused)
+                    rule=rule, reason=reason, tail_refused=refused, compared=dict(compared),
+                    machine_factors=() if factors is None else tuple(float(f) for f in factors))
 
 
 def _explain(winner: str, tied: Sequence[str], beaten: Mapping[str, str], dominated: Mapping[str, str],

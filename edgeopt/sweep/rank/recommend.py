@@ -3,11 +3,15 @@
 After every level is measured, the passing levels that could win (the :data:`MAX_CANDIDATES` fastest by their
 single benchmark, within :data:`WITHIN` of the fastest) are measured again round-robin (:class:`.decide.RoundRobin`:
 :data:`ROUNDS` rounds, each level one short benchmark of :data:`RUN_S` per round, the order rotated every round),
-on every runtime together so one slow phase of the machine hits them all. Each runtime's default level (the FP32
-model at the runtime's defaults: its low-precision level such as OpenVINO's bf16, else its fp32) is a candidate too
-when it passes within :data:`DEFAULT_WITHIN` of the fastest, so the answer is never slower and less accurate than
-doing nothing. :func:`.decide.decide` picks: a level wins on speed only when it is faster beyond the bootstrap
-interval of the paired per-round ratio (and by more than the tolerance); a level slower (median of rounds) and less
+on every runtime together so one slow phase of the machine hits them all. A run warms up for 2 inferences, and
+for at least :data:`.confirm.RUN_WARMUP_S` when its model is not kept loaded in the served agent any more (the
+agent keeps 16; a sweep's levels and INT8 trials are more): a reloaded model then warms up as in the confirmation
+rounds instead of being timed after 2 inferences (a kept one skips the time, edgeopt_agent/harness.py). Each
+runtime's default level (the FP32 model at the runtime's defaults: its low-precision level such as OpenVINO's bf16,
+else its fp32) is a candidate too when it passes within :data:`DEFAULT_WITHIN` of the fastest, so the answer is
+never slower and less accurate than doing nothing. :func:`.decide.decide` picks: a level wins on speed only when
+it is faster beyond the bootstrap interval of the paired per-round ratio (and by more than the tolerance) and
+beyond the level intervals with each round's machine factor divided out; a level slower (median of rounds) and less
 accurate than another is out (dominated); among the rest (a tie within noise, :mod:`.ties`) a level that changes a
 negligible share of the model (:mod:`.negligible`) never wins, then the higher retention wins, then the artifact
 smaller by at least :data:`.ties.MIN_SIZE_GAIN` and not slower at the tail, then the simpler one (fp32 < a
@@ -23,10 +27,19 @@ from pathlib import Path
 from typing import Any
 
 from ...registry import find_runtime
+from ..confirm import RUN_WARMUP_S
 from ..int8.precision import is_low_precision_mix
 from ..measure import Context
 from ..result import Level, Recommendation
-from .decide import DEFAULT_TOLERANCE, RETENTION_TIE, TAIL_PERCENTILE, TAIL_TOLERANCE, Candidate, decide_in_rounds
+from .decide import (
+    DEFAULT_TOLERANCE,
+    RETENTION_TIE,
+    TAIL_PERCENTILE,
+    TAIL_TOLERANCE,
+    Candidate,
+    Decision,
+    decide_in_rounds,
+)
 from .negligible import NEGLIGIBLE_SHARE
 from .ties import MIN_SIZE_GAIN
 
@@ -103,7 +116,7 @@ def rank(ctx: Context, levels: list[Level]) -> tuple[list[Level], Recommendation
     def measure(name: str, n: int) -> list[float]:
         lv = by_name[name]
         bench = ctx.latency(Path(lv.artifact), lv.runtime, lv.details.get("runtime_options"), iterations=n, fresh=False,
-                            min_duration_s=RUN_S, warmup=2)
+                            min_duration_s=RUN_S, warmup=2, warmup_s=max(ctx.measure.warmup_s, RUN_WARMUP_S))
         return list(bench.samples_ms or [bench.latency_ms.p50])
 
     pool = [Candidate(name=n, size_bytes=lv.size_bytes, complexity=complexity(lv), retention=lv.retention,
@@ -127,5 +140,20 @@ def rank(ctx: Context, levels: list[Level]) -> tuple[list[Level], Recommendation
              "dominated_by": dict(decision.dominated_by), "rule": decision.rule, "reason": decision.reason,
              "min_size_gain": MIN_SIZE_GAIN, "tail_percentile": TAIL_PERCENTILE, "tail_tolerance": TAIL_TOLERANCE,
              "negligible_share": NEGLIGIBLE_SHARE, "tail_refused": list(decision.tail_refused),
-             "negligible": [n for n, lv in by_name.items() if lv.negligible_change]}
+             "negligible": [n for n, lv in by_name.items() if lv.negligible_change],
+             "machine_factors": [round(f, 4) for f in decision.machine_factors],
+             "rounds_by_level": rounds_by_level(decision)}
     return out, rec, facts
+
+
+def rounds_by_level(decision: Decision) -> list[dict[str, Any]]:
+    """Per ranked level: its round medians (ms, in the order the rounds ran), its interval (what the table shows)
+    and the interval rule 1 compared (``drift_out_*``: with each round's machine factor divided out; the same as the
+    raw one when the rounds were not paired), so a tie or a verdict can be read back from ``sweep.json``."""
+    out = []
+    for name, st in decision.stats.items():
+        cmp = decision.compared.get(name, st)
+        out.append({"level": name, "round_medians_ms": [round(v, 4) for v in st.round_medians],
+                    "low_ms": round(st.low_ms, 4), "high_ms": round(st.high_ms, 4),
+                    "drift_out_low_ms": round(cmp.low_ms, 4), "drift_out_high_ms": round(cmp.high_ms, 4)})
+    return out
