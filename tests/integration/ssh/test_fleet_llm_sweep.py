@@ -23,9 +23,9 @@ pytest.importorskip("onnxruntime_genai", reason="the LLM sweep tests need onnxru
 pytest.importorskip("torch", reason="the zoo LLM is built with torch (pip install 'edgeopt[llm,torch]')")
 
 from edgeopt.cli.main import main  # noqa: E402
-from edgeopt.llm.cli.fleet_sweep import render_llm_fleet_sweep  # noqa: E402
 from edgeopt.deploy import load_deployment  # noqa: E402
 from edgeopt.history import HistoryStore  # noqa: E402
+from edgeopt.llm.cli.fleet_sweep import render_llm_fleet_sweep  # noqa: E402
 from edgeopt.llm.retention import RetentionSettings  # noqa: E402
 from edgeopt.llm.sweep_fleet import fleet_llm_sweep  # noqa: E402
 from edgeopt.llm.sweep_options import LlmSweepOptions  # noqa: E402
