@@ -103,11 +103,12 @@ def test_retention_gate_without_held_out_text_fails_saying_why(tmp_path):
 
 
 def test_a_device_that_is_not_its_targets_hardware_gets_a_failed_target_row_unless_allowed():
-    from edgeopt.qualify.llm_gates import llm_target_check
+    """The shared target row (qualify/flow.py writes it for every kind) reads an LLM result as a one-pass one."""
+    from edgeopt.qualify.gate_rows import target_row
 
     bench = _bench(_cell(8, [1.0] * 10, [1.0] * 110)).model_copy(
         update={"target": "rpi5", "target_mismatch": ["architecture: the device is x86_64, target rpi5 is aarch64"]})
-    row = llm_target_check(LlmGateContext("dev", bench), allowed=False)
+    row = target_row("dev", bench.target_mismatch, bench.target, allowed=False)
     assert row.gate == "target" and row.status is GateStatus.FAIL and row.detail.startswith("TARGET MISMATCH")
-    assert llm_target_check(LlmGateContext("dev", bench), allowed=True).status is GateStatus.PASS
-    assert llm_target_check(LlmGateContext("dev", _bench()), allowed=False) is None
+    assert target_row("dev", bench.target_mismatch, bench.target, allowed=True).status is GateStatus.PASS
+    assert target_row("dev", _bench().target_mismatch, "local", allowed=False) is None
