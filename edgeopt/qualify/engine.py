@@ -32,7 +32,7 @@ from ..settings import EnergySettings, MeasureSettings
 from .artifacts import Models, prepare, qualified_for, sha_of
 from .costs import cost_per_million
 from .device_jobs import Measurement, log
-from .flow import OVERRIDE_KEY, KindPlan, Start, deployment_conflict, qualify_flow
+from .flow import OVERRIDE_KEY, KindPlan, Start, deployment_conflict, fingerprint, model_info, qualify_flow
 from .gate_spec import Gates
 from .gates import GateContext, evaluate
 from .kind_check import spec_kind
@@ -90,7 +90,8 @@ def _plan(start: Start, evaluator: RetentionEvaluator) -> TensorPlan:
     timed, paced = _measure_settings(s)
     if models.deployment is not None:  # exactly the deployment's settings (docs/qualify.md, "Deployments")
         timed, paced = _deployed(loaded, models.deployment, timed, paced)
-    return TensorPlan(qualified=qualified, model=_model_info(models), fingerprint=_fingerprint(loaded, models),
+    model = _model_info(models)
+    return TensorPlan(qualified=qualified, model=model, fingerprint=_fingerprint(loaded, model),
                       retention=retention, deployment=models.deployment, runs_per_device=2 if paced else 1,
                       loaded=loaded, timed=timed, paced=paced)
 
@@ -220,30 +221,15 @@ def _regression(gates: Gates, device: str, bench: BenchResult, store: HistorySto
 
 
 def _model_info(models: Models) -> ModelInfo:
-    qualified = dict(models.per_target)
-    if models.fixed is not None:
-        qualified = {"*": models.fixed}
-    return ModelInfo(
-        reference_path=str(models.reference), reference_sha256=sha_of(models.reference),
-        qualified={k: str(v) for k, v in qualified.items()},
-        qualified_sha256={k: sha_of(v) for k, v in qualified.items()},
-        recipe=models.recipe, source=models.source,
-    )
+    qualified = {"*": models.fixed} if models.fixed is not None else dict(models.per_target)
+    return model_info(models.reference, qualified, sha_of, recipe=models.recipe, source=models.source, kind="onnx")
 
 
-def _fingerprint(loaded: LoadedSpec, models: Models) -> dict[str, Any]:
+def _fingerprint(loaded: LoadedSpec, model: ModelInfo) -> dict[str, Any]:
     import onnx
     import onnxruntime
     import pydantic
 
-    s = loaded.spec
-    return {
-        "spec_sha256": loaded.sha256,
-        "profiles": loaded.profiles,
-        "reference_sha256": sha_of(models.reference),
-        "recipe": models.recipe,
-        "seed": s.measure.seed,
-        "measure": s.measure.model_dump(mode="json"),
-        "host": host_facts(numpy=np.__version__, onnx=onnx.__version__, onnxruntime=onnxruntime.__version__,
-                           pydantic=pydantic.__version__),
-    }
+    return fingerprint(loaded, model, host_facts(numpy=np.__version__, onnx=onnx.__version__,
+                                                 onnxruntime=onnxruntime.__version__, pydantic=pydantic.__version__),
+                       recipe=model.recipe)

@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -180,6 +180,25 @@ def deployment_conflict(loaded: LoadedSpec, given: Iterable[str], names: Mapping
     except DeploymentConflictError as exc:
         key = next((k for k in sorted(given) if names[k] in str(exc)), next(iter(names)))
         raise loaded.error(tuple(names[key].split(".")), str(exc)) from None
+
+
+def model_info(reference: Path, qualified: Mapping[str, Path], digest: Callable[[Path], str], *,
+               recipe: str | None, source: Literal["model", "optimized", "recipe"],
+               kind: Literal["onnx", "llm", "plugin"]) -> ModelInfo:
+    """What the result says of the reference and the qualified model per target (``digest``: the kind's hash of a
+    model: a file's SHA-256, a folder's over its files)."""
+    return ModelInfo(reference_path=str(reference), reference_sha256=digest(reference),
+                     qualified={t: str(m) for t, m in qualified.items()},
+                     qualified_sha256={t: digest(m) for t, m in qualified.items()}, recipe=recipe, source=source,
+                     kind=kind)
+
+
+def fingerprint(loaded: LoadedSpec, model: ModelInfo, host: dict[str, str], **extra: Any) -> dict[str, Any]:
+    """The run's reproducibility fingerprint: the spec, the reference, the seed and measure settings, what the
+    kind adds (``extra``: its recipe, its workload) and the measuring host."""
+    s = loaded.spec
+    return {"spec_sha256": loaded.sha256, "profiles": loaded.profiles, "reference_sha256": model.reference_sha256,
+            **extra, "seed": s.measure.seed, "measure": s.measure.model_dump(mode="json"), "host": host}
 
 
 def run_facts(result: Any) -> tuple[str, list[str]]:

@@ -21,13 +21,13 @@ from ..registry.lookup import detect_format, model_digest
 from ..runners import Runner
 from ..settings import EnergySettings, MeasureSettings
 from .device_jobs import Measurement, log
-from .flow import KindPlan, Start, qualify_flow
+from .flow import KindPlan, Start, fingerprint, model_info, qualify_flow
 from .kind_gates import error_rows, metric_gate, metric_gates
 from .loader import LoadedSpec
 from .options import QualifyOptions
 from .outcome import host_facts
 from .placement import Placement
-from .result import GateResult, ModelInfo, QualifyResult, RetentionResult
+from .result import GateResult, QualifyResult, RetentionResult
 from .spec import QualifySpec
 
 DEFAULT_ITERATIONS = 200
@@ -89,15 +89,12 @@ def _plan(start: Start, kind: KindDescriptor) -> PluginPlan:
     s = start.loaded.spec
     assert s.model.path is not None  # a generic kind is told from model.path (kind_check.spec_kind)
     model = start.loaded.resolve(s.model.path)
-    digest = model_digest(model, detect_format(model))[0]
-    info = ModelInfo(reference_path=str(model), reference_sha256=digest,
-                     qualified={p.target: str(model) for p in start.placements},
-                     qualified_sha256={p.target: digest for p in start.placements}, recipe=None, source="model",
-                     kind="plugin")
-    fingerprint = {"spec_sha256": start.loaded.sha256, "profiles": start.loaded.profiles, "reference_sha256": digest,
-                   "model_kind": kind.name, "seed": s.measure.seed, "measure": s.measure.model_dump(mode="json"),
-                   "workload": dict(s.workload or {}), "host": host_facts()}
-    return PluginPlan(qualified={p.index: model for p in start.placements}, model=info, fingerprint=fingerprint,
+    info = model_info(model, {p.target: model for p in start.placements},
+                      lambda path: model_digest(path, detect_format(path))[0], recipe=None, source="model",
+                      kind="plugin")
+    extra = {"model_kind": kind.name, "workload": dict(s.workload or {})}
+    return PluginPlan(qualified={p.index: model for p in start.placements}, model=info,
+                      fingerprint=fingerprint(start.loaded, info, host_facts(), **extra),
                       spec=s, kind=kind, measure=KindMeasurement(measure_settings(s), dict(s.workload or {})))
 
 

@@ -32,7 +32,7 @@ from ..registry.lookup import format_of_kind, model_digest
 from ..runners import Runner
 from ..settings import EnergySettings
 from .device_jobs import Measurement, log
-from .flow import OVERRIDE_KEY, KindPlan, Start, deployment_conflict, qualify_flow
+from .flow import OVERRIDE_KEY, KindPlan, Start, deployment_conflict, fingerprint, model_info, qualify_flow
 from .gate_spec import Gates
 from .llm_gates import LlmGateContext, evaluate_llm
 from .llm_retention import retention_or_reason
@@ -75,8 +75,10 @@ def _plan(start: Start) -> GenerativePlan:
     retention = {t: _retention(loaded, reference, folder, work, say) for t, folder in by_target.items()} \
         if s.gates.retention is not None else {}
     energy = EnergySettings(enabled=s.measure.energy, sensor=s.measure.power_sensor)
-    return GenerativePlan(qualified={p.index: by_target[p.target] for p in start.placements},
-                          model=_model_info(s, reference, by_target), fingerprint=_fingerprint(loaded, reference, w),
+    model = _model_info(s, reference, by_target)
+    return GenerativePlan(qualified={p.index: by_target[p.target] for p in start.placements}, model=model,
+                          fingerprint=fingerprint(loaded, model, host_facts(), recipe=s.recipe,
+                                                  llm_workload=w.model_dump(mode="json")),
                           retention=retention, deployment=use, gates=s.gates,
                           measure=LlmMeasurement(w, energy, runtime, options))
 
@@ -243,17 +245,4 @@ def _digest(folder: Path) -> str:
 
 def _model_info(s: QualifySpec, reference: Path, qualified: dict[str, Path]) -> ModelInfo:
     source: Literal["model", "optimized", "recipe"] = "optimized" if s.optimized else "recipe" if s.recipe else "model"
-    return ModelInfo(reference_path=str(reference), reference_sha256=_digest(reference),
-                     qualified={t: str(f) for t, f in qualified.items()},
-                     qualified_sha256={t: _digest(f) for t, f in qualified.items()}, recipe=s.recipe,
-                     source=source, kind="llm")
-
-
-def _fingerprint(loaded: LoadedSpec, reference: Path, w: LlmWorkload) -> dict[str, Any]:
-    s = loaded.spec
-    return {
-        "spec_sha256": loaded.sha256, "profiles": loaded.profiles, "reference_sha256": _digest(reference),
-        "recipe": s.recipe, "seed": s.measure.seed, "measure": s.measure.model_dump(mode="json"),
-        "llm_workload": w.model_dump(mode="json"),
-        "host": host_facts(),
-    }
+    return model_info(reference, qualified, _digest, recipe=s.recipe, source=source, kind="llm")
