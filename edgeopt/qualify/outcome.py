@@ -1,9 +1,9 @@
-"""What the one-pass and the LLM qualification engines do alike around their measurements.
+"""The pieces of the qualification flow (:mod:`.flow`) around the measurements, whatever the kind of model.
 
 Why one place: whatever the model, a qualification places devices, runs at most ``--jobs`` of them at once, turns
 a device that could not run into errored gates, says each device's verdict the same way and assembles the same
-:class:`QualifyResult` (reports, JUnit and exit codes read it without knowing the engine). The engines
-(:mod:`.engine`, :mod:`.llm_engine`) keep only how they measure and which gates they judge.
+:class:`QualifyResult` (reports, JUnit and exit codes read it without knowing the kind). The kinds' plans
+(:mod:`.engine`, :mod:`.llm_engine`, :mod:`.kind_engine`) keep only how they measure and which gates they judge.
 """
 
 from __future__ import annotations
