@@ -90,8 +90,8 @@ def _plan(start: Start, evaluator: RetentionEvaluator) -> TensorPlan:
     timed, paced = _measure_settings(s)
     if models.deployment is not None:  # exactly the deployment's settings (docs/qualify.md, "Deployments")
         timed, paced = _deployed(loaded, models.deployment, timed, paced)
-    model = _model_info(models)
-    return TensorPlan(qualified=qualified, model=model, fingerprint=_fingerprint(loaded, model),
+    info = _model_info(models)
+    return TensorPlan(qualified=qualified, model=info, fingerprint=_fingerprint(loaded, info),
                       retention=retention, deployment=models.deployment, runs_per_device=2 if paced else 1,
                       loaded=loaded, timed=timed, paced=paced)
 
