@@ -93,7 +93,7 @@ def _plan(start: Start, evaluator: RetentionEvaluator) -> TensorPlan:
     info = _model_info(models)
     return TensorPlan(qualified=qualified, model=info, fingerprint=_fingerprint(loaded, info),
                       retention=retention, deployment=models.deployment, runs_per_device=2 if paced else 1,
-                      loaded=loaded, timed=timed, paced=paced)
+                      loaded=loaded, measure=OnePassMeasurement(timed, paced))
 
 
 @dataclass(frozen=True)
@@ -120,14 +120,10 @@ class OnePassMeasurement(Measurement):
 
 @dataclass(kw_only=True)
 class TensorPlan(KindPlan):
-    """The tensor kind's plan: its runs' settings, the one-pass gates, costs and the baseline comparison."""
+    """The tensor kind's plan: the one-pass gates on its timed (and frame-paced) runs, costs and the baseline
+    comparison."""
 
     loaded: LoadedSpec
-    timed: MeasureSettings
-    paced: MeasureSettings | None
-
-    def measurement(self, p: Placement) -> Measurement:
-        return OnePassMeasurement(self.timed, self.paced)
 
     def judge(self, p: Placement, runs: tuple[Any, ...], retention: RetentionResult | None,
               store: HistoryStore | None, warnings: list[str]) -> tuple[list[GateResult], dict[str, Any]]:

@@ -70,6 +70,7 @@ class KindPlan:
     """One kind's part of a qualification, built on the host before any device runs.
 
     Attributes:
+        measure: how a device measures the model (picklable: it travels to the executor's worker).
         qualified: the model measured on each placement (by placement index).
         model: what the result says about the reference and the qualified models.
         fingerprint: the run's reproducibility fingerprint.
@@ -79,16 +80,13 @@ class KindPlan:
         runs_per_device: timed runs a device makes (its default deadline allows each ``measure.max_duration_s``).
     """
 
+    measure: Measurement
     qualified: dict[int, Path]
     model: ModelInfo
     fingerprint: dict[str, Any]
     retention: dict[str, RetentionResult] = field(default_factory=dict)
     deployment: DeploymentUse | None = None
     runs_per_device: int = 1
-
-    def measurement(self, p: Placement) -> Measurement:
-        """How a device measures the model (picklable: it travels to the executor's worker)."""
-        raise NotImplementedError
 
     def judge(self, p: Placement, runs: tuple[Any, ...], retention: RetentionResult | None,
               store: HistoryStore | None, warnings: list[str]) -> tuple[list[GateResult], dict[str, Any]]:
@@ -136,7 +134,7 @@ def qualify_flow(loaded: LoadedSpec, o: QualifyOptions, build: Callable[[Start],
     deadline = o.deadline_s if o.deadline_s is not None else \
         plan.runs_per_device * s.measure.max_duration_s + DEADLINE_MARGIN_S
     refs = {path: ModelRef.of(path) for path in dict.fromkeys(plan.qualified.values())}
-    jobs = [QualifyJob(p, refs[plan.qualified[p.index]], plan.measurement(p), deadline,
+    jobs = [QualifyJob(p, refs[plan.qualified[p.index]], plan.measure, deadline,
                        str(plan.qualified[p.index]), tuple(o.targets_dirs)) for p in placements]
     rows = run_jobs(jobs, parallel=parallel, executor=executor, progress=device_events(o.progress, say))
     group = run.group_id if o.record else None

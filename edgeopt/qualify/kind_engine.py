@@ -53,10 +53,6 @@ class PluginPlan(KindPlan):
 
     spec: QualifySpec
     kind: KindDescriptor
-    measure: KindMeasurement
-
-    def measurement(self, p: Placement) -> Measurement:
-        return self.measure
 
     def judge(self, p: Placement, runs: tuple[Any, ...], retention: RetentionResult | None,
               store: HistoryStore | None, warnings: list[str]) -> tuple[list[GateResult], dict[str, Any]]:

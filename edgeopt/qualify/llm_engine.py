@@ -223,10 +223,6 @@ class GenerativePlan(KindPlan):
     """The generative kind's plan: its measurement, the LLM gates, the LLM history record."""
 
     gates: Gates
-    measure: LlmMeasurement
-
-    def measurement(self, p: Placement) -> Measurement:
-        return self.measure
 
     def judge(self, p: Placement, runs: tuple[Any, ...], retention: RetentionResult | None,
               store: HistoryStore | None, warnings: list[str]) -> tuple[list[GateResult], dict[str, Any]]:
