@@ -32,7 +32,16 @@ from ..settings import EnergySettings, MeasureSettings
 from .artifacts import Models, prepare, qualified_for, sha_of
 from .costs import cost_per_million
 from .device_jobs import Measurement, log
-from .flow import OVERRIDE_KEY, KindPlan, Start, deployment_conflict, fingerprint, model_info, qualify_flow
+from .flow import (
+    OVERRIDE_KEY,
+    KindPlan,
+    Start,
+    deployment_conflict,
+    fingerprint,
+    model_info,
+    per_target,
+    qualify_flow,
+)
 from .gate_spec import Gates
 from .gates import GateContext, evaluate
 from .kind_check import spec_kind
@@ -77,16 +86,16 @@ def _plan(start: Start, evaluator: RetentionEvaluator) -> TensorPlan:
     loaded, say, work = start.loaded, start.say, start.work
     s = loaded.spec
     models = prepare(loaded, work, say)
-    qualified: dict[int, Path] = {}
-    retention: dict[str, RetentionResult] = {}
-    for placement in start.placements:
-        qualified[placement.index] = model = qualified_for(models, loaded, placement.target, work, say)
-        if s.gates.retention is not None and placement.target not in retention:
-            say(f"retention of {model.name} vs {models.reference.name} on the host")
-            retention[placement.target] = evaluator.evaluate(
-                models.reference, model, data=loaded.resolve(s.eval.data) if s.eval.data else None,
-                samples=s.eval.samples, metric=s.eval.metric_spec(), shapes=s.model.shapes, seed=s.measure.seed,
-                **({"output": s.eval.output} if s.eval.output is not None else {}))
+
+    def retention_of(model: Path) -> RetentionResult:
+        say(f"retention of {model.name} vs {models.reference.name} on the host")
+        return evaluator.evaluate(
+            models.reference, model, data=loaded.resolve(s.eval.data) if s.eval.data else None,
+            samples=s.eval.samples, metric=s.eval.metric_spec(), shapes=s.model.shapes, seed=s.measure.seed,
+            **({"output": s.eval.output} if s.eval.output is not None else {}))
+
+    qualified, _, retention = per_target(start, lambda target: qualified_for(models, loaded, target, work, say),
+                                         retention_of if s.gates.retention is not None else None)
     timed, paced = _measure_settings(s)
     if models.deployment is not None:  # exactly the deployment's settings (docs/qualify.md, "Deployments")
         timed, paced = _deployed(loaded, models.deployment, timed, paced)

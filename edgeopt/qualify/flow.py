@@ -143,6 +143,21 @@ def qualify_flow(loaded: LoadedSpec, o: QualifyOptions, build: Callable[[Start],
                     fingerprint=plan.fingerprint, sweep=points)
 
 
+def per_target(start: Start, model_for: Callable[[str], Path],
+               retention_of: Callable[[Path], RetentionResult] | None,
+               ) -> tuple[dict[int, Path], dict[str, Path], dict[str, RetentionResult]]:
+    """The qualified model made once per target name (a recipe's output depends on it) and, when ``retention_of``
+    is given (retention is gated), each one's retention: by placement index, by target name, retention by target."""
+    by_target: dict[str, Path] = {}
+    retention: dict[str, RetentionResult] = {}
+    for p in start.placements:
+        if p.target not in by_target:
+            by_target[p.target] = model = model_for(p.target)
+            if retention_of is not None:
+                retention[p.target] = retention_of(model)
+    return {p.index: by_target[p.target] for p in start.placements}, by_target, retention
+
+
 def _check_sinks(loaded: LoadedSpec) -> None:
     """Refuse a sink that cannot work here (mlflow not installed) before any device work."""
     if loaded.spec.sinks.mlflow is None:

@@ -32,7 +32,16 @@ from ..registry.lookup import format_of_kind, model_digest
 from ..runners import Runner
 from ..settings import EnergySettings
 from .device_jobs import Measurement, log
-from .flow import OVERRIDE_KEY, KindPlan, Start, deployment_conflict, fingerprint, model_info, qualify_flow
+from .flow import (
+    OVERRIDE_KEY,
+    KindPlan,
+    Start,
+    deployment_conflict,
+    fingerprint,
+    model_info,
+    per_target,
+    qualify_flow,
+)
 from .gate_spec import Gates
 from .llm_gates import LlmGateContext, evaluate_llm
 from .llm_retention import retention_or_reason
@@ -67,16 +76,13 @@ def _plan(start: Start) -> GenerativePlan:
     if s.optimized:
         use = open_deployment(loaded.resolve(s.optimized))
     w, runtime, options = _deployed(loaded, use, workload(s))
-    by_target: dict[str, Path] = {}
-    for p in start.placements:
-        if p.target not in by_target:
-            by_target[p.target] = use.folder if use is not None else _qualified(loaded, reference, p.target, work,
-                                                                                 say)
-    retention = {t: _retention(loaded, reference, folder, work, say) for t, folder in by_target.items()} \
-        if s.gates.retention is not None else {}
+    fixed = use.folder if use is not None else None  # a deployment is qualified as it is, on every target
+    qualified, by_target, retention = per_target(
+        start, lambda target: fixed or _qualified(loaded, reference, target, work, say),
+        (lambda folder: _retention(loaded, reference, folder, work, say)) if s.gates.retention is not None else None)
     energy = EnergySettings(enabled=s.measure.energy, sensor=s.measure.power_sensor)
     model = _model_info(s, reference, by_target)
-    return GenerativePlan(qualified={p.index: by_target[p.target] for p in start.placements}, model=model,
+    return GenerativePlan(qualified=qualified, model=model,
                           fingerprint=fingerprint(loaded, model, host_facts(), recipe=s.recipe,
                                                   llm_workload=w.model_dump(mode="json")),
                           retention=retention, deployment=use, gates=s.gates,
