@@ -35,6 +35,8 @@ from ..fleet.runner import run_jobs
 from ..history import HistoryStore, open_store
 from .device_jobs import DEADLINE_MARGIN_S, MeasuredRow, Measurement, QualifyJob, device_events
 from .gate_rows import deployment_row, target_row
+from .gate_spec import Gates
+from .gates import error_results
 from .loader import LoadedSpec
 from .options import QualifyOptions
 from .outcome import (
@@ -99,9 +101,9 @@ class KindPlan:
         """The history run id of one device's result."""
         raise NotImplementedError
 
-    def error_gates(self, device: str, message: str) -> list[GateResult] | None:
-        """The rows of a device that could not run (None: every active gate of the spec errored)."""
-        return None
+    def error_gates(self, gates: Gates, device: str, message: str) -> list[GateResult]:
+        """The rows of a device that could not run: each active gate of the spec an error."""
+        return error_results(gates, device, message)
 
     def sound(self, result: Any) -> bool:
         """Whether the result may pass at all (beyond its gates)."""
@@ -229,9 +231,7 @@ def _judge(run: Run, plan: KindPlan, p: Placement, row: DeviceOutcome, group_id:
     s = run.loaded.spec
     runs = row.runs if isinstance(row, MeasuredRow) else ()
     if not runs:
-        device = error_device(p, row, s.gates)
-        rows = plan.error_gates(p.label, device.error or "")
-        return device if rows is None else device.model_copy(update={"gates": rows})
+        return error_device(p, row, lambda error: plan.error_gates(s.gates, p.label, error))
     result = runs[0]
     use = plan.deployment
     if use is not None:  # the deployment it ran and, on another runtime version or CPU, a warning

@@ -22,6 +22,7 @@ from ..runners import Runner
 from ..settings import EnergySettings, MeasureSettings
 from .device_jobs import Measurement, log
 from .flow import KindPlan, Start, fingerprint, model_info, qualify_flow
+from .gate_spec import Gates
 from .kind_gates import error_rows, metric_gate, metric_gates
 from .loader import LoadedSpec
 from .options import QualifyOptions
@@ -65,7 +66,7 @@ class PluginPlan(KindPlan):
         return store.record_kind(result, kind="qualify", device=device, verdict=verdict, group_id=group_id,
                                  label=label).id
 
-    def error_gates(self, device: str, message: str) -> list[GateResult] | None:
+    def error_gates(self, gates: Gates, device: str, message: str) -> list[GateResult]:
         return error_rows(self.spec, device, message)
 
     def sound(self, result: Any) -> bool:

@@ -148,3 +148,17 @@ def test_the_toy_metrics_physics_makes_a_run_with_an_impossible_reading_invalid(
     assert not result.valid
     assert result.invalid_reasons[0] == "cell 'frame10ms': rtf is 0 ratio (<= 0)"
     assert result.cells[0].impossible == ("rtf is 0 ratio (<= 0)",)  # its summaries hold no 0: only rtf is marked
+
+
+def test_a_plug_in_kinds_device_that_cannot_run_has_each_metric_gate_errored(streamer, tmp_path, capsys):
+    """The shared qualify flow turns a device that could not run into the kind's own error rows (a ``metric`` gate
+    each, JUnit <error>), not the one-pass gates' rows."""
+    streamer.write_text("{ not json")  # the plug-in's runtime cannot load it: the device's run fails
+    spec = _spec(tmp_path, streamer, "stream-broken", "rtf: {stat: p99, max: 1000}\n")
+    report = tmp_path / "qe"
+    code = main(["qualify", str(spec), "--report-dir", str(report), "--no-history", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    (device,) = out["devices"]
+    assert code == 3 and device["status"] == "error" and device["error"], device
+    assert [(g["gate"], g["status"]) for g in device["gates"]] == [("metric:rtf:p99", "error")]
+    assert 'name="metric:rtf:p99"' in (report / "junit.xml").read_text()
