@@ -31,17 +31,8 @@ from ..registry.kind_spec import GENERATIVE
 from ..registry.lookup import format_of_kind, model_digest
 from ..runners import Runner
 from ..settings import EnergySettings
+from . import flow
 from .device_jobs import Measurement, log
-from .flow import (
-    OVERRIDE_KEY,
-    KindPlan,
-    Start,
-    deployment_conflict,
-    fingerprint,
-    model_info,
-    per_target,
-    qualify_flow,
-)
 from .gate_spec import Gates
 from .llm_gates import LlmGateContext, evaluate_llm
 from .llm_retention import retention_or_reason
@@ -66,10 +57,10 @@ def run_llm_qualification(loaded: LoadedSpec, kind: KindDescriptor, o: QualifyOp
         QualifySpecError / InputError: bad spec, folder, recipe or history path; a spec setting that contradicts a
             deployment's (exit 2), before device work.
     """
-    return qualify_flow(loaded, o, _plan)
+    return flow.qualify_flow(loaded, o, _plan)
 
 
-def _plan(start: Start) -> GenerativePlan:
+def _plan(start: flow.Start) -> GenerativePlan:
     loaded, say, work = start.loaded, start.say, start.work
     s = loaded.spec
     reference, use = _reference(loaded, work, say)
@@ -77,13 +68,13 @@ def _plan(start: Start) -> GenerativePlan:
         use = open_deployment(loaded.resolve(s.optimized))
     w, runtime, options = _deployed(loaded, use, workload(s))
     fixed = use.folder if use is not None else None  # a deployment is qualified as it is, on every target
-    qualified, by_target, retention = per_target(
+    qualified, by_target, retention = flow.per_target(
         start, lambda target: fixed or _qualified(loaded, reference, target, work, say),
         (lambda folder: _retention(loaded, reference, folder, work, say)) if s.gates.retention is not None else None)
     energy = EnergySettings(enabled=s.measure.energy, sensor=s.measure.power_sensor)
     model = _model_info(s, reference, by_target)
     return GenerativePlan(qualified=qualified, model=model,
-                          fingerprint=fingerprint(loaded, model, host_facts(), recipe=s.recipe,
+                          fingerprint=flow.fingerprint(loaded, model, host_facts(), recipe=s.recipe,
                                                   llm_workload=w.model_dump(mode="json")),
                           retention=retention, deployment=use, gates=s.gates,
                           measure=LlmMeasurement(w, energy, runtime, options))
@@ -139,10 +130,10 @@ def _deployed(loaded: LoadedSpec, use: DeploymentUse | None, w: LlmWorkload,
         return w, s.llm.runtime if s.llm is not None else None, {}
     given = s.llm.model_fields_set & set(_SPEC_KEYS) if s.llm is not None else set()
     asked = {k: getattr(s.llm, k) if k in given else None for k in _SPEC_KEYS}
-    with deployment_conflict(loaded, given, _SPEC_KEYS):
+    with flow.deployment_conflict(loaded, given, _SPEC_KEYS):
         _, runtime, options, threads, batch = deployed_run(
             use, asked["runtime"], {}, asked["threads"] or (), asked["batch"] or (), s.override_deployment,
-            OVERRIDE_KEY, names=_SPEC_KEYS)
+            flow.OVERRIDE_KEY, names=_SPEC_KEYS)
     return w.model_copy(update={"threads": threads, "batch": batch}), runtime, options
 
 
@@ -225,7 +216,7 @@ class LlmMeasurement(Measurement):
 
 
 @dataclass(kw_only=True)
-class GenerativePlan(KindPlan):
+class GenerativePlan(flow.KindPlan):
     """The generative kind's plan: its measurement, the LLM gates, the LLM history record."""
 
     gates: Gates
@@ -247,4 +238,4 @@ def _digest(folder: Path) -> str:
 
 def _model_info(s: QualifySpec, reference: Path, qualified: dict[str, Path]) -> ModelInfo:
     source: Literal["model", "optimized", "recipe"] = "optimized" if s.optimized else "recipe" if s.recipe else "model"
-    return model_info(reference, qualified, _digest, recipe=s.recipe, source=source, kind="llm")
+    return flow.model_info(reference, qualified, _digest, recipe=s.recipe, source=source, kind="llm")
