@@ -165,7 +165,7 @@ def guarded(job: ErrorRows[RowT], device: str, session: AbstractContextManager[S
     """``work`` on the session's runner as the device's row: ``ok(result, seconds)``, or, whatever it raised, the
     job's error row of :func:`classify`'s kind (a device's problem is its own row, never another device's).
 
-    Why one place: every fleet job (bench, LLM bench, qualify, LLM qualify) must time, classify and report a
+    Why one place: every fleet job (bench, LLM bench, qualify of any kind) must time, classify and report a
     failing device alike, so a dead board reads the same in every command.
     """
     started = time.perf_counter()

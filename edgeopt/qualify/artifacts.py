@@ -50,11 +50,7 @@ def prepare(loaded: LoadedSpec, work_dir: Path, log: Log) -> Models:
         use = open_deployment(loaded.resolve(spec.optimized))
         fixed = use.model_path if use is not None else loaded.resolve(spec.optimized)
         return Models(reference=ref, source="optimized", recipe=None, fixed=fixed, deployment=use)
-    if spec.recipe:
-        if spec.model.path and open_deployment(loaded.resolve(spec.model.path)) is not None:
-            raise loaded.error(("recipe",), f"recipe {spec.recipe!r} with model.path {spec.model.path}, a deployment "
-                               "(its files and settings are what ships): the recipe would qualify another model "
-                               "without them; remove recipe, or set model.path to the original model")
+    if spec.recipe:  # (not on a deployment: the loader refuses that)
         return Models(reference=ref, source="recipe", recipe=spec.recipe)
     use = open_deployment(loaded.resolve(spec.model.path)) if spec.model.path else None
     return Models(reference=ref, source="model", recipe=None, fixed=ref, deployment=use)

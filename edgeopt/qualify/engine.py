@@ -1,70 +1,59 @@
-"""The qualification engine: measure a loaded spec's model on its devices and judge it against its gates.
+"""The qualification engine's entry, and the tensor kind's plan: a one-pass model measured on each device.
 
-Flow of ``edgeopt.qualify`` (:mod:`edgeopt.api`): load the spec (profiles merged; every spec error names
-file:line: key) -> here: place the targets (plain data, nothing connects yet) -> build / optimize the model ->
-retention on the host (when gated) -> per device, a fleet job on the chosen executor (threads or Ray tasks;
-:mod:`.device_jobs`): timed run (raw samples kept), frame-paced run (deadline_miss gate) -> here, per device:
-baseline comparison (regression gate), gates, costs, history record -> ``QualifyResult`` -> back in the API:
-reports (json, html, junit, markdown; :mod:`edgeopt.reports`) -> optional sinks.
+:func:`run_qualification` asks the registry the spec model's kind and calls the kind's ``qualify`` entry; every
+kind's entry runs the one flow of :mod:`.flow`. The tensor kind's entry (:func:`run_tensor_qualification`) builds
+its plan on the host: the model (a file, a zoo model, a deployment's file with its settings), the recipe's output
+per target, retention (when gated); each device makes a timed run (raw samples kept) and, with a deadline_miss
+gate, a frame-paced run; the one-pass gates judge them, with the baseline comparison (regression gate) and the
+energy costs.
 """
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import ValidationError
 
-from ..deploy.use import DeploymentConflictError, DeploymentUse, deployed_settings, mark_result, mismatch_of
+from ..deploy.use import DeploymentUse, deployed_settings
 from ..dispatch import entry
 from ..errors import InputError
-from ..fleet.artifacts import ModelRef
-from ..fleet.executors import Executor, make_executor
-from ..fleet.result import DeviceOutcome
-from ..fleet.runner import run_jobs
-from ..history import HistoryError, HistoryStore, compare_samples, open_store
+from ..fleet.jobs import EventSink
+from ..history import HistoryError, HistoryStore, compare_samples
 from ..history.compare import RunIdentity, blocking_notes, comparability_notes, noise_floor
 from ..metrics.deadline import frames_required
 from ..metrics.latency import PERCENTILES, required_samples
 from ..metrics.result import BenchResult
 from ..registry import KindDescriptor
-from ..runners import ProgressSink
+from ..runners import Runner
 from ..settings import EnergySettings, MeasureSettings
 from .artifacts import Models, prepare, qualified_for, sha_of
 from .costs import cost_per_million
-from .device_jobs import DEADLINE_MARGIN_S, QualifyJob, QualifyRow, device_events
+from .device_jobs import Measurement, log
+from .flow import (
+    OVERRIDE_KEY,
+    KindPlan,
+    Start,
+    deployment_conflict,
+    fingerprint,
+    model_info,
+    per_target,
+    qualify_flow,
+)
 from .gate_spec import Gates
-from .gates import GateContext, deployment_check, evaluate, target_check
+from .gates import GateContext, evaluate
 from .kind_check import spec_kind
 from .loader import LoadedSpec
 from .options import QualifyOptions
-from .outcome import (
-    Clock,
-    Run,
-    all_pass,
-    assemble,
-    default_report_dir,
-    error_device,
-    host_facts,
-    parallel_jobs,
-    say_verdict,
-    with_target_row,
-)
-from .placement import Placement, place
-from .result import (
-    DeviceResult,
-    ModelInfo,
-    QualifyResult,
-    RegressionInfo,
-    RetentionResult,
-    SweepPoint,
-)
+from .outcome import default_report_dir, host_facts
+from .placement import Placement
+from .result import GateResult, ModelInfo, QualifyResult, RegressionInfo, RetentionResult
 from .retention import HostOnnxEvaluator, RetentionEvaluator
 from .spec import QualifySpec
+
+__all__ = ["default_report_dir", "run_qualification", "run_tensor_qualification"]
 
 DEFAULT_ITERATIONS = 200
 
@@ -88,97 +77,82 @@ def run_qualification(loaded: LoadedSpec, options: QualifyOptions | None = None)
 def run_tensor_qualification(loaded: LoadedSpec, kind: KindDescriptor, o: QualifyOptions) -> QualifyResult:
     """The tensor kind's ``qualify`` entry: a one-pass model's timed (and frame-paced) runs per device, judged by
     the one-pass gates (arguments and errors as :func:`run_qualification`'s)."""
-    clock = Clock()
-    say = o.log or (lambda message: None)
+    return qualify_flow(loaded, o, lambda start: _plan(start, o.evaluator or HostOnnxEvaluator()))
+
+
+def _plan(start: Start, evaluator: RetentionEvaluator) -> TensorPlan:
+    """The model qualified for each placement, retention per target (when gated) and a deployment's settings, on
+    the host: everything that can fail there (recipes, eval data, a conflicting setting) fails before any run."""
+    loaded, say, work = start.loaded, start.say, start.work
     s = loaded.spec
-    placements = place(loaded, o.targets_dirs)
-    fleet = _fleet_plan(loaded.spec, len(placements), o.jobs, o.executor, o.deadline_s)
-    _check_sinks(loaded)
-    points = _sweep_points(o.sweep)
-    out_dir = Path(o.report_dir) if o.report_dir is not None else default_report_dir(s.name)
-    run = Run(loaded, clock, out_dir, open_store(o.history_db) if (o.record or s.gates.regression) else None,
-              uuid.uuid4().hex[:12])
-    work = out_dir / "work"
     models = prepare(loaded, work, say)
-    warnings: list[str] = [p.note for p in placements if p.note]
-    # Everything that can fail on the host (recipes, eval data) happens before the first device run.
-    qualified, retention = _host_side(loaded, placements, models, work, o.evaluator or HostOnnxEvaluator(), say)
-    devices = _run_devices(loaded, placements, qualified, retention, run.store, run.group_id if o.record else None,
-                           o.targets_dirs, o.progress, say, warnings, fleet, models.deployment)
-    return assemble(run, devices, warnings, model=_model_info(models), retention=retention,
-                    fingerprint=_fingerprint(loaded, models), sweep=points)
 
+    def retention_of(model: Path) -> RetentionResult:
+        say(f"retention of {model.name} vs {models.reference.name} on the host")
+        return evaluator.evaluate(
+            models.reference, model, data=loaded.resolve(s.eval.data) if s.eval.data else None,
+            samples=s.eval.samples, metric=s.eval.metric_spec(), shapes=s.model.shapes, seed=s.measure.seed,
+            **({"output": s.eval.output} if s.eval.output is not None else {}))
 
-def _check_sinks(loaded: LoadedSpec) -> None:
-    """Refuse a sink that cannot work here (mlflow not installed) before any device work."""
-    if loaded.spec.sinks.mlflow is None:
-        return
-    from ..sinks.mlflow_sink import require_mlflow
-
-    try:
-        require_mlflow()
-    except InputError as exc:
-        raise loaded.error(("sinks", "mlflow"), str(exc)) from None
-
-
-
-def _host_side(loaded: LoadedSpec, placements: list[Placement], models: Models, work: Path,
-               evaluator: RetentionEvaluator, say: Callable[[str], None],
-               ) -> tuple[dict[int, Path], dict[str, RetentionResult]]:
-    """The model qualified for each placement, and the retention per target (when gated), on the host."""
-    s = loaded.spec
-    qualified: dict[int, Path] = {}
-    retention: dict[str, RetentionResult] = {}
-    for placement in placements:
-        qualified[placement.index] = model = qualified_for(models, loaded, placement.target, work, say)
-        if s.gates.retention is not None and placement.target not in retention:
-            say(f"retention of {model.name} vs {models.reference.name} on the host")
-            retention[placement.target] = evaluator.evaluate(
-                models.reference, model, data=loaded.resolve(s.eval.data) if s.eval.data else None,
-                samples=s.eval.samples, metric=s.eval.metric_spec(), shapes=s.model.shapes, seed=s.measure.seed,
-                **({"output": s.eval.output} if s.eval.output is not None else {}))
-    return qualified, retention
+    qualified, _, retention = per_target(start, lambda target: qualified_for(models, loaded, target, work, say),
+                                         retention_of if s.gates.retention is not None else None)
+    timed, paced = _measure_settings(s)
+    if models.deployment is not None:  # exactly the deployment's settings (docs/qualify.md, "Deployments")
+        timed, paced = _deployed(loaded, models.deployment, timed, paced)
+    info = _model_info(models)
+    return TensorPlan(qualified=qualified, model=info, fingerprint=_fingerprint(loaded, info),
+                      retention=retention, deployment=models.deployment, runs_per_device=2 if paced else 1,
+                      loaded=loaded, measure=OnePassMeasurement(timed, paced))
 
 
 @dataclass(frozen=True)
-class _FleetPlan:
-    """How the devices run: at most ``parallel`` at once, each within ``deadline_s``."""
+class OnePassMeasurement(Measurement):
+    """A one-pass model's timed run (raw samples kept) and, with a deadline_miss gate, its frame-paced run."""
 
-    parallel: int
-    deadline_s: float
-    executor: Executor
+    timed: MeasureSettings
+    paced: MeasureSettings | None
 
+    def __call__(self, runner: Runner, model: Path, p: Placement, progress: EventSink | None,
+                 targets_dirs: Sequence[Path]) -> tuple[Any, ...]:
+        from ..bench import run_benchmark  # the heavy stack loads on the worker, once
 
-def _fleet_plan(s: QualifySpec, count: int, jobs: int | None, executor: str | Executor,
-                deadline_s: float | None) -> _FleetPlan:
-    """``--jobs`` (default: every device at once), ``--executor`` and ``--deadline`` checked.
-
-    Raises:
-        InputError: jobs < 1, a deadline <= 0, or an unknown executor.
-    """
-    parallel = parallel_jobs(jobs, count)
-    if deadline_s is not None and deadline_s <= 0:
-        raise InputError(f"--deadline {deadline_s:g}: give each device a positive number of seconds")
-    runs = 2 if s.gates.deadline_miss is not None else 1
-    deadline = deadline_s if deadline_s is not None else runs * s.measure.max_duration_s + DEADLINE_MARGIN_S
-    return _FleetPlan(parallel=parallel, deadline_s=deadline, executor=make_executor(executor))
+        log(progress, f"{p.label}: timed run of {model.name} on {p.target} ({p.runner_name})")
+        bench = run_benchmark(model, self.timed, target=p.target, runner=runner, progress=progress,
+                              targets_dirs=targets_dirs)
+        if self.paced is None:
+            return (bench,)
+        log(progress, f"{p.label}: frame-paced run, {self.paced.iterations} frames at "
+                      f"{self.paced.pacing_fps or 0:g} FPS")
+        return bench, run_benchmark(model, self.paced, target=p.target, runner=runner, progress=progress,
+                                    targets_dirs=targets_dirs)
 
 
-def _run_devices(loaded: LoadedSpec, placements: list[Placement], qualified: dict[int, Path],
-                 retention: dict[str, RetentionResult], store: HistoryStore | None, group_id: str | None,
-                 targets_dirs: Sequence[Path], progress: ProgressSink | None, say: Callable[[str], None],
-                 warnings: list[str], fleet: _FleetPlan, deployment: DeploymentUse | None) -> list[DeviceResult]:
-    """Every placement's runs as a fleet job each, in parallel on the plan's executor; then, here on the driver,
-    each device's gates, baseline comparison and history record, in spec order."""
-    timed, paced = _measure_settings(loaded.spec)
-    if deployment is not None:  # exactly the deployment's settings (docs/qualify.md, "Deployments")
-        timed, paced = _deployed(loaded, deployment, timed, paced)
-    refs = {path: ModelRef.of(path) for path in dict.fromkeys(qualified.values())}
-    jobs = [QualifyJob(p, refs[qualified[p.index]], timed, paced, fleet.deadline_s, str(qualified[p.index]),
-                       tuple(targets_dirs)) for p in placements]
-    rows = run_jobs(jobs, parallel=fleet.parallel, executor=fleet.executor, progress=device_events(progress, say))
-    return [_judge(loaded, p, row, retention.get(p.target), store, group_id, say, warnings, deployment)
-            for p, row in zip(placements, rows, strict=True)]
+@dataclass(kw_only=True)
+class TensorPlan(KindPlan):
+    """The tensor kind's plan: the one-pass gates on its timed (and frame-paced) runs, costs and the baseline
+    comparison."""
+
+    loaded: LoadedSpec
+
+    def judge(self, p: Placement, runs: tuple[Any, ...], retention: RetentionResult | None,
+              store: HistoryStore | None, warnings: list[str]) -> tuple[list[GateResult], dict[str, Any]]:
+        s = self.loaded.spec
+        bench: BenchResult = runs[0]
+        paced: BenchResult | None = runs[1] if len(runs) > 1 else None
+        regression = _regression(s.gates, p.label, bench, store, warnings)
+        ctx = GateContext(device=p.label, bench=bench, paced=paced, retention=retention, regression=regression)
+        costs = None
+        if bench.energy is not None and bench.energy.energy_per_inference_mj is not None:
+            costs = cost_per_million(bench.energy.energy_per_inference_mj, source=bench.energy.source,
+                                     settings=s.costs)
+        return evaluate(s.gates, ctx), {
+            "bench": bench, "paced": paced.model_copy(update={"samples_ms": None}) if paced else None,
+            "costs": costs, "regression": regression}
+
+    def record(self, store: HistoryStore, result: Any, *, device: str, verdict: str, group_id: str,
+               label: str) -> int:
+        return store.record(result, kind="qualify", device=device, verdict=verdict, group_id=group_id,
+                            label=label).id
 
 
 # Spec keys of the settings a deployment fixes (how a conflict names them).
@@ -196,26 +170,12 @@ def _deployed(loaded: LoadedSpec, use: DeploymentUse, timed: MeasureSettings, pa
     s = loaded.spec
     given: set[str] = {k for k in ("runtime", "threads", "streams", "batch") if k in s.measure.model_fields_set}
     given |= {"shapes"} if s.model.shapes else set()
-    kw: dict[str, Any] = {"given": given, "override": s.override_deployment, "names": _SPEC_KEYS,
-                          "override_hint": "override_deployment: true"}
-    try:
+    with deployment_conflict(loaded, given, _SPEC_KEYS):
+        kw: dict[str, Any] = {"given": given, "override": s.override_deployment, "names": _SPEC_KEYS,
+                              "override_hint": OVERRIDE_KEY}
         timed = deployed_settings(use, timed, **kw)
         paced = deployed_settings(use, paced, **kw).replace(streams=1) if paced is not None else None
-    except DeploymentConflictError as exc:
-        key = next((k for k in given if _SPEC_KEYS[k] in str(exc)), "runtime")
-        raise loaded.error(tuple(_SPEC_KEYS[key].split(".")), str(exc)) from None
     return timed, paced
-
-
-def _sweep_points(sweep: Sequence[SweepPoint | Mapping[str, Any]] | None) -> list[SweepPoint] | None:
-    if not sweep:
-        return None
-    try:
-        return [p if isinstance(p, SweepPoint) else SweepPoint.model_validate(dict(p)) for p in sweep]
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise InputError(f"sweep point: {'.'.join(str(x) for x in err['loc'])}: {err['msg']}; give label, "
-                         "latency_ms > 0 and retention >= 0") from None
 
 
 def _bench_settings(gates: Gates, iterations: int | None) -> tuple[str, int]:
@@ -243,38 +203,6 @@ def _measure_settings(s: QualifySpec) -> tuple[MeasureSettings, MeasureSettings 
     return timed, paced
 
 
-def _judge(loaded: LoadedSpec, p: Placement, row: DeviceOutcome, retention: RetentionResult | None,
-           store: HistoryStore | None, group_id: str | None, say: Callable[[str], None],
-           warnings: list[str], deployment: DeploymentUse | None = None) -> DeviceResult:
-    """A device's measured runs judged against the gates (baseline comparison, costs, history record); a row that
-    could not run (unreachable, past its deadline) has every gate errored."""
-    s = loaded.spec
-    bench = row.bench if isinstance(row, QualifyRow) else None
-    if bench is None:
-        return error_device(p, row, s.gates)
-    paced = row.paced if isinstance(row, QualifyRow) else None
-    if deployment is not None:
-        bench = mark_result(deployment, bench)
-    regression = _regression(s.gates, p.label, bench, store, warnings)
-    ctx = GateContext(device=p.label, bench=bench, paced=paced, retention=retention, regression=regression)
-    gates = with_target_row(evaluate(s.gates, ctx), target_check(ctx, allowed=s.allow_target_mismatch), p.label, say)
-    if deployment is not None:
-        gates.append(deployment_check(ctx, deployment.deployment.name, mismatch_of(deployment, bench),
-                                      allowed=s.allow_deployment_mismatch))
-    passed = all_pass(gates)
-    costs = None
-    if bench.energy is not None and bench.energy.energy_per_inference_mj is not None:
-        costs = cost_per_million(bench.energy.energy_per_inference_mj, source=bench.energy.source, settings=s.costs)
-    run_id = None
-    if store is not None and group_id is not None:
-        run_id = store.record(bench, kind="qualify", device=p.label, verdict="pass" if passed else "fail",
-                              group_id=group_id, label=s.name).id
-    say_verdict(say, p.label, gates, passed)
-    return DeviceResult(label=p.label, target=p.target, runner=p.runner_name, status="ok", passed=passed,
-                        bench=bench, paced=paced.model_copy(update={"samples_ms": None}) if paced else None,
-                        gates=gates, costs=costs, regression=regression, history_run_id=run_id)
-
-
 def _regression(gates: Gates, device: str, bench: BenchResult, store: HistoryStore | None,
                 warnings: list[str]) -> RegressionInfo | None:
     g = gates.regression
@@ -298,30 +226,15 @@ def _regression(gates: Gates, device: str, bench: BenchResult, store: HistorySto
 
 
 def _model_info(models: Models) -> ModelInfo:
-    qualified = dict(models.per_target)
-    if models.fixed is not None:
-        qualified = {"*": models.fixed}
-    return ModelInfo(
-        reference_path=str(models.reference), reference_sha256=sha_of(models.reference),
-        qualified={k: str(v) for k, v in qualified.items()},
-        qualified_sha256={k: sha_of(v) for k, v in qualified.items()},
-        recipe=models.recipe, source=models.source,
-    )
+    qualified = {"*": models.fixed} if models.fixed is not None else dict(models.per_target)
+    return model_info(models.reference, qualified, sha_of, recipe=models.recipe, source=models.source, kind="onnx")
 
 
-def _fingerprint(loaded: LoadedSpec, models: Models) -> dict[str, Any]:
+def _fingerprint(loaded: LoadedSpec, model: ModelInfo) -> dict[str, Any]:
     import onnx
     import onnxruntime
     import pydantic
 
-    s = loaded.spec
-    return {
-        "spec_sha256": loaded.sha256,
-        "profiles": loaded.profiles,
-        "reference_sha256": sha_of(models.reference),
-        "recipe": models.recipe,
-        "seed": s.measure.seed,
-        "measure": s.measure.model_dump(mode="json"),
-        "host": host_facts(numpy=np.__version__, onnx=onnx.__version__, onnxruntime=onnxruntime.__version__,
-                           pydantic=pydantic.__version__),
-    }
+    return fingerprint(loaded, model, host_facts(numpy=np.__version__, onnx=onnx.__version__,
+                                                 onnxruntime=onnxruntime.__version__, pydantic=pydantic.__version__),
+                       recipe=model.recipe)

@@ -2,8 +2,9 @@
 (:mod:`.kind_gates`).
 
 Why one place: a row's shape (status from ``ok``, threshold, comparison, unit), the ``target`` row of hardware
-that is not its target's and the ``retention`` row read the same for every kind of model, so a report, a JUnit
-file or a history verdict cannot tell which engine wrote them. Only what each engine measures differs.
+that is not its target's, a deployment's ``deployment_match`` row and the ``retention`` row read the same for every
+kind of model, so a report, a JUnit file or a history verdict cannot tell which engine wrote them. Only what each
+engine measures differs.
 """
 
 from __future__ import annotations
@@ -60,6 +61,23 @@ def target_row(device: str, reasons: Sequence[str], target: str, *, allowed: boo
               "for a dry run")
     return row("target", device, ok=allowed, measured=float(len(reasons)), threshold=0.0, comparison="<=",
                unit="mismatches", metric="target hardware", detail=detail)
+
+
+def deployment_row(device: str, deployment: str, problems: Sequence[str], *, allowed: bool) -> GateResult:
+    """The ``deployment_match`` row of a deployment run, whatever the kind of model: whether this device's runtime
+    version and kernel-relevant CPU flags are the measuring machine's (``problems``: what differs); a difference
+    fails unless the spec sets ``allow_deployment_mismatch: true``."""
+    why = "; ".join(problems)
+    if not problems:
+        detail = f"deployment {deployment!r}: runtime version and CPU flags as measured"
+    elif allowed:
+        detail = f"DEPLOYMENT MISMATCH allowed by allow_deployment_mismatch: {why}"
+    else:
+        detail = (f"DEPLOYMENT MISMATCH: {why}; run where {deployment!r} was measured, re-run the sweep on this "
+                  "device, or set allow_deployment_mismatch: true")
+    return row("deployment_match", device, ok=allowed or not problems, measured=float(len(problems)),
+               threshold=0.0, comparison="<=", unit="differences", metric="deployment runtime and CPU",
+               detail=detail)
 
 
 def retention_row(g: RetentionGate, device: str, r: RetentionResult | None,

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from ..metrics.deadline import frames_required
 from ..metrics.result import BenchResult
-from .gate_rows import MIB, retention_row, row, target_row
+from .gate_rows import MIB, retention_row, row
 from .gate_spec import (
     ColdStartGate,
     DeadlineMissGate,
@@ -212,28 +212,6 @@ def gate_limit(name: str, gate: Any) -> tuple[float, Literal["<=", ">="], str]:
         "energy_per_token": (getattr(gate, "max_mj", 0.0), "<=", "mJ"),
     }
     return limits[name]
-
-
-def target_check(ctx: GateContext, *, allowed: bool) -> GateResult | None:
-    """The ``target`` row of a device measured on hardware that is not its target's (None when it matches):
-    a failure unless the spec sets ``allow_target_mismatch: true``."""
-    return target_row(ctx.device, ctx.bench.target_mismatch, ctx.bench.target, allowed=allowed)
-
-
-def deployment_check(ctx: GateContext, deployment: str, problems: list[str], *, allowed: bool) -> GateResult:
-    """The ``deployment_match`` row of a deployment run: whether this device's runtime version and kernel-relevant
-    CPU flags are the measuring machine's; a difference fails unless ``allow_deployment_mismatch: true``."""
-    why = "; ".join(problems)
-    if not problems:
-        detail = f"deployment {deployment!r}: runtime version and CPU flags as measured"
-    elif allowed:
-        detail = f"DEPLOYMENT MISMATCH allowed by allow_deployment_mismatch: {why}"
-    else:
-        detail = (f"DEPLOYMENT MISMATCH: {why}; run where {deployment!r} was measured, re-run the sweep on this "
-                  "device, or set allow_deployment_mismatch: true")
-    return row("deployment_match", ctx.device, ok=allowed or not problems, measured=float(len(problems)),
-               threshold=0.0, comparison="<=", unit="differences", metric="deployment runtime and CPU",
-               detail=detail)
 
 
 def error_results(gates: Gates, device: str, message: str) -> list[GateResult]:

@@ -1,56 +1,52 @@
-"""Qualification of an LLM spec: the model is an LLM folder, the measurement a generative bench per device.
+"""The generative kind's qualify plan: an LLM folder (or an LLM deployment) measured by a generative bench per
+device, judged by the LLM gates; the flow around it (placement, jobs, deployment rows, history, result) is
+:mod:`.flow`'s, as for every kind.
 
-Flow (the one-pass engine's, with LLM parts): place the targets -> the reference folder (a Hugging Face folder, an
-exported folder, or an LLM zoo model built into the work dir) -> per target, the qualified folder (an LLM
-``recipe`` exported with ``optimize_llm``, ``optimized``, or the exported folder itself) -> retention on the host
-when gated (:mod:`.llm_retention`: vs the FP32 export on the same runtime, on ``llm.eval``) -> per device a job
-(:mod:`.llm_jobs`: ``bench_llm``) -> here, per device: the LLM gates (:mod:`.llm_gates`), the history record ->
-``QualifyResult`` (devices carry ``llm`` instead of ``bench``). Reports and exit codes are qualify's.
+Host side: the reference folder (a Hugging Face folder, an exported folder, a deployment a sweep wrote, or an LLM
+zoo model built into the work dir) -> per target, the qualified folder (an LLM ``recipe`` exported with
+``optimize_llm``, ``optimized``, or the exported folder itself) -> retention on the host when gated
+(:mod:`.llm_retention`: vs the FP32 export on the same runtime, on ``llm.eval``) -> a deployment's runtime, options,
+threads and batch applied to the workload (a spec value that contradicts them is a spec error). Per device:
+``bench_llm`` (:class:`LlmMeasurement`); the LLM gates (:mod:`.llm_gates`); the history record. Devices carry
+``llm`` instead of ``bench``.
 """
 
 from __future__ import annotations
 
 import math
-import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..bench.llm.deployed import deployed_run
+from ..bench.llm.result import LlmBenchResult
 from ..bench.llm.workload import LlmWorkload
-from ..fleet.artifacts import ModelRef
-from ..fleet.executors import make_executor
-from ..fleet.runner import run_jobs
-from ..history import HistoryStore, open_store
+from ..deploy.use import DeploymentUse, open_deployment
+from ..fleet.jobs import EventSink
+from ..history import HistoryStore
 from ..metrics.latency import PERCENTILES, required_samples
 from ..registry import KindDescriptor, delivering_runtime
 from ..registry.kind_spec import GENERATIVE
 from ..registry.lookup import format_of_kind, model_digest
+from ..runners import Runner
 from ..settings import EnergySettings
-from .device_jobs import DEADLINE_MARGIN_S, device_events
+from . import flow
+from .device_jobs import Measurement, log
 from .gate_spec import Gates
-from .llm_gates import LlmGateContext, evaluate_llm, llm_target_check
-from .llm_jobs import LlmQualifyJob, LlmQualifyRow
+from .llm_gates import LlmGateContext, evaluate_llm
 from .llm_retention import retention_or_reason
 from .loader import LoadedSpec
 from .options import QualifyOptions
-from .outcome import (
-    Clock,
-    Run,
-    all_pass,
-    assemble,
-    default_report_dir,
-    error_device,
-    host_facts,
-    parallel_jobs,
-    say_verdict,
-    with_target_row,
-)
-from .placement import Placement, place
-from .result import DeviceResult, ModelInfo, QualifyResult, RetentionResult
+from .outcome import host_facts
+from .placement import Placement
+from .result import GateResult, ModelInfo, QualifyResult, RetentionResult
 from .spec import LlmSpec, QualifySpec
 
 DEFAULT_REPETITIONS = 10
 Log = Callable[[str], None]
+# Spec keys of the settings an LLM deployment fixes (how a conflict names them).
+_SPEC_KEYS = {"runtime": "llm.runtime", "threads": "llm.threads", "batch": "llm.batch"}
 
 
 def run_llm_qualification(loaded: LoadedSpec, kind: KindDescriptor, o: QualifyOptions) -> QualifyResult:
@@ -58,27 +54,30 @@ def run_llm_qualification(loaded: LoadedSpec, kind: KindDescriptor, o: QualifyOp
     it against the LLM gates.
 
     Raises:
-        QualifySpecError / InputError: bad spec, folder, recipe or history path (exit 2), before device work.
+        QualifySpecError / InputError: bad spec, folder, recipe or history path; a spec setting that contradicts a
+            deployment's (exit 2), before device work.
     """
-    say = o.log or (lambda message: None)
+    return flow.qualify_flow(loaded, o, _plan)
+
+
+def _plan(start: flow.Start) -> GenerativePlan:
+    loaded, say, work = start.loaded, start.say, start.work
     s = loaded.spec
-    clock = Clock()
-    placements = place(loaded, o.targets_dirs)
-    out_dir = Path(o.report_dir) if o.report_dir is not None else default_report_dir(s.name)
-    work = out_dir / "work"
-    run = Run(loaded, clock, out_dir, open_store(o.history_db) if o.record else None, uuid.uuid4().hex[:12])
-    reference = _reference(loaded, work, say)
-    qualified: dict[str, Path] = {}
-    for p in placements:
-        if p.target not in qualified:
-            qualified[p.target] = _qualified(loaded, reference, p.target, work, say)
-    retention = {t: _retention(loaded, reference, folder, work, say) for t, folder in qualified.items()} \
-        if s.gates.retention is not None else {}
-    rows = _run(loaded, o, placements, qualified, say)
-    devices = [_judge(s, p, row, retention.get(p.target), run.store, run.group_id if o.record else None, say)
-               for p, row in zip(placements, rows, strict=True)]
-    return assemble(run, devices, [p.note for p in placements if p.note], model=_model_info(s, reference, qualified),
-                    retention=retention, fingerprint=_fingerprint(loaded, reference, workload(s)))
+    reference, use = _reference(loaded, work, say)
+    if s.optimized:
+        use = open_deployment(loaded.resolve(s.optimized))
+    w, runtime, options = _deployed(loaded, use, workload(s))
+    fixed = use.folder if use is not None else None  # a deployment is qualified as it is, on every target
+    qualified, by_target, retention = flow.per_target(
+        start, lambda target: fixed or _qualified(loaded, reference, target, work, say),
+        (lambda folder: _retention(loaded, reference, folder, work, say)) if s.gates.retention is not None else None)
+    energy = EnergySettings(enabled=s.measure.energy, sensor=s.measure.power_sensor)
+    model = _model_info(s, reference, by_target)
+    return GenerativePlan(qualified=qualified, model=model,
+                          fingerprint=flow.fingerprint(loaded, model, host_facts(), recipe=s.recipe,
+                                                  llm_workload=w.model_dump(mode="json")),
+                          retention=retention, deployment=use, gates=s.gates,
+                          measure=LlmMeasurement(w, energy, runtime, options))
 
 
 def workload(s: QualifySpec) -> LlmWorkload:
@@ -101,18 +100,41 @@ def needed_repetitions(gates: Gates, gen_tokens: int) -> int:
     return reps
 
 
-def _reference(loaded: LoadedSpec, work: Path, say: Log) -> Path:
+def _reference(loaded: LoadedSpec, work: Path, say: Log) -> tuple[Path, DeploymentUse | None]:
+    """The spec's model folder (a deployment's folder, with the deployment), or its zoo model built into work."""
     m = loaded.spec.model
     if m.zoo is None:
         assert m.path is not None
-        return loaded.resolve(m.path)
+        use = open_deployment(loaded.resolve(m.path))
+        return (use.folder, use) if use is not None else (loaded.resolve(m.path), None)
     out = work / "models" / m.zoo
     if not (out / "config.json").is_file():
         from ..zoo import build as build_zoo
 
         say(f"building zoo model {m.zoo} into {out}")
         build_zoo(m.zoo, out)
-    return out
+    return out, None
+
+
+def _deployed(loaded: LoadedSpec, use: DeploymentUse | None, w: LlmWorkload,
+              ) -> tuple[LlmWorkload, str | None, dict[str, Any]]:
+    """The workload with a deployment's threads and batch, and its runtime and options (as ``bench`` of the
+    deployment, :func:`~edgeopt.bench.llm.deployed.deployed_run`): a value the spec's ``llm:`` sets must agree
+    unless ``override_deployment``.
+
+    Raises:
+        QualifySpecError: llm.runtime, llm.threads or llm.batch that contradicts the deployment (exit 2).
+    """
+    s = loaded.spec
+    if use is None:
+        return w, s.llm.runtime if s.llm is not None else None, {}
+    given = s.llm.model_fields_set & set(_SPEC_KEYS) if s.llm is not None else set()
+    asked = {k: getattr(s.llm, k) if k in given else None for k in _SPEC_KEYS}
+    with flow.deployment_conflict(loaded, given, _SPEC_KEYS):
+        _, runtime, options, threads, batch = deployed_run(
+            use, asked["runtime"], {}, asked["threads"] or (), asked["batch"] or (), s.override_deployment,
+            flow.OVERRIDE_KEY, names=_SPEC_KEYS)
+    return w.model_copy(update={"threads": threads, "batch": batch}), runtime, options
 
 
 def _qualified(loaded: LoadedSpec, reference: Path, target: str, work: Path, say: Log) -> Path:
@@ -170,37 +192,44 @@ def _retention(loaded: LoadedSpec, reference: Path, candidate: Path, work: Path,
     return result
 
 
-def _run(loaded: LoadedSpec, o: QualifyOptions, placements: list[Placement], qualified: dict[str, Path],
-         say: Log) -> list[Any]:
-    """Every placement's generative bench as a fleet job, at most ``--jobs`` at once, each within its deadline."""
-    s = loaded.spec
-    parallel = parallel_jobs(o.jobs, len(placements))
-    deadline = o.deadline_s if o.deadline_s is not None else s.measure.max_duration_s + DEADLINE_MARGIN_S
-    w = workload(s)
-    energy = EnergySettings(enabled=s.measure.energy, sensor=s.measure.power_sensor)
-    refs = {path: ModelRef.of(path) for path in dict.fromkeys(qualified.values())}
-    jobs = [LlmQualifyJob(p, refs[qualified[p.target]], w, energy, deadline, str(qualified[p.target]),
-                          targets_dirs=tuple(o.targets_dirs)) for p in placements]
-    return run_jobs(jobs, parallel=parallel, executor=make_executor(o.executor),
-                    progress=device_events(o.progress, say))
+@dataclass(frozen=True)
+class LlmMeasurement(Measurement):
+    """``bench_llm`` of the qualified folder over the workload, with the runtime and options it runs (a
+    deployment's, or the folder's own runtime)."""
+
+    workload: LlmWorkload
+    energy: EnergySettings
+    runtime: str | None = None
+    runtime_options: dict[str, Any] = field(default_factory=dict)
+
+    def __call__(self, runner: Runner, model: Path, p: Placement, progress: EventSink | None,
+                 targets_dirs: Sequence[Path]) -> tuple[Any, ...]:
+        from ..bench.llm import bench_llm  # the heavy stack loads on the worker, once
+
+        log(progress, f"{p.label}: generative bench of {model.name} on {p.target} ({p.runner_name})")
+        return (bench_llm(model, self.workload, runtime=self.runtime, runtime_options=self.runtime_options,
+                          runner=runner, progress=progress, target=p.target, energy=self.energy,
+                          targets_dirs=targets_dirs),)
+
+    def labelled(self, result: Any, path: str) -> Any:
+        return result.model_copy(update={"model_path": path})
 
 
-def _judge(s: QualifySpec, p: Placement, row: Any, retention: RetentionResult | None, store: HistoryStore | None,
-           group_id: str | None, say: Log) -> DeviceResult:
-    llm = row.llm if isinstance(row, LlmQualifyRow) else None
-    if llm is None:
-        return error_device(p, row, s.gates)
-    ctx = LlmGateContext(device=p.label, bench=llm, retention=retention)
-    gates = with_target_row(evaluate_llm(s.gates, ctx), llm_target_check(ctx, allowed=s.allow_target_mismatch),
-                            p.label, say)
-    passed = all_pass(gates)
-    run_id = None
-    if store is not None and group_id is not None:
-        run_id = store.record_llm(llm, kind="qualify", device=p.label, verdict="pass" if passed else "fail",
-                                  group_id=group_id, label=s.name).id
-    say_verdict(say, p.label, gates, passed)
-    return DeviceResult(label=p.label, target=p.target, runner=p.runner_name, status="ok", passed=passed, llm=llm,
-                        gates=gates, history_run_id=run_id)
+@dataclass(kw_only=True)
+class GenerativePlan(flow.KindPlan):
+    """The generative kind's plan: its measurement, the LLM gates, the LLM history record."""
+
+    gates: Gates
+
+    def judge(self, p: Placement, runs: tuple[Any, ...], retention: RetentionResult | None,
+              store: HistoryStore | None, warnings: list[str]) -> tuple[list[GateResult], dict[str, Any]]:
+        llm: LlmBenchResult = runs[0]
+        return evaluate_llm(self.gates, LlmGateContext(device=p.label, bench=llm, retention=retention)), {"llm": llm}
+
+    def record(self, store: HistoryStore, result: Any, *, device: str, verdict: str, group_id: str,
+               label: str) -> int:
+        return store.record_llm(result, kind="qualify", device=device, verdict=verdict, group_id=group_id,
+                                label=label).id
 
 
 def _digest(folder: Path) -> str:
@@ -209,17 +238,4 @@ def _digest(folder: Path) -> str:
 
 def _model_info(s: QualifySpec, reference: Path, qualified: dict[str, Path]) -> ModelInfo:
     source: Literal["model", "optimized", "recipe"] = "optimized" if s.optimized else "recipe" if s.recipe else "model"
-    return ModelInfo(reference_path=str(reference), reference_sha256=_digest(reference),
-                     qualified={t: str(f) for t, f in qualified.items()},
-                     qualified_sha256={t: _digest(f) for t, f in qualified.items()}, recipe=s.recipe,
-                     source=source, kind="llm")
-
-
-def _fingerprint(loaded: LoadedSpec, reference: Path, w: LlmWorkload) -> dict[str, Any]:
-    s = loaded.spec
-    return {
-        "spec_sha256": loaded.sha256, "profiles": loaded.profiles, "reference_sha256": _digest(reference),
-        "recipe": s.recipe, "seed": s.measure.seed, "measure": s.measure.model_dump(mode="json"),
-        "llm_workload": w.model_dump(mode="json"),
-        "host": host_facts(),
-    }
+    return flow.model_info(reference, qualified, _digest, recipe=s.recipe, source=source, kind="llm")

@@ -18,7 +18,7 @@ import numpy as np
 from ..bench.llm.cells import cell_key, llm_cells
 from ..bench.llm.result import LlmBenchResult
 from ..metrics.latency import PERCENTILES, required_samples
-from .gate_rows import retention_row, target_row, worst_row
+from .gate_rows import retention_row, worst_row
 from .gate_spec import (
     DecodeRateGate,
     EnergyPerTokenGate,
@@ -131,8 +131,3 @@ def evaluate_llm(gates: Gates, ctx: LlmGateContext) -> list[GateResult]:
     """Every active gate of an LLM spec on one device, in the spec's fixed gate order."""
     return [_EVALUATORS[name](getattr(gates, name), ctx) for name in gates.active()]
 
-
-def llm_target_check(ctx: LlmGateContext, *, allowed: bool) -> GateResult | None:
-    """The ``target`` row of a device whose hardware is not its target's (None when it matches), as for one-pass
-    specs: a failure unless the spec sets ``allow_target_mismatch: true``."""
-    return target_row(ctx.device, ctx.bench.target_mismatch, ctx.bench.target, allowed=allowed)

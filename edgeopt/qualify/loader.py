@@ -318,12 +318,17 @@ def _check(loaded: LoadedSpec) -> None:
 
 
 def _check_deployments(loaded: LoadedSpec) -> None:
-    """A deployment given as ``model.path`` or ``optimized``: its record and every file's hash, before any run."""
+    """A deployment given as ``model.path`` or ``optimized`` (any kind of model): its record and every file's hash,
+    and no ``recipe`` on a deployment ``model.path``, before any run."""
     spec = loaded.spec
     for key, value in ((("model", "path"), spec.model.path), (("optimized",), spec.optimized)):
         if value is None:
             continue
         try:
-            open_deployment(loaded.resolve(value))
+            use = open_deployment(loaded.resolve(value))
         except DeploymentError as exc:
             raise loaded.error(key, str(exc)) from None
+        if use is not None and key == ("model", "path") and spec.recipe:
+            raise loaded.error(("recipe",), f"recipe {spec.recipe!r} with model.path {value}, a deployment (its files "
+                               "and settings are what ships): the recipe would qualify another model without them; "
+                               "remove recipe, or set model.path to the original model")

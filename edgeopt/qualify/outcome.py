@@ -1,9 +1,9 @@
-"""What the one-pass and the LLM qualification engines do alike around their measurements.
+"""The pieces of the qualification flow (:mod:`.flow`) around the measurements, whatever the kind of model.
 
 Why one place: whatever the model, a qualification places devices, runs at most ``--jobs`` of them at once, turns
 a device that could not run into errored gates, says each device's verdict the same way and assembles the same
-:class:`QualifyResult` (reports, JUnit and exit codes read it without knowing the engine). The engines
-(:mod:`.engine`, :mod:`.llm_engine`) keep only how they measure and which gates they judge.
+:class:`QualifyResult` (reports, JUnit and exit codes read it without knowing the kind). The kinds' plans
+(:mod:`.engine`, :mod:`.llm_engine`, :mod:`.kind_engine`) keep only how they measure and which gates they judge.
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ from .._version import __version__
 from ..errors import InputError
 from ..fleet.result import DeviceOutcome
 from ..history import HistoryStore
-from .gate_spec import Gates
-from .gates import error_results
 from .loader import LoadedSpec
 from .placement import Placement
 from .result import (
@@ -64,11 +62,12 @@ def parallel_jobs(jobs: int | None, count: int) -> int:
     return min(jobs or count, count)
 
 
-def error_device(p: Placement, row: DeviceOutcome, gates: Gates) -> DeviceResult:
-    """A device that could not run (unreachable, past its deadline): every gate an error."""
+def error_device(p: Placement, row: DeviceOutcome, rows: Callable[[str], list[GateResult]]) -> DeviceResult:
+    """A device that could not run (unreachable, past its deadline): every gate an error (``rows``: the error's
+    rows, from the message)."""
     error = f"{row.error_kind}: {row.error}"
     return DeviceResult(label=p.label, target=p.target, runner=p.runner_name, status="error", error=error,
-                        error_kind=str(row.error_kind), passed=False, gates=error_results(gates, p.label, error))
+                        error_kind=str(row.error_kind), passed=False, gates=rows(error))
 
 
 def with_target_row(gates: list[GateResult], mismatch: GateResult | None, label: str,

@@ -180,3 +180,17 @@ def test_a_plug_in_kinds_flagged_workload_field_is_a_bench_flag(tmp_path: Path) 
         run = edgeopt("bench", str(model), *FAST, *given, "--no-history", "--json")
         assert run.returncode == 0, run.stderr[-2000:]
         assert json.loads(run.stdout)["workload"] == {"frame_ms": want}
+
+
+def test_a_plug_in_kinds_device_that_cannot_run_has_each_metric_gate_errored(streamer, tmp_path, capsys):
+    """The shared qualify flow turns a device that could not run into the kind's own error rows (a ``metric`` gate
+    each, JUnit <error>), not the one-pass gates' rows."""
+    streamer.write_text("{ not json")  # the plug-in's runtime cannot load it: the device's run fails
+    spec = _spec(tmp_path, streamer, "stream-broken", "rtf: {stat: p99, max: 1000}\n")
+    report = tmp_path / "qe"
+    code = main(["qualify", str(spec), "--report-dir", str(report), "--no-history", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    (device,) = out["devices"]
+    assert code == 3 and device["status"] == "error" and device["error"], device
+    assert [(g["gate"], g["status"]) for g in device["gates"]] == [("metric:rtf:p99", "error")]
+    assert 'name="metric:rtf:p99"' in (report / "junit.xml").read_text()

@@ -245,6 +245,60 @@ def _bench_the_llm_deployment(shipped: Path, tmp_path: Path, capsys: pytest.Capt
     assert "genai_config.json" in capsys.readouterr().err
 
 
+def _llm_qualify_spec(tmp_path: Path, model: Path, extra: str = "") -> Path:
+    spec = tmp_path / "q.yaml"
+    spec.write_text(f"name: llm-dep\nmodel: {{path: {model}}}\nmeasure: {{energy: false}}\n"
+                    "llm: {prompt_tokens: [8], gen_tokens: [12], repetitions: 10, warmup: 0}\n"
+                    f"gates: {{tpot_ms: {{max_ms: 100000, percentile: p50}}}}\n{extra}")
+    return spec
+
+
+def test_qualify_of_the_llm_deployment_keeps_every_deployment_promise(ort_sweep, tmp_path, capsys):
+    """Qualify of an LLM sweep's recommended/ keeps what a one-pass deployment promises (issue 30, item 4): its
+    settings applied and its deployment in each device's result, a ``deployment_match`` row per device (another
+    runtime version or CPU fails it, in every report), a spec setting that contradicts it refused (exit 2, the spec
+    key named), a file edited after the sweep refused with the one-pass path's one line (exit 2)."""
+    import edgeopt
+    from edgeopt.cli.main import main
+    from tests.deployments import edit_deployment
+
+    folder = tmp_path / "recommended"
+    shutil.copytree(ort_sweep[1], folder)
+    deployment, _ = load_deployment(folder)
+    result = edgeopt.qualify(_llm_qualify_spec(tmp_path, folder / "deployment.json"), report_dir=tmp_path / "r",
+                             record=False)
+    (dev,) = result.devices
+    gates = {g.gate: g for g in dev.gates}
+    assert result.passed and list(gates) == ["tpot_ms", "deployment_match"], [g.detail for g in dev.gates]
+    assert "runtime version and CPU flags as measured" in gates["deployment_match"].detail
+    assert dev.llm is not None and dev.llm.deployment is not None and dev.llm.deployment.name == deployment.name
+    assert dev.llm.workload.threads == (deployment.threads,) and dev.llm.workload.batch == (deployment.batch,)
+    assert dev.llm.runtime["name"] == deployment.runtime and not dev.llm.warnings
+
+    edit_deployment(folder, runtime_version="0.0.1", cpu_flags=("avx2", "not_a_flag_here"))
+    failed = edgeopt.qualify(_llm_qualify_spec(tmp_path, folder), report_dir=tmp_path / "r", record=False)
+    gate = {g.gate: g for g in failed.devices[0].gates}["deployment_match"]
+    assert not failed.passed and failed.exit_code == 1 and gate.status.value == "fail"
+    assert "!= 0.0.1 measured" in gate.detail and "not_a_flag_here" in gate.detail
+    assert "measured elsewhere" in failed.devices[0].llm.warnings[0]
+    assert "deployment_match" in (tmp_path / "r" / "junit.xml").read_text()
+    assert "DEPLOYMENT MISMATCH" in (tmp_path / "r" / "summary.md").read_text()
+
+    spec = _llm_qualify_spec(tmp_path, folder)
+    spec.write_text(spec.read_text().replace("warmup: 0}", "warmup: 0, threads: [2]}"))
+    assert main(["qualify", str(spec), "--report-dir", str(tmp_path / "r2"), "--no-history"]) == 2
+    err = capsys.readouterr().err
+    assert "llm.threads 2 contradicts deployment" in err and "override_deployment: true" in err
+    assert not (tmp_path / "r2" / "result.json").exists()
+
+    (folder / "genai_config.json").write_text((folder / "genai_config.json").read_text() + " ")
+    assert main(["qualify", str(_llm_qualify_spec(tmp_path, folder)), "--report-dir", str(tmp_path / "r3"),
+                 "--no-history"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "model.path" in err and "genai_config.json" in err
+    assert "changed since it was measured" in err
+
+
 def test_sweep_threshold_nobody_meets_is_exit_1_without_a_deployment(zoo):
     """(Retention is at most 1 on top1: a threshold above it fails every level, the FP32 export included.)"""
     from edgeopt.cli.main import main

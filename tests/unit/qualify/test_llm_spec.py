@@ -103,11 +103,58 @@ def test_retention_gate_without_held_out_text_fails_saying_why(tmp_path):
 
 
 def test_a_device_that_is_not_its_targets_hardware_gets_a_failed_target_row_unless_allowed():
-    from edgeopt.qualify.llm_gates import llm_target_check
+    """The shared target row (qualify/flow.py writes it for every kind) reads an LLM result as a one-pass one."""
+    from edgeopt.qualify.gate_rows import target_row
 
     bench = _bench(_cell(8, [1.0] * 10, [1.0] * 110)).model_copy(
         update={"target": "rpi5", "target_mismatch": ["architecture: the device is x86_64, target rpi5 is aarch64"]})
-    row = llm_target_check(LlmGateContext("dev", bench), allowed=False)
+    row = target_row("dev", bench.target_mismatch, bench.target, allowed=False)
     assert row.gate == "target" and row.status is GateStatus.FAIL and row.detail.startswith("TARGET MISMATCH")
-    assert llm_target_check(LlmGateContext("dev", bench), allowed=True).status is GateStatus.PASS
-    assert llm_target_check(LlmGateContext("dev", _bench()), allowed=False) is None
+    assert target_row("dev", bench.target_mismatch, bench.target, allowed=True).status is GateStatus.PASS
+    assert target_row("dev", _bench().target_mismatch, "local", allowed=False) is None
+
+
+GATE = "gates: {tpot_ms: {max_ms: 100}}\n"
+
+
+def _llm_deployment(folder: Path, **settings: object) -> Path:
+    """A deployment record around an onnxruntime-genai folder's marker file (as an LLM sweep's recommended/)."""
+    from edgeopt.deploy import DeployedFile, Deployment, DeploymentMeasured, save_deployment
+    from edgeopt.fsutil import sha256_file
+
+    folder.mkdir()
+    marker = folder / "genai_config.json"
+    marker.write_text('{"model": {"type": "llama"}}\n')
+    measured = DeploymentMeasured(target="local", metric="top1", min_retention=0.9, retention=0.95, latency_ms=5.0,
+                                  size_bytes=marker.stat().st_size)
+    save_deployment(folder, Deployment(
+        name="int4-b32-rtn/onnxruntime_genai", recipe="int4-b32-rtn", model=marker.name, format="onnxruntime_genai",
+        files=(DeployedFile(path=marker.name, sha256=sha256_file(marker), size_bytes=marker.stat().st_size,
+                            role="model"),),
+        runtime="onnxruntime_genai", runtime_version="0.1", measured=measured, **settings))
+    return folder
+
+
+def test_an_llm_deployments_threads_and_batch_apply_and_a_contradicting_llm_key_is_a_spec_error(tmp_path):
+    """Qualify applies an LLM deployment as bench does (bench/llm/deployed.py): its threads, batch and runtime
+    replace the workload's; an ``llm:`` key that contradicts them is a spec error at that key (exit 2), unless
+    ``override_deployment: true``."""
+    from edgeopt.deploy.use import open_deployment
+    from edgeopt.qualify.llm_engine import _deployed
+
+    folder = _llm_deployment(tmp_path / "recommended", threads=4, batch=2)
+    use = open_deployment(folder)
+    loaded = _load(tmp_path, f"name: d\nmodel: {{path: {folder}}}\nllm: {{prompt_tokens: [8]}}\n{GATE}")
+    w, runtime, options = _deployed(loaded, use, workload(loaded.spec))
+    assert (w.threads, w.batch, w.prompt_tokens, runtime, options) == ((4,), (2,), (8,), "onnxruntime_genai", {})
+
+    agreeing = _load(tmp_path, f"name: d\nmodel: {{path: {folder}}}\nllm: {{threads: [4]}}\n{GATE}")
+    assert _deployed(agreeing, use, workload(agreeing.spec))[0].threads == (4,)
+    clash = _load(tmp_path, f"name: d\nmodel: {{path: {folder / 'deployment.json'}}}\nllm: {{batch: [1]}}\n{GATE}")
+    with pytest.raises(QualifySpecError) as err:
+        _deployed(clash, use, workload(clash.spec))
+    message = str(err.value)
+    assert "llm.batch: llm.batch 1 contradicts deployment" in message and "(batch 2)" in message
+    assert "override_deployment: true" in message and len(message.splitlines()) == 1
+    won = _load(tmp_path, f"name: d\nmodel: {{path: {folder}}}\nllm: {{batch: [1]}}\noverride_deployment: true\n{GATE}")
+    assert _deployed(won, use, workload(won.spec))[0].batch == (1,)

@@ -98,13 +98,13 @@ def test_nothing_is_written_when_rendering_fails(tmp_path):
 
 
 def test_a_target_mismatch_is_loud_in_html_and_junit():
-    from edgeopt.qualify.gates import GateContext, target_check
+    from edgeopt.qualify.gate_rows import target_row
 
     d = device("pi")
     assert d.bench is not None
     bench = d.bench.model_copy(update={"target_mismatch": ["architecture: the device is x86_64, target testboard is "
                                                            "aarch64"]})
-    row = target_check(GateContext(device="pi", bench=bench), allowed=False)
+    row = target_row("pi", bench.target_mismatch, bench.target, allowed=False)
     assert row is not None
     d = d.model_copy(update={"bench": bench, "gates": [*d.gates, row], "passed": False})
     html = render_html(qualify_result([d]))
