@@ -134,7 +134,8 @@ def test_a_run_too_short_for_its_percentile_cannot_pass(tmp_path):
 
 def test_deadline_miss_gate_under_frame_paced_load(tmp_path):
     common = "model: {zoo: mobilenet-small}\nmeasure: {min_duration_s: 0.2}\n"
-    ok = spec(tmp_path / "ok.yaml", f"name: paced-ok\n{common}gates:\n  deadline_miss: {{fps: 50, max_pct: 30}}\n")
+    # a 0.3 ms model in a 20 ms frame: even a loaded 2-core machine (load ~7) is late on far fewer than 75 % of them
+    ok = spec(tmp_path / "ok.yaml", f"name: paced-ok\n{common}gates:\n  deadline_miss: {{fps: 50, max_pct: 75}}\n")
     p = edgeopt("qualify", str(ok), "--report-dir", str(tmp_path / "ok"), "--no-history", "--json")
     assert p.returncode == 0, p.stderr + p.stdout
     dev = json.loads(p.stdout)["devices"][0]
@@ -266,7 +267,9 @@ def slow_cgroup(tmp_path: Path) -> Iterator[Path]:
     """A cgroup v1 CPU group limited to a quarter of one CPU (DEVICE-LAB.md section 4): a weaker "board".
 
     1 ms of CPU per 4 ms period (the kernel's finest quota): an inference much longer than 1 ms is stretched ~4x,
-    while a shorter one mostly fits in a quota slice and only the throughput drops.
+    while a shorter one mostly fits in a quota slice and only the throughput drops. (The test runs alone in the
+    suite, tests/xdist_groups.py; beside a CPU hog the unthrottled run still gets most of a core. Under a load of ~8
+    on 2 cores it gets a quarter too, and the two runs read alike.)
     """
     if os.geteuid() != 0 or not (CGROUP_CPU / "cpu.cfs_quota_us").exists():
         pytest.skip("needs root and cgroup v1 cpu (/sys/fs/cgroup/cpu) to throttle a process")
