@@ -135,25 +135,52 @@ def _read_groups() -> dict[str, str]:
     return groups
 
 
+def alone(item: pytest.Item | None) -> bool:
+    """Whether ``item`` is one of the :data:`ALONE` tests."""
+    return item is not None and item.nodeid.split("[", 1)[0] in ALONE
+
+
+class _Held:
+    """This worker's open lock files while it holds the run lock exclusively across consecutive ``ALONE`` tests."""
+
+    files: tuple[Any, Any] | None = None
+
+
 @contextlib.contextmanager
-def turn(item: pytest.Item) -> Iterator[None]:
+def turn(item: pytest.Item, nextitem: pytest.Item | None = None) -> Iterator[None]:
     """Worker only: run ``item`` alone (``ALONE``: an exclusive lock) or beside other ordinary tests (shared).
 
     A turnstile lock taken before the shared/exclusive one keeps a waiting ``ALONE`` test from being overtaken
-    forever by the other worker's next tests (flock does not queue).
+    forever by the other worker's next tests (flock does not queue). When this worker's next test is ``ALONE`` too
+    (the two latency comparisons of tests/integration/test_qualify.py follow each other), the exclusive lock is kept
+    for it: taken again, it would wait once more for whatever test the other worker started in between.
     """
     where = os.environ.get(ENV)
     if not where or os.environ.get("PYTEST_XDIST_WORKER") is None:
         yield
         return
-    alone = item.nodeid.split("[", 1)[0] in ALONE
-    with open(Path(where) / "turnstile.lock", "a") as gate, open(Path(where) / "run.lock", "a") as run:
+    exclusive = alone(item)
+    if _Held.files is not None and not exclusive:  # not expected (nextitem said ALONE): give the lock back first
+        _release()
+    if _Held.files is None:
+        gate, run = open(Path(where) / "turnstile.lock", "a"), open(Path(where) / "run.lock", "a")  # noqa: SIM115
         fcntl.flock(gate, fcntl.LOCK_EX)
         try:
-            fcntl.flock(run, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+            fcntl.flock(run, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         finally:
             fcntl.flock(gate, fcntl.LOCK_UN)
-        try:
-            yield
-        finally:
-            fcntl.flock(run, fcntl.LOCK_UN)
+        _Held.files = (gate, run)
+    try:
+        yield
+    finally:
+        if not (exclusive and alone(nextitem)):
+            _release()
+
+
+def _release() -> None:
+    if _Held.files is not None:
+        gate, run = _Held.files
+        _Held.files = None
+        fcntl.flock(run, fcntl.LOCK_UN)
+        run.close()
+        gate.close()
