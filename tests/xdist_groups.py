@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -112,18 +113,57 @@ def make_scheduler(config: pytest.Config, log: Any) -> Any:
     class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
         """Scopes are the groups the workers computed; an ungrouped test is a scope of its own. Scopes are handed
         out in collection order (the integration files' long groups before the many short unit tests, so the
-        tail of the run balances), not largest-count first."""
+        tail of the run balances), not largest-count first, except the integration scopes with an ``ALONE``
+        test, handed out among the unit tests (:func:`alone_among_unit_tests`)."""
 
         def schedule(self) -> None:
-            if self.collection is None:
+            first = self.collection is None
+            if first:
                 self._groups = _read_groups()
                 self.config.option.loadscopereorder = False
             super().schedule()
+            if first:
+                alone_among_unit_tests(self.workqueue)
 
         def _split_scope(self, nodeid: str) -> str:
             return getattr(self, "_groups", {}).get(nodeid, nodeid)
 
     return GroupScheduling(config, log)
+
+
+# Scopes left after the last moved ALONE scope (alone_among_unit_tests): the short unit tests that even out the two
+# workers' ends, whatever the moved groups cost.
+TAIL_SCOPES = 300
+
+
+def alone_among_unit_tests(queue: OrderedDict[str, dict[str, bool]]) -> None:
+    """Move the scopes (work units) holding an ``ALONE`` test from among the integration tests to among the unit
+    tests, spread evenly before the last :data:`TAIL_SCOPES`.
+
+    An ``ALONE`` test first waits for the other worker's current test to end (its exclusive lock); among the
+    integration tests that is often a sweep of 20-40 s, during which this worker idles (33 s measured before
+    tests/integration/test_qualify.py's history test). Among the unit tests, the other worker's current test ends
+    within a second or two.
+    """
+    scopes = list(queue.items())
+    first_unit = next((i for i, (scope, _) in enumerate(scopes) if scope.startswith("tests/unit/")), None)
+    if first_unit is None:
+        return
+    moved = [(scope, work) for scope, work in scopes[:first_unit] if any(alone_id(n) for n in work)]
+    if not moved:
+        return
+    rest = [(scope, work) for scope, work in scopes if all(scope != m for m, _ in moved)]
+    first_unit -= len(moved)
+    step = max(1, (len(rest) - TAIL_SCOPES - first_unit) // (len(moved) + 1))
+    for k, unit in enumerate(moved):
+        rest.insert(min(len(rest), first_unit + (k + 1) * step + k), unit)
+    queue.clear()
+    queue.update(rest)
+
+
+def alone_id(nodeid: str) -> bool:
+    """Whether the test ``nodeid`` (parameters or not) is one of :data:`ALONE`."""
+    return nodeid.split("[", 1)[0] in ALONE
 
 
 def _read_groups() -> dict[str, str]:
@@ -137,7 +177,7 @@ def _read_groups() -> dict[str, str]:
 
 def alone(item: pytest.Item | None) -> bool:
     """Whether ``item`` is one of the :data:`ALONE` tests."""
-    return item is not None and item.nodeid.split("[", 1)[0] in ALONE
+    return item is not None and alone_id(item.nodeid)
 
 
 class _Held:

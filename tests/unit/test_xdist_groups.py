@@ -7,12 +7,13 @@ An autouse session fixture is used by every test; grouping by it would put the w
 from __future__ import annotations
 
 import fcntl
+from collections import OrderedDict
 from pathlib import Path
 
 import pytest
 
 from tests import xdist_groups
-from tests.xdist_groups import ALONE, ENV, group_of, turn
+from tests.xdist_groups import ALONE, ENV, TAIL_SCOPES, alone_among_unit_tests, group_of, turn
 
 
 def test_an_ordinary_test_is_in_no_group(request: pytest.FixtureRequest) -> None:
@@ -50,3 +51,21 @@ def test_consecutive_alone_tests_keep_the_other_worker_out_between_them(tmp_path
     assert _run_lock_free(tmp_path)
     with turn(ordinary, None):  # type: ignore[arg-type]
         assert _run_lock_free(tmp_path)  # shared: the other worker's ordinary tests run beside it
+
+
+def test_integration_scopes_with_an_alone_test_are_handed_out_among_the_unit_tests() -> None:
+    throttled = sorted(n for n in ALONE if n.startswith("tests/integration/test_qualify.py"))[0]
+    queue: OrderedDict[str, dict[str, bool]] = OrderedDict()
+    queue["tests/integration/test_a.py::test_a"] = {"tests/integration/test_a.py::test_a": False}
+    queue["tests/integration/test_qualify.py"] = {throttled: False, "tests/integration/test_qualify.py::t": False}
+    queue["tests/integration/test_b.py::test_b"] = {"tests/integration/test_b.py::test_b": False}
+    units = [f"tests/unit/test_u.py::test_{i}" for i in range(TAIL_SCOPES + 100)]
+    queue.update({u: {u: False} for u in units})
+    alone_among_unit_tests(queue)
+    order = list(queue)
+    assert order[:2] == ["tests/integration/test_a.py::test_a", "tests/integration/test_b.py::test_b"]
+    at = order.index("tests/integration/test_qualify.py")
+    assert 2 < at < len(order) - TAIL_SCOPES  # among the unit tests, not at the tail
+    assert list(queue["tests/integration/test_qualify.py"]) == [throttled, "tests/integration/test_qualify.py::t"]
+    assert sorted(order) == sorted(["tests/integration/test_a.py::test_a", "tests/integration/test_b.py::test_b",
+                                    "tests/integration/test_qualify.py", *units])
