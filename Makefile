@@ -74,9 +74,14 @@ sysdeps:
 # Fast suite (CI): everything but the groups below (slow, faults, netns; arm64 is slow too). ~1,080 tests on
 # TEST_WORKERS pytest-xdist workers, each with its own sshd ports and temp dirs; tests that share a module fixture
 # or a session result stay on one worker (tests/xdist_groups.py). Times: README, Tests.
+# Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE, set in some containers):
+# without it each worker compiles edgeopt and rewrites every test file's asserts again (~10 s of each worker's
+# collection), and so does every edgeopt subprocess. tests/faults is all `faults` (its conftest marks it): not even
+# imported here.
 TEST_WORKERS ?= 2
 test: sysdeps $(TEST_STAMP)
-	$(PY) -m pytest -m "not slow and not faults and not netns" -n $(TEST_WORKERS) --dist loadgroup -q --durations=15
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -m "not slow and not faults and not netns" --ignore=tests/faults \
+		-n $(TEST_WORKERS) --dist loadgroup -q --durations=15
 
 # The fault campaign (tests/faults, docs/reliability.md): ~10 min on 2 cores (the link faults ~6 of them); root
 # parts skip with a reason.

@@ -59,7 +59,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[object]:
     """Under xdist, the few latency-comparing tests run while the other worker waits (tests/xdist_groups.py)."""
-    with xdist_groups.turn(item):
+    with xdist_groups.turn(item, nextitem):
         return (yield)
 
 

@@ -195,16 +195,19 @@ def cached_ortgenai(root: Path) -> Path:
     return out
 
 
-def _shared(prefix: str, dists: tuple[str, ...], marker: str, build: Callable[[], Path]) -> Path:
+def _shared(prefix: str, dists: tuple[str, ...], marker: str, build: Callable[[], Path],
+            sources: tuple[Path, ...] = ()) -> Path:
     """``prefix``-KEY under the suite's cache (``$EDGEOPT_TEST_CACHE``, else ``~/.cache/edgeopt-tests``; KEY hashes
-    this file and the ``dists`` versions): ``build()`` (a scratch folder) moved there atomically the first time, a
-    finished one holding ``marker``; under a lock, so a parallel worker waits for the build instead of making its
-    own (were two to build anyway, the first rename wins and the other uses it)."""
+    this file, the ``sources`` that make the build and the ``dists`` versions): ``build()`` (a scratch folder) moved
+    there atomically the first time, a finished one holding ``marker``; under a lock, so a parallel worker waits for
+    the build instead of making its own (were two to build anyway, the first rename wins and the other uses it)."""
     import hashlib
     import shutil
     from importlib.metadata import version
 
     key = hashlib.sha256(Path(__file__).read_bytes())
+    for source in sources:
+        key.update(source.read_bytes())
     for dist in dists:
         key.update(version(dist).encode())
     root = Path(os.environ.get("EDGEOPT_TEST_CACHE", Path.home() / ".cache" / "edgeopt-tests"))
@@ -233,6 +236,41 @@ def shared_ovgenai(scratch: Path) -> Path:
     (:func:`_shared`)."""
     return _shared("tiny-ov-llm", ("openvino", "openvino-tokenizers", "transformers", "tokenizers", "torch"),
                    "openvino_detokenizer.xml", lambda: cached_ovgenai(scratch))
+
+
+def build_wide_kv_ov(work: Path) -> Path:
+    """A random-weight Llama whose KV cache is wide (8 layers x 4 KV heads x head 64) and the rest small, converted
+    to an OpenVINO GenAI folder (fp32) by ``python -m edgeopt.llm.ov_convert``: ``work/ov``."""
+    import subprocess
+    import sys
+
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    hf = work / "hf"
+    hf.mkdir(parents=True)
+    build_tokenizer(hf)
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=512, hidden_size=256, intermediate_size=64, num_hidden_layers=8,
+                         num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=2048, bos_token_id=0,
+                         eos_token_id=1, tie_word_embeddings=False)
+    LlamaForCausalLM(config).eval().save_pretrained(str(hf))
+    out = work / "ov"
+    subprocess.run([sys.executable, "-m", "edgeopt.llm.ov_convert", str(hf), str(out), "--weights", "fp32",
+                    "--report", str(work / "report.json")], check=True, capture_output=True,
+                   env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    return out
+
+
+def shared_wide_kv_ov(scratch: Path) -> Path:
+    """:func:`build_wide_kv_ov`'s folder from the suite's cache (:func:`_shared`), keyed by the converter's source
+    (``edgeopt/llm/ov_convert.py`` imports nothing else of edgeopt) and the libraries that trace and convert: built
+    once per checkout instead of ~15 s of every run. Read only."""
+    import edgeopt
+
+    converter = Path(edgeopt.__file__).resolve().parent / "llm" / "ov_convert.py"
+    return _shared("wide-kv-ov", ("openvino", "openvino-tokenizers", "transformers", "tokenizers", "torch"),
+                   "openvino_model.xml", lambda: build_wide_kv_ov(scratch), sources=(converter,))
 
 
 def _levels_key() -> str:

@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -112,18 +113,57 @@ def make_scheduler(config: pytest.Config, log: Any) -> Any:
     class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
         """Scopes are the groups the workers computed; an ungrouped test is a scope of its own. Scopes are handed
         out in collection order (the integration files' long groups before the many short unit tests, so the
-        tail of the run balances), not largest-count first."""
+        tail of the run balances), not largest-count first, except the integration scopes with an ``ALONE``
+        test, handed out among the unit tests (:func:`alone_among_unit_tests`)."""
 
         def schedule(self) -> None:
-            if self.collection is None:
+            first = self.collection is None
+            if first:
                 self._groups = _read_groups()
                 self.config.option.loadscopereorder = False
             super().schedule()
+            if first:
+                alone_among_unit_tests(self.workqueue)
 
         def _split_scope(self, nodeid: str) -> str:
             return getattr(self, "_groups", {}).get(nodeid, nodeid)
 
     return GroupScheduling(config, log)
+
+
+# Scopes left after the last moved ALONE scope (alone_among_unit_tests): the short unit tests that even out the two
+# workers' ends, whatever the moved groups cost.
+TAIL_SCOPES = 300
+
+
+def alone_among_unit_tests(queue: OrderedDict[str, dict[str, bool]]) -> None:
+    """Move the scopes (work units) holding an ``ALONE`` test from among the integration tests to among the unit
+    tests, spread evenly before the last :data:`TAIL_SCOPES`.
+
+    An ``ALONE`` test first waits for the other worker's current test to end (its exclusive lock); among the
+    integration tests that is often a sweep of 20-40 s, during which this worker idles (33 s measured before
+    tests/integration/test_qualify.py's history test). Among the unit tests, the other worker's current test ends
+    within a second or two.
+    """
+    scopes = list(queue.items())
+    first_unit = next((i for i, (scope, _) in enumerate(scopes) if scope.startswith("tests/unit/")), None)
+    if first_unit is None:
+        return
+    moved = [(scope, work) for scope, work in scopes[:first_unit] if any(alone_id(n) for n in work)]
+    if not moved:
+        return
+    rest = [(scope, work) for scope, work in scopes if all(scope != m for m, _ in moved)]
+    first_unit -= len(moved)
+    step = max(1, (len(rest) - TAIL_SCOPES - first_unit) // (len(moved) + 1))
+    for k, unit in enumerate(moved):
+        rest.insert(min(len(rest), first_unit + (k + 1) * step + k), unit)
+    queue.clear()
+    queue.update(rest)
+
+
+def alone_id(nodeid: str) -> bool:
+    """Whether the test ``nodeid`` (parameters or not) is one of :data:`ALONE`."""
+    return nodeid.split("[", 1)[0] in ALONE
 
 
 def _read_groups() -> dict[str, str]:
@@ -135,25 +175,52 @@ def _read_groups() -> dict[str, str]:
     return groups
 
 
+def alone(item: pytest.Item | None) -> bool:
+    """Whether ``item`` is one of the :data:`ALONE` tests."""
+    return item is not None and alone_id(item.nodeid)
+
+
+class _Held:
+    """This worker's open lock files while it holds the run lock exclusively across consecutive ``ALONE`` tests."""
+
+    files: tuple[Any, Any] | None = None
+
+
 @contextlib.contextmanager
-def turn(item: pytest.Item) -> Iterator[None]:
+def turn(item: pytest.Item, nextitem: pytest.Item | None = None) -> Iterator[None]:
     """Worker only: run ``item`` alone (``ALONE``: an exclusive lock) or beside other ordinary tests (shared).
 
     A turnstile lock taken before the shared/exclusive one keeps a waiting ``ALONE`` test from being overtaken
-    forever by the other worker's next tests (flock does not queue).
+    forever by the other worker's next tests (flock does not queue). When this worker's next test is ``ALONE`` too
+    (the two latency comparisons of tests/integration/test_qualify.py follow each other), the exclusive lock is kept
+    for it: taken again, it would wait once more for whatever test the other worker started in between.
     """
     where = os.environ.get(ENV)
     if not where or os.environ.get("PYTEST_XDIST_WORKER") is None:
         yield
         return
-    alone = item.nodeid.split("[", 1)[0] in ALONE
-    with open(Path(where) / "turnstile.lock", "a") as gate, open(Path(where) / "run.lock", "a") as run:
+    exclusive = alone(item)
+    if _Held.files is not None and not exclusive:  # not expected (nextitem said ALONE): give the lock back first
+        _release()
+    if _Held.files is None:
+        gate, run = open(Path(where) / "turnstile.lock", "a"), open(Path(where) / "run.lock", "a")  # noqa: SIM115
         fcntl.flock(gate, fcntl.LOCK_EX)
         try:
-            fcntl.flock(run, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+            fcntl.flock(run, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         finally:
             fcntl.flock(gate, fcntl.LOCK_UN)
-        try:
-            yield
-        finally:
-            fcntl.flock(run, fcntl.LOCK_UN)
+        _Held.files = (gate, run)
+    try:
+        yield
+    finally:
+        if not (exclusive and alone(nextitem)):
+            _release()
+
+
+def _release() -> None:
+    if _Held.files is not None:
+        gate, run = _Held.files
+        _Held.files = None
+        fcntl.flock(run, fcntl.LOCK_UN)
+        run.close()
+        gate.close()

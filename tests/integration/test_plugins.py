@@ -99,12 +99,10 @@ def test_plugin_format_content_check_and_unknown_without_plugin(plugins, tmp_pat
     assert p.returncode == 2 and "onnxc" not in p.stdout
 
 
-def test_sweep_selects_the_plugin_runtimes_of_the_target(active, tmp_path):
-    pytest.importorskip("sklearn", reason="the digits model needs scikit-learn")
+def test_sweep_selects_the_plugin_runtimes_of_the_target(active, digits, tmp_path):
     from edgeopt.sweep import sweep
-    from tests.digits_model import build_digits
 
-    model, data = build_digits(tmp_path)
+    model, data = digits  # the session's digits MLP (tests/integration/conftest.py), not one trained per test
     # objective size: no latency-ranking rounds (the runtimes' selection is the point here)
     result = sweep(model, eval=data, target="plugbox", recipes=["fp16"], iterations=20, min_duration_s=0.1,
                    int8_search=False, objective="size", out_dir=tmp_path / "sweep")
@@ -133,18 +131,16 @@ def test_plugin_runtime_flag_joins_bench_and_profile(plugins, tiny_cnn):
     assert "--ortplug-device" not in edgeopt("bench", "--help").stdout  # without the plug-in, no flag
 
 
-def test_sweep_gives_the_plugin_runtime_its_low_precision_level_and_int8_search(active, tmp_path):
+def test_sweep_gives_the_plugin_runtime_its_low_precision_level_and_int8_search(active, digits, tmp_path):
     """ortplug's descriptor alone puts it in the sweep's reference options, its low-precision level and the INT8
     search's latency-aware float sets (``qdq`` backend). Kept short: one runtime, one recipe, 8 device trials, the
     size objective (no latency-ranking rounds). Its low-precision default applies on any CPU (no CPU flags
     declared), so the INT8 search gets an f16 branch on any machine (issue 21; the flags' rule:
     tests/unit/sweep/test_decision_rules.py): the chosen mix measured with f16 float parts, as level
     ``int8-search+f16``."""
-    pytest.importorskip("sklearn", reason="the digits model needs scikit-learn")
     from edgeopt.sweep import sweep
-    from tests.digits_model import build_digits
 
-    model, data = build_digits(tmp_path)
+    model, data = digits
     # snr_db retention of plain INT8 here is ~0.99976 (tests/integration/test_sweep.py): 0.9999 starts the search
     result = sweep(model, eval=data, target="plugbox", runtimes=["ortplug"], recipes=["int8"], metric="snr_db",
                    min_retention=0.9999, max_trials=8, max_search_s=120, objective="size", iterations=20,

@@ -34,11 +34,21 @@ def _probed(lv: Level, frontier: set[tuple[str, str]], rec: tuple[str, str]) -> 
     return (lv.passed and (lv.recipe, lv.runtime) in frontier) or (lv.recipe, lv.runtime) == rec
 
 
-def test_first_pass_served_memory_from_a_fresh_probe(digits: tuple[Path, Path], tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def served_sweep(digits: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One served sweep of the digits MLP (fp16 and int8, 0.999 retention) with its history and progress events,
+    read by the two tests below (was one sweep each, ~17 CPU-s apiece, the same but for the threshold: 0.5 in
+    the second, which changed nothing it asserts). Readers only read."""
     model, data = digits
-    db = tmp_path / "history.sqlite3"
-    res = sweep(model, eval=data, recipes=["fp16", "int8"], min_retention=0.999, out_dir=tmp_path / "out",
-                history_db=db, **FAST)
+    root = tmp_path_factory.mktemp("served-sweep")
+    events: list[dict[str, Any]] = []
+    res = sweep(model, eval=data, recipes=["fp16", "int8"], min_retention=0.999, out_dir=root / "out",
+                history_db=root / "history.sqlite3", progress=events.append, **FAST)
+    return {"result": res, "out": root / "out", "db": root / "history.sqlite3", "events": events}
+
+
+def test_first_pass_served_memory_from_a_fresh_probe(served_sweep: dict[str, Any]) -> None:
+    res, db = served_sweep["result"], served_sweep["db"]
     frontier = {(lv.recipe, lv.runtime) for lv in res.pareto}
     assert res.recommendation is not None
     rec = (res.recommendation.recipe, res.recommendation.runtime)
@@ -49,7 +59,7 @@ def test_first_pass_served_memory_from_a_fresh_probe(digits: tuple[Path, Path], 
             assert lv.cold_start_ms is not None and lv.cold_start_ms > 0
         else:  # not an answer a user picks from: no fresh process spent on it
             assert lv.memory_source is None and lv.memory_mb_peak is None and lv.cold_start_ms is None
-    doc = json.loads((tmp_path / "out" / "sweep.json").read_text())
+    doc = json.loads((served_sweep["out"] / "sweep.json").read_text())
     assert {"first_pass_agent", "memory_source", "cold_start_ms"} <= set(doc["levels"][0])
     # the history records each level's own memory (the probe's), never the served process's
     mem = {r.label.split(" ")[0]: r.memory_mb_peak for r in open_store(db).runs(kind="sweep", limit=None)}
@@ -117,15 +127,11 @@ def test_the_same_model_bytes_are_scored_once(tmp_path: Path) -> None:
     assert runner.evaluations == 3
 
 
-def test_a_served_sweep_times_each_level_only_in_interleaved_rounds(digits: tuple[Path, Path],
-                                                                    tmp_path: Path) -> None:
+def test_a_served_sweep_times_each_level_only_in_interleaved_rounds(served_sweep: dict[str, Any]) -> None:
     """No level is timed when it is built (one short run there read up to 66 % off, issue 21): its first
     measurement is its interleaved rounds, whose median is ``latency_ms_first_pass`` (the ranking rounds may refine
     ``latency_ms`` and its interval afterwards)."""
-    model, data = digits
-    events: list[dict[str, Any]] = []
-    res = sweep(model, eval=data, recipes=["fp16", "int8"], min_retention=0.5, out_dir=tmp_path / "out",
-                progress=events.append, **FAST)
+    res, events = served_sweep["result"], served_sweep["events"]
     built = [e for e in events if e["event"] == "level"]
     assert built and all(e["latency_ms"] is None for e in built), built
     timed = {(e["recipe"], e["runtime"]): e["latency_ms"] for e in events if e["event"] == "level_timed"}

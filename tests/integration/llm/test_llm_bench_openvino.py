@@ -3,8 +3,6 @@ streamer, with OpenVINO's own PerfMetrics beside edgeopt's numbers."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import openvino as ov
@@ -72,26 +70,13 @@ def _glibc() -> bool:
 @pytest.fixture(scope="module")
 def wide_kv_ov(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A random-weight Llama whose KV cache is wide (8 layers x 4 KV heads x head 64: 4,864 B/token in OpenVINO's
-    u8 cache, 1.2 MB per 256-token growth) and the rest small, traced by edgeopt's converter (fp32, ~15 s): at
-    the test model's 176 B/token the per-token bookkeeping of a generation (~200 B/token) would swamp the cache."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    u8 cache, 1.2 MB per 256-token growth) and the rest small, traced by edgeopt's converter (fp32, ~15 s once per
+    checkout and converter source: tests/llm_models.py's cache): at the test model's 176 B/token the per-token
+    bookkeeping of a generation (~200 B/token) would swamp the cache."""
+    pytest.importorskip("torch", reason="the wide-KV Llama is built with torch (pip install 'edgeopt[llm,torch]')")
+    from tests.llm_models import shared_wide_kv_ov
 
-    from tests.llm_models import build_tokenizer
-
-    work = tmp_path_factory.mktemp("wide-kv")
-    hf = work / "hf"
-    hf.mkdir()
-    build_tokenizer(hf)
-    torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=512, hidden_size=256, intermediate_size=64, num_hidden_layers=8,
-                         num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=2048, bos_token_id=0,
-                         eos_token_id=1, tie_word_embeddings=False)
-    LlamaForCausalLM(config).eval().save_pretrained(str(hf))
-    out = work / "ov"
-    subprocess.run([sys.executable, "-m", "edgeopt.llm.ov_convert", str(hf), str(out), "--weights", "fp32",
-                    "--report", str(work / "report.json")], check=True, capture_output=True)
-    return out
+    return shared_wide_kv_ov(tmp_path_factory.mktemp("wide-kv"))
 
 
 def test_openvino_kv_formula_matches_the_plugins_own_cache_size(wide_kv_ov):

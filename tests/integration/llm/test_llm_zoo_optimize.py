@@ -18,7 +18,6 @@ from edgeopt.bench.manifest import load_manifest_artifacts  # noqa: E402
 from edgeopt.errors import InputError
 from edgeopt.llm.optimize import optimize_llm  # noqa: E402
 from edgeopt.registry.lookup import detect_format  # noqa: E402
-from edgeopt.zoo import build  # noqa: E402
 from tests.cli_here import edgeopt_here  # noqa: E402
 
 TEXT = 'def greet(name):\n    """Return a greeting."""\n    return f"Hello, {name}!"  # ünïcode ok\n'
@@ -32,8 +31,12 @@ def _offline(monkeypatch):
 
 @pytest.fixture(scope="module")
 def tiny_llama(tmp_path_factory) -> Path:
+    """``zoo build tiny-llama``'s folder: built by :func:`edgeopt.zoo.build` once per checkout and edgeopt source in
+    the suite's cache (tests/llm_models.py, shared with the sweep and llama.cpp tests) and copied here."""
+    from tests.llm_models import tiny_llama_levels
+
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    return build("tiny-llama", tmp_path_factory.mktemp("zoo") / "tiny-llama")
+    return tiny_llama_levels(tmp_path_factory.mktemp("zoo"))["src"]
 
 
 @pytest.fixture(scope="module")
