@@ -264,13 +264,18 @@ def build_wide_kv_ov(work: Path) -> Path:
 
 def shared_wide_kv_ov(scratch: Path) -> Path:
     """:func:`build_wide_kv_ov`'s folder from the suite's cache (:func:`_shared`), keyed by the converter's source
-    (``edgeopt/llm/ov_convert.py`` imports nothing else of edgeopt) and the libraries that trace and convert: built
-    once per checkout instead of ~15 s of every run. Read only."""
+    (``edgeopt/llm/ov_convert.py`` and the one edgeopt module it imports, ``calib_windows.py``; a test below fails
+    when it imports another) and the libraries that trace and convert: built once per checkout instead of ~15 s of
+    every run. Read only."""
     import edgeopt
 
-    converter = Path(edgeopt.__file__).resolve().parent / "llm" / "ov_convert.py"
+    llm = Path(edgeopt.__file__).resolve().parent / "llm"
     return _shared("wide-kv-ov", ("openvino", "openvino-tokenizers", "transformers", "tokenizers", "torch"),
-                   "openvino_model.xml", lambda: build_wide_kv_ov(scratch), sources=(converter,))
+                   "openvino_model.xml", lambda: build_wide_kv_ov(scratch),
+                   sources=tuple(llm / name for name in WIDE_KV_SOURCES))
+
+
+WIDE_KV_SOURCES = ("ov_convert.py", "calib_windows.py")  # what python -m edgeopt.llm.ov_convert runs of edgeopt
 
 
 def _levels_key() -> str:
