@@ -1,7 +1,9 @@
 """The LLM sweep's recommendation and its Pareto chart (decode speed against retention).
 
-Speed is the median per-output-token time (TPOT p50; ``rank_tokens_per_s`` = 1000 / it): a single bench cell
-of a few repetitions, and its mean-based decode rate moves with every descheduled token on a busy machine.
+Speed is the median per-output-token time: for a level ranked in the interleaved rounds, the median of its round
+medians (what the decision compares), else its single bench cell's TPOT p50 (``rank_tokens_per_s`` = 1000 / it), whose
+mean-based decode rate moves with every descheduled token on a busy machine. The frontier is drawn on the same
+numbers the decision reads, so a recommendation is never off its own frontier.
 Rule: among the passing levels (retention >= the threshold; each runtime's FP32 export is a level too, as the
 ONNX sweep's ``fp32``: when no compressed level decodes faster, it is the honest answer), those on the frontier of
 (decode time per token, retention); of those, the fastest decode. So the recommendation is never both slower and
@@ -12,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+
+import numpy as np
 
 from ..fsutil import atomic_write_text
 from ..reports import svg
@@ -25,8 +29,14 @@ def _timed(rows: Sequence[LlmSweepLevel]) -> list[LlmSweepLevel]:
     return [r for r in rows if r.tpot_ms_p50]
 
 
+def _tpot_ms(row: LlmSweepLevel) -> float:
+    """The median of the level's ranking-round medians when it was ranked in rounds, else its bench cell's p50."""
+    rounds = [float(np.median(r)) for r in row.rounds_tpot_ms if len(r)]
+    return float(np.median(rounds)) if rounds else float(row.tpot_ms_p50 or 0.0)
+
+
 def _points(rows: Sequence[LlmSweepLevel]) -> list[tuple[float, float]]:
-    return [(float(r.tpot_ms_p50 or 0.0), r.retention.retention) for r in rows]
+    return [(_tpot_ms(r), r.retention.retention) for r in rows]
 
 
 def recommend_llm(rows: Sequence[LlmSweepLevel], min_retention: float, metric: str
@@ -73,13 +83,13 @@ def _decided_in_rounds(passing: Sequence[LlmSweepLevel]) -> tuple[LlmSweepLevel,
 
 def write_llm_plot(rows: Sequence[LlmSweepLevel], path: Path, min_retention: float,
                    rec: LlmRecommendation | None) -> Path:
-    """TPOT p50 (decode ms per token = 1000 / rank_tokens_per_s: lower is faster) against retention, frontier and
-    threshold."""
+    """Decode ms per token (the ranking rounds' median where the level was ranked, else TPOT p50: lower is faster)
+    against retention, frontier and threshold."""
     timed = _timed(rows)
     points = [ParetoPoint(f"{r.name}@{r.runtime}", x, y, status="pass" if r.passed else "fail")
               for r, (x, y) in zip(timed, _points(timed), strict=True)]
     index = next((i for i, r in enumerate(timed) if rec and (r.name, r.runtime) == (rec.name, rec.runtime)), None)
-    ctx = ParetoContext(x_label="decode ms/token (TPOT p50 = 1000 / tokens/s)", x_unit="ms/token",
+    ctx = ParetoContext(x_label="decode ms/token (median of the ranking rounds, else TPOT p50)", x_unit="ms/token",
                         min_retention=min_retention, recommended=index)
     chart = pareto_chart(points, ctx=ctx, title="Pareto: decode speed vs retention")
     atomic_write_text(path, svg.standalone(chart))

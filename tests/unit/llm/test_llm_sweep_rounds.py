@@ -53,3 +53,14 @@ def test_without_rounds_the_single_cell_rule_still_answers_and_says_so():
     int8 = _row("int8", 0.96, 0.8, [])
     rec, _, _ = recommend_llm([fp32, int8], 0.9, "top1")
     assert rec is not None and rec.name == "int8" and "one bench cell each" in rec.reason
+
+
+def test_the_frontier_reads_the_rounds_so_the_recommendation_is_on_it():
+    # int4's one bench cell was unlucky (slower than fp32's), the rounds say it decodes in half the time: it is
+    # recommended, and the frontier (drawn from the same round medians) holds it; from the cells alone fp32 would
+    # dominate it and the printed frontier would not name the recommendation (the CI failure of session 14)
+    fp32 = _row("fp32", 1.0, 1.0, _rounds(1.0, 5))
+    int4 = _row("int4-b32-rtn", 0.95, 1.2, _rounds(0.5, 6), size=300)
+    rec, _, front = recommend_llm([fp32, int4], 0.9, "top1")
+    assert rec is not None and rec.name == "int4-b32-rtn"
+    assert f"{rec.name}@{rec.runtime}" in front and len(front) == 2, front
