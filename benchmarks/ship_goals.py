@@ -56,7 +56,7 @@ from edgeopt.runners import LocalRunner
 from edgeopt.runners.served import agent_session
 from edgeopt.settings import MeasureSettings
 from edgeopt.sweep import sweep  # noqa: E402
-from edgeopt.sweep.rank.decide import RoundRobin, level_stats  # noqa: E402
+from edgeopt.sweep.rank.round_stats import RoundRobin, level_stats  # noqa: E402
 from edgeopt_agent.environment import cpu_flags
 
 SHIPPED_TOLERANCE = 0.002

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import onnx
 
-from edgeopt.sweep.rank.decide import RoundRobin, compare_to, level_stats  # noqa: E402
+from edgeopt.sweep.rank.decide import compare_to  # noqa: E402
+from edgeopt.sweep.rank.round_stats import RoundRobin, level_stats  # noqa: E402
 
 MIN_RETENTION = 0.99
 SHAPE = [1, 3, 48, 320]

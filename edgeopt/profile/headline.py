@@ -2,10 +2,10 @@
 
 Each side's unprofiled p50 comes from its own profile call, minutes apart on a machine whose speed drifts: two
 identical runs gave B 1.30x and 3.59x faster. Here A and B are benchmarked round-robin
-(:class:`edgeopt.sweep.rank.decide.RoundRobin`: every round runs both, the order rotated), and the speedup is the median
-of the per-round paired ratios with its bootstrap interval (:func:`edgeopt.sweep.rank.decide.pair_ratio`), each side's
-latency the median of its round medians (:func:`edgeopt.sweep.rank.decide.level_stats`). An interval that covers 1
-is "within noise".
+(:class:`edgeopt.sweep.rank.round_stats.RoundRobin`: every round runs both, the order rotated), and the speedup is
+the median of the per-round paired ratios with its bootstrap interval
+(:func:`edgeopt.sweep.rank.round_stats.pair_ratio`), each side's latency the median of its round medians
+(:func:`edgeopt.sweep.rank.round_stats.level_stats`). An interval that covers 1 is "within noise".
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def measure_headline(a: ProfileResult, b: ProfileResult, *, runner: Runner, targ
         InputError: bad settings. RunnerError: the agent or device failed.
     """
     # here, not at the top: importing edgeopt.sweep runs its package, whose INT8 search imports edgeopt.profile
-    from ..sweep.rank.decide import RoundRobin, level_stats, pair_ratio
+    from ..sweep.rank.round_stats import RoundRobin, level_stats, pair_ratio
 
     def settings(p: ProfileResult) -> MeasureSettings:
         return MeasureSettings(

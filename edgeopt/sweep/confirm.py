@@ -7,7 +7,7 @@ hits every level, not one), each run a third of the sweep's per-level settings (
 pooled samples support the same percentiles a single run did (:mod:`.pooled`). Issue 21: one ~1 s first pass,
 taken right after the level was built, read up to 66 % off the median of the rounds that later confirmed it, and
 filled the table, the Pareto chart and the INT8 search until then. ``latency_ms`` is the median of the level's
-round medians, with a bootstrap interval (:func:`.rank.decide.level_stats`); ``latency_ms_first_pass`` is that
+round medians, with a bootstrap interval (:func:`.rank.round_stats.level_stats`); ``latency_ms_first_pass`` is that
 same first measurement (later ranking rounds may refine ``latency_ms``).
 
 A level that was timed once when built (an INT8 search trial adopted as a level, a low-precision level whose
@@ -35,7 +35,7 @@ from ..metrics.result import BenchResult
 from ..settings import MeasureSettings
 from .measure import Context, complete, interfered, others_cpu_pct, without_memory
 from .pooled import pooled_bench
-from .rank.decide import RoundRobin, level_stats
+from .rank.round_stats import RoundRobin, level_stats
 from .result import Level
 
 FIRST_ROUNDS = 3  # a served sweep's interleaved rounds per level: three round medians, robust to one slow run

@@ -34,13 +34,13 @@ from ..result import Level, Recommendation
 from .decide import (
     DEFAULT_TOLERANCE,
     RETENTION_TIE,
-    TAIL_PERCENTILE,
     TAIL_TOLERANCE,
     Candidate,
     Decision,
     decide_in_rounds,
 )
 from .negligible import NEGLIGIBLE_SHARE
+from .round_stats import TAIL_PERCENTILE
 from .ties import MIN_SIZE_GAIN
 
 ROUNDS = 5

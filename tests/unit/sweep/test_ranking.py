@@ -11,7 +11,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from edgeopt.errors import InputError
-from edgeopt.sweep.rank.decide import Candidate, RoundRobin, decide, level_stats, pair_ratio
+from edgeopt.sweep.rank.decide import Candidate, decide
+from edgeopt.sweep.rank.round_stats import RoundRobin, level_stats, pair_ratio
 from tests.unit.passes.builders import save
 
 

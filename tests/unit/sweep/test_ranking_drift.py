@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import pytest
 
-from edgeopt.sweep.rank.decide import Candidate, decide, machine_factors
+from edgeopt.sweep.rank.decide import Candidate, decide
+from edgeopt.sweep.rank.round_stats import machine_factors
 
 # round medians, ms, in the order the rounds ran (PP-OCRv4 det 480x640, openvino, 2 threads)
 FP32 = [255.21, 259.48, 340.13, 334.04, 600.14]
