@@ -17,14 +17,13 @@ from pydantic import BaseModel
 from rich.console import Console
 
 from ..bench.kind_bench import bench_kind
-from ..errors import ExitCode, InputError
-from ..history import HistoryError, open_store
+from ..errors import InputError
 from ..metrics.kind_result import KindBenchResult
 from ..registry import KindDescriptor
 from ..settings import MeasureSettings, RemoteSpec
 from ..untrusted import for_rich
 from .bench_call import BenchCall
-from .common import emit_json
+from .bench_emit import emit_result
 from .history_options import HistoryOptions
 from .progress import StderrProgress
 from .runtime_flags import runtime_choice
@@ -86,25 +85,9 @@ def run_kind_bench(model: Path, kind: KindDescriptor, settings: MeasureSettings,
     with StderrProgress() as progress:
         result = bench_kind(model, settings, workload={**(flagged or {}), **workload_pairs(workload)}, target=target,
                             remote=remote, progress=progress, targets_dirs=targets_dirs)
-    _record(result, history, remote.device)
-    shown = result if samples else result.without_readings()
-    if as_json:
-        emit_json(shown)
-    else:
-        render_kind_bench(shown)
-    return int(ExitCode.OK if result.valid else ExitCode.GATE_FAILED)
-
-
-def _record(result: KindBenchResult, history: HistoryOptions, device: str | None) -> None:
-    if not history.enabled:
-        return
-    try:
-        store = open_store(history.db)
-        run = store.record_kind(result, kind="bench", device=device, verdict=None if result.valid else "fail")
-    except HistoryError as exc:
-        click.echo(f"edgeopt: warning: run not recorded in the history: {exc}", err=True)
-        return
-    click.echo(f"edgeopt: recorded as history run {run.id} in {store.path}", err=True)
+    return emit_result(result, result if samples else result.without_readings(), history=history,
+                       device=remote.device, verdict=None if result.valid else "fail", ok=result.valid,
+                       as_json=as_json, render=render_kind_bench)
 
 
 _COLS = (Col("cell", 9, numeric=False), Col("metric", 9, numeric=False), Col("unit", 5, numeric=False),

@@ -7,16 +7,15 @@ import click
 
 from ..bench import run_benchmark
 from ..deploy import is_deployment
-from ..errors import ExitCode
 from ..metrics.result import BenchResult
 from ..registry import KindDescriptor
 from ..settings import MeasureSettings, RemoteSpec
 from .bench_call import BenchCall, check_deployment_run
+from .bench_emit import emit_result
 from .bench_many import bench_many, check_combination
 from .bench_tradeoff_cmd import is_tradeoff, run_tradeoff
-from .common import emit_json
 from .deployment_flags import given_settings
-from .history_options import HistoryOptions, record_bench
+from .history_options import HistoryOptions
 from .progress import StderrProgress
 from .render import render_bench
 from .runtime_flags import runtime_choice
@@ -59,12 +58,7 @@ def bench_tensor(kind: KindDescriptor, c: BenchCall) -> int:
 def _emit(result: BenchResult, history: HistoryOptions, remote: RemoteSpec, mlflow: MlflowTarget | None, *,
           samples: bool, as_json: bool) -> int:
     """Record the run (history, MLflow), then print it; the exit code."""
-    record_bench(result, history, device=remote.device)
-    if mlflow is not None:
-        mlflow.log("bench", result)
-    result = result if samples else result.model_copy(update={"samples_ms": None})
-    if as_json:
-        emit_json(result)
-    else:
-        render_bench(result)
-    return int(ExitCode.OK if result.passed else ExitCode.GATE_FAILED)
+    verdict = None if result.fps_budget is None and result.valid else ("pass" if result.passed else "fail")
+    shown = result if samples else result.model_copy(update={"samples_ms": None})
+    return emit_result(result, shown, history=history, device=remote.device, verdict=verdict, ok=result.passed,
+                       as_json=as_json, render=render_bench, mlflow=mlflow)

@@ -14,11 +14,11 @@ from ..errors import ExitCode
 from ..history import open_store
 from ..history.baselines import set_baseline
 from ..history.compare import DEFAULT_ALPHA, DEFAULT_TOLERANCE_PCT
-from ..history.llm_compare import LlmRunComparison, compare_runs
+from ..history.llm_compare import compare_runs
 from ..untrusted import clean_text
 from .common import emit_json, json_option
 from .history_options import history_db_option
-from .history_render import render_baselines, render_comparison, render_llm_comparison, render_runs
+from .history_render import render_any_comparison, render_baselines, render_runs
 
 
 @click.command("history")
@@ -65,10 +65,8 @@ def compare_cmd(run_a: str, run_b: str, tolerance_pct: float, alpha: float, hist
     result = compare_runs(open_store(history_db), run_a, run_b, tolerance_pct=tolerance_pct, alpha=alpha)
     if as_json:
         emit_json(result)
-    elif isinstance(result, LlmRunComparison):
-        render_llm_comparison(result)
-    else:
-        render_comparison(result)
+    else:  # the runs' kind's own renderer, else its shape's (history_render.render_any_comparison)
+        render_any_comparison(result)
     return int(ExitCode.GATE_FAILED if result.regression else ExitCode.OK)
 
 

@@ -13,7 +13,6 @@ import click
 
 from ..config import ENV_HISTORY_DB
 from ..history import HistoryError, open_store
-from ..metrics.result import BenchResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,11 +41,12 @@ def history_options(f: F) -> F:
     return history_db_option(decorated)
 
 
-def record_bench(result: BenchResult, history: HistoryOptions, *, device: str | None = None) -> int | None:
-    """Store a bench run; returns its run id, or None when disabled or the history cannot be written."""
-    if not history.enabled:
+def record_run(result: Any, history: HistoryOptions | None, *, device: str | None = None,
+               verdict: str | None = None) -> int | None:
+    """Store a run of any kind (``HistoryStore.record``); returns its run id, or None when disabled or the history
+    cannot be written (a warning on stderr)."""
+    if history is None or not history.enabled:
         return None
-    verdict = None if result.fps_budget is None and result.valid else ("pass" if result.passed else "fail")
     try:
         store = open_store(history.db)
         run = store.record(result, kind="bench", device=device, verdict=verdict)

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 from ..history import Baseline, RunComparison, RunRecord
+from ..history.compare import KindComparison
 from ..history.llm_compare import LlmRunComparison
+from ..registry import get_kind
 from ..untrusted import for_rich
 from .tables import Col, fit_table, human_count
 
@@ -97,3 +101,20 @@ def render_llm_comparison(c: LlmRunComparison) -> None:
     if c.unmatched:
         out.print(f"not compared (in one run only): {for_rich(', '.join(c.unmatched))}", soft_wrap=True)
     out.print("[red]REGRESSION[/red]" if c.regression else "no regression")
+
+
+# The renderer of each comparison shape (``KindComparison.shape``): what prints a comparison whose kind names no
+# ``compare_render`` of its own.
+_BY_SHAPE: dict[str, Callable[[Any], None]] = {
+    RunComparison.shape: render_comparison, LlmRunComparison.shape: render_llm_comparison}
+
+
+def render_any_comparison(c: KindComparison) -> None:
+    """``edgeopt compare`` in a terminal: by the runs' kind's ``compare_render`` when its descriptor names one (a
+    plug-in kind's own table), else by the renderer of the comparison's shape (one cell or workload cells).
+
+    Raises:
+        RegistryError: the kind's ``compare_render`` does not import.
+    """
+    own = get_kind(c.model_kind).load_compare_render() if c.model_kind else None
+    (own or _BY_SHAPE[c.shape])(c)

@@ -24,16 +24,16 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from statistics import median
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ..errors import InputError, first_line
 from ..metrics.cells import MetricSeries, ResultCell
 from ..metrics.result import BenchResult
 from ..registry import get_kind
-from ..registry.kind_spec import TENSOR, MetricSpec
+from ..registry.kind_spec import KindDescriptor, MetricSpec
 from .records import RunRecord
 from .stats import block_medians, bootstrap_median_ratio, mann_whitney_u
 from .store import HistoryError, HistoryStore
@@ -82,8 +82,32 @@ class SampleComparison(BaseModel):
     explanation: str
 
 
-class RunComparison(SampleComparison):
+C = TypeVar("C", bound="KindComparison")
+
+
+class KindComparison(BaseModel):
+    """What every comparison of two stored runs carries besides its JSON: the runs' model kind, whose descriptor
+    may name the function that prints it (``compare_render``), and its shape, whose renderer prints it otherwise
+    (edgeopt/cli/history_render.py)."""
+
+    shape: ClassVar[str]
+    _model_kind: str = PrivateAttr(default="")
+
+    @property
+    def model_kind(self) -> str:
+        """The registered kind of both runs ('' when built outside :func:`compare` / ``compare_runs``)."""
+        return self._model_kind
+
+    def of_kind(self: C, kind: str) -> C:
+        """This comparison, marked as one of runs of ``kind`` (not part of its JSON)."""
+        self._model_kind = kind
+        return self
+
+
+class RunComparison(SampleComparison, KindComparison):
     """A :class:`SampleComparison` of two stored runs, with what differs between them besides latency."""
+
+    shape: ClassVar[str] = "compare"
 
     run_a: int
     run_b: int
@@ -180,8 +204,9 @@ def compare(
     if not (one_cell(store, ra) and one_cell(store, rb)):
         raise InputError(f"run {ra.id} or {rb.id} is an LLM bench run (workload cells): compare it with "
                          "edgeopt.history.compare_runs (per workload cell), as `edgeopt compare` does")
-    spec = get_kind(store.kind_of(ra)).metric(get_kind(store.kind_of(ra)).rank_metric)
-    floors = noise_floors(store, RunIdentity.of(ra), exclude=(rb.id,))
+    kind = get_kind(store.kind_of(ra))
+    spec = kind.metric(kind.rank_metric)
+    floors = noise_floors(store, RunIdentity.of(ra, kind.name), exclude=(rb.id,))
     cell_a, cell_b = (ResultCell(key="", series=(MetricSeries(metric=spec.name, unit=spec.unit, readings=tuple(
         store.readings(r.id, spec.name).tolist())),)) for r in (ra, rb))  # readings checked against the bounds
     judgement = judge_metric(spec, cell_a, cell_b, floors.get(("", spec.name)), tolerance_pct=tolerance_pct,
@@ -196,7 +221,7 @@ def compare(
     return RunComparison(
         **result.model_dump(), run_a=ra.id, run_b=rb.id, model_a=ra.model_name, model_b=rb.model_name,
         device_a=ra.device, device_b=rb.device, notes=notes,
-    )
+    ).of_kind(kind.name)
 
 
 # What makes two runs measure different things (not one thing twice): the regression gate and ``baseline set``
@@ -215,19 +240,20 @@ class RunIdentity:
     runtime: str
     runtime_version: str
     settings: Mapping[str, Any]
-    model_kind: str = TENSOR
+    model_kind: str | None = None  # None: not known (a row written without it); noise_floors needs it
 
     @classmethod
-    def of(cls, r: RunRecord) -> RunIdentity:
-        """The identity of a stored run."""
+    def of(cls, r: RunRecord, model_kind: str | None = None) -> RunIdentity:
+        """The identity of a stored run (its kind: ``model_kind``, else the row's; ``HistoryStore.kind_of`` reads
+        a row written without one)."""
         return cls(r.model_name, r.model_sha256, r.device, r.target, r.runtime, r.runtime_version, r.settings,
-                   r.model_kind or TENSOR)
+                   model_kind or r.model_kind)
 
     @classmethod
     def of_result(cls, result: BenchResult, device: str) -> RunIdentity:
         """The identity a benchmark result will have once recorded on ``device``."""
         return cls(Path(result.model.path).stem, result.model.sha256, device, result.target, result.runtime.name,
-                   result.runtime.version, result.settings.model_dump())
+                   result.runtime.version, result.settings.model_dump(), result.model_kind)
 
 
 def comparability_notes(a: RunIdentity, b: RunIdentity) -> list[str]:
@@ -339,9 +365,10 @@ def judge_cells(store: HistoryStore, ra: RunRecord, rb: RunRecord, *, tolerance_
     Raises:
         HistoryError: a run's cells cannot be read. InputError: the runs share no cell.
     """
-    specs = get_kind(store.kind_of(ra)).sampled_metrics()
+    kind = store.kind_of(ra)
+    specs = get_kind(kind).sampled_metrics()
     names = tuple(m.name for m in specs)
-    floors = noise_floors(store, RunIdentity.of(ra), exclude=(rb.id,))
+    floors = noise_floors(store, RunIdentity.of(ra, kind), exclude=(rb.id,))
     cells_a = {c.key: c for c in store.cells(ra.id, metrics=names)}
     cells_b = {c.key: c for c in store.cells(rb.id, metrics=names)}
     out = [(k, [judge_metric(m, cells_a[k], cells_b[k], floors.get((k, m.name)), tolerance_pct=tolerance_pct,
@@ -353,13 +380,19 @@ def judge_cells(store: HistoryStore, ra: RunRecord, rb: RunRecord, *, tolerance_
     return CellsJudgement(out, sorted(set(cells_a) ^ set(cells_b)))
 
 
+def _kind(identity: RunIdentity) -> KindDescriptor:
+    if identity.model_kind is None:  # a caller's slip, not input: RunIdentity.of(record) of a row without a kind
+        raise ValueError("a noise floor needs the run's model kind: RunIdentity.of(record, store.kind_of(record))")
+    return get_kind(identity.model_kind)
+
+
 def noise_floors(store: HistoryStore, identity: RunIdentity, *, exclude: Sequence[int] = (),
                  ) -> dict[tuple[str, str], tuple[float | None, int]]:
     """Per (cell, metric) of ``identity``'s kind: ``(spread_pct, runs)``, how far apart the centres of repeated runs
     are, in percent (``max / min - 1``), over the valid runs of the same kind, model, device, runtime and settings,
     less ``exclude``. The spread is None with fewer than two such runs (nothing to learn the run-to-run spread from).
     A repeated run whose cells cannot be read is left out, its reason added to ``store.skipped``."""
-    specs = {m.name: m for m in get_kind(identity.model_kind).sampled_metrics()}
+    specs = {m.name: m for m in _kind(identity).sampled_metrics()}
     by_p50 = tuple(m.name for m in specs.values() if "p50" in m.percentiles)  # centred on a summary: no readings
     centres: dict[tuple[str, str], list[float]] = {}
     for r in store.runs(model=identity.model_sha256, target=identity.device, limit=500):
@@ -383,5 +416,5 @@ def noise_floors(store: HistoryStore, identity: RunIdentity, *, exclude: Sequenc
 
 def noise_floor(store: HistoryStore, identity: RunIdentity, *, exclude: Sequence[int] = ()) -> tuple[float | None, int]:
     """``(spread_pct, runs)`` of a one-pass run's rank metric (latency): :func:`noise_floors` of its one cell."""
-    rank = get_kind(identity.model_kind).rank_metric
+    rank = _kind(identity).rank_metric
     return noise_floors(store, identity, exclude=exclude).get(("", rank), (None, 0))

@@ -11,13 +11,17 @@ B regresses when any metric of any cell does.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..bench.llm.cells import cell_key
 from ..errors import InputError
+from ..registry import get_kind
 from .compare import (
     DEFAULT_ALPHA,
     DEFAULT_TOLERANCE_PCT,
+    KindComparison,
     MetricJudgement,
     RunComparison,
     RunIdentity,
@@ -56,7 +60,9 @@ class LlmCellComparison(_Frozen):
     metrics: list[LlmMetricComparison]
 
 
-class LlmRunComparison(_Frozen):
+class LlmRunComparison(_Frozen, KindComparison):
+    shape: ClassVar[str] = "llm_compare"
+
     kind: str = "llm_compare"
     run_a: int
     run_b: int
@@ -92,11 +98,12 @@ def compare_cells(store: HistoryStore, ra: RunRecord, rb: RunRecord, *, toleranc
         HistoryError: a run's cells cannot be read. InputError: the runs share no cell.
     """
     judged_cells = judge_cells(store, ra, rb, tolerance_pct=tolerance_pct, alpha=alpha)
+    kind = store.kind_of(ra)
     out = [LlmCellComparison(cell=k, metrics=[metric_row(j) for j in metrics]) for k, metrics in judged_cells.cells]
     return LlmRunComparison(run_a=ra.id, run_b=rb.id, model_a=ra.model_name, model_b=rb.model_name,
                             device_a=ra.device, device_b=rb.device, cells=out, unmatched=judged_cells.unmatched,
                             notes=[*notes, *(n for n in store.skipped if n not in notes)],  # rows left out
-                            regression=any(m.regression for c in out for m in c.metrics))
+                            regression=any(m.regression for c in out for m in c.metrics)).of_kind(kind)
 
 
 def compare_runs(store: HistoryStore, run_a: int | str, run_b: int | str, *,
@@ -106,7 +113,8 @@ def compare_runs(store: HistoryStore, run_a: int | str, run_b: int | str, *,
     (LLM bench runs) cell by cell with :func:`compare_cells`.
 
     Raises:
-        HistoryError / InputError: as :func:`compare`; runs of two kinds of model (an LLM run and a one-pass run).
+        HistoryError / InputError: as :func:`compare`; runs of two kinds of model (an LLM run and a one-pass run,
+            each named by its kind's ``run_word``).
 
     Runs of a plug-in kind (the generic engine) take the per-cell path too when their cells are keyed (one unkeyed
     cell: :func:`compare` on the kind's rank metric).
@@ -114,8 +122,8 @@ def compare_runs(store: HistoryStore, run_a: int | str, run_b: int | str, *,
     ra, rb = store.get(run_a), store.get(run_b)
     ka, kb = store.kind_of(ra), store.kind_of(rb)
     if ka != kb:
-        raise InputError(f"runs {ra.id} and {rb.id}: one is an LLM bench run and the other is not ({ka} vs {kb} "
-                         "model); compare two LLM runs or two one-pass runs")
+        raise InputError(f"runs {ra.id} and {rb.id}: one is {get_kind(ka).run_text} and the other is "
+                         f"{get_kind(kb).run_text} ({ka} vs {kb} model); compare two runs of one kind")
     if one_cell(store, ra) and one_cell(store, rb):
         return compare(store, ra.id, rb.id, tolerance_pct=tolerance_pct, alpha=alpha)
     return compare_cells(store, ra, rb, tolerance_pct=tolerance_pct, alpha=alpha,

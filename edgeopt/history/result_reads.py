@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -17,7 +17,6 @@ from ..metrics.cells import ResultCell
 from ..metrics.kind_result import KindBenchResult
 from ..metrics.result import BenchResult
 from ..registry import get_kind
-from ..registry.kind_spec import GENERATIVE, TENSOR
 from .bench_runs import RESULT_MAX_BYTES
 from .cells_rows import read_cells
 from .migrate import v1_cells, v1_kind
@@ -25,6 +24,14 @@ from .records import HistoryError, RunRecord
 
 if TYPE_CHECKING:  # bench.llm pulls in the bench package (onnx): loaded by the generative kind's hook
     from ..bench.llm.result import LlmBenchResult
+
+
+class StoredResult(Protocol):
+    """What every kind's typed result has: the name of the kind that measured it (a class attribute of the
+    built-ins' results, a field of :class:`KindBenchResult`)."""
+
+    @property
+    def model_kind(self) -> str: ...
 
 
 class ResultReads:
@@ -95,34 +102,46 @@ class ResultReads:
         record = self.get(ref)
         return self.readings(record.id, get_kind(self.kind_of(record)).rank_metric)
 
-    def result(self, ref: int | str) -> BenchResult:
-        """The full stored result of a run (without its raw samples).
+    def stored_result(self, ref: int | str) -> StoredResult:
+        """The stored result of a run of any kind, as its kind's typed result (read by the kind's ``history_result``
+        hook: a :class:`BenchResult` without raw samples, an LLM bench result with its cells' raw readings, a
+        :class:`KindBenchResult` without readings, or a plug-in kind's own type).
 
         Raises:
-            HistoryError: the run is an LLM bench run (read it with :meth:`llm_result`), or its stored result is
-                over :data:`.bench_runs.RESULT_MAX_BYTES` or nested too deep.
+            HistoryError: the run does not exist, or its stored result is over
+                :data:`.bench_runs.RESULT_MAX_BYTES` or nested too deep.
         """
         record, text = self._result_json(ref)
-        if self.kind_of(record) != TENSOR:
-            raise HistoryError(f"run {ref} is an LLM bench run ({self.kind_of(record)} model): read it with llm_result "
-                               "(edgeopt compare handles it)")
-        return self._typed(record, text)
+        typed: StoredResult = get_kind(self.kind_of(record)).load_history("history_result")(self._checked(record, text))
+        return typed
+
+    def result(self, ref: int | str) -> BenchResult:
+        """The full stored result of a one-pass run (without its raw samples).
+
+        Raises:
+            HistoryError: the run is of another kind, e.g. an LLM bench run (read it with :meth:`stored_result`
+                or :meth:`llm_result`), or its stored result is over :data:`.bench_runs.RESULT_MAX_BYTES` or nested
+                too deep.
+        """
+        stored = self.stored_result(ref)
+        if not isinstance(stored, BenchResult):
+            kind = get_kind(stored.model_kind)
+            raise HistoryError(f"run {ref} is {kind.run_text} ({kind.name} model), not a one-pass run: read it with "
+                               "stored_result, llm_result or kind_result (edgeopt compare handles it)")
+        return stored
 
     def llm_result(self, ref: int | str) -> LlmBenchResult | None:
         """The stored LLM bench result of a run (with its cells' raw readings), or None for another kind of run."""
-        record, text = self._result_json(ref)
-        return self._typed(record, text) if self.kind_of(record) == GENERATIVE else None
+        from ..bench.llm.result import LlmBenchResult  # the bench package (onnx): only when asked for
+
+        stored = self.stored_result(ref)
+        return stored if isinstance(stored, LlmBenchResult) else None
 
     def kind_result(self, ref: int | str) -> KindBenchResult | None:
         """The stored result of a generic-engine run (cells without raw readings: :meth:`cells` has them), or None
         for a run of a built-in kind."""
-        record, text = self._result_json(ref)
-        kind = self.kind_of(record)
-        return None if kind in (TENSOR, GENERATIVE) else self._typed(record, text)
-
-    def _typed(self, record: RunRecord, text: str) -> Any:
-        """A stored ``result_json``, checked, as its kind's typed result (the kind's ``history_result`` hook)."""
-        return get_kind(self.kind_of(record)).load_history("history_result")(self._checked(record, text))
+        stored = self.stored_result(ref)
+        return stored if isinstance(stored, KindBenchResult) else None
 
     def _result_json(self, ref: int | str) -> tuple[RunRecord, str]:
         record = self.get(ref)

@@ -25,6 +25,7 @@ import contextlib
 import datetime as _dt
 import re
 import sqlite3
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -45,6 +46,11 @@ if TYPE_CHECKING:  # bench.llm pulls in the bench package (onnx): loaded through
 DEFAULT_BUSY_TIMEOUT_S = 30.0
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 T = TypeVar("T")
+
+
+def _deprecated(name: str) -> None:
+    warnings.warn(f"HistoryStore.{name} is deprecated: call HistoryStore.record(result), which stores a run of "
+                  "every kind (docs/history.md)", DeprecationWarning, stacklevel=3)
 
 
 def _now() -> str:
@@ -172,12 +178,14 @@ class HistoryStore(ResultReads):
 
     def record_llm(self, result: LlmBenchResult, *, kind: RunKind = "bench", device: str | None = None,
                    verdict: str | None = None, group_id: str | None = None, label: str | None = None) -> RunRecord:
-        """:meth:`record` of an LLM bench run (``edgeopt bench LLM_FOLDER``, the generative kind)."""
+        """Deprecated: :meth:`record` (which stores every kind); warns with a DeprecationWarning."""
+        _deprecated("record_llm")
         return self.record(result, kind=kind, device=device, verdict=verdict, group_id=group_id, label=label)
 
     def record_kind(self, result: KindBenchResult, *, kind: RunKind = "bench", device: str | None = None,
                     verdict: str | None = None, group_id: str | None = None, label: str | None = None) -> RunRecord:
-        """:meth:`record` of a generic-engine run (a plug-in kind's, named by ``result.model_kind``)."""
+        """Deprecated: :meth:`record` (which stores every kind); warns with a DeprecationWarning."""
+        _deprecated("record_kind")
         return self.record(result, kind=kind, device=device, verdict=verdict, group_id=group_id, label=label)
 
     def _insert(self, values: dict[str, Any], stored: list[StoredCell]) -> RunRecord:

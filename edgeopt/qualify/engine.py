@@ -149,11 +149,6 @@ class TensorPlan(KindPlan):
             "bench": bench, "paced": paced.model_copy(update={"samples_ms": None}) if paced else None,
             "costs": costs, "regression": regression}
 
-    def record(self, store: HistoryStore, result: Any, *, device: str, verdict: str, group_id: str,
-               label: str) -> int:
-        return store.record(result, kind="qualify", device=device, verdict=verdict, group_id=group_id,
-                            label=label).id
-
 
 # Spec keys of the settings a deployment fixes (how a conflict names them).
 _SPEC_KEYS = {"runtime": "measure.runtime", "threads": "measure.threads", "streams": "measure.streams",

@@ -98,8 +98,9 @@ class KindPlan:
 
     def record(self, store: HistoryStore, result: Any, *, device: str, verdict: str, group_id: str,
                label: str) -> int:
-        """The history run id of one device's result."""
-        raise NotImplementedError
+        """The history run id of one device's result (recorded as its kind's run: ``HistoryStore.record``)."""
+        return store.record(result, kind="qualify", device=device, verdict=verdict, group_id=group_id,
+                            label=label).id
 
     def error_gates(self, gates: Gates, device: str, message: str) -> list[GateResult]:
         """The rows of a device that could not run: each active gate of the spec an error."""

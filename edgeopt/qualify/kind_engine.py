@@ -61,11 +61,6 @@ class PluginPlan(KindPlan):
         return [metric_gate(name, g, result, self.kind, p.label) for name, g in metric_gates(self.spec)], \
             {"kind_bench": result}
 
-    def record(self, store: HistoryStore, result: Any, *, device: str, verdict: str, group_id: str,
-               label: str) -> int:
-        return store.record_kind(result, kind="qualify", device=device, verdict=verdict, group_id=group_id,
-                                 label=label).id
-
     def error_gates(self, gates: Gates, device: str, message: str) -> list[GateResult]:
         return error_rows(self.spec, device, message)
 

@@ -226,11 +226,6 @@ class GenerativePlan(flow.KindPlan):
         llm: LlmBenchResult = runs[0]
         return evaluate_llm(self.gates, LlmGateContext(device=p.label, bench=llm, retention=retention)), {"llm": llm}
 
-    def record(self, store: HistoryStore, result: Any, *, device: str, verdict: str, group_id: str,
-               label: str) -> int:
-        return store.record_llm(result, kind="qualify", device=device, verdict=verdict, group_id=group_id,
-                                label=label).id
-
 
 def _digest(folder: Path) -> str:
     return model_digest(folder, format_of_kind(folder, GENERATIVE) or "hf_llm")[0]

@@ -116,6 +116,8 @@ class KindDescriptor(BaseModel):
     gates: tuple[str, ...] = Field(
         default=(), description="Qualify gate kinds that apply to a model of this kind (the spec's gate keys).")
     model_word: str = Field(default="model", description="How messages name a model of this kind.")
+    run_word: str | None = Field(default=None, min_length=3, description="How messages name a run of this kind "
+                                 "('an LLM bench run'); None: 'a <name> run'.")
     cells: str | None = Field(default=None, pattern=_HOOK, description="'module:function' that turns its typed "
                               "result into cells of metric series (edgeopt.metrics.cells), imported when first used.")
     history_row: str | None = Field(default=None, pattern=_HOOK, description="'module:function' that turns its "
@@ -123,6 +125,10 @@ class KindDescriptor(BaseModel):
                                     "RunFacts); None: the generic engine's, from the rank metric of its cells.")
     history_result: str | None = Field(default=None, pattern=_HOOK, description="'module:function' that reads a "
                                        "stored result_json back as its typed result; None: the generic engine's.")
+    compare_render: str | None = Field(default=None, pattern=_HOOK, description="'module:function' that prints "
+                                       "`edgeopt compare` of two runs of this kind in a terminal: (comparison) -> "
+                                       "None, the comparison a RunComparison (one unkeyed cell each) or an "
+                                       "LlmRunComparison (cells); None: the renderer of the comparison's shape.")
     engine: Engine = Field(default="generic", description="What measures it: the built-ins' own engines, or the "
                            "generic one (agent_command through the runner, raw_cells, the metric gate).")
     workload: str | None = Field(default=None, pattern=_HOOK, description="'module:Model', a frozen pydantic "
@@ -165,6 +171,19 @@ class KindDescriptor(BaseModel):
         none (:mod:`edgeopt.history.kind_runs`)."""
         path = getattr(self, field) or f"edgeopt.history.kind_runs:{GENERIC_HISTORY[field]}"
         return self._load(field, path)
+
+    @property
+    def run_text(self) -> str:
+        """How messages name a run of this kind: its ``run_word``, else 'a <name> run'."""
+        return self.run_word or f"a {self.name} run"
+
+    def load_compare_render(self) -> Any | None:
+        """Its ``compare_render`` function (imported now), None when it names none.
+
+        Raises:
+            RegistryError: the path does not import.
+        """
+        return None if self.compare_render is None else self._hook("compare_render")
 
     def load_raw_cells(self) -> Any:
         """The generic engine's ``raw_cells`` function (imported now). Raises RegistryError as :meth:`load_cells`."""

@@ -10,16 +10,15 @@ from typing import Any
 
 import click
 
-from ...bench.llm.result import LlmBenchResult
 from ...bench.llm.workload import LlmWorkload
 from ...cli.bench_call import BenchCall, check_deployment_run
+from ...cli.bench_emit import emit_result
 from ...cli.common import emit_json
 from ...cli.fleet_options import FleetOptions
 from ...cli.history_options import HistoryOptions
 from ...cli.progress import StderrProgress
 from ...deploy import is_deployment
-from ...errors import ExitCode, InputError
-from ...history import HistoryError, open_store
+from ...errors import InputError
 from ...registry import KindDescriptor
 from ...settings import ENERGY_KEYWORDS, EnergySettings, RemoteSpec
 from ...untrusted import clean_text
@@ -69,28 +68,9 @@ def run_llm_bench(model: Path, workload: LlmWorkload, *, threads: Sequence[int],
     if use is not None:
         result = mark_any(use, result, str(result.runtime.get("version", "")),
                           result.environment.get("cpu_flags") or [])
-    if history is not None:
-        record_llm_bench(result, history, device=remote.device)
-    shown = result if samples else result.without_samples()
-    if as_json:
-        emit_json(shown)
-    else:
-        render_llm_bench(shown)
-    return int(ExitCode.OK if result.valid else ExitCode.GATE_FAILED)
-
-
-def record_llm_bench(result: LlmBenchResult, history: HistoryOptions, *, device: str | None = None) -> int | None:
-    """Store an LLM bench run (with its cells' raw readings, for compare); its run id, or None."""
-    if not history.enabled:
-        return None
-    try:
-        store = open_store(history.db)
-        run = store.record_llm(result, kind="bench", device=device, verdict=None if result.valid else "fail")
-    except HistoryError as exc:
-        click.echo(f"edgeopt: warning: run not recorded in the history: {exc}", err=True)
-        return None
-    click.echo(f"edgeopt: recorded as history run {run.id} in {store.path}", err=True)
-    return run.id
+    return emit_result(result, result if samples else result.without_samples(), history=history,
+                       device=remote.device, verdict=None if result.valid else "fail", ok=result.valid,
+                       as_json=as_json, render=render_llm_bench)
 
 
 def energy_settings(measure: dict[str, Any]) -> EnergySettings:

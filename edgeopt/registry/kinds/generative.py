@@ -27,6 +27,7 @@ DESCRIPTOR = KindDescriptor(
     rank_metric="tpot_ms",
     gates=("ttft_ms", "tpot_ms", "decode_tokens_per_s", "kv_cache_mb", "energy_per_token", "memory", "retention"),
     model_word="an LLM folder",
+    run_word="an LLM bench run",
     engine="generative",
     cells="edgeopt.bench.llm.cells:llm_cells",
     history_row="edgeopt.bench.llm.history_row:llm_facts",

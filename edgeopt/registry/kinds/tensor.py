@@ -26,6 +26,7 @@ DESCRIPTOR = KindDescriptor(
     gates=("latency", "fps", "deadline_miss", "memory", "model_size", "retention", "energy", "cold_start",
            "throughput", "regression"),
     model_word="a one-pass model (not an LLM folder)",
+    run_word="a one-pass run",
     engine="tensor",
     cells="edgeopt.metrics.cells:tensor_cells",
     history_row="edgeopt.history.bench_runs:tensor_facts",

@@ -93,7 +93,7 @@ def test_llm_runs_are_recorded_and_compared_cell_by_cell(tiny_ortgenai, tmp_path
     slow = stored.model_copy(update={"cells": [c.model_copy(update={"samples": c.samples.model_copy(update={
         "tpot_ms": [t * 10 for t in c.samples.tpot_ms],
         "decode_tokens_per_s": [v / 10 for v in c.samples.decode_tokens_per_s]})}) for c in stored.cells]})
-    slow_run = store.record_llm(slow)
+    slow_run = store.record(slow)
     code = main(["compare", str(a.id), str(slow_run.id), "--history-db", str(db), "--json"])
     cmp = json.loads(capsys.readouterr().out)
     verdicts = {m["metric"]: m["verdict"] for m in cmp["cells"][0]["metrics"]}

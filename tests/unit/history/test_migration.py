@@ -141,8 +141,8 @@ def _llm_copy(store: HistoryStore, run: int, folder: Path, scale: float):
 
 def test_llm_runs_are_compared_per_cell_and_metric_through_the_cells(tmp_path):
     store = HistoryStore(v1_copy(tmp_path / "h.sqlite"))
-    base = store.record_llm(_llm_copy(store, 4, tmp_path / "llm", 1.0))
-    slow = store.record_llm(_llm_copy(store, 4, tmp_path / "llm", 10.0))
+    base = store.record(_llm_copy(store, 4, tmp_path / "llm", 1.0))
+    slow = store.record(_llm_copy(store, 4, tmp_path / "llm", 10.0))
     assert [c.key for c in store.cells(slow.id)] == ["p8 g12 d0 b1 t0", "p16 g12 d0 b1 t0"]
     code, cmp = _cli(["compare", str(base.id), str(slow.id), "--history-db", str(store.path), "--json"])
     assert code == 1 and cmp["kind"] == "llm_compare" and cmp["regression"]

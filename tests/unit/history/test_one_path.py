@@ -23,10 +23,12 @@ def _row(store: HistoryStore, run_id: int) -> tuple:
                             "model_kind, settings_json, result_json FROM runs WHERE id = ?", (run_id,)).fetchone()
 
 
-def test_record_takes_an_llm_result_as_record_llm_does(tmp_path):
+def test_record_takes_an_llm_result_as_the_deprecated_record_llm_does(tmp_path):
     store = HistoryStore(v1_copy(tmp_path / "h.sqlite"))
     llm = _llm_copy(store, 4, tmp_path / "llm", 1.0)
-    plain, named = store.record(llm, label="x"), store.record_llm(llm, label="x")
+    with pytest.warns(DeprecationWarning, match=r"HistoryStore\.record_llm is deprecated: call HistoryStore\.record"):
+        named = store.record_llm(llm, label="x")
+    plain = store.record(llm, label="x")
     assert store.kind_of(plain) == store.kind_of(named) == "generative"
     assert _row(store, plain.id) == _row(store, named.id)
     first = next(c for c in llm.cells if c.tpot_ms_p50 is not None)  # the version-1 columns: the first TPOT cell
