@@ -9,7 +9,7 @@ show a new runtime or format needs no edit anywhere in edgeopt.
   ``f16`` unless told ``f32``, as OpenVINO does with BF16: the sweep's level ``f16``), the ``qdq`` INT8 backend
   (the INT8 search's latency-aware float set) and its own flag ``--ortplug-device`` (runtime option ``device``).
 - ``kind_plugin``: a third model kind ``streamer`` (its own metric, the real-time factor ``rtf``; workload
-  ``frame_ms``) with its format ``stream`` and agent runtime ``streamrt``.
+  ``frame_ms``; its own ``edgeopt compare`` table) with its format ``stream`` and agent runtime ``streamrt``.
 - ``format_plugin``: format ``onnxc`` (ONNX bytes in an ``.onnxc`` file, checked by its first byte) loaded by
   the built-in ``onnxruntime``, with its converter pass ``to_onnxc``.
 """
@@ -286,6 +286,7 @@ KIND_HOST = '''
                             min_exclusive=True)),
         rank_metric="rtf", gates=("metric",), model_word="a streaming encoder",
         workload="edgeopt_testplug_kind.cells:StreamWorkload", raw_cells="edgeopt_testplug_kind.cells:stream_cells",
+        run_word="a streaming run", compare_render="edgeopt_testplug_kind.render:render_stream_comparison",
     )
 
 
@@ -336,6 +337,19 @@ KIND_CELLS = '''
                  series("frame_latency_ms", "ms", (), **stats(lat)))
         return (ResultCell(key=f"frame{frame_ms}ms", axes={"frame_ms": frame_ms},
                            series=tuple(p for p in parts if p is not None)),)
+'''
+
+KIND_RENDER = '''
+    """The streamer kind's own ``edgeopt compare`` table: does B still keep up with the stream, per frame duration."""
+
+
+    def render_stream_comparison(c):
+        for cell in c.cells:
+            for m in cell.metrics:
+                keeps = "keeps up" if m.median_b < 1 else "falls behind"
+                print(f"stream {cell.cell}: {m.metric} {m.median_a:.3g} -> {m.median_b:.3g} ({keeps}); "
+                      f"{m.verdict.value if m.verdict else 'not judged'}")
+        print("stream regression" if c.regression else "stream unchanged")
 '''
 
 KIND_AGENT = '''
@@ -396,4 +410,5 @@ def kind_plugin(root: Path) -> Path:
 
         [edgeopt_agent.runtimes]
         streamrt = edgeopt_testplug_kind.agent:StreamRuntime
-    """, {"host.py": KIND_HOST, "cells.py": KIND_CELLS, "agent.py": KIND_AGENT})
+    """, {"host.py": KIND_HOST, "cells.py": KIND_CELLS, "agent.py": KIND_AGENT,
+                                                       "render.py": KIND_RENDER})

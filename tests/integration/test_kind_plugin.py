@@ -78,6 +78,11 @@ def test_a_model_kind_plug_in_joins_bench_history_compare_qualify_and_the_report
     (judged,) = comparison["cells"]
     assert judged["cell"] == "frame10ms" and [m["metric"] for m in judged["metrics"]] == ["rtf"]
     assert judged["metrics"][0]["verdict"] is not None and judged["metrics"][0]["p_value"] is not None
+    code = main(["compare", str(runs[0]), str(runs[1]), "--history-db", db])  # the plug-in's own table
+    table = capsys.readouterr().out
+    assert code == (1 if comparison["regression"] else 0)
+    assert "stream frame10ms: rtf " in table and table.rstrip().endswith(("stream regression", "stream unchanged"))
+    assert "noise floor" not in table  # not the built-in per-cell table
 
     passing = _spec(tmp_path, streamer, "stream-pass", "rtf: {stat: p99, max: 1000}\n")
     code = main(["qualify", str(passing), "--report-dir", str(tmp_path / "qp"), "--history-db", db, "--json"])

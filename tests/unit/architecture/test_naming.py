@@ -146,3 +146,71 @@ def test_the_kind_asker_rule_catches_a_question(tmp_path: Path) -> None:
         "is_llm_model()", "llm_folder_format()"]
     own = Module("edgeopt.registry.lookup", tmp_path / "lookup.py", ast.parse(source))
     assert kind_asker_calls({own.name: own}) == []
+
+
+# Issue 30, items 4 and 6, for the history and the CLI: a stored run is read, compared and printed through its
+# kind's descriptor (``history_result``, ``compare_render``, ``run_word``), so these packages never branch on a kind:
+# no kind constant, and no isinstance against a kind's result or comparison type except to narrow to the type the
+# function returns (``HistoryStore.llm_result`` -> LlmBenchResult | None). The version-1 migration is the exception:
+# it recognises an old row's kind by its text.
+KIND_FREE_PACKAGES = ("edgeopt.history", "edgeopt.cli")
+KIND_FREE_EXCEPT = {"edgeopt.history.migrate"}
+KIND_CONSTANTS = {"TENSOR", "GENERATIVE"}
+KIND_TYPES = {"BenchResult", "KindBenchResult", "RunComparison"}  # and every Llm* type (the generative kind's)
+
+
+def _is_kind_type(node: ast.AST) -> str | None:
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+    return name if name is not None and (name in KIND_TYPES or name.startswith("Llm")) else None
+
+
+def _names(node: ast.AST | None) -> set[str]:
+    return {n.id if isinstance(n, ast.Name) else n.value if isinstance(n, ast.Constant) else "" for n in
+            ast.walk(node)} if node is not None else set()
+
+
+def kind_branches(modules: dict[str, Module]) -> list[str]:
+    """``file:line what`` for each kind constant (imported or used) and each isinstance against a kind's result or
+    comparison type (not narrowing to the enclosing function's return type) in :data:`KIND_FREE_PACKAGES`."""
+    offenders = []
+    for module in modules.values():
+        if not module.name.startswith(KIND_FREE_PACKAGES) or module.name in KIND_FREE_EXCEPT:
+            continue
+        returns: dict[int, set[str]] = {}  # id of a node -> the names in its enclosing function's return annotation
+        for fn in ast.walk(module.tree):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                names = set().union(*(_names(n) for n in ast.walk(fn.returns))) if fn.returns else set()
+                returns.update({id(n): names for n in ast.walk(fn)})
+        for node in ast.walk(module.tree):
+            if isinstance(node, ast.ImportFrom):
+                found = [f"import {a.name}" for a in node.names if a.name in KIND_CONSTANTS]
+            elif isinstance(node, (ast.Name, ast.Attribute)):
+                name = node.id if isinstance(node, ast.Name) else node.attr
+                found = [name] if name in KIND_CONSTANTS else []
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" \
+                    and len(node.args) == 2:
+                types = {t for t in map(_is_kind_type, ast.walk(node.args[1])) if t}
+                found = [f"isinstance(..., {t})" for t in sorted(types - returns.get(id(node), set()))]
+            else:
+                found = []
+            offenders += [f"{module.path.as_posix()}:{getattr(node, 'lineno', '?')} {f}" for f in found]
+    return offenders
+
+
+def test_the_history_and_the_cli_never_branch_on_a_kind() -> None:
+    offenders = kind_branches(MODULES)
+    assert not offenders, ("read, compare and print through the kind's descriptor (history_result, compare_render, "
+                           "run_word) instead of asking which kind a run is:\n  " + "\n  ".join(offenders))
+
+
+def test_the_kind_branch_rule_catches_a_branch(tmp_path: Path) -> None:
+    source = ('from ..registry.kind_spec import GENERATIVE\n\n'
+              'def show(c) -> None:\n    if isinstance(c, LlmRunComparison):\n        return\n'
+              '    if kind != GENERATIVE:\n        return\n\n'
+              'def llm_result(s) -> LlmBenchResult | None:\n    return s if isinstance(s, LlmBenchResult) else None\n')
+    module = Module("edgeopt.cli.sneaky", tmp_path / "sneaky.py", ast.parse(source))
+    assert [o.split(" ", 1)[1] for o in kind_branches({module.name: module})] == [
+        "import GENERATIVE", "isinstance(..., LlmRunComparison)", "GENERATIVE"]
+    migration = Module("edgeopt.history.migrate", tmp_path / "migrate.py", ast.parse(source))
+    elsewhere = Module("edgeopt.qualify.sneaky", tmp_path / "q.py", ast.parse(source))
+    assert kind_branches({m.name: m for m in (migration, elsewhere)}) == []
