@@ -18,7 +18,7 @@ from ..history.llm_compare import compare_runs
 from ..untrusted import clean_text
 from .common import emit_json, json_option
 from .history_options import history_db_option
-from .history_render import render_any_comparison, render_baselines, render_runs
+from .history_render import render_baselines, render_runs, show_comparison
 
 
 @click.command("history")
@@ -65,8 +65,8 @@ def compare_cmd(run_a: str, run_b: str, tolerance_pct: float, alpha: float, hist
     result = compare_runs(open_store(history_db), run_a, run_b, tolerance_pct=tolerance_pct, alpha=alpha)
     if as_json:
         emit_json(result)
-    else:  # the runs' kind's own renderer, else its shape's (history_render.render_any_comparison)
-        render_any_comparison(result)
+    else:  # the runs' kind's own renderer, else its shape's (history_render.show_comparison)
+        show_comparison(result)
     return int(ExitCode.GATE_FAILED if result.regression else ExitCode.OK)
 
 

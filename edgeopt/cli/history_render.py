@@ -109,7 +109,7 @@ _BY_SHAPE: dict[str, Callable[[Any], None]] = {
     RunComparison.shape: render_comparison, LlmRunComparison.shape: render_llm_comparison}
 
 
-def render_any_comparison(c: KindComparison) -> None:
+def show_comparison(c: KindComparison) -> None:
     """``edgeopt compare`` in a terminal: by the runs' kind's ``compare_render`` when its descriptor names one (a
     plug-in kind's own table), else by the renderer of the comparison's shape (one cell or workload cells).
 
