@@ -24,7 +24,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from pydantic import Field
 
@@ -53,9 +53,6 @@ from .sweep_options import LlmSweepOptions
 from .sweep_rank import write_llm_plot
 from .sweep_result import LlmSweepLevel, LlmSweepResult
 from .sweep_ship import ship_llm
-
-if TYPE_CHECKING:
-    from ..bench.llm.result import LlmBenchResult
 
 EVAL_FILE = "eval.txt"
 LEVELS_DIR = "levels"
@@ -122,28 +119,28 @@ class LlmMeasure:
         result = finish_llm_sweep(self.build, runs, replace(self.options, history_db=None), on.out,
                                   runner_name=on.runner_name, target=on.target, warnings=warnings, started=started,
                                   device=on.device, check=check)
-        if not on.shared:  # a copy from the object store: the host records (and ships) its own level folders
-            runs = [_on_host(row, bench, str(self.build.levels_dir / row.runtime / row.name)) for row, bench in runs]
+        if not on.shared:  # the host re-ships from its own level folders: this worker's copy is not kept
+            shutil.rmtree(on.out, ignore_errors=True)
         rec = result.recommendation
         return {"result": result, "recommendation": f"{rec.name}@{rec.runtime}" if rec is not None else None,
                 "level_runs": runs}
 
 
-def _on_host(row: LlmSweepLevel, bench: LlmBenchResult, folder: str) -> LlmLevelRun:
-    """A level measured from a worker's copy, named by the host's folder (the deployment's and history's)."""
-    return row.model_copy(update={"folder": folder}), bench.model_copy(update={"model_path": folder})
-
-
-def _rehome(result: LlmSweepResult, build: LlmBuild, out: Path, device: str) -> LlmSweepResult:
+def _rehome(result: LlmSweepResult, runs: list[LlmLevelRun], build: LlmBuild, out: Path,
+            device: str) -> tuple[LlmSweepResult, list[LlmLevelRun]]:
     """A device's sweep from a worker that did not share this machine's paths, as the host keeps it: the host's
-    level folders, the chart redrawn in ``out``, the recommendation re-shipped from the host's folder with the
-    device's shipped check (kept where the files are the same, by hash)."""
-    levels = [lv.model_copy(update={"folder": str(build.levels_dir / lv.runtime / lv.name)}) for lv in result.levels]
+    level folders (the result's and the history's), the chart redrawn in ``out``, the recommendation re-shipped
+    from the host's folder with the device's shipped check (kept where the files are the same, by hash)."""
+    def here(row: LlmSweepLevel) -> LlmSweepLevel:
+        return row.model_copy(update={"folder": str(build.levels_dir / row.runtime / row.name)})
+
+    levels = [here(lv) for lv in result.levels]
+    runs = [(here(row), bench.model_copy(update={"model_path": here(row).folder})) for row, bench in runs]
     out.mkdir(parents=True, exist_ok=True)
     plot = write_llm_plot(levels, out / "pareto.svg", result.min_retention, result.recommendation)
     result = result.model_copy(update={"levels": levels, "plot": str(plot), "out_dir": str(out)})
     rec = result.recommendation
-    return ship_llm(result, out, device=device, check=rec.shipped_check if rec is not None else None)
+    return ship_llm(result, out, device=device, check=rec.shipped_check if rec is not None else None), runs
 
 
 class LlmHost(NamedTuple):
@@ -190,12 +187,11 @@ class LlmPlan(FleetSweepPlan[LlmHost]):
             discard(dev_out)
             (dev_out / "sweep.json").unlink(missing_ok=True)
             return row
-        result = row.result
+        result, runs = row.result, row.level_runs
         if Path(result.out_dir) != dev_out:
-            result = _rehome(result, host.build, dev_out, row.device)
+            result, runs = _rehome(result, runs, host.build, dev_out, row.device)
         warnings = list(result.warnings)  # the history's warning, if any, is added to it
-        ids = record_llm_levels(row.level_runs, host.build, self.options, warnings, device=row.device,
-                                group_id=fleet_id)
+        ids = record_llm_levels(runs, host.build, self.options, warnings, device=row.device, group_id=fleet_id)
         result = result.model_copy(update={"history_run_ids": ids, "warnings": warnings})
         save_llm_sweep(result, dev_out)
         return row.model_copy(update={"result": result, "level_runs": [], "history_run_ids": ids,
