@@ -5,7 +5,7 @@ that keeps ``--min-retention`` is recommended, shipped as a deployment and re-sc
 
 The levels are built here first (:mod:`.sweep_build`), then measured through one runner (:func:`measure_levels`)
 and turned into the result (:func:`finish_llm_sweep`); a fleet sweep (:mod:`.sweep_fleet`) builds once and runs
-the last two steps per device.
+the last two steps on each device, then records the history here.
 
 The references are scored with every float computed in FP32 (OpenVINO: ``inference_precision: f32``, since its
 CPU plugin runs FP32 in BF16 on AMX/AVX512_BF16 by default); every level, the FP32 export included, is scored and
@@ -41,12 +41,12 @@ from .sweep_ship import ship_llm
 if TYPE_CHECKING:
     from ..bench.llm.result import LlmBenchResult
 
-__all__ = ["LlmLevelRuns", "LlmSweepOptions", "bench_cell", "finish_llm_sweep", "measure_levels", "run_llm_sweep"]
+__all__ = ["LlmLevelRuns", "LlmSweepOptions", "bench_cell", "finish_llm_sweep", "measure_levels", "record_llm_levels",
+           "run_llm_sweep", "save_llm_sweep"]
 
 # A measured level's row with its bench result (the history records the latter), and every level's.
 LlmLevelRun = tuple[LlmSweepLevel, "LlmBenchResult"]
 LlmLevelRuns = list[LlmLevelRun]
-
 
 
 def _measure(level: LlmLevel, folder: Path, reused: bool, ref: Scores, text: str, opts: LlmSweepOptions,
@@ -126,12 +126,11 @@ def finish_llm_sweep(build: LlmBuild, runs: LlmLevelRuns, opts: LlmSweepOptions,
     Args:
         device: the device's inventory name (the deployment's and the history's; None: the runner's address).
         group_id: the history group of the levels' runs (a fleet run's id; None: one for this sweep).
-        check: the runner and reference scores the shipped folder is re-scored with (None: not re-checked, a
-            warning says why; a fleet sweep ships on the host once the devices' runs are over).
+        check: the runner and reference scores the shipped folder is re-scored with (None: not re-checked).
     """
     out.mkdir(parents=True, exist_ok=True)
     rows = [row for row, _ in runs]
-    ids = _record(runs, build, opts, warnings, device=device, group_id=group_id)
+    ids = record_llm_levels(runs, build, opts, warnings, device=device, group_id=group_id)
     rec, constraint, front = recommend_llm(rows, opts.min_retention, build.metric)
     plot = write_llm_plot(rows, out / "pareto.svg", opts.min_retention, rec)
     result = LlmSweepResult(
@@ -143,12 +142,17 @@ def finish_llm_sweep(build: LlmBuild, runs: LlmLevelRuns, opts: LlmSweepOptions,
         cpu=rows[0].cpu if rows else "", history_run_ids=ids, warnings=warnings)
     result = ship_llm(result, out, device=device, check=check)
     result = result.model_copy(update={"seconds": round(time.monotonic() - started, 3)})
-    atomic_write_text(out / "sweep.json", json.dumps(result.model_dump(mode="json"), indent=2) + "\n")
+    save_llm_sweep(result, out)
     return result
 
 
-def _record(runs: LlmLevelRuns, build: LlmBuild, opts: LlmSweepOptions, warnings: list[str], *,
-            device: str | None, group_id: str | None) -> list[int]:
+def save_llm_sweep(result: LlmSweepResult, out: Path) -> None:
+    """``<out>/sweep.json``, written whole or not at all."""
+    atomic_write_text(out / "sweep.json", json.dumps(result.model_dump(mode="json"), indent=2) + "\n")
+
+
+def record_llm_levels(runs: LlmLevelRuns, build: LlmBuild, opts: LlmSweepOptions, warnings: list[str], *,
+                      device: str | None, group_id: str | None) -> list[int]:
     """Every measured level as a ``sweep`` run in ``opts.history_db`` (the ids; none without one); a history that
     cannot be written is a line in ``warnings``, the sweep goes on."""
     if opts.history_db is None or not runs:

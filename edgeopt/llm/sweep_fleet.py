@@ -1,38 +1,40 @@
 """``edgeopt sweep LLM_DIR --eval TEXT --devices SELECTION``: the LLM sweep on every device of a fleet.
 
+The LLM kind's part of the fleet-sweep driver (:mod:`edgeopt.sweep.fleet.drive`, the one-pass sweep's too: the
+selection, deadlines, executor session, jobs and the fleet's result are its):
+
 1. Host side, once (:func:`~.sweep_build.prepare_llm_sweep`): inputs checked, every level built into
    ``<out>/host/levels`` (the exporters need torch), the eval text copied beside them; that folder is the bundle
    every device job reads, by content hash (:class:`ModelRef`: a shared path, or its bytes under Ray).
-2. One :class:`LlmSweepJob` per device on the fleet's executor (:class:`FleetRunner`: bounded concurrency, a
-   deadline per device, a failure costs only its own row): each level scored against that device's own FP32
-   reference and benched there (:func:`~.sweep.measure_levels`, as the single sweep does over ``--host``).
-3. Per device, here: the ranking, ``<out>/devices/<name>/sweep.json``, ``pareto.svg`` and the recommendation as a
-   deployment in ``<out>/devices/<name>/recommended/`` (``measured.device`` = the inventory name)
-   (:func:`~.sweep.finish_llm_sweep`); the fleet's result in ``<out>/fleet-sweep.json``.
+2. On each device (:class:`LlmMeasure`, in the driver's job): each level scored against that device's own FP32
+   reference and benched there (:func:`~.sweep.measure_levels`, as the single sweep does over ``--host``), then the
+   ranking, ``sweep.json``, ``pareto.svg`` and the recommendation as a deployment in ``devices/<name>/recommended/``
+   (``measured.device`` = the inventory name), re-scored from its files alone through the same runner against the
+   same reference scores (:func:`~.sweep.finish_llm_sweep`, the shipped check of :mod:`.sweep_check`).
+3. Here, per device: its levels in the history (grouped by the fleet run), its ``sweep.json`` with them; where the
+   worker did not share this machine's paths, the chart redrawn and the recommendation re-shipped from the host's
+   own level folders with the device's check (the same files, by hash). The fleet's result in
+   ``<out>/fleet-sweep.json``.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import shutil
 import time
-import uuid
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from pydantic import Field
 
-from .._version import __version__
 from ..fleet.artifacts import ModelRef
-from ..fleet.devices import FleetDevice, fleet_selection, resolve_devices
+from ..fleet.devices import FleetDevice
 from ..fleet.executors import DeviceEvents, Executor
-from ..fleet.jobs import CancelToken, EventSink, Watchdog, _now, classify
-from ..fleet.result import ErrorKind
 from ..fleet.runner import FleetRunner
+from ..runners import Runner
 from ..settings import RemoteSpec
-from ..sweep.fleet.drive import device_deadline, sweep_devices
+from ..sweep.fleet.drive import DeviceMeasure, FleetSweepPlan, OnDevice, Row, run_fleet_sweep
 from ..sweep.fleet.result import (
     FleetSweepKind,
     KindFleetSweepResult,
@@ -43,13 +45,14 @@ from ..sweep.fleet.result import (
     SpreadNames,
 )
 from ..sweep.ship.deployment import discard
-from .sweep import LlmLevelRun, finish_llm_sweep, measure_levels
+from .retention import Scores, read_text
+from .sweep import LlmLevelRun, finish_llm_sweep, measure_levels, record_llm_levels, save_llm_sweep
 from .sweep_build import LlmBuild, Say, prepare_llm_sweep
+from .sweep_check import LlmShipCheck
 from .sweep_options import LlmSweepOptions
+from .sweep_rank import write_llm_plot
 from .sweep_result import LlmSweepLevel, LlmSweepResult
-
-if TYPE_CHECKING:
-    from ..bench.llm.result import LlmBenchResult
+from .sweep_ship import ship_llm
 
 EVAL_FILE = "eval.txt"
 LEVELS_DIR = "levels"
@@ -92,107 +95,111 @@ LLM_FLEET_SWEEP: FleetSweepKind[LlmSweepResult, LlmLevelSpread] = FleetSweepKind
 
 
 @dataclass(frozen=True)
-class LlmSweepJob:
-    """Every built level scored and benched on one device (a fleet job); the host ranks and ships.
+class LlmMeasure:
+    """The LLM sweep on one device (the driver's job runs it there): every built level scored and benched, ranked,
+    shipped and the shipped folder re-scored through the device's runner; the ok row's fields.
 
     Attributes:
-        device: the device (its runner is built where the job runs).
-        bundle: ``<out>/host`` (``levels/``, ``eval.txt``), by content hash.
         build: the host side's checked inputs and built levels (host paths).
-        options: the sweep's options.
-        target: the device's target.
-        deadline_s: the device's deadline from the moment the job starts.
+        options: the sweep's options (its history is recorded on the host).
     """
 
-    device: FleetDevice
-    bundle: ModelRef
     build: LlmBuild
     options: LlmSweepOptions
-    target: str
-    deadline_s: float = LLM_SWEEP_DEADLINE_S
 
-    def model_ref(self) -> ModelRef:
-        return self.bundle
-
-    def _base(self) -> dict[str, Any]:
-        return {"device": self.device.name, "target": self.target,
-                "runner": f"ssh:{self.device.address.label()}", "tags": list(self.device.tags)}
-
-    def error_row(self, kind: ErrorKind, message: str, seconds: float) -> LlmFleetSweepRow:
-        return LlmFleetSweepRow(**self._base(), status="error", error=message, error_kind=kind,
-                                seconds=round(seconds, 3))
-
-    def __call__(self, blobs: Mapping[str, bytes] | None = None, progress: EventSink | None = None,
-                 cancel: CancelToken | None = None) -> LlmFleetSweepRow:
-        started, started_at = time.perf_counter(), _now()
-        root = self.bundle.locate(blobs)
-        warnings: list[str] = []
-
-        def say(text: str) -> None:
-            if progress is not None:
-                progress({"event": "phase", "phase": text[:80]})
-
-        runner = self.device.runner()
-        with Watchdog(runner, self.deadline_s, cancel) as dog:
-            try:
-                runs = measure_levels(self.build, self.options, runner, say=say, warnings=warnings,
-                                      root=root / LEVELS_DIR, eval_text=root / EVAL_FILE)
-            except Exception as exc:  # every failure of this device becomes its row, never another device's
-                kind, message = classify(exc, self.device.name, connected=runner.connected, fired=dog.fired,
-                                         deadline_s=self.deadline_s)
-                return self.error_row(kind, message, time.perf_counter() - started).model_copy(
-                    update={"started_at": started_at})
-            finally:
-                runner.close()
-        if blobs is not None:  # a copy from the object store: the host ships (and hashes) its own level folders
-            runs = [_on_host(row, bench, str(self.build.levels_dir / row.runtime / row.name)) for row, bench in runs]
-        return LlmFleetSweepRow(**self._base(), status="ok", seconds=round(time.perf_counter() - started, 3),
-                                started_at=started_at, level_runs=runs, device_warnings=warnings)
+    def __call__(self, on: OnDevice, runner: Runner) -> dict[str, Any]:
+        started = time.monotonic()
+        warnings = list(self.build.warnings)
+        references: dict[str, Scores] = {}
+        text = on.root / EVAL_FILE
+        runs = measure_levels(self.build, self.options, runner, say=on.phase, warnings=warnings,
+                              root=on.root / LEVELS_DIR, eval_text=text, references=references)
+        # the shipped folder re-scored through this device's runner, against this device's reference scores
+        check = LlmShipCheck(runner, references, read_text(text), self.options.retention)
+        result = finish_llm_sweep(self.build, runs, replace(self.options, history_db=None), on.out,
+                                  runner_name=on.runner_name, target=on.target, warnings=warnings, started=started,
+                                  device=on.device, check=check)
+        if not on.shared:  # the host re-ships from its own level folders: this worker's copy is not kept
+            shutil.rmtree(on.out, ignore_errors=True)
+        rec = result.recommendation
+        return {"result": result, "recommendation": f"{rec.name}@{rec.runtime}" if rec is not None else None,
+                "level_runs": runs}
 
 
-def _on_host(row: LlmSweepLevel, bench: LlmBenchResult, folder: str) -> LlmLevelRun:
-    """A level measured from a worker's copy, named by the host's folder (the deployment's and history's)."""
-    return row.model_copy(update={"folder": folder}), bench.model_copy(update={"model_path": folder})
+def _rehome(result: LlmSweepResult, runs: list[LlmLevelRun], build: LlmBuild, out: Path,
+            device: str) -> tuple[LlmSweepResult, list[LlmLevelRun]]:
+    """A device's sweep from a worker that did not share this machine's paths, as the host keeps it: the host's
+    level folders (the result's and the history's), the chart redrawn in ``out``, the recommendation re-shipped
+    from the host's folder with the device's shipped check (kept where the files are the same, by hash)."""
+    def here(row: LlmSweepLevel) -> LlmSweepLevel:
+        return row.model_copy(update={"folder": str(build.levels_dir / row.runtime / row.name)})
 
-
-def _finish(row: LlmFleetSweepRow, build: LlmBuild, opts: LlmSweepOptions, out: Path,
-            fleet_id: str) -> LlmFleetSweepRow:
-    """A device's levels ranked here: ``devices/<name>/sweep.json``, chart, deployment, and its levels in the
-    history grouped by ``fleet_id``; an error row leaves no stale answer of an earlier run behind."""
-    dev_out = out / "devices" / row.device
-    if row.status != "ok":
-        discard(dev_out)
-        (dev_out / "sweep.json").unlink(missing_ok=True)
-        return row
-    warnings = [*build.warnings, *row.device_warnings]  # the history's warning, if any, is added to it
-    result = finish_llm_sweep(build, row.level_runs, opts, dev_out, runner_name=row.runner, target=row.target,
-                              warnings=warnings, started=time.monotonic() - row.seconds, device=row.device,
-                              group_id=fleet_id)
+    levels = [here(lv) for lv in result.levels]
+    runs = [(here(row), bench.model_copy(update={"model_path": here(row).folder})) for row, bench in runs]
+    out.mkdir(parents=True, exist_ok=True)
+    plot = write_llm_plot(levels, out / "pareto.svg", result.min_retention, result.recommendation)
+    result = result.model_copy(update={"levels": levels, "plot": str(plot), "out_dir": str(out)})
     rec = result.recommendation
-    return row.model_copy(update={"result": result, "level_runs": [], "history_run_ids": result.history_run_ids,
-                                  "device_warnings": warnings[len(build.warnings):],
-                                  "recommendation": f"{rec.name}@{rec.runtime}" if rec is not None else None})
+    return ship_llm(result, out, device=device, check=rec.shipped_check if rec is not None else None), runs
 
 
-class HostSide(NamedTuple):
+class LlmHost(NamedTuple):
     """What the host side hands the device jobs: the built levels and the bundle, and how long that took."""
 
     build: LlmBuild
-    bundle: ModelRef
+    ref: ModelRef
     seconds: float
 
 
-def _bundle(model: Path, opts: LlmSweepOptions, host: Path, say: Say) -> HostSide:
-    """Build the levels into ``host/levels`` and copy the eval text beside them: the bundle."""
-    started = time.perf_counter()
-    host.mkdir(parents=True, exist_ok=True)
-    build = prepare_llm_sweep(model, opts, host / LEVELS_DIR, say)
-    keep = {(lv.runtime, lv.name) for lv in build.levels}
-    for folder in sorted((host / LEVELS_DIR).glob("*/*")):  # levels not swept this time must not travel
-        if (folder.parent.name, folder.name) not in keep:
-            shutil.rmtree(folder, ignore_errors=True)
-    shutil.copyfile(opts.eval_text, host / EVAL_FILE)
-    return HostSide(build, ModelRef.of(host), round(time.perf_counter() - started, 3))
+@dataclass(frozen=True)
+class LlmPlan(FleetSweepPlan[LlmHost]):
+    """The LLM sweep's part of the fleet sweep (see the module's docstring)."""
+
+    kind: ClassVar[FleetSweepKind[Any, Any]] = LLM_FLEET_SWEEP
+    default_deadline_s: ClassVar[float] = LLM_SWEEP_DEADLINE_S
+
+    model: Path
+    options: LlmSweepOptions
+    out: Path
+    say: Say
+
+    def host_side(self, fleet: FleetRunner, targets: list[str]) -> LlmHost:
+        """Build the levels into ``host/levels`` and copy the eval text beside them: the bundle."""
+        started, host = time.perf_counter(), self.out / "host"
+        host.mkdir(parents=True, exist_ok=True)
+        build = prepare_llm_sweep(self.model, self.options, host / LEVELS_DIR, self.say)
+        keep = {(lv.runtime, lv.name) for lv in build.levels}
+        for folder in sorted((host / LEVELS_DIR).glob("*/*")):  # levels not swept this time must not travel
+            if (folder.parent.name, folder.name) not in keep:
+                shutil.rmtree(folder, ignore_errors=True)
+        shutil.copyfile(self.options.eval_text, host / EVAL_FILE)
+        return LlmHost(build, ModelRef.of(host), round(time.perf_counter() - started, 3))
+
+    def measure(self, host: LlmHost) -> DeviceMeasure:
+        return LlmMeasure(host.build, self.options)
+
+    def finish(self, host: LlmHost, row: Row, fleet_id: str) -> Row:
+        """A device's levels in the history grouped by ``fleet_id``, its ``sweep.json`` with them (and, from a
+        worker that did not share our paths, its chart and deployment here); an error row leaves no stale answer
+        of an earlier run behind."""
+        dev_out = self.out / "devices" / row.device
+        if row.status != "ok" or not isinstance(row.result, LlmSweepResult):
+            discard(dev_out)
+            (dev_out / "sweep.json").unlink(missing_ok=True)
+            return row
+        result, runs = row.result, row.level_runs
+        if Path(result.out_dir) != dev_out:
+            result, runs = _rehome(result, runs, host.build, dev_out, row.device)
+        warnings = list(result.warnings)  # the history's warning, if any, is added to it
+        ids = record_llm_levels(runs, host.build, self.options, warnings, device=row.device, group_id=fleet_id)
+        result = result.model_copy(update={"history_run_ids": ids, "warnings": warnings})
+        save_llm_sweep(result, dev_out)
+        return row.model_copy(update={"result": result, "level_runs": [], "history_run_ids": ids,
+                                      "device_warnings": warnings[len(host.build.warnings):]})
+
+    def fields(self, host: LlmHost, rows: list[Row]) -> dict[str, Any]:
+        return {"model": str(self.model), "model_sha256": host.build.digest, "warnings": [
+            *host.build.warnings, *(f"{r.device}: {w}" for r in rows for w in r.device_warnings)]}
 
 
 def fleet_llm_sweep(model: str | Path, opts: LlmSweepOptions, *, devices: str | Sequence[str | FleetDevice],
@@ -201,7 +208,7 @@ def fleet_llm_sweep(model: str | Path, opts: LlmSweepOptions, *, devices: str | 
                     progress: DeviceEvents | None = None, say: Say | None = None,
                     **remote_options: Any) -> LlmFleetSweepResult:
     """Sweep the Hugging Face folder ``model`` on every selected device: the levels built here once, then each
-    device's retention and bench in parallel, one recommendation per device.
+    device's retention, bench and shipped check in parallel, one recommendation per device.
 
     Args:
         opts: as for :func:`~.sweep.run_llm_sweep` (``out_dir``: the fleet's output directory).
@@ -212,21 +219,10 @@ def fleet_llm_sweep(model: str | Path, opts: LlmSweepOptions, *, devices: str | 
         InputError: bad folder, text, calibration text, level, selection or option (exit 2).
         LlmExportError: a runtime's FP32 reference could not be built here.
     """
-    src, say = Path(model), say or (lambda _text: None)
-    selected = resolve_devices(devices, remote, **remote_options)
-    deadline = device_deadline(deadline_s, LLM_SWEEP_DEADLINE_S)
+    src = Path(model)
     out = Path(opts.out_dir) if opts.out_dir is not None else Path("out") / f"{src.name}.llm-sweep"
-    fleet = FleetRunner(selected, jobs=jobs, executor=executor, progress=progress)
-    fleet_id = uuid.uuid4().hex[:12]
-    started, started_at = time.perf_counter(), _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    host, rows = sweep_devices(fleet, lambda: _bundle(src, opts, out / "host", say),
-                               lambda d, h: LlmSweepJob(d, h.bundle, h.build, opts, target or d.target, deadline),
-                               LlmFleetSweepRow)
-    build = host.build
-    rows = [_finish(r, build, opts, out, fleet_id) for r in rows]
-    warnings = [*build.warnings, *(f"{r.device}: {w}" for r in rows for w in r.device_warnings)]
-    return LLM_FLEET_SWEEP.write(
-        rows, out, edgeopt_version=__version__, fleet_id=fleet_id, model=str(src), model_sha256=build.digest,
-        selection=fleet_selection(devices), executor=fleet.executor.name, jobs=fleet.jobs, deadline_s=deadline,
-        started_at=started_at, seconds=round(time.perf_counter() - started, 3), host_seconds=host.seconds,
-        warnings=warnings)
+    plan = LlmPlan(src, opts, out, say or (lambda _text: None))
+    result: LlmFleetSweepResult = run_fleet_sweep(plan, devices=devices, jobs=jobs, executor=executor,
+                                                  deadline_s=deadline_s, remote=remote, target=target,
+                                                  progress=progress, **remote_options)
+    return result

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from .._version import __version__
@@ -21,13 +22,6 @@ from ..sweep.ship.deployment import RECOMMENDED_DIR, discard, publish
 from .sweep_check import LlmShipCheck, check_llm_shipped
 from .sweep_levels import STAMP
 from .sweep_result import LlmSweepLevel, LlmSweepResult
-
-# Where the shipped folder cannot be re-scored (a fleet sweep ships on the host once each device's run is over),
-# the warning says so; why is the sentence's end.
-NOT_RECHECKED = ("the shipped deployment's retention was not re-checked from its files alone (shipped_check is "
-                 "null): {why}; its files are the measured level's, byte for byte (hashes in deployment.json)")
-FLEET_NOT_RECHECKED = ("a fleet sweep writes each device's recommended/ on the host after that device's run ended, "
-                       "with no agent on the device left to score it")
 
 
 def entry_file(runtime: str) -> str:
@@ -69,13 +63,30 @@ def _threads(result: LlmSweepResult) -> int:
     return int(threads[0]) if len(threads) == 1 else 0
 
 
-def _check(tmp: Path, deployment: Deployment, result: LlmSweepResult, check: LlmShipCheck | None,
-           warnings: list[str]) -> ShippedCheck | None:
-    """The staged folder re-scored from its files alone (:mod:`.sweep_check`), saved in its ``deployment.json``;
-    None, with the reason in ``warnings``, where it cannot run (no runner: ``check`` None) or failed."""
-    if check is None:
-        warnings.append(NOT_RECHECKED.format(why=FLEET_NOT_RECHECKED))
+def _checked_there(tmp: Path, deployment: Deployment, check: ShippedCheck, warnings: list[str]) -> ShippedCheck | None:
+    """A check already run on a copy of this folder (a fleet device's, on a worker that does not share this
+    machine's paths), saved in its ``deployment.json`` when every file it re-scored is here with the same path,
+    size and hash; None, with the reason in ``warnings``, otherwise."""
+    def files(items: Sequence[DeployedFile]) -> set[tuple[str, str, int]]:
+        return {(f.path, f.sha256, f.size_bytes) for f in items}
+
+    if files(check.files) != files(deployment.files):
+        warnings.append(f"shipped check of {deployment.name} dropped: the files shipped here differ from the ones "
+                        "the device re-scored; re-run the sweep")
         return None
+    save_deployment(tmp, deployment.model_copy(update={"shipped_check": check}))
+    return check
+
+
+def _check(tmp: Path, deployment: Deployment, result: LlmSweepResult, check: LlmShipCheck | ShippedCheck | None,
+           warnings: list[str]) -> ShippedCheck | None:
+    """The staged folder re-scored from its files alone (:mod:`.sweep_check`), saved in its ``deployment.json``
+    (``check`` a record: one already run on a copy of it); None, with the reason in ``warnings``, where it failed,
+    and None where ``check`` is None (the caller's warnings say why)."""
+    if check is None:
+        return None
+    if isinstance(check, ShippedCheck):
+        return _checked_there(tmp, deployment, check, warnings)
     try:
         shipped = check_llm_shipped(tmp, result.metric, check)
     except EdgeoptError as exc:  # as the one-pass sweep: the folder is still written, the warning says why
@@ -88,10 +99,12 @@ def _check(tmp: Path, deployment: Deployment, result: LlmSweepResult, check: Llm
 
 
 def ship_llm(result: LlmSweepResult, out: Path, device: str | None = None,
-             check: LlmShipCheck | None = None) -> LlmSweepResult:
+             check: LlmShipCheck | ShippedCheck | None = None) -> LlmSweepResult:
     """Write ``<out>/recommended`` for the result's recommendation (or remove a stale one), re-scored from its
-    files alone through ``check``'s runner (None: not re-checked, a warning says so); the result with the
-    deployment's path and check. ``device``: the inventory name it was measured on (``measured.device``)."""
+    files alone through ``check``'s runner; the result with the deployment's path and check. ``check`` may instead
+    be the record of a check run on a copy of the same files (a fleet worker's; kept when the hashes match), or
+    None (not re-checked; the caller's warnings say why). ``device``: the inventory name it was measured on
+    (``measured.device``)."""
     rec = result.recommendation
     if rec is None:
         discard(out)

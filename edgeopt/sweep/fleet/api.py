@@ -3,9 +3,9 @@
 1. Host side, once (:mod:`.host`): the inputs are checked, the eval data and the model go into the bundle,
    and every recipe is built for every distinct target of the selected devices: one host task per (target,
    recipe) on the executor (in this process, or an ordinary ``ray.remote(num_cpus=1)`` task under Ray).
-2. One :class:`~.job.SweepJob` per device on the same executor as ``fleet bench`` (:class:`FleetRunner`):
-   bounded concurrency, a deadline per device, a failure costs only its own row; under Ray each job holds its
-   device's custom resource and the bundle travels by content hash.
+2. One job per device (:mod:`.drive`'s, running :class:`~.job.SweepMeasure`) on the same executor as ``fleet
+   bench`` (:class:`FleetRunner`): bounded concurrency, a deadline per device, a failure costs only its own row;
+   under Ray each job holds its device's custom resource and the bundle travels by content hash.
 3. Per device ``<out>/devices/<name>/sweep.json`` (and ``pareto.svg``), the fleet's summary (per level the
    devices' p50 spread, each device's recommendation, whether they agree) in ``<out>/fleet-sweep.json``, and
    every freshly measured level in the history, grouped by the fleet run.
@@ -13,17 +13,15 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 import shutil
 import time
-import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from ..._version import __version__
 from ...fleet.artifacts import ModelRef
-from ...fleet.devices import FleetDevice, fleet_selection, resolve_devices
+from ...fleet.devices import FleetDevice
 from ...fleet.executors import DeviceEvents, Executor
 from ...fleet.runner import FleetRunner
 from ...fsutil import atomic_write_text
@@ -31,10 +29,10 @@ from ...settings import MeasureSettings, RemoteSpec
 from ...untrusted import for_json
 from ..api import DEFAULT_RECIPES, SweepOptions, check_inputs, swept_levels
 from ..report import write_plot
-from .drive import device_deadline, sweep_devices
+from .drive import DeviceMeasure, FleetSweepPlan, Row, run_fleet_sweep
 from .host import EVAL_FILE, Bundle, build_all, stage_inputs
-from .job import SweepJob
-from .result import ONE_PASS, FleetSweepResult, FleetSweepRow
+from .job import SweepMeasure
+from .result import ONE_PASS, FleetSweepKind, FleetSweepResult, FleetSweepRow
 
 # Beyond the levels' own time: connect, upload, the references, the ranking rounds.
 SWEEP_DEADLINE_S = 3600.0
@@ -61,6 +59,38 @@ def prepare(model: Path, options: SweepOptions, executor: Executor, *, targets: 
                          preprocessing=options.preprocessing, targets_dirs=targets_dirs)
     return Bundle(ref=ModelRef.of(root), model=model_rel, calib=calib_rel, eval_samples=samples, prebuilt=prebuilt,
                   seconds=round(time.perf_counter() - started, 3))
+
+
+@dataclass(frozen=True)
+class OnePassPlan(FleetSweepPlan[Bundle]):
+    """The one-pass sweep's part of the fleet sweep: recipes built once per target, each device's whole sweep (the
+    ranking, shipping and shipped check included) measured on it, its sweep.json and history written here."""
+
+    kind: ClassVar[FleetSweepKind[Any, Any]] = ONE_PASS
+    default_deadline_s: ClassVar[float] = SWEEP_DEADLINE_S
+
+    model: Path
+    options: SweepOptions
+    settings: MeasureSettings
+    out: Path
+    targets_dirs: tuple[Path, ...] = ()
+
+    def host_side(self, fleet: FleetRunner, targets: list[str]) -> Bundle:
+        return prepare(self.model, self.options, fleet.executor, targets=targets, out=self.out,
+                       targets_dirs=self.targets_dirs)
+
+    def measure(self, host: Bundle) -> DeviceMeasure:
+        return SweepMeasure(host, self.options, self.settings, self.targets_dirs)
+
+    def finish(self, host: Bundle, row: Row, fleet_id: str) -> Row:
+        return _finish(row, self.out, self.model, self.options, fleet_id)
+
+    def fields(self, host: Bundle, rows: list[Row]) -> dict[str, Any]:
+        # Each device's own sweep warnings (runtimes it skipped, ...) reach the fleet's output, named by device,
+        # then the host's (a history that could not be written).
+        warnings = [f"{r.device}: {w}" for r in rows if r.result is not None for w in r.result.warnings]
+        return {"model": str(self.model), "model_sha256": ModelRef.of(self.model).key, "targets": list(host.prebuilt),
+                "warnings": warnings + [w for r in rows for w in r.device_warnings]}
 
 
 def fleet_sweep(
@@ -95,31 +125,15 @@ def fleet_sweep(
         InputError: bad model, selection or option (exit 2).
     """
     model_path = Path(model)
-    selected = resolve_devices(devices, remote, **remote_options)
-    deadline = device_deadline(deadline_s, SWEEP_DEADLINE_S)
     out = Path(options.out_dir or Path("out") / f"{model_path.stem}.sweep")
-    fleet = FleetRunner(selected, jobs=jobs, executor=executor, progress=progress)
-    targets = list(dict.fromkeys(target or d.target for d in selected))
-    fleet_id = uuid.uuid4().hex[:12]
-    started, started_at = time.perf_counter(), _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    bundle, rows = sweep_devices(
-        fleet, lambda: prepare(model_path, options, fleet.executor, targets=targets, out=out,
-                               targets_dirs=tuple(targets_dirs)),
-        lambda d, built: SweepJob(d, built, options, measure, target or d.target, out / "devices" / d.name,
-                                   deadline, tuple(targets_dirs)), FleetSweepRow)
-    warnings: list[str] = []
-    rows = [_finish(r, out, model_path, options, fleet_id, warnings) for r in rows]
-    # Each device's own sweep warnings (runtimes it skipped, ...) reach the fleet's output, named by device.
-    warnings = [f"{r.device}: {w}" for r in rows if r.result is not None for w in r.result.warnings] + warnings
-    return ONE_PASS.write(
-        rows, out, edgeopt_version=__version__, fleet_id=fleet_id, model=str(model_path),
-        model_sha256=ModelRef.of(model).key, selection=fleet_selection(devices), executor=fleet.executor.name,
-        jobs=fleet.jobs, deadline_s=deadline, started_at=started_at, seconds=round(time.perf_counter() - started, 3),
-        host_seconds=bundle.seconds, targets=targets, warnings=warnings)
+    plan = OnePassPlan(model_path, options, measure, out, tuple(targets_dirs))
+    result: FleetSweepResult = run_fleet_sweep(plan, devices=devices, jobs=jobs, executor=executor,
+                                               deadline_s=deadline_s, remote=remote, target=target,
+                                               progress=progress, **remote_options)
+    return result
 
 
-def _finish(row: FleetSweepRow, out: Path, model: Path, options: SweepOptions, fleet_id: str,
-            warnings: list[str]) -> FleetSweepRow:
+def _finish(row: FleetSweepRow, out: Path, model: Path, options: SweepOptions, fleet_id: str) -> FleetSweepRow:
     """A device's sweep as the host keeps it: host paths, ``devices/<name>/sweep.json`` + plot, the history."""
     if row.result is None:
         return row
@@ -132,10 +146,12 @@ def _finish(row: FleetSweepRow, out: Path, model: Path, options: SweepOptions, f
         res = res.model_copy(update={"plot": str(plot)})
     atomic_write_text(dev_out / "sweep.json", for_json(res.model_dump_json(indent=2)) + "\n")
     ids: list[int] = []
+    warnings: list[str] = []  # a history that cannot be written: the fleet's warning, named by device
     if options.history_db is not None and row.level_runs:
         from ...history.sweep_runs import record_or_warn
 
         ids = record_or_warn(options.history_db, swept_levels(row.level_runs), warnings,
                              model_sha256=res.model_sha256, device=row.device, group_id=fleet_id,
                              prefix=f"{row.device}: ")
-    return row.model_copy(update={"result": res, "history_run_ids": ids, "level_runs": []})
+    return row.model_copy(update={"result": res, "history_run_ids": ids, "level_runs": [],
+                                  "device_warnings": warnings})

@@ -1,7 +1,8 @@
 """``sweep LLM_DIR --devices``: the zoo's random-weight tiny-llama swept on a lab of real loopback sshd devices.
 
 The levels (onnxruntime-genai) are built once on the host; each device scores them against its own FP32 reference
-and benches them; each gets its recommendation as a deployment naming it. A device whose Python lacks the runtime
+and benches them; each gets its recommendation as a deployment naming it, re-scored on that device from its files
+alone (the shipped check). A device whose Python lacks the runtime
 is its own error row, and the other still gets its answer. The fp32 export is made once per session (~12 s,
 ``tiny_llama_fp32``) and copied into each test's output, where the host side finds it built (same stamp); the
 first test adds int8.
@@ -65,7 +66,7 @@ def test_llm_fleet_sweep_one_recommendation_per_device(lab: Lab, zoo, tmp_path, 
                  "--inventory", str(lab.inventory), "--known-hosts", str(lab.known_hosts), "--out", str(out),
                  "--history-db", str(db), "--json"])
     doc = json.loads(capsys.readouterr().out)
-    assert doc["kind"] == "llm_fleet_sweep" and doc["exit_code"] == code == 0, doc
+    assert doc["kind"] == "llm_fleet_sweep" and doc["exit_code"] == code == 0, [r["error"] for r in doc["rows"]]
     rows = {r["device"]: r for r in doc["rows"]}
     assert list(rows) == ["lab-00", "lab-01"]
     for name, row in rows.items():
@@ -80,9 +81,14 @@ def test_llm_fleet_sweep_one_recommendation_per_device(lab: Lab, zoo, tmp_path, 
             out / "devices" / name / "recommended")
         dep, _ = load_deployment(out / "devices" / name / "recommended")
         assert dep.measured.device == name and dep.runtime == "onnxruntime_genai"
-        # shipped on the host once the device's run is over: not re-scored there, and said so (docs/llm.md)
-        assert dep.shipped_check is None and row["result"]["recommendation"]["shipped_check"] is None
-        assert any("not re-checked" in w and "fleet sweep" in w for w in row["result"]["warnings"])
+        # the shipped folder re-scored from its files alone on that device, against its own FP32 reference
+        check = row["result"]["recommendation"]["shipped_check"]
+        assert dep.shipped_check is not None and dep.shipped_check.passed and check["passed"] is True, check
+        assert check == dep.shipped_check.model_dump(mode="json") and dep.shipped_check.files == dep.files
+        assert not any("shipped check" in w for w in row["result"]["warnings"]), row["result"]["warnings"]
+        # ... there: the staged folder, deployment.json and all, went into that device's own cache to be scored
+        cached = [json.loads(p.read_text()) for p in (lab[name].workdir / "cache").rglob("deployment.json")]
+        assert [(d["name"], d["measured"]["device"]) for d in cached] == [(dep.name, name)]
         assert json.loads((out / "devices" / name / "sweep.json").read_text())["kind"] == "llm_sweep"
         # the agent loaded the levels from that device's own cache
         assert list((lab[name].workdir / "cache").rglob("genai_config.json"))
@@ -118,7 +124,8 @@ def test_a_device_without_the_runtime_is_its_row_and_the_other_still_ships(lab: 
     assert broken.error_kind == "dependency" and broken.recommendation is None, broken.error
     assert not stale.exists() and not (out / "devices" / "lab-01" / "sweep.json").exists()
     assert ok.status == "ok" and ok.result is not None and ok.recommendation is not None
-    assert load_deployment(out / "devices" / "lab-00" / "recommended")[0].measured.device == "lab-00"
+    shipped = load_deployment(out / "devices" / "lab-00" / "recommended")[0]
+    assert shipped.measured.device == "lab-00" and shipped.shipped_check is not None and shipped.shipped_check.passed
     assert result.summary.failed == ["lab-01"] and result.exit_code == 1  # one device could not run
     (warning,) = [w for w in result.warnings if "history" in w]
     assert warning.startswith("lab-00: levels not recorded in the history: ") and str(not_a_db) in warning

@@ -138,6 +138,10 @@ def test_llm_fleet_sweep_jobs_hold_their_device_resource(ray_lab: Lab, tiny_llam
     assert off.error_kind == "unreachable" and "edgeopt-device:lab-off" in str(off.error)
     host_folder = str(out / "host" / "levels" / "onnxruntime_genai" / "fp32")  # the worker read a copy
     assert ok.result is not None and [lv.folder for lv in ok.result.levels] == [host_folder]
+    # checked as shipped on the device, then re-shipped here from the host's folder (the same files, by hash)
+    rec = ok.result.recommendation
+    assert rec is not None and rec.shipped_check is not None and rec.shipped_check.passed
+    assert ok.result.out_dir == str(out / "devices" / "lab-00") and rec.deployment == f"{ok.result.out_dir}/recommended"
     (run,) = HistoryStore(db).runs(kind="sweep")
     assert run.id in ok.history_run_ids and run.group_id == result.fleet_id and run.model_path == host_folder
     assert run.device == "lab-00" and result.executor == "ray" and result.exit_code == 1  # lab-off did not run
