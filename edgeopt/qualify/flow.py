@@ -218,7 +218,7 @@ def deployed_measure(loaded: LoadedSpec, use: DeploymentUse, settings: MeasureSe
         QualifySpecError: a spec key that contradicts the deployment, at that key (exit 2).
     """
     s = loaded.spec
-    given = {k for k in ("runtime", "threads", "streams", "batch") if k in s.measure.model_fields_set}
+    given: set[str] = {k for k in ("runtime", "threads", "streams", "batch") if k in s.measure.model_fields_set}
     given |= {"shapes"} if s.model.shapes else set()
     with deployment_conflict(loaded, given, MEASURE_KEYS):
         return deployed_settings(use, settings, given=given, override=s.override_deployment, names=MEASURE_KEYS,

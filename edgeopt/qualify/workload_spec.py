@@ -55,7 +55,8 @@ def _spec_field(model: type[BaseModel], name: str, flag: Flag, chosen: str | Non
         if flag.min is not None:
             constraints.append(_at_least(flag.min))
     if constraints:
-        kind = Annotated[(kind, *constraints)]
+        args = (kind, *constraints)
+        kind = typing.cast(Any, Annotated)[args]
     if chosen is not None:
         return kind | None, Field(default=None, description=f"{info.description} ({chosen}).")
     return kind, Field(default=default, description=info.description)
@@ -74,7 +75,7 @@ def workload_block(model: type[BaseModel], base: type[StrictModel], *, name: str
     unknown = set(chosen) - set(keys)
     if unknown:
         raise ValueError(f"{name}: {', '.join(sorted(unknown))} is not a flagged field of {model.__name__}")
-    fields = {k: _spec_field(model, k, flag, chosen.get(k)) for k, flag in keys.items()}
+    fields: dict[str, Any] = {k: _spec_field(model, k, flag, chosen.get(k)) for k, flag in keys.items()}
     block: type[StrictModel] = create_model(name, __base__=base, __doc__=base.__doc__,
                                             __module__=base.__module__, **fields)
     return block
