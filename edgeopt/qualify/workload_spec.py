@@ -58,7 +58,7 @@ def _spec_field(model: type[BaseModel], name: str, flag: Flag, chosen: str | Non
         args = (kind, *constraints)
         kind = typing.cast(Any, Annotated)[args]
     if chosen is not None:
-        return kind | None, Field(default=None, description=f"{info.description} ({chosen}).")
+        return kind | None, Field(default=None, description=f"{(info.description or name).rstrip('.')} ({chosen}).")
     return kind, Field(default=default, description=info.description)
 
 
