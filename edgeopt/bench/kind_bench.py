@@ -1,17 +1,20 @@
 """The generic bench: a model of a plug-in kind (``engine: generic``) measured through the same runner and agent
 as every other run, its result read as cells of metric series in the kind's own metrics.
 
-Flow: the model's format -> its kind (the registry, never the folder's files) -> the kind's workload settings
+Flow: a deployment (a folder with ``deployment.json``, or that file) -> its model file with exactly its settings
+(:func:`~edgeopt.deploy.use.deployed_settings`: a given setting that contradicts them is refused, exit 2) -> the
+model's format -> its kind (the registry, never the folder's files) -> the kind's workload settings
 (its pydantic model, :func:`parse_workload`) -> the runtime (the target's first that loads the format, or
 ``--runtime``) -> the agent's ``run`` command through the runner (local subprocess or SSH) -> the kind's
 ``raw_cells(raw, workload)`` -> every value checked against its MetricSpec (impossible: the run is invalid) ->
-:class:`~edgeopt.metrics.kind_result.KindBenchResult`.
+:class:`~edgeopt.metrics.kind_result.KindBenchResult` (with the deployment it ran and, on another runtime version or
+CPU than the measuring one, a warning).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 from edgeopt_agent.protocol import RawRun
 
 from .._version import __version__
+from ..deploy.use import deployed_settings, mark_any, open_deployment
 from ..errors import InputError
 from ..metrics.cells import ResultCell
 from ..metrics.kind_result import KindBenchResult, checked_cells
@@ -62,14 +66,25 @@ def parse_workload(kind: KindDescriptor, given: Mapping[str, Any] | None, *, whe
 
 def bench_kind(model: str | Path, settings: MeasureSettings, *, workload: Mapping[str, Any] | None = None,
                target: str | None = None, runner: Runner | None = None, remote: RemoteSpec | None = None,
-               progress: ProgressSink | None = None, targets_dirs: Sequence[Path] = ()) -> KindBenchResult:
+               progress: ProgressSink | None = None, targets_dirs: Sequence[Path] = (),
+               given: Collection[str] | None = None, override_deployment: bool = False) -> KindBenchResult:
     """Measure a model of a generic kind once, on this machine or the device ``remote`` / ``runner`` names.
 
+    ``model`` may be a deployment of such a model (a folder with ``deployment.json``, or that file): its checked
+    model file runs with exactly its runtime, options, threads, streams, batch and shapes, as a one-pass deployment
+    does (docs/bench.md, "Deployments"); ``given``: the settings the caller set explicitly (None: those differing
+    from the defaults), each of which must agree with the deployment unless ``override_deployment``.
+
     Raises:
-        InputError: the model is not of a generic kind, a bad workload, runtime or option (exit 2).
+        InputError: the model is not of a generic kind, a bad workload, runtime or option; a deployment with a
+            changed file or a given setting that contradicts it (exit 2).
         RunnerError: the agent or the device failed (exit 3).
     """
     path = Path(model)
+    use = open_deployment(path)
+    if use is not None:
+        settings = deployed_settings(use, settings, given=given, override=override_deployment)
+        path = use.model_path
     fmt = str(detect_format(path))
     kind = format_kind(fmt)
     if kind.engine != "generic":
@@ -88,14 +103,18 @@ def bench_kind(model: str | Path, settings: MeasureSettings, *, workload: Mappin
         digest, size = model_digest(path, fmt)
         head = {"model": ModelInfo(path=str(path), sha256=digest, size_bytes=size, params=0), "model_format": fmt,
                 "runner": placed.runner.name, "started_at": started.isoformat(timespec="milliseconds")}
-        return kind_result(kind, raw, w, tgt, head)
+        result = kind_result(kind, raw, w, tgt, head)
+    if use is None:
+        return result
+    return mark_any(use, result, result.runtime.version, result.environment.get("cpu_flags") or [])
 
 
 def benchmark_generic(model: Path, kind: KindDescriptor, r: BenchRequest) -> KindBenchResult:
     """The generic engine's ``bench_api`` entry (:func:`edgeopt.benchmark` on a plug-in kind's model):
     :func:`bench_kind` with the request's settings and workload (the kind's settings model or a mapping)."""
     return bench_kind(model, r.settings, workload=r.workload_fields() or None, target=r.target, runner=r.runner,
-                      remote=r.remote, progress=r.progress, targets_dirs=r.targets_dirs)
+                      remote=r.remote, progress=r.progress, targets_dirs=r.targets_dirs,
+                      override_deployment=r.override_deployment)
 
 
 def kind_result(kind: KindDescriptor, raw: RawRun, workload: BaseModel | None, tgt: Target,

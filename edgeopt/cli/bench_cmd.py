@@ -17,13 +17,21 @@ from .deployment_flags import OVERRIDE_DEPLOYMENT
 from .fleet_options import FleetOptions, fleet_options
 from .history_options import HistoryOptions, history_options
 from .kind_flags import kind_flag_options, kind_settings
+from .kind_help import command_help
 from .measure_options import NO_BUDGET, SAMPLES, measure_options
 from .remote_options import remote_options
 from .runtime_flags import runtime_flag_options, runtime_names_text
 from .sink_options import MlflowTarget, mlflow_options
 
 
-@click.command("bench")
+@click.command("bench", help=command_help(
+    "Benchmark MODEL (or every artifact of an optimize manifest.json) on a target, or on many devices at once with "
+    "--devices (docs/fleet.md). MODEL may be a deployment (a folder with deployment.json, e.g. a sweep's "
+    "<out>/recommended): its files run with exactly its settings (docs/bench.md, \"Deployments\").",
+    "bench",  # each kind's paragraph (its descriptor's cli_help.bench)
+    "MODEL may be of a plug-in model kind: its metrics per cell, its workload from --workload KEY=VALUE "
+    "(docs/bench.md).",
+    "Exit 0 pass, 1 budget failed or run invalid, 2 bad input, 3 device error (with --devices: every device)."))
 @click.argument("model", type=click.Path(path_type=Path))
 @click.option("--target", "-t", default=None,
               help="Target name (edgeopt targets) [default: the --device's target, else local].")
@@ -34,7 +42,7 @@ from .sink_options import MlflowTarget, mlflow_options
     shapes={"help": "Concrete shape of an input with dynamic dims, e.g. input=1x3x224x224 (one per input)."},
     runtime={"help": f"Agent runtime: {runtime_names_text()} [default: auto: the target's first runtime that loads "
                      "the model's format]."})
-@kind_flag_options("workload")  # each kind's own (an LLM's --prompt-tokens ...), from its workload model
+@kind_flag_options("workload")  # each kind's own flags, from its workload model
 @OVERRIDE_DEPLOYMENT
 @remote_options()
 @fleet_options()
@@ -50,17 +58,7 @@ def bench(
     fleet: FleetOptions, mlflow: MlflowTarget | None, override_deployment: bool, workload: tuple[str, ...],
     kind_flags: dict[str, Any],
 ) -> int:
-    """Benchmark MODEL (or every artifact of an optimize manifest.json) on a target, or on many devices at once
-    with --devices (docs/fleet.md). MODEL may be a deployment (a folder with deployment.json, e.g. a sweep's
-    <out>/recommended): its files run with exactly its settings (docs/bench.md, "Deployments").
-
-    MODEL may be an LLM folder (onnxruntime-genai or OpenVINO GenAI): TTFT, TPOT, tokens/s and memory per workload
-    cell of --prompt-tokens x --gen-tokens x --context-depth x --batch x --threads (docs/llm-bench.md).
-
-    MODEL may be of a plug-in model kind: its metrics per cell, its workload from --workload KEY=VALUE (docs/bench.md).
-
-    Exit 0 pass, 1 budget failed or run invalid, 2 bad input, 3 device error (with --devices: every device).
-    """
+    """Benchmark MODEL on a target (its help: the ``help`` above, with each kind's paragraph from its descriptor)."""
     kind = kind_of(model)  # the registry's answer (a deployment: what it deploys); its bench_cli entry runs it
     shared = {"threads": threads, "batch": batches, "seed": measure["seed"],
               "max_duration_s": measure["max_duration_s"]}  # what a workload field of the same name takes

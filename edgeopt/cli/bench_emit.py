@@ -1,5 +1,6 @@
-"""The tail every ``edgeopt bench`` entry shares (a one-pass model, an LLM folder, a plug-in kind's model): record
-the run in the history, print it (``--json`` or the kind's table), return the exit code (docs/exit-codes.md)."""
+"""The tail every ``edgeopt bench`` entry shares (a one-pass model, a generative model folder, a plug-in kind's
+model): record the run in the history, print it (``--json`` or the kind's table), return the exit code
+(docs/exit-codes.md)."""
 
 from __future__ import annotations
 

@@ -10,18 +10,21 @@ from ..dispatch import entry, kind_of
 from ..optimize import optimize_graph
 from ..registry import KindDescriptor
 from .common import emit_json, json_option, parse_shapes, targets_dir_option
+from .kind_help import command_help, option_help
 from .metric_options import MetricParams, metric_param_options
 from .optimize_call import OptimizeCall
 from .optimize_render import StderrReporter, render_optimize
 
 
-@click.command("optimize")
+@click.command("optimize", help=command_help(
+    "Optimize MODEL for a target with a recipe. Exit 0 done, 2 bad input/recipe or a pass failed, 3 device error.",
+    "optimize"))  # each kind's paragraph (its descriptor's cli_help.optimize)
 @click.argument("model")
 @click.option("--target", "-t", required=True, help="Target name (edgeopt targets).")
 @click.option("--recipe", "-r", required=True, help="Built-in recipe name (edgeopt recipes) or a recipe YAML path.")
 @click.option("--calib", type=click.Path(path_type=Path), default=None,
-              help="Calibration data: .npz keyed by input name, .npy, or a folder of images; for an LLM "
-                   "recipe that is data-aware (int4-awq), a UTF-8 text file.")
+              help=option_help("Calibration data: .npz keyed by input name, .npy, or a folder of images",
+                               "optimize_calib"))
 @click.option("--eval", "eval_data", type=click.Path(path_type=Path), default=None,
               help="Fidelity samples (.npz may hold 'labels' for accuracy) [default: the calibration data].")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -42,10 +45,7 @@ def optimize_cmd(model: str, target: str, recipe: str, calib: Path | None, eval_
                  out_dir: Path | None, shapes: tuple[str, ...], no_fidelity: bool, no_bench: bool, seed: int,
                  targets_dirs: tuple[Path, ...], as_json: bool, metric: str | None, output_sel: str | None,
                  metric_params: MetricParams) -> int:
-    """Optimize MODEL for a target with a recipe. Exit 0 done, 2 bad input/recipe or a pass failed, 3 device error.
-
-    MODEL may be a Hugging Face decoder LLM folder: the recipe is then an LLM recipe (recipes/llm/: int4, int8,
-    fp16, fp32...) and the result is runtime folders (docs/llm.md)."""
+    """Optimize MODEL for a target with a recipe (its help: the ``help`` above, with each kind's paragraph)."""
     call = OptimizeCall(**locals())
     kind = kind_of(model)  # the registry's answer; the kind's optimize_cli entry optimizes it
     return int(entry(kind, "optimize_cli")(kind, call))

@@ -20,6 +20,7 @@ from ..untrusted import clean_text
 from .fleet_options import FleetOptions, fleet_options
 from .json_out import emit_json
 from .kind_flags import flag_values, kind_flag_options
+from .kind_help import option_help
 from .measure_options import measure_options
 from .metric_options import MetricParams, metric_param_options
 from .progress import SweepProgress
@@ -121,22 +122,21 @@ def _render_shipped(result: SweepResult) -> None:
 @click.argument("model", type=click.Path(path_type=Path))
 @click.option("--target", "-t", default=None, help="Target name (default: the device's, else local).")
 @click.option("--eval", "eval_data", required=True, type=click.Path(path_type=Path),
-              help=".npz keyed by input name (+ labels) or a class-per-subfolder image folder; for an LLM folder a "
-                   "held-out .txt file.")
+              help=option_help(".npz keyed by input name (+ labels) or a class-per-subfolder image folder",
+                               "sweep_eval"))
 @click.option("--recipes", default=None, help="Comma-separated recipes (default fp16,int8,int4,prune30-int8).")
 @click.option("--min-retention", default=0.99, show_default=True, type=float, help="Retention threshold.")
 @click.option("--metric", default=None,
-              help="top1, top5, agreement, cosine, snr_db, max_abs_err, mask_iou, detection or pkg.mod:fn; LLM "
-                   "folders: top1_clear (default), top1, topk, kl, ppl or pkg.mod:fn.")
-@kind_flag_options("sweep_options")  # each kind's own (an LLM's --levels), from its sweep_options model
+              help=option_help("top1, top5, agreement, cosine, snr_db, max_abs_err, mask_iou, detection or "
+                               "pkg.mod:fn", "sweep_metric"))
+@kind_flag_options("sweep_options")  # each kind's own flags, from its sweep_options model
 @click.option("--output", "output_sel", default=None, help="Output the metric reads: INDEX|NAME[,slice=[:,4:,:]].")
 @metric_param_options
 @measure_options("fps", fps={"help": "Real-time budget (p99 <= 1000/fps)."})
 @click.option("--objective", default="latency", show_default=True, type=click.Choice(["latency", "size", "energy"]))
 @click.option("--runtimes", default=None, help="Comma-separated runtimes (default: all installed for the target).")
 @click.option("--calib", default=None, type=click.Path(path_type=Path),
-              help="Calibration data (default: --eval); LLM folders: calibration text for the int4-awq level "
-                   "(never the --eval text; without it int4-awq is not tried).")
+              help=option_help("Calibration data (default: --eval)", "sweep_calib"))
 @click.option("--out", "out_dir", default=None, type=click.Path(file_okay=False, path_type=Path), help="Output dir.")
 @click.option("--max-trials", default=12, show_default=True, type=int, help="Most INT8 search trials.")
 @click.option("--max-search-s", default=600.0, show_default=True, type=float, help="Time bound of the INT8 search, s.")

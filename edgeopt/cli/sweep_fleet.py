@@ -41,7 +41,7 @@ def run_fleet_sweep(model: Path, options: SweepOptions, measure: MeasureSettings
 
 
 def report_fleet_sweep(result: Any, as_json: bool, render: Callable[[Any], None]) -> int:
-    """A fleet sweep's (ONNX or LLM) warnings on stderr, then its JSON or its tables; its exit code."""
+    """A fleet sweep's (of any kind) warnings on stderr, then its JSON or its tables; its exit code."""
     for warning in result.warnings:
         print(f"edgeopt: warning: {clean_text(warning)}", file=sys.stderr)
     if as_json:
@@ -82,7 +82,7 @@ def render_fleet_sweep(result: FleetSweepResult) -> None:
 
 
 def print_fleet_sweep_footer(out: Console, result: Any) -> None:
-    """The closing lines of a fleet sweep's tables (ONNX or LLM): do the devices agree, host and device times, exit
+    """The closing lines of a fleet sweep's tables (of any kind): do the devices agree, host and device times, exit
     code, output folder, the devices that could not run."""
     summary = result.summary
     agree = (f"every device recommends {summary.recommendation}" if summary.agree

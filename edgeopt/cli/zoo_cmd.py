@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..zoo import build
-from ..zoo.registry import describe
+from ..zoo.registry import BUILD_HELP, describe
 from .common import emit_json, json_option
 
 
@@ -28,14 +28,14 @@ def list_cmd(as_json: bool) -> None:
         click.echo(f"{name:18} {text}")
 
 
-@zoo.command("build")
+@zoo.command("build", help=BUILD_HELP)
 @click.argument("name")
 @click.argument("out", type=click.Path(path_type=Path))
 @click.option("--train-steps", type=click.IntRange(min=10), default=None,
               help="Training steps of tiny-llama-trained [default: 400, a few minutes on 2 cores]; cached per count.")
 @json_option
 def build_cmd(name: str, out: Path, train_steps: int | None, as_json: bool) -> None:
-    """Build zoo model NAME into OUT: an ONNX file, or a folder for the LLMs (tiny-llama*)."""
+    """Build zoo model NAME into OUT (its help: the zoo's BUILD_HELP)."""
     path = build(name, out, train_steps=train_steps, progress=lambda line: click.echo(line, err=True))
     if as_json:
         emit_json({"model": name, "path": str(path)})

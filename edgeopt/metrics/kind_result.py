@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..registry.kind_spec import KindDescriptor
 from .cells import ResultCell
-from .result import ModelInfo, RuntimeInfo, Settings
+from .result import DeploymentRef, ModelInfo, RuntimeInfo, Settings
 
 
 class KindBenchResult(BaseModel):
@@ -44,6 +44,8 @@ class KindBenchResult(BaseModel):
     environment: dict[str, Any] = Field(default_factory=dict, description="Machine and library facts of the device.")
     target_mismatch: list[str] = Field(default_factory=list, description="How the device's hardware differs from "
                                        "its target's (empty: it matches).")
+    deployment: DeploymentRef | None = Field(default=None, description="The deployment it ran (its files, exactly "
+                                             "its settings), None for a plain model.")
 
     def without_readings(self) -> KindBenchResult:
         """A copy with every series' raw readings dropped (they stay in the history)."""

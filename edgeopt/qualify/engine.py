@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..deploy.use import DeploymentUse, deployed_settings
+from ..deploy.use import DeploymentUse
 from ..dispatch import entry
 from ..errors import InputError
 from ..fleet.jobs import EventSink
@@ -33,10 +33,9 @@ from .artifacts import Models, prepare, qualified_for, sha_of
 from .costs import cost_per_million
 from .device_jobs import Measurement, log
 from .flow import (
-    OVERRIDE_KEY,
     KindPlan,
     Start,
-    deployment_conflict,
+    deployed_measure,
     fingerprint,
     model_info,
     per_target,
@@ -150,27 +149,16 @@ class TensorPlan(KindPlan):
             "costs": costs, "regression": regression}
 
 
-# Spec keys of the settings a deployment fixes (how a conflict names them).
-_SPEC_KEYS = {"runtime": "measure.runtime", "threads": "measure.threads", "streams": "measure.streams",
-              "batch": "measure.batch", "shapes": "model.shapes"}
-
-
 def _deployed(loaded: LoadedSpec, use: DeploymentUse, timed: MeasureSettings, paced: MeasureSettings | None,
               ) -> tuple[MeasureSettings, MeasureSettings | None]:
-    """The runs' settings with the deployment's; a spec key set explicitly must agree unless override_deployment.
+    """The runs' settings with the deployment's (:func:`.flow.deployed_measure`): a spec key set explicitly must
+    agree unless override_deployment.
 
     Raises:
         QualifySpecError: a measure key (or model.shapes) that contradicts the deployment (exit 2).
     """
-    s = loaded.spec
-    given: set[str] = {k for k in ("runtime", "threads", "streams", "batch") if k in s.measure.model_fields_set}
-    given |= {"shapes"} if s.model.shapes else set()
-    with deployment_conflict(loaded, given, _SPEC_KEYS):
-        kw: dict[str, Any] = {"given": given, "override": s.override_deployment, "names": _SPEC_KEYS,
-                              "override_hint": OVERRIDE_KEY}
-        timed = deployed_settings(use, timed, **kw)
-        paced = deployed_settings(use, paced, **kw).replace(streams=1) if paced is not None else None
-    return timed, paced
+    timed = deployed_measure(loaded, use, timed)
+    return timed, deployed_measure(loaded, use, paced).replace(streams=1) if paced is not None else None
 
 
 def _bench_settings(gates: Gates, iterations: int | None) -> tuple[str, int]:

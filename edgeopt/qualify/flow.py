@@ -26,13 +26,20 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from ..deploy.use import DeploymentConflictError, DeploymentUse, deployment_mismatch, mark_any
+from ..deploy.use import (
+    DeploymentConflictError,
+    DeploymentUse,
+    deployed_settings,
+    deployment_mismatch,
+    mark_any,
+)
 from ..errors import InputError
 from ..fleet.artifacts import ModelRef
 from ..fleet.executors import make_executor
 from ..fleet.result import DeviceOutcome
 from ..fleet.runner import run_jobs
 from ..history import HistoryStore, open_store
+from ..settings import MeasureSettings
 from .device_jobs import DEADLINE_MARGIN_S, MeasuredRow, Measurement, QualifyJob, device_events
 from .gate_rows import deployment_row, target_row
 from .gate_spec import Gates
@@ -196,6 +203,27 @@ def deployment_conflict(loaded: LoadedSpec, given: Iterable[str], names: Mapping
     except DeploymentConflictError as exc:
         key = next((k for k in sorted(given) if names[k] in str(exc)), next(iter(names)))
         raise loaded.error(tuple(names[key].split(".")), str(exc)) from None
+
+
+# Spec keys of the measurement settings a deployment fixes (how a conflict names them): the one-pass and the plug-in
+# kinds' (the generative kind's are its ``llm:`` keys).
+MEASURE_KEYS = {"runtime": "measure.runtime", "threads": "measure.threads", "streams": "measure.streams",
+                "batch": "measure.batch", "shapes": "model.shapes"}
+
+
+def deployed_measure(loaded: LoadedSpec, use: DeploymentUse, settings: MeasureSettings) -> MeasureSettings:
+    """``settings`` with the deployment's runtime, options, threads, streams, batch and shapes; a ``measure`` key (or
+    ``model.shapes``) the spec sets must agree unless ``override_deployment``.
+
+    Raises:
+        QualifySpecError: a spec key that contradicts the deployment, at that key (exit 2).
+    """
+    s = loaded.spec
+    given: set[str] = {k for k in ("runtime", "threads", "streams", "batch") if k in s.measure.model_fields_set}
+    given |= {"shapes"} if s.model.shapes else set()
+    with deployment_conflict(loaded, given, MEASURE_KEYS):
+        return deployed_settings(use, settings, given=given, override=s.override_deployment, names=MEASURE_KEYS,
+                                 override_hint=OVERRIDE_KEY)
 
 
 def model_info(reference: Path, qualified: Mapping[str, Path], digest: Callable[[Path], str], *,

@@ -1,6 +1,8 @@
 """Qualification of a plug-in kind's model (the generic kind's plan): the model as it is, measured on each device by
 :func:`~edgeopt.bench.kind_bench.bench_kind` (the kind's agent command through that device's runner), judged by the
-spec's ``metric`` gates on the result's cells (:mod:`.kind_gates`), recorded in the history as cells. The flow
+spec's ``metric`` gates on the result's cells (:mod:`.kind_gates`), recorded in the history as cells. A deployment
+as ``model.path`` runs its checked model file with exactly its settings (a ``measure`` key that contradicts them is
+a spec error unless ``override_deployment``), and each device gets its ``deployment_match`` row. The flow
 around it (placement, jobs, target rows, history, result, reports, exit codes) is :mod:`.flow`'s, as for every kind.
 """
 
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..bench.kind_bench import bench_kind
+from ..deploy.use import open_deployment
 from ..fleet.jobs import EventSink
 from ..history import HistoryStore
 from ..metrics.kind_result import KindBenchResult
@@ -21,7 +24,7 @@ from ..registry.lookup import detect_format, model_digest
 from ..runners import Runner
 from ..settings import EnergySettings, MeasureSettings
 from .device_jobs import Measurement, log
-from .flow import KindPlan, Start, fingerprint, model_info, qualify_flow
+from .flow import KindPlan, Start, deployed_measure, fingerprint, model_info, qualify_flow
 from .gate_spec import Gates
 from .kind_gates import error_rows, metric_gate, metric_gates
 from .loader import LoadedSpec
@@ -80,14 +83,18 @@ def run_kind_qualification(loaded: LoadedSpec, kind: KindDescriptor, o: QualifyO
 def _plan(start: Start, kind: KindDescriptor) -> PluginPlan:
     s = start.loaded.spec
     assert s.model.path is not None  # a generic kind is told from model.path (kind_check.spec_kind)
-    model = start.loaded.resolve(s.model.path)
+    use = open_deployment(start.loaded.resolve(s.model.path))  # checked when loaded; its file and settings run
+    model = use.model_path if use is not None else start.loaded.resolve(s.model.path)
+    settings = measure_settings(s)
+    if use is not None:  # exactly the deployment's settings (docs/qualify.md, "Deployments")
+        settings = deployed_measure(start.loaded, use, settings)
     info = model_info(model, {p.target: model for p in start.placements},
                       lambda path: model_digest(path, detect_format(path))[0], recipe=None, source="model",
                       kind="plugin")
     extra = {"model_kind": kind.name, "workload": dict(s.workload or {})}
     return PluginPlan(qualified={p.index: model for p in start.placements}, model=info,
-                      fingerprint=fingerprint(start.loaded, info, host_facts(), **extra),
-                      spec=s, kind=kind, measure=KindMeasurement(measure_settings(s), dict(s.workload or {})))
+                      fingerprint=fingerprint(start.loaded, info, host_facts(), **extra), deployment=use,
+                      spec=s, kind=kind, measure=KindMeasurement(settings, dict(s.workload or {})))
 
 
 def measure_settings(s: QualifySpec) -> MeasureSettings:

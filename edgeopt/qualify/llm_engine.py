@@ -42,6 +42,7 @@ from .outcome import host_facts
 from .placement import Placement
 from .result import GateResult, ModelInfo, QualifyResult, RetentionResult
 from .spec import LlmSpec, QualifySpec
+from .workload_spec import workload_values
 
 DEFAULT_REPETITIONS = 10
 Log = Callable[[str], None]
@@ -81,12 +82,16 @@ def _plan(start: flow.Start) -> GenerativePlan:
 
 
 def workload(s: QualifySpec) -> LlmWorkload:
-    """The spec's ``llm:`` workload; repetitions default to what the gates' percentiles need (>= 10)."""
+    """The spec's ``llm:`` workload: its keys derived from the workload model (:mod:`.workload_spec`), its own
+    ``batch``/``threads``, ``measure``'s seed and watchdog; repetitions default to what the gates' percentiles need
+    (>= 10)."""
     w = s.llm or LlmSpec()
-    return LlmWorkload(prompt_tokens=tuple(w.prompt_tokens), gen_tokens=tuple(w.gen_tokens),
-                       context_depth=tuple(w.context_depth), batch=tuple(w.batch), threads=tuple(w.threads),
-                       repetitions=w.repetitions or needed_repetitions(s.gates, min(w.gen_tokens)),
-                       warmup=w.warmup, seed=s.measure.seed, max_duration_s=s.measure.max_duration_s)
+    out = LlmWorkload.model_validate({**workload_values(w, LlmWorkload), "batch": tuple(w.batch),
+                                      "threads": tuple(w.threads), "seed": s.measure.seed,
+                                      "max_duration_s": s.measure.max_duration_s})
+    if w.repetitions is None:
+        out = out.model_copy(update={"repetitions": needed_repetitions(s.gates, min(out.gen_tokens))})
+    return out
 
 
 def needed_repetitions(gates: Gates, gen_tokens: int) -> int:

@@ -7,11 +7,12 @@ bench results.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from ..evaluation.spec import MetricSpec
+from ..registry import GENERATIVE, builtin_kind
 from ..settings import (
     MAX_BATCH,
     MAX_DURATION_S,
@@ -23,6 +24,7 @@ from ..settings import (
 )
 from .costs import CostSettings
 from .gate_spec import Gates, StrictModel, is_unset
+from .workload_spec import workload_block
 
 SPEC_VERSION = 1
 
@@ -145,22 +147,16 @@ class MeasureSpec(StrictModel):
     power_sensor: str = Field(default="auto", description="auto, none, ina3221, rapl, rpi5_pmic or hwmon.")
 
 
-class LlmSpec(StrictModel):
-    """The generative workload of an LLM spec (as ``edgeopt bench LLM_FOLDER``'s options; docs/llm-bench.md)."""
+class LlmOwnSpec(StrictModel):
+    """The generative workload of an LLM spec (as ``edgeopt bench LLM_FOLDER``'s options; docs/llm-bench.md): the
+    keys qualify declares itself here, and one per flagged field of the generative kind's workload model
+    (:class:`LlmSpec`, :mod:`.workload_spec`)."""
 
     runtime: str | None = Field(default=None,
         description="With a recipe: which runtime folder of the optimize output to qualify (default: the first "
                     "the recipe builds); with an exported folder: must match it. A generative runtime's name.")
-    prompt_tokens: list[int] = Field(default_factory=lambda: [128], min_length=1, description="Prompt lengths.")
-    gen_tokens: list[int] = Field(default_factory=lambda: [128], min_length=1,
-                                  description="New tokens per generation (EOS ignored).")
-    context_depth: list[int] = Field(default_factory=lambda: [0], min_length=1,
-                                     description="Tokens in the KV cache before the prompt.")
     batch: list[int] = Field(default_factory=lambda: [1], min_length=1, description="Sequences generated together.")
     threads: list[int] = Field(default_factory=lambda: [0], min_length=1, description="CPU threads (0: default).")
-    repetitions: int | None = Field(default=None, ge=1,
-        description="Timed generations per cell (default: 10, or what the gates' percentiles need).")
-    warmup: int = Field(default=1, ge=0, description="Untimed generations per cell.")
     eval: str | None = Field(default=None, description="Held-out text file for the retention gate (LLM retention).")
 
     @field_validator("runtime")
@@ -172,12 +168,30 @@ class LlmSpec(StrictModel):
             raise ValueError(f"Input should be {' or '.join(repr(n) for n in names)}")
         return value
 
-    @field_validator("prompt_tokens", "gen_tokens", "batch")
+    @field_validator("batch")
     @classmethod
     def _positive(cls, values: list[int]) -> list[int]:
         if min(values) < 1:
             raise ValueError(f"values must be >= 1 (got {values})")
         return values
+
+
+def _generative_workload() -> type[BaseModel]:
+    model = builtin_kind(GENERATIVE).load_workload()
+    assert model is not None  # the generative kind declares its workload model
+    return model
+
+
+if TYPE_CHECKING:
+    class LlmSpec(LlmOwnSpec):
+        """The derived keys (prompt_tokens, gen_tokens, ...) are read by name."""
+
+        def __getattr__(self, name: str) -> Any: ...
+else:
+    # The workload keys (prompt_tokens, gen_tokens, context_depth, repetitions, warmup, kv_probe, ...) are the
+    # generative kind's workload model's flagged fields: bench's --prompt-tokens ... and this block read one model.
+    LlmSpec = workload_block(_generative_workload(), LlmOwnSpec, name="LlmSpec", chosen={
+        "repetitions": "default: 10, or what the gates' percentiles need"})
 
 
 class MlflowSinkSpec(StrictModel):

@@ -102,6 +102,12 @@ def get_kind(name: str) -> KindDescriptor:
     return kind_registry().get(name)
 
 
+def builtin_kind(name: str) -> KindDescriptor:
+    """The descriptor of built-in kind ``name``, read without the plug-ins (what a module declares at import, e.g. the
+    qualify spec's block of a built-in kind). Raises RegistryError when it is not a built-in."""
+    return LazyRegistry("model kind", KindDescriptor, BUILTIN_KINDS).get(name)
+
+
 def format_kind(fmt: str) -> KindDescriptor:
     """The kind of a ``fmt`` model (the format's ``kind``)."""
     return get_kind(get_format(str(getattr(fmt, "value", fmt))).kind)
@@ -206,8 +212,8 @@ __all__ = [
     "BUILTIN_FORMATS", "BUILTIN_KINDS", "BUILTIN_RUNTIMES", "FORMATS_GROUP", "GENERATIVE", "KINDS_GROUP",
     "RUNTIMES_GROUP", "TENSOR",
     "ConversionSource", "ExtraPackage", "Flag", "FormatDescriptor", "InstallHint", "KindDescriptor", "LazyRegistry",
-    "MetricSpec", "ProviderRule", "RegistryError", "RuntimeDescriptor", "converters", "delivering_runtime",
-    "exporting_runtimes", "files_by_suffix", "find_runtime", "format_for_suffix", "format_kind", "format_names",
-    "format_registry", "get_format", "get_kind", "get_runtime", "kind_registry", "loaders",
+    "MetricSpec", "ProviderRule", "RegistryError", "RuntimeDescriptor", "builtin_kind", "converters",
+    "delivering_runtime", "exporting_runtimes", "files_by_suffix", "find_runtime", "format_for_suffix", "format_kind",
+    "format_names", "format_registry", "get_format", "get_kind", "get_runtime", "kind_registry", "loaders",
     "read_head", "runtime_loads", "runtime_names", "runtime_registry", "runtimes_of_kind",
 ]

@@ -103,6 +103,25 @@ class MetricSpec(BaseModel):
         return None
 
 
+class KindHelp(BaseModel):
+    """What a kind adds to the CLI's help, so that no command module names a kind: a paragraph of a command's help
+    (after the command's own, in registry order) or a clause of an option's help (after the option's own text,
+    each kind's joined by "; ", the sentence closed with "."). None: the kind adds nothing there."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    bench: str | None = Field(default=None, description="A paragraph of `edgeopt bench --help`: what bench does "
+                              "with a model of this kind.")
+    optimize: str | None = Field(default=None, description="A paragraph of `edgeopt optimize --help`.")
+    optimize_calib: str | None = Field(default=None, description="A clause of optimize's --calib help.")
+    sweep_eval: str | None = Field(default=None, description="A clause of sweep's --eval help.")
+    sweep_metric: str | None = Field(default=None, description="A clause of sweep's --metric help.")
+    sweep_calib: str | None = Field(default=None, description="A clause of sweep's --calib help.")
+
+
+HelpSlot = Literal["bench", "optimize", "optimize_calib", "sweep_eval", "sweep_metric", "sweep_calib"]
+
+
 class KindDescriptor(BaseModel):
     """One model kind. Register an instance (``edgeopt.kinds`` entry point ``name = module:DESCRIPTOR``)."""
 
@@ -150,6 +169,8 @@ class KindDescriptor(BaseModel):
     optimize_cli: str | None = _task_field("that `edgeopt optimize` calls: (kind, the command's options) -> "
                                            "exit code")
     optimize_api: str | None = _task_field("that `edgeopt.optimize` calls: (model, kind, its keywords) -> result")
+    cli_help: KindHelp = Field(default_factory=KindHelp, description="Its fragments of the CLI's help texts "
+                               "(edgeopt/cli/kind_help.py composes them).")
 
     @model_validator(mode="after")
     def _rank_metric_is_declared(self) -> KindDescriptor:

@@ -47,6 +47,10 @@ def names() -> list[str]:
     return sorted([*_MODELS, *LLM_MODELS])
 
 
+# What `edgeopt zoo build` writes, as its help says it (the zoo knows its families; the command names none).
+BUILD_HELP = "Build zoo model NAME into OUT: an ONNX file, or a folder for the LLMs (tiny-llama*)."
+
+
 # The format the zoo writes each family in (what its kind is told by: edgeopt.dispatch.zoo_kind).
 _LLM_FORMAT = "hf_llm"  # a Hugging Face decoder folder
 

@@ -199,3 +199,65 @@ def test_a_plug_in_kinds_device_that_cannot_run_has_each_metric_gate_errored(str
     assert code == 3 and device["status"] == "error" and device["error"], device
     assert [(g["gate"], g["status"]) for g in device["gates"]] == [("metric:rtf:p99", "error")]
     assert 'name="metric:rtf:p99"' in (report / "junit.xml").read_text()
+
+
+def _streamer_deployment(folder: Path, model: Path, measured: dict, threads: int) -> Path:
+    """A deployment record around a streamer model (as a sweep of the plug-in kind would write it), measured on this
+    machine (``measured``: a bench result of it, for the runtime version and CPU flags) with ``threads``."""
+    import shutil
+
+    from edgeopt.deploy import DeployedFile, Deployment, DeploymentMeasured, decision_cpu_flags, save_deployment
+    from edgeopt.fsutil import sha256_file
+
+    folder.mkdir()
+    shipped = folder / model.name
+    shutil.copy(model, shipped)
+    save_deployment(folder, Deployment(
+        name="fp32/streamrt", recipe="fp32", model=shipped.name, format="stream",
+        files=(DeployedFile(path=shipped.name, sha256=sha256_file(shipped), size_bytes=shipped.stat().st_size,
+                            role="model"),),
+        runtime="streamrt", runtime_version=measured["runtime"]["version"], threads=threads,
+        cpu_flags=tuple(decision_cpu_flags(measured["environment"].get("cpu_flags") or [])),
+        measured=DeploymentMeasured(target="local", metric="rtf", min_retention=0.0, retention=1.0, latency_ms=1.0,
+                                    size_bytes=shipped.stat().st_size)))
+    return folder
+
+
+def test_a_plug_in_kinds_deployment_runs_with_its_settings_refuses_a_conflict_and_has_its_match_row(
+        streamer, tmp_path, capsys):
+    """A plug-in kind's deployment keeps the promises of the built-in kinds' (issue 30, item 4): bench and qualify
+    run its file with exactly its settings (threads 2 here, where the command asked for none), a flag or a spec key
+    that contradicts them is exit 2 unless overridden, the result names the deployment, and each qualify device has
+    a ``deployment_match`` row."""
+    assert main(["bench", str(streamer), *FAST, "--no-history", "--json"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert plain["deployment"] is None
+    folder = _streamer_deployment(tmp_path / "recommended", streamer, plain, threads=2)
+
+    assert main(["bench", str(folder), *FAST, "--no-history", "--json"]) == 0
+    ran = json.loads(capsys.readouterr().out)
+    assert ran["settings"]["threads"] == 2 and ran["deployment"]["name"] == "fp32/streamrt"
+    assert ran["model"]["path"] == str(folder / streamer.name) and ran["warnings"] == []
+    assert main(["bench", str(folder / "deployment.json"), *FAST, "--threads", "3", "--no-history"]) == 2
+    err = capsys.readouterr().err
+    assert "--threads 3 contradicts deployment" in err and "(threads 2)" in err, err
+    assert main(["bench", str(folder), *FAST, "--threads", "3", "--override-deployment", "--no-history",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["settings"]["threads"] == 3
+
+    spec = _spec(tmp_path, folder, "stream-deployed", "rtf: {stat: p99, max: 1000}\n")
+    code = main(["qualify", str(spec), "--report-dir", str(tmp_path / "qd"), "--no-history", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    (device,) = out["devices"]
+    assert code == 0, [g["detail"] for g in device["gates"]]
+    assert [(g["gate"], g["status"]) for g in device["gates"]] == [("metric:rtf:p99", "pass"),
+                                                                   ("deployment_match", "pass")]
+    assert device["kind_bench"]["settings"]["threads"] == 2
+    assert device["kind_bench"]["deployment"]["name"] == "fp32/streamrt"
+
+    clash = tmp_path / "clash.yaml"
+    clash.write_text(spec.read_text().replace("measure: {", "measure: {threads: 3, "))
+    assert main(["qualify", str(clash), "--report-dir", str(tmp_path / "qc"), "--no-history"]) == 2
+    err = capsys.readouterr().err
+    assert "measure.threads: measure.threads 3 contradicts deployment" in err, err
+    assert "override_deployment: true" in err

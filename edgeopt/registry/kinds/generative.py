@@ -3,7 +3,7 @@ over workload cells by the agent's ``generate`` command, ranked by decode speed 
 
 from __future__ import annotations
 
-from ..kind_spec import KindDescriptor, MetricSpec
+from ..kind_spec import KindDescriptor, KindHelp, MetricSpec
 
 _PCT = ("p50", "p90", "p99")
 
@@ -42,4 +42,16 @@ DESCRIPTOR = KindDescriptor(
     sweep_api="edgeopt.llm.sweep_api:sweep_generative",
     optimize_cli="edgeopt.llm.cli.optimize:optimize_generative",
     optimize_api="edgeopt.llm.optimize:optimize_generative",
+    cli_help=KindHelp(
+        bench="MODEL may be an LLM folder (onnxruntime-genai or OpenVINO GenAI): TTFT, TPOT, tokens/s and memory per "
+              "workload cell of --prompt-tokens x --gen-tokens x --context-depth x --batch x --threads "
+              "(docs/llm-bench.md).",
+        optimize="MODEL may be a Hugging Face decoder LLM folder: the recipe is then an LLM recipe (recipes/llm/: "
+                 "int4, int8, fp16, fp32...) and the result is runtime folders (docs/llm.md).",
+        optimize_calib="for an LLM recipe that is data-aware (int4-awq), a UTF-8 text file",
+        sweep_eval="for an LLM folder a held-out .txt file",
+        sweep_metric="LLM folders: top1_clear (default), top1, topk, kl, ppl or pkg.mod:fn",
+        sweep_calib="LLM folders: calibration text for the int4-awq level (never the --eval text; without it "
+                    "int4-awq is not tried)",
+    ),
 )

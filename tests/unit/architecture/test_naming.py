@@ -214,3 +214,63 @@ def test_the_kind_branch_rule_catches_a_branch(tmp_path: Path) -> None:
     migration = Module("edgeopt.history.migrate", tmp_path / "migrate.py", ast.parse(source))
     elsewhere = Module("edgeopt.qualify.sneaky", tmp_path / "q.py", ast.parse(source))
     assert kind_branches({m.name: m for m in (migration, elsewhere)}) == []
+
+
+# Issue 30 item 6, for the command line: no module of edgeopt/cli/ names a kind's models (its help texts, docstrings
+# and identifiers alike); a kind's part of a command's help is its descriptor's ``cli_help`` (edgeopt/cli/
+# kind_help.py composes it), its flags its settings models' (edgeopt/cli/kind_flags.py), so a third kind adds its
+# own help without editing edgeopt/cli/.
+CLI_KIND_WORDS = ("llm",)
+# Modules another change of issue 30 rewrites (compare reads cells, item 2: history/llm_compare.py goes); remove an
+# entry when its module no longer names LLM runs.
+CLI_KIND_EXEMPT = {"edgeopt.cli.history_cmd", "edgeopt.cli.history_render"}
+
+
+def _texts(node: ast.AST) -> list[str]:
+    """The text and names a node carries: a string, a name, an attribute, an import, a definition, an argument."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        return [node.attr]
+    if isinstance(node, ast.ImportFrom):
+        return [node.module or "", *(a.name for a in node.names)]
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    return []
+
+
+def cli_kind_words(modules: dict[str, Module], words: tuple[str, ...] = CLI_KIND_WORDS) -> list[str]:
+    """``file:line 'text'`` for each string or name in a module of edgeopt/cli/ (outside :data:`CLI_KIND_EXEMPT`)
+    that holds one of ``words`` (case-insensitive)."""
+    offenders = []
+    for module in modules.values():
+        if not module.name.startswith("edgeopt.cli") or module.name in CLI_KIND_EXEMPT:
+            continue
+        for node in ast.walk(module.tree):
+            for text in _texts(node):
+                if any(w in text.lower() for w in words):
+                    offenders.append(f"{module.path.as_posix()}:{getattr(node, 'lineno', '?')} {text[:60]!r}")
+    return offenders
+
+
+def test_no_cli_module_names_llms() -> None:
+    offenders = cli_kind_words(MODULES)
+    assert not offenders, ("put a kind's help text on its descriptor (KindDescriptor.cli_help, composed by "
+                           "edgeopt/cli/kind_help.py) instead of naming it in edgeopt/cli/:\n  "
+                           + "\n  ".join(offenders))
+
+
+def test_the_cli_kind_word_rule_catches_a_help_text(tmp_path: Path) -> None:
+    source = ('"""A command."""\nimport click\n\n@click.option("--calib", help="an LLM recipe\'s text")\n'
+              'def cmd(calib):\n    """Run it."""\n    return render_llm(calib)\n')
+    module = Module("edgeopt.cli.chatty", tmp_path / "chatty.py", ast.parse(source))
+    assert sorted(o.split(" ", 1)[1] for o in cli_kind_words({module.name: module})) == [
+        '"an LLM recipe\'s text"', "'render_llm'"]
+    other = Module("edgeopt.llm.cli.bench", tmp_path / "bench.py", ast.parse(source))
+    assert cli_kind_words({other.name: other}) == []
