@@ -15,6 +15,7 @@ back for the recommended level only (:class:`WorkerOutput`, :func:`reship`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import Mapping, Sequence
@@ -87,7 +88,8 @@ class WorkerOutput:
         rec = result.recommendation
         level = recommended_level(result.levels, rec) if rec is not None else None
         if rec is not None and rec.deployment is not None:
-            deployment, _ = load_deployment(Path(rec.deployment), check_files=False)
+            with contextlib.suppress(EdgeoptError):  # unreadable: the host says so and ships nothing (reship)
+                deployment, _ = load_deployment(Path(rec.deployment), check_files=False)
         if level is not None and Path(level.artifact).is_relative_to(out):
             files = {p.relative_to(out).as_posix(): p.read_bytes() for p in files_by_suffix(Path(level.artifact))}
         discard(out)
@@ -121,11 +123,16 @@ def reship(result: SweepResult, recorded: Deployment | None, dev_out: Path, devi
     result with the folder and the check in its recommendation (no recommendation: an old folder is removed)."""
     rec = result.recommendation
     level = recommended_level(result.levels, rec) if rec is not None else None
-    if rec is None or level is None or recorded is None:
-        discard(dev_out)
-        return result.model_copy(update={"recommendation": rec.model_copy(update={"deployment": None})}) \
-            if rec is not None else result
     warnings = list(result.warnings)
+    if rec is None or level is None or recorded is None:  # none, or the device could not ship it (its warning)
+        discard(dev_out)
+        if rec is None:
+            return result
+        if rec.deployment is not None:
+            warnings.append(f"{RECOMMENDED_DIR}/ not written for {rec.recipe}/{rec.runtime} on {device}: its "
+                            "deployment record did not come back from the worker; re-run the sweep")
+        rec = rec.model_copy(update={"deployment": None, "shipped_check": None})
+        return result.model_copy(update={"recommendation": rec, "warnings": warnings})
     tmp = dev_out / f".{RECOMMENDED_DIR}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)

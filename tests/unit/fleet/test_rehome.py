@@ -13,7 +13,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from edgeopt.deploy import ShippedCheck, load_deployment, save_deployment
 from edgeopt.fsutil import sha256_file
-from edgeopt.sweep.fleet.rehome import WorkerOutput, rehome
+from edgeopt.sweep.fleet.rehome import WorkerOutput, rehome, reship
 from edgeopt.sweep.result import Level, Recommendation, SweepResult
 from edgeopt.sweep.ship.deployment import SweepFacts, publish, stage
 
@@ -90,3 +90,15 @@ def test_the_devices_check_is_dropped_for_other_files_in_the_hosts_bundle(tmp_pa
     assert deployment.shipped_check is None
     (warning,) = here.warnings
     assert warning.startswith("shipped check of fp16/onnxruntime dropped: the files shipped here differ")
+
+
+def test_no_record_from_the_worker_leaves_no_folder_and_says_so(tmp_path: Path) -> None:
+    root, out = tmp_path / "worker" / "bundle", tmp_path / "worker" / "out"
+    result = _worker_sweep(root, out, _model(root / "artifacts" / "local" / "fp16" / "m.onnx", 1.0))
+    dev_out = tmp_path / "devices" / "lab-00"
+    (dev_out / "recommended").mkdir(parents=True)  # an earlier run's answer: not left behind
+    here = reship(result, None, dev_out, "lab-00")
+    assert here.recommendation is not None and here.recommendation.deployment is None
+    assert here.recommendation.shipped_check is None and not (dev_out / "recommended").exists()
+    (warning,) = here.warnings
+    assert warning.startswith("recommended/ not written for fp16/onnxruntime on lab-00: its deployment record")
