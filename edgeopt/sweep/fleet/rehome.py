@@ -91,7 +91,9 @@ class WorkerOutput:
             with contextlib.suppress(EdgeoptError):  # unreadable: the host says so and ships nothing (reship)
                 deployment, _ = load_deployment(Path(rec.deployment), check_files=False)
         if level is not None and Path(level.artifact).is_relative_to(out):
-            files = {p.relative_to(out).as_posix(): p.read_bytes() for p in files_by_suffix(Path(level.artifact))}
+            with contextlib.suppress(OSError, ValueError, EdgeoptError):  # gone: the host's copy fails, says so
+                files = {p.relative_to(out).as_posix(): p.read_bytes()
+                         for p in files_by_suffix(Path(level.artifact))}
         discard(out)
         return cls(str(root), str(out), deployment, files)
 
