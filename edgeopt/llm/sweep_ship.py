@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Sequence
 from pathlib import Path
 
 from .._version import __version__
@@ -18,6 +17,7 @@ from ..deploy import DeployedFile, Deployment, DeploymentMeasured, ShippedCheck,
 from ..errors import EdgeoptError, first_line
 from ..fsutil import sha256_file
 from ..registry import get_format, get_runtime
+from ..sweep.fleet.rehome import kept_check
 from ..sweep.ship.deployment import RECOMMENDED_DIR, discard, publish
 from .sweep_check import LlmShipCheck, check_llm_shipped
 from .sweep_levels import STAMP
@@ -66,16 +66,12 @@ def _threads(result: LlmSweepResult) -> int:
 def _checked_there(tmp: Path, deployment: Deployment, check: ShippedCheck, warnings: list[str]) -> ShippedCheck | None:
     """A check already run on a copy of this folder (a fleet device's, on a worker that does not share this
     machine's paths), saved in its ``deployment.json`` when every file it re-scored is here with the same path,
-    size and hash; None, with the reason in ``warnings``, otherwise."""
-    def files(items: Sequence[DeployedFile]) -> set[tuple[str, str, int]]:
-        return {(f.path, f.sha256, f.size_bytes) for f in items}
-
-    if files(check.files) != files(deployment.files):
-        warnings.append(f"shipped check of {deployment.name} dropped: the files shipped here differ from the ones "
-                        "the device re-scored; re-run the sweep")
-        return None
-    save_deployment(tmp, deployment.model_copy(update={"shipped_check": check}))
-    return check
+    size and hash; None, with the reason in ``warnings``, otherwise (:func:`edgeopt.sweep.fleet.rehome.kept_check`,
+    the one-pass fleet sweep's too)."""
+    kept = kept_check(deployment, check, warnings)
+    if kept is not None:
+        save_deployment(tmp, deployment.model_copy(update={"shipped_check": kept}))
+    return kept
 
 
 def _check(tmp: Path, deployment: Deployment, result: LlmSweepResult, check: LlmShipCheck | ShippedCheck | None,

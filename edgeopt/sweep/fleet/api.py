@@ -32,6 +32,7 @@ from ..report import write_plot
 from .drive import DeviceMeasure, FleetSweepPlan, Row, run_fleet_sweep
 from .host import EVAL_FILE, Bundle, build_all, stage_inputs
 from .job import SweepMeasure
+from .rehome import WorkerOutput, rehome
 from .result import ONE_PASS, FleetSweepKind, FleetSweepResult, FleetSweepRow
 
 # Beyond the levels' own time: connect, upload, the references, the ranking rounds.
@@ -83,7 +84,7 @@ class OnePassPlan(FleetSweepPlan[Bundle]):
         return SweepMeasure(host, self.options, self.settings, self.targets_dirs)
 
     def finish(self, host: Bundle, row: Row, fleet_id: str) -> Row:
-        return _finish(row, self.out, self.model, self.options, fleet_id)
+        return _finish(row, self.out, self.model, self.options, fleet_id, Path(host.ref.root))
 
     def fields(self, host: Bundle, rows: list[Row]) -> dict[str, Any]:
         # Each device's own sweep warnings (runtimes it skipped, ...) reach the fleet's output, named by device,
@@ -133,25 +134,30 @@ def fleet_sweep(
     return result
 
 
-def _finish(row: FleetSweepRow, out: Path, model: Path, options: SweepOptions, fleet_id: str) -> FleetSweepRow:
-    """A device's sweep as the host keeps it: host paths, ``devices/<name>/sweep.json`` + plot, the history."""
+def _finish(row: FleetSweepRow, out: Path, model: Path, options: SweepOptions, fleet_id: str,
+            host_root: Path) -> FleetSweepRow:
+    """A device's sweep as the host keeps it: host paths, ``devices/<name>/sweep.json`` + plot, the history; from a
+    worker that did not share our paths (``host_root``: the bundle here), its deployment re-shipped here."""
     if row.result is None:
         return row
     dev_out = out / "devices" / row.device
-    res = row.result.model_copy(update={"model": str(model), "out_dir": str(dev_out)})
+    res, runs = row.result, row.level_runs
     dev_out.mkdir(parents=True, exist_ok=True)
-    if Path(row.result.out_dir) != dev_out:  # a worker that did not share our paths: the plot is redrawn here
+    if Path(row.result.out_dir) != dev_out:  # a worker that did not share our paths: re-shipped, plot redrawn here
+        if isinstance(row.from_worker, WorkerOutput):
+            res, runs = rehome(res, runs, row.from_worker, host_root, dev_out, row.device)
         plot = write_plot(res.levels, res.objective, dev_out / "pareto.svg", min_retention=res.min_retention,
                           fps=res.fps, recommendation=res.recommendation)
         res = res.model_copy(update={"plot": str(plot)})
+    res = res.model_copy(update={"model": str(model), "out_dir": str(dev_out)})
     atomic_write_text(dev_out / "sweep.json", for_json(res.model_dump_json(indent=2)) + "\n")
     ids: list[int] = []
     warnings: list[str] = []  # a history that cannot be written: the fleet's warning, named by device
-    if options.history_db is not None and row.level_runs:
+    if options.history_db is not None and runs:
         from ...history.sweep_runs import record_or_warn
 
-        ids = record_or_warn(options.history_db, swept_levels(row.level_runs), warnings,
+        ids = record_or_warn(options.history_db, swept_levels(runs), warnings,
                              model_sha256=res.model_sha256, device=row.device, group_id=fleet_id,
                              prefix=f"{row.device}: ")
-    return row.model_copy(update={"result": res, "history_run_ids": ids, "level_runs": [],
+    return row.model_copy(update={"result": res, "history_run_ids": ids, "level_runs": [], "from_worker": None,
                                   "device_warnings": warnings})

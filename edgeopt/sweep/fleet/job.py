@@ -18,6 +18,7 @@ from ...settings import MeasureSettings
 from ..options import SweepOptions
 from .drive import OnDevice
 from .host import EVAL_FILE, Bundle
+from .rehome import WorkerOutput
 
 
 def level_event(event: dict[str, Any]) -> dict[str, Any] | None:
@@ -66,5 +67,8 @@ class SweepMeasure:
                                      gains_dir=on.out.parent.parent / "int8-gains" if on.shared else None,
                                      device=on.device)
         rec = result.recommendation
+        # a worker that does not share the host's paths: its deployment record (and the recommended level's files
+        # where it built them) go back for the host to re-ship (.rehome)
+        sent = None if on.shared else WorkerOutput.of(result, on.root, on.out)
         return {"result": result, "recommendation": f"{rec.recipe}/{rec.runtime}" if rec is not None else None,
-                "level_runs": runs}
+                "level_runs": runs, "from_worker": sent}

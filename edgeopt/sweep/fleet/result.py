@@ -116,6 +116,9 @@ class KindFleetSweepRow(DeviceOutcome, Generic[ResultT]):
                                               "host ranks or records them (not JSON).")
     device_warnings: list[str] = Field(default_factory=list, exclude=True,
                                        description="Levels the device skipped (not JSON; in result.warnings).")
+    from_worker: Any = Field(default=None, exclude=True,
+                             description="What a worker that does not share the host's paths sends back beside the "
+                                         "result for the host to keep (the kind's; not JSON).")
 
 
 class KindFleetSweepSummary(FleetTally, Generic[SpreadT]):

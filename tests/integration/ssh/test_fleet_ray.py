@@ -6,6 +6,7 @@ Skips with the reason when Ray is not installed (``pip install -e '.[ray]'``).
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,9 @@ import pytest
 
 from edgeopt import qualify
 from edgeopt.bench.fleet import fleet_benchmark
+from edgeopt.deploy import load_deployment
 from edgeopt.fleet.executors.ray_exec import RayExecutor
+from edgeopt.fsutil import sha256_file
 from edgeopt.history import open_store
 from tests.integration.ssh.lab import Lab
 from tests.integration.ssh.sshd import unavailable_reason
@@ -99,9 +102,11 @@ def test_sweep_under_ray_builds_on_cpu_tasks_and_matches_the_local_rows(ray_lab:
     from tests.integration.ssh.test_fleet_sweep import MEASURE, options
 
     common = dict(inventory=ray_lab.inventory, known_hosts=ray_lab.known_hosts)
-    on_ray = fleet_sweep(tiny_cnn, options(tiny_cnn, tmp_path / "ray"), MEASURE, devices="lab-00,lab-off",
-                         executor="ray", **common)
-    local = fleet_sweep(tiny_cnn, options(tiny_cnn, tmp_path / "local"), MEASURE, devices="lab-00", **common)
+    db = tmp_path / "h.sqlite3"
+    on_ray = fleet_sweep(tiny_cnn, options(tiny_cnn, tmp_path / "ray", history_db=db), MEASURE,
+                         devices="lab-00,lab-off", executor=RayExecutor(shared_paths=False), **common)
+    local = fleet_sweep(tiny_cnn, options(tiny_cnn, tmp_path / "local", history_db=tmp_path / "l.sqlite3"), MEASURE,
+                        devices="lab-00", **common)
     ok, off = on_ray.rows
     assert ok.status == "ok" and ok.worker and ok.worker.startswith("ray:"), ok.error
     assert off.error_kind == "unreachable" and "edgeopt-device:lab-off" in str(off.error)
@@ -113,7 +118,31 @@ def test_sweep_under_ray_builds_on_cpu_tasks_and_matches_the_local_rows(ray_lab:
     assert (tmp_path / "ray" / "host" / "artifacts" / "local" / "fp16" / "manifest.json").is_file()
     assert ok.result.out_dir == str(tmp_path / "ray" / "devices" / "lab-00")
     assert (tmp_path / "ray" / "devices" / "lab-00" / "pareto.svg").is_file()
+    _assert_reshipped_here(ok, tmp_path / "ray", db)
     assert on_ray.exit_code == 1 and local.exit_code == 0 and on_ray.executor == "ray"
+
+
+def _assert_reshipped_here(row: Any, out: Path, db: Path) -> None:
+    """The device's deployment checked as shipped on the worker, re-shipped under the host's
+    ``<out>/devices/<name>/recommended`` from the host's own files (the same ones, by hash) with that check; the
+    sweep's and the history's paths name files on the host."""
+    from edgeopt.history import HistoryStore
+
+    folder = out / "devices" / row.device / "recommended"
+    rec = row.result.recommendation
+    assert rec is not None and rec.deployment == str(folder), rec
+    deployment, _ = load_deployment(folder)  # every file there, with its recorded size and SHA-256
+    assert deployment.files and all(sha256_file(folder / f.path) == f.sha256 for f in deployment.files)
+    assert deployment.measured.device == row.device and Path(rec.artifact).is_file()
+    assert str(out) in rec.artifact  # the host's bundle, not the worker's copy
+    check = rec.shipped_check
+    assert check is not None and check.passed and deployment.shipped_check == check
+    assert not [w for w in row.result.warnings if "dropped" in w or "not written" in w], row.result.warnings
+    saved = json.loads((out / "devices" / row.device / "sweep.json").read_text())
+    assert saved["recommendation"]["deployment"] == str(folder)
+    assert saved["recommendation"]["shipped_check"]["passed"] is True
+    runs = HistoryStore(db).runs(kind="sweep")
+    assert runs and all(r.model_path.startswith(str(out)) for r in runs), [r.model_path for r in runs]
 
 
 def test_llm_fleet_sweep_jobs_hold_their_device_resource(ray_lab: Lab, tiny_llama_fp32: dict[str, Path],
