@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import textwrap
 from pathlib import Path
@@ -22,11 +23,18 @@ SMALL = ["--prompt-tokens", "8", "--gen-tokens", "12", "--repetitions", "10", "-
 
 
 @pytest.fixture()
-def genplug(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def genplug(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_llama_fp32: dict[str, Path]) -> Path:
+    """The plug-in on the plugin path. Its exporter's shelf starts with the fixture's onnxruntime-genai fp32 level
+    (the very builder export the plug-in's fp32 level makes) and keeps what it builds, so each of the three exports
+    the test asks for (optimize's int4, the sweep's int4 and fp32 levels) runs the builder at most once: edgeopt
+    still calls the plug-in's exporter for every one (plugin_kit.GENERATIVE_HOST)."""
     for module in ("onnxruntime_genai", "torch", "transformers", "tokenizers"):
         pytest.importorskip(module, reason=f"the generative plug-in test needs {module} (pip install "
                                            "'edgeopt[llm,torch]')")
     root = generative_plugin(tmp_path / "plugin")
+    shelf = tmp_path / "shelf"
+    shutil.copytree(tiny_llama_fp32["levels"] / "onnxruntime_genai" / "fp32", shelf / "seed-fp32")
+    monkeypatch.setenv("EDGEOPT_TESTPLUG_GEN_SHELF", str(shelf))
     monkeypatch.setattr(sys, "path", list(sys.path))  # restored afterwards: later tests do not see the plug-in
     monkeypatch.setenv("EDGEOPT_PLUGIN_PATH", str(root))
     os.environ["HF_HUB_OFFLINE"] = "1"
