@@ -32,7 +32,7 @@ INJECT = ("v9\x1b]0;PWNED-title\x07\x1b[2J\x1b[31m[link=https://evil.example]cli
           "<script>alert(1)</script><img src=x onerror=alert(2)>\x9b2J\u202e")
 FLOOD_BYTES = 24 << 20  # over the smallest stderr / stdout budget (16 MiB + 64 KiB per second of max_duration_s)
 RESULT_FLOOD_BYTES = 136 << 20  # over the result budget (a fixed 48 MiB, edgeopt.runners.limits)
-EVENT_FLOOD = 200_000  # progress events in one run ("event_flood")
+EVENT_FLOOD = 20_000  # progress events in one run ("event_flood"): 400 times the host's burst of 50
 PAD_ITEMS = 40_000  # 1,000-character strings padding an honest result to ~40 MB ("padded")
 
 
@@ -159,7 +159,7 @@ def _never_ending(result: Path, mode: str) -> None:
 
 
 def _event_flood(stream: Any) -> None:
-    """:data:`EVENT_FLOOD` progress events, each on its own line (a few MB: under the stderr budget)."""
+    """:data:`EVENT_FLOOD` progress events, each on its own line (~1 MB: under the stderr budget)."""
     line = '{"event": "progress", "phase": "flood", "done": %d}\n'
     stream.write("".join(line % i for i in range(EVENT_FLOOD)))
     stream.flush()

@@ -202,22 +202,58 @@ GENERATIVE_HOST = '''
     onnxruntime-genai exports kept under ``inner/`` beside a ``genplug.json`` marker, so no built-in format claims
     them and its own agent runtime is the only one that loads them."""
     import json
+    import os
+    import shutil
+    import time
+    import uuid
+    from pathlib import Path
 
     from edgeopt.llm.exporter import ExportOutcome, LlmExporter
     from edgeopt.llm.ort_genai_export import export_ort_genai
     from edgeopt.llm.recipe import OrtGenaiSettings
     from edgeopt.registry import FormatDescriptor, RuntimeDescriptor
+    from edgeopt.registry.lookup import model_digest
     from edgeopt.registry.runtime_sweep import LevelSpec
 
 
+    STAMP = ".edgeopt-level.json"  # what edgeopt's LLM sweep writes beside a level it built
+
+
+    def _shelved(src, settings):
+        """An onnxruntime-genai export of ``src`` with ``settings`` on the shelf (``$EDGEOPT_TESTPLUG_GEN_SHELF``:
+        folders stamped as the sweep stamps its levels), or None."""
+        shelf = os.environ.get("EDGEOPT_TESTPLUG_GEN_SHELF")
+        if not shelf:
+            return None, None
+        want = {"source_sha256": model_digest(src, "hf_llm")[0], "settings": settings.model_dump()}
+        for stamp in Path(shelf).rglob(STAMP):
+            facts = json.loads(stamp.read_text())
+            if {k: facts.get(k) for k in want} == want:
+                return stamp.parent, want
+        return None, want
+
+
     class GenPlugExporter(LlmExporter):
+        """onnxruntime-genai's builder into ``inner/``; an identical export already on the test's shelf (the same
+        source digest and settings) is copied instead of built again, and each new one is shelved."""
+
         runtime = "genplug"
         settings_model = OrtGenaiSettings
         pass_name = "genplug_export"
         versioned = ("onnxruntime-genai",)
 
         def export(self, src, out, settings, *, calib_text=None):
-            seconds = export_ort_genai(src, out / "inner", settings)
+            start = time.monotonic()
+            found, want = _shelved(src, settings)
+            if found is not None:
+                shutil.copytree(found, out / "inner", ignore=shutil.ignore_patterns(STAMP))
+                seconds = time.monotonic() - start
+            else:
+                seconds = export_ort_genai(src, out / "inner", settings)
+                if want is not None:
+                    shelved = Path(os.environ["EDGEOPT_TESTPLUG_GEN_SHELF"]) / "genplug" / uuid.uuid4().hex
+                    shutil.copytree(out / "inner", shelved)
+                    (shelved / STAMP).write_text(json.dumps(want))
             (out / "genplug.json").write_text(json.dumps({"inner": "inner", "precision": settings.precision}))
             return ExportOutcome(seconds=seconds, pass_name=self.pass_name, pass_config=settings.model_dump())
 

@@ -1,17 +1,22 @@
 """A throwaway runtime and a throwaway format, each a plug-in in a temp directory (``EDGEOPT_PLUGIN_PATH``), are
 picked up by ``bench``, ``profile``, ``optimize``, the manifest bench, sweep's runtime selection, its levels and its
-INT8 search with no edit to edgeopt: real CLI processes and the real agent as the local runner's subprocess.
+INT8 search with no edit to edgeopt: the CLI (real processes where the plug-in's bench flags and a fresh
+process's discovery are the point, else its ``main`` in this process with the plug-in path set: tests/cli_here.py)
+and the real agent as the local runner's subprocess.
 (``devices check``: tests/integration/ssh/test_ssh_plugins.py.)"""
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from tests.cli_here import edgeopt_here
 from tests.contract.test_registry_agreement import agreement_problems, reference_problems
 from tests.integration.test_cli_bench import edgeopt
 from tests.plugin_kit import format_plugin, runtime_plugin
@@ -31,6 +36,18 @@ def _env(*dirs: Path) -> dict[str, str]:
 
 
 @pytest.fixture()
+def here(monkeypatch: pytest.MonkeyPatch) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``edgeopt ARGS`` in this process (tests/cli_here.py; a real process costs ~1-2 CPU-s of interpreter start
+    and imports and tells nothing more here: plug-ins are found per ``EDGEOPT_PLUGIN_PATH`` value, and a real
+    process finds them in test_plugin_runtime_is_the_targets_default_for_bench; the runtime flags, read once per
+    process, are tested in real processes). ``sys.path`` is restored
+    afterwards, so later tests do not see the plug-ins (see ``active``)."""
+    pytest.importorskip("onnxruntime.transformers")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    return edgeopt_here
+
+
+@pytest.fixture()
 def active(plugins: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     """Both plug-ins active in this process (sys.path is restored afterwards, so later tests do not see them)."""
     # onnxruntime.transformers appends its own directory to sys.path when first imported (the fp16 and INT8
@@ -41,8 +58,8 @@ def active(plugins: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> dict[st
     return plugins
 
 
-def test_without_the_plugin_its_target_and_runtime_are_unknown(tiny_cnn):
-    p = edgeopt("bench", str(tiny_cnn), "--target", "plugbox", "--no-budget")
+def test_without_the_plugin_its_target_and_runtime_are_unknown(here, tiny_cnn):
+    p = here("bench", str(tiny_cnn), "--target", "plugbox", "--no-budget")
     assert p.returncode == 2 and "plugbox" in p.stderr
 
 
@@ -58,21 +75,21 @@ def test_plugin_runtime_is_the_targets_default_for_bench(plugins, tiny_cnn):
     assert r["model"]["params"] > 0  # still an ONNX model, inspected as one
 
 
-def test_plugin_runtime_by_name_and_the_one_that_is_missing(plugins, tiny_cnn):
+def test_plugin_runtime_by_name_and_the_one_that_is_missing(here, plugins, tiny_cnn):
     env = _env(plugins["runtime"])
-    p = edgeopt("bench", str(tiny_cnn), "--runtime", "ortplug", *QUICK, env=env)
+    p = here("bench", str(tiny_cnn), "--runtime", "ortplug", *QUICK, env=env)
     assert p.returncode == 0 and json.loads(p.stdout)["runtime"]["name"] == "ortplug", p.stderr
-    p = edgeopt("bench", str(tiny_cnn), "--runtime", "ghostrt", *QUICK, env=env)
+    p = here("bench", str(tiny_cnn), "--runtime", "ghostrt", *QUICK, env=env)
     assert p.returncode == 3 and "pip install ghost-runtime-lib" in p.stderr  # the agent's own message
 
 
-def test_plugin_format_is_converted_validated_and_benchmarked(plugins, tiny_cnn, tmp_path):
+def test_plugin_format_is_converted_validated_and_benchmarked(here, plugins, tiny_cnn, tmp_path):
     env = _env(plugins["format"])
     recipe = tmp_path / "onnxc.yaml"
     recipe.write_text("name: onnxc\ndescription: cleanup, delivered as ONNX and onnxc\n"
                       "passes:\n  - pass: cleanup\nformats: [onnx, onnxc]\n")
     out = tmp_path / "out"
-    p = edgeopt("optimize", str(tiny_cnn), "--target", "local", "--recipe", str(recipe), "--out", str(out),
+    p = here("optimize", str(tiny_cnn), "--target", "local", "--recipe", str(recipe), "--out", str(out),
                 "--no-bench", "--json", env=env)
     assert p.returncode == 0, p.stderr
     manifest = json.loads((out / "manifest.json").read_text())
@@ -81,21 +98,21 @@ def test_plugin_format_is_converted_validated_and_benchmarked(plugins, tiny_cnn,
     assert onnxc["pass_name"] == "to_onnxc" and Path(onnxc["path"]).suffix == ".onnxc"
     assert onnxc["report"]["validation"]["runtime"] == "onnxruntime" and onnxc["report"]["validation"]["passed"]
 
-    p = edgeopt("bench", str(out / "manifest.json"), *QUICK, env=env)
+    p = here("bench", str(out / "manifest.json"), *QUICK, env=env)
     assert p.returncode == 0, p.stderr
     rows = {row["format"]: row for row in json.loads(p.stdout)["results"]}
     assert rows["onnxc"]["runtime"] == "onnxruntime" and rows["onnxc"]["result"]["valid"] is True
 
-    p = edgeopt("bench", onnxc["path"], *QUICK, env=env)  # the format is detected from the suffix
+    p = here("bench", onnxc["path"], *QUICK, env=env)  # the format is detected from the suffix
     assert p.returncode == 0 and json.loads(p.stdout)["model"]["sha256"] == onnxc["sha256"], p.stderr
 
 
-def test_plugin_format_content_check_and_unknown_without_plugin(plugins, tmp_path):
+def test_plugin_format_content_check_and_unknown_without_plugin(here, plugins, tmp_path):
     bad = tmp_path / "bad.onnxc"
     bad.write_bytes(b"not onnx at all")
-    p = edgeopt("bench", str(bad), "--no-budget", env=_env(plugins["format"]))
+    p = here("bench", str(bad), "--no-budget", env=_env(plugins["format"]))
     assert p.returncode == 2 and "is not ONNX bytes" in p.stderr
-    p = edgeopt("bench", str(bad), "--no-budget")  # no plug-in: no known suffix, no marker: read as ONNX
+    p = here("bench", str(bad), "--no-budget")  # no plug-in: no known suffix, no marker: read as ONNX
     assert p.returncode == 2 and "onnxc" not in p.stdout
 
 

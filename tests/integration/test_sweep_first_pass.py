@@ -167,11 +167,12 @@ def test_pooled_rounds_are_one_result_judged_on_all_samples(tiny_cnn: Path) -> N
 def test_after_a_fallback_to_one_shot_runs_levels_are_labelled_fresh(digits: tuple[Path, Path],
                                                                      tmp_path: Path) -> None:
     """An agent that cannot serve (one from before ``serve``) turns the sweep's runner one-shot: the levels were then
-    measured in fresh processes, and say so (before, they said 'served')."""
+    measured in fresh processes, and say so (before, they said 'served'). The size objective: no latency-ranking
+    rounds after the first pass, each round a fresh process here, which the labels do not depend on."""
     model, data = digits
     old = python_without_serve(tmp_path / "python-without-serve")
     events: list[dict[str, Any]] = []
-    res = sweep(model, eval=data, recipes=["fp16"], min_retention=0.9, out_dir=tmp_path / "out",
+    res = sweep(model, eval=data, recipes=["fp16"], min_retention=0.9, out_dir=tmp_path / "out", objective="size",
                 runner=LocalRunner(python=str(old)), progress=events.append, **FAST)
     assert any(e.get("event") == "info" and "did not serve" in str(e.get("message")) for e in events)
     assert res.levels and all(lv.first_pass_agent == "fresh" for lv in res.levels)

@@ -23,10 +23,21 @@ SMALL = ["--prompt-tokens", "8", "--gen-tokens", "12", "--repetitions", "10", "-
 
 @pytest.fixture()
 def genplug(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The plug-in on the plugin path. Its exporter's shelf holds the zoo tiny-llama's onnxruntime-genai fp32 and
+    int4-b32-rtn levels from the suite's cache (tests/llm_models.py, shared with test_llm_retention.py): the very
+    builder exports of the plug-in's two levels (same source digest, same settings), so the three exports the test
+    asks for (optimize's int4, the sweep's int4 and fp32 levels) are copies. edgeopt still calls the plug-in's
+    exporter for every one (plugin_kit.GENERATIVE_HOST); the builder itself runs in those levels' builds and in
+    test_llm_zoo_optimize.py."""
     for module in ("onnxruntime_genai", "torch", "transformers", "tokenizers"):
         pytest.importorskip(module, reason=f"the generative plug-in test needs {module} (pip install "
                                            "'edgeopt[llm,torch]')")
+    from tests.llm_models import tiny_llama_levels
+
     root = generative_plugin(tmp_path / "plugin")
+    shelf = tiny_llama_levels(tmp_path / "shelf", ("onnxruntime_genai", "fp32"),
+                              ("onnxruntime_genai", "int4-b32-rtn"))["levels"]
+    monkeypatch.setenv("EDGEOPT_TESTPLUG_GEN_SHELF", str(shelf))
     monkeypatch.setattr(sys, "path", list(sys.path))  # restored afterwards: later tests do not see the plug-in
     monkeypatch.setenv("EDGEOPT_PLUGIN_PATH", str(root))
     os.environ["HF_HUB_OFFLINE"] = "1"
