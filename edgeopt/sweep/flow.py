@@ -144,7 +144,7 @@ def record_history(result: Res, levels: Sequence[SweptLevel], history_db: str | 
     warnings = list(result.warnings)
     ids = record_or_warn(history_db, levels, warnings, model_sha256=result.model_sha256, device=device,
                          group_id=group_id)
-    return result.model_copy(update={"history_run_ids": ids, "warnings": warnings})  # type: ignore[no-any-return]
+    return result.model_copy(update={"history_run_ids": ids, "warnings": warnings})
 
 
 def save_sweep(text: str, out: Path | str) -> Path:
