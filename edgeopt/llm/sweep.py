@@ -5,7 +5,7 @@ that keeps ``--min-retention`` is recommended, shipped as a deployment and re-sc
 
 The sweep is the one flow of every kind (:func:`edgeopt.sweep.flow.run_sweep_flow`) with this kind's plan,
 :class:`LlmSweep`: the levels are built first (:mod:`.sweep_build`), then measured through one runner
-(:func:`measure_levels`), recommended and charted (:func:`llm_result`), shipped and re-checked; the flow records the
+(:func:`measure_levels`), recommended and charted, shipped and re-checked; the flow records the
 history and writes ``sweep.json``. A fleet sweep (:mod:`.sweep_fleet`) builds once and runs the measuring and
 shipping steps on each device (:func:`edgeopt.sweep.flow.measure_on` of the same plan), then records the history
 on the host.
@@ -119,31 +119,6 @@ def measure_levels(build: LlmBuild, opts: LlmSweepOptions, runner: Runner, *, sa
     return [(row, bench) for row, (_, bench) in zip(rows, runs, strict=True)]
 
 
-def llm_result(build: LlmBuild, runs: LlmLevelRuns, opts: LlmSweepOptions, out: Path, *, runner_name: str,
-               target: str, warnings: list[str]) -> LlmSweepResult:
-    """The recommendation (or the binding constraint), the frontier chart in ``<out>/pareto.svg``: the result, not
-    shipped yet."""
-    out.mkdir(parents=True, exist_ok=True)
-    rows = [row for row, _ in runs]
-    rec, constraint, front = recommend_llm(rows, opts.min_retention, build.metric)
-    plot = write_llm_plot(rows, out / "pareto.svg", opts.min_retention, rec)
-    return LlmSweepResult(
-        edgeopt_version=__version__, model=str(build.src.resolve()), model_sha256=build.digest, target=target,
-        runner=runner_name, eval_text=str(build.eval_text), eval_text_sha256=build.eval_sha256,
-        metric=build.metric, min_retention=opts.min_retention, retention_settings=opts.retention,
-        workload=opts.workload.request_dict(), levels=rows, pareto=front, recommendation=rec,
-        binding_constraint=constraint, plot=str(plot), out_dir=str(out), seconds=0.0,
-        cpu=rows[0].cpu if rows else "", warnings=warnings)
-
-
-def ship_timed(result: LlmSweepResult, out: Path, started: float, *, device: str | None,
-               check: LlmShipCheck | None) -> LlmSweepResult:
-    """``<out>/recommended`` shipped and re-checked from its files alone (:func:`.sweep_ship.ship_llm`), the
-    sweep's seconds since ``started`` (``time.monotonic``)."""
-    result = ship_llm(result, out, device=device, check=check)
-    return result.model_copy(update={"seconds": round(time.monotonic() - started, 3)})
-
-
 def dump_llm_sweep(result: LlmSweepResult) -> str:
     """``sweep.json``'s text."""
     return json.dumps(result.model_dump(mode="json"), indent=2) + "\n"
@@ -189,12 +164,13 @@ class LlmSweep:
         return self.opts.history_db
 
     def built(self) -> LlmBuild:
+        """The levels: built into ``<out>/levels`` on first use (a fleet device is handed the host's)."""
         if self.build is None:
-            raise RuntimeError("LlmSweep: prepare() builds the levels before they are measured")
+            self.build = prepare_llm_sweep(self.src, self.opts, self.out / "levels", self.say)
         return self.build
 
     def prepare(self) -> None:
-        self.build = prepare_llm_sweep(self.src, self.opts, self.out / "levels", self.say)
+        self.built()
 
     def session(self, runner: Runner) -> AbstractContextManager[Runner]:
         return nullcontext(runner)  # each score and bench is a fresh agent process
@@ -208,16 +184,25 @@ class LlmSweep:
         return _Measured(runs, warnings, references, placed, self.started)
 
     def recommend(self, measured: _Measured) -> LlmSweepResult:
-        p = measured.placed
-        return llm_result(self.built(), measured.runs, self.opts, self.out,
-                          runner_name=self.runner_name or p.runner.name, target=p.target or "local",
-                          warnings=measured.warnings)
+        build, opts, p = self.built(), self.opts, measured.placed
+        self.out.mkdir(parents=True, exist_ok=True)
+        rows = [row for row, _ in measured.runs]
+        rec, constraint, front = recommend_llm(rows, opts.min_retention, build.metric)
+        plot = write_llm_plot(rows, self.out / "pareto.svg", opts.min_retention, rec)
+        return LlmSweepResult(
+            edgeopt_version=__version__, model=str(build.src.resolve()), model_sha256=build.digest,
+            target=p.target or "local", runner=self.runner_name or p.runner.name, eval_text=str(build.eval_text),
+            eval_text_sha256=build.eval_sha256, metric=build.metric, min_retention=opts.min_retention,
+            retention_settings=opts.retention, workload=opts.workload.request_dict(), levels=rows, pareto=front,
+            recommendation=rec, binding_constraint=constraint, plot=str(plot), out_dir=str(self.out), seconds=0.0,
+            cpu=rows[0].cpu if rows else "", warnings=measured.warnings)
 
     def ship(self, measured: _Measured, result: LlmSweepResult, placed: Placement) -> LlmSweepResult:
         # the shipped folder is re-scored through the same runner, against the same reference scores
         text = read_text(self.eval_text if self.eval_text is not None else self.opts.eval_text)
         check = LlmShipCheck(placed.served, measured.references, text, self.opts.retention)
-        return ship_timed(result, self.out, measured.started, device=placed.device, check=check)
+        result = ship_llm(result, self.out, device=placed.device, check=check)
+        return result.model_copy(update={"seconds": round(time.monotonic() - measured.started, 3)})
 
     def history(self, measured: _Measured, device: str | None) -> tuple[list[SweptLevel], str | None]:
         return llm_swept_levels(measured.runs), device
