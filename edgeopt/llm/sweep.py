@@ -3,9 +3,12 @@ scored against its runtime's FP32 export on a held-out text and benched on one s
 that keeps ``--min-retention`` is recommended, shipped as a deployment and re-scored from its files alone
 (:mod:`.sweep_check`; docs/llm.md, "Retention and sweep", "Shipped check").
 
-The levels are built here first (:mod:`.sweep_build`), then measured through one runner (:func:`measure_levels`)
-and turned into the result (:func:`finish_llm_sweep`); a fleet sweep (:mod:`.sweep_fleet`) builds once and runs
-the last two steps on each device, then records the history here.
+The sweep is the one flow of every kind (:func:`edgeopt.sweep.flow.run_sweep_flow`) with this kind's plan,
+:class:`LlmSweep`: the levels are built first (:mod:`.sweep_build`), then measured through one runner
+(:func:`measure_levels`), recommended and charted, shipped and re-checked; the flow records the
+history and writes ``sweep.json``. A fleet sweep (:mod:`.sweep_fleet`) builds once and runs the measuring and
+shipping steps on each device (:func:`edgeopt.sweep.flow.measure_on` of the same plan), then records the history
+on the host.
 
 The references are scored with every float computed in FP32 (OpenVINO: ``inference_precision: f32``, since its
 CPU plugin runs FP32 in BF16 on AMX/AVX512_BF16 by default); every level, the FP32 export included, is scored and
@@ -16,18 +19,18 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._version import __version__
 from ..bench.llm import bench_llm
 from ..deploy import decision_cpu_flags
-from ..fsutil import atomic_write_text
 from ..registry import get_runtime
 from ..runners import AgentError, Runner
-from ..runners.select import use_runner
 from ..settings import RemoteSpec
-from ..sweep.run import device_name
+from ..sweep.flow import Placement, run_sweep_flow
 from .retention import Scores, compare, read_text, score_folder, vocab_covered
 from .sweep_build import LlmBuild, Say, prepare_llm_sweep, skip_level
 from .sweep_check import LlmShipCheck
@@ -40,9 +43,10 @@ from .sweep_ship import ship_llm
 
 if TYPE_CHECKING:
     from ..bench.llm.result import LlmBenchResult
+    from ..history.sweep_runs import SweptLevel
 
-__all__ = ["LlmLevelRuns", "LlmSweepOptions", "bench_cell", "finish_llm_sweep", "measure_levels", "record_llm_levels",
-           "run_llm_sweep", "save_llm_sweep"]
+__all__ = ["LlmLevelRuns", "LlmSweep", "LlmSweepOptions", "bench_cell", "dump_llm_sweep",
+           "llm_swept_levels", "measure_levels", "run_llm_sweep"]
 
 # A measured level's row with its bench result (the history records the latter), and every level's.
 LlmLevelRun = tuple[LlmSweepLevel, "LlmBenchResult"]
@@ -115,75 +119,108 @@ def measure_levels(build: LlmBuild, opts: LlmSweepOptions, runner: Runner, *, sa
     return [(row, bench) for row, (_, bench) in zip(rows, runs, strict=True)]
 
 
-def finish_llm_sweep(build: LlmBuild, runs: LlmLevelRuns, opts: LlmSweepOptions, out: Path, *,
-                     runner_name: str, target: str, warnings: list[str], started: float,
-                     device: str | None = None, group_id: str | None = None,
-                     check: LlmShipCheck | None = None) -> LlmSweepResult:
-    """Record the levels in the history (``opts.history_db``), recommend, chart, ship ``<out>/recommended``
-    (``measured.device`` = ``device``), re-check it from its files alone, and write ``<out>/sweep.json``; the
-    result.
-
-    Args:
-        device: the device's inventory name (the deployment's and the history's; None: the runner's address).
-        group_id: the history group of the levels' runs (a fleet run's id; None: one for this sweep).
-        check: the runner and reference scores the shipped folder is re-scored with (None: not re-checked).
-    """
-    out.mkdir(parents=True, exist_ok=True)
-    rows = [row for row, _ in runs]
-    ids = record_llm_levels(runs, build, opts, warnings, device=device, group_id=group_id)
-    rec, constraint, front = recommend_llm(rows, opts.min_retention, build.metric)
-    plot = write_llm_plot(rows, out / "pareto.svg", opts.min_retention, rec)
-    result = LlmSweepResult(
-        edgeopt_version=__version__, model=str(build.src.resolve()), model_sha256=build.digest, target=target,
-        runner=runner_name, eval_text=str(build.eval_text), eval_text_sha256=build.eval_sha256,
-        metric=build.metric, min_retention=opts.min_retention, retention_settings=opts.retention,
-        workload=opts.workload.request_dict(), levels=rows, pareto=front, recommendation=rec,
-        binding_constraint=constraint, plot=str(plot), out_dir=str(out), seconds=0.0,
-        cpu=rows[0].cpu if rows else "", history_run_ids=ids, warnings=warnings)
-    result = ship_llm(result, out, device=device, check=check)
-    result = result.model_copy(update={"seconds": round(time.monotonic() - started, 3)})
-    save_llm_sweep(result, out)
-    return result
+def dump_llm_sweep(result: LlmSweepResult) -> str:
+    """``sweep.json``'s text."""
+    return json.dumps(result.model_dump(mode="json"), indent=2) + "\n"
 
 
-def save_llm_sweep(result: LlmSweepResult, out: Path) -> None:
-    """``<out>/sweep.json``, written whole or not at all."""
-    atomic_write_text(out / "sweep.json", json.dumps(result.model_dump(mode="json"), indent=2) + "\n")
+def llm_swept_levels(runs: LlmLevelRuns) -> list[SweptLevel]:
+    """The measured levels as the history keeps them (``name@runtime``, retention, verdict, bench)."""
+    from ..history.sweep_runs import SweptLevel
+
+    return [SweptLevel(f"{row.name}@{row.runtime}", row.retention.retention, row.passed, bench) for row, bench in runs]
 
 
-def record_llm_levels(runs: LlmLevelRuns, build: LlmBuild, opts: LlmSweepOptions, warnings: list[str], *,
-                      device: str | None, group_id: str | None) -> list[int]:
-    """Every measured level as a ``sweep`` run in ``opts.history_db`` (the ids; none without one); a history that
-    cannot be written is a line in ``warnings``, the sweep goes on."""
-    if opts.history_db is None or not runs:
-        return []
-    from ..history.sweep_runs import SweptLevel, record_or_warn
+@dataclass(frozen=True)
+class _Measured:
+    """The LLM sweep between its steps: every level's row and bench, the warnings so far, the reference scores
+    and the runner they were scored through (the shipped check re-scores with them), the start time."""
 
-    levels = [SweptLevel(f"{row.name}@{row.runtime}", row.retention.retention, row.passed, bench)
-              for row, bench in runs]
-    return record_or_warn(opts.history_db, levels, warnings, model_sha256=build.digest, device=device,
-                          group_id=group_id)
+    runs: LlmLevelRuns
+    warnings: list[str]
+    references: dict[str, Scores]
+    placed: Placement
+    started: float
+
+
+@dataclass
+class LlmSweep:
+    """The generative kind's :class:`~edgeopt.sweep.flow.SweepPlan`: the levels built first (``prepare``), then
+    scored against their runtime's FP32 reference and benched, ranked in interleaved rounds, recommended, charted,
+    shipped and re-scored from the shipped files through the same runner."""
+
+    src: Path
+    opts: LlmSweepOptions
+    out: Path
+    say: Say
+    started: float = field(default_factory=time.monotonic)
+    build: LlmBuild | None = None  # the levels, built by prepare() (a fleet device: the host's, already built)
+    root: Path | None = None  # where the built levels are on this worker (None: ``build.levels_dir``)
+    eval_text: Path | None = None  # where the eval text is on this worker (None: ``opts.eval_text``)
+    runner_name: str | None = None  # the result's ``runner`` (None: the placed runner's name)
+
+    @property
+    def history_db(self) -> str | Path | None:
+        return self.opts.history_db
+
+    def built(self) -> LlmBuild:
+        """The levels: built into ``<out>/levels`` on first use (a fleet device is handed the host's)."""
+        if self.build is None:
+            self.build = prepare_llm_sweep(self.src, self.opts, self.out / "levels", self.say)
+        return self.build
+
+    def prepare(self) -> None:
+        self.built()
+
+    def session(self, runner: Runner) -> AbstractContextManager[Runner]:
+        return nullcontext(runner)  # each score and bench is a fresh agent process
+
+    def measure(self, placed: Placement) -> _Measured:
+        build = self.built()
+        warnings = list(build.warnings)
+        references: dict[str, Scores] = {}
+        runs = measure_levels(build, self.opts, placed.served, say=self.say, warnings=warnings, root=self.root,
+                              eval_text=self.eval_text, references=references)
+        return _Measured(runs, warnings, references, placed, self.started)
+
+    def recommend(self, measured: _Measured) -> LlmSweepResult:
+        build, opts, p = self.built(), self.opts, measured.placed
+        self.out.mkdir(parents=True, exist_ok=True)
+        rows = [row for row, _ in measured.runs]
+        rec, constraint, front = recommend_llm(rows, opts.min_retention, build.metric)
+        plot = write_llm_plot(rows, self.out / "pareto.svg", opts.min_retention, rec)
+        return LlmSweepResult(
+            edgeopt_version=__version__, model=str(build.src.resolve()), model_sha256=build.digest,
+            target=p.target or "local", runner=self.runner_name or p.runner.name, eval_text=str(build.eval_text),
+            eval_text_sha256=build.eval_sha256, metric=build.metric, min_retention=opts.min_retention,
+            retention_settings=opts.retention, workload=opts.workload.request_dict(), levels=rows, pareto=front,
+            recommendation=rec, binding_constraint=constraint, plot=str(plot), out_dir=str(self.out), seconds=0.0,
+            cpu=rows[0].cpu if rows else "", warnings=measured.warnings)
+
+    def ship(self, measured: _Measured, result: LlmSweepResult, placed: Placement) -> LlmSweepResult:
+        # the shipped folder is re-scored through the same runner, against the same reference scores
+        text = read_text(self.eval_text if self.eval_text is not None else self.opts.eval_text)
+        check = LlmShipCheck(placed.served, measured.references, text, self.opts.retention)
+        result = ship_llm(result, self.out, device=placed.device, check=check)
+        return result.model_copy(update={"seconds": round(time.monotonic() - measured.started, 3)})
+
+    def history(self, measured: _Measured, device: str | None) -> tuple[list[SweptLevel], str | None]:
+        return llm_swept_levels(measured.runs), device
+
+    def dump(self, result: LlmSweepResult) -> str:
+        return dump_llm_sweep(result)
 
 
 def run_llm_sweep(model: str | Path, opts: LlmSweepOptions, *, target: str | None = None, runner: Runner | None = None,
                   remote: RemoteSpec | None = None, say: Say | None = None) -> LlmSweepResult:
-    """Build, score, bench every level of ``model``; recommend and ship the fastest passing one.
+    """Build, score, bench every level of ``model``; recommend and ship the fastest passing one
+    (:func:`edgeopt.sweep.flow.run_sweep_flow` of :class:`LlmSweep`).
 
     Raises:
         InputError: a bad folder, text, calibration text, metric, level or runtime name (exit 2).
         RunnerError: the agent or a runtime failed (exit 3).
     """
-    start, say = time.monotonic(), say or (lambda _text: None)
     src = Path(model)
     out = Path(opts.out_dir) if opts.out_dir is not None else Path("out") / f"{src.name}.llm-sweep"
-    build = prepare_llm_sweep(src, opts, out / "levels", say)
-    warnings = list(build.warnings)
-    with use_runner(runner, remote, target) as placed:
-        references: dict[str, Scores] = {}
-        runs = measure_levels(build, opts, placed.runner, say=say, warnings=warnings, references=references)
-        runner_name, target_name = placed.runner.name, placed.target or "local"
-        device = device_name(remote, placed.runner)
-        # the shipped folder is re-scored through the same runner, against the same reference scores
-        check = LlmShipCheck(placed.runner, references, read_text(opts.eval_text), opts.retention)
-        return finish_llm_sweep(build, runs, opts, out, runner_name=runner_name, target=target_name,
-                                warnings=warnings, started=start, device=device, check=check)
+    plan = LlmSweep(src, opts, out, say or (lambda _text: None))
+    return run_sweep_flow(plan, runner=runner, remote=remote, target=target)

@@ -7,10 +7,11 @@ selection, deadlines, executor session, jobs and the fleet's result are its):
    ``<out>/host/levels`` (the exporters need torch), the eval text copied beside them; that folder is the bundle
    every device job reads, by content hash (:class:`ModelRef`: a shared path, or its bytes under Ray).
 2. On each device (:class:`LlmMeasure`, in the driver's job): each level scored against that device's own FP32
-   reference and benched there (:func:`~.sweep.measure_levels`, as the single sweep does over ``--host``), then the
-   ranking, ``sweep.json``, ``pareto.svg`` and the recommendation as a deployment in ``devices/<name>/recommended/``
-   (``measured.device`` = the inventory name), re-scored from its files alone through the same runner against the
-   same reference scores (:func:`~.sweep.finish_llm_sweep`, the shipped check of :mod:`.sweep_check`).
+   reference and benched there, then the ranking, ``sweep.json``, ``pareto.svg`` and the recommendation as a
+   deployment in ``devices/<name>/recommended/`` (``measured.device`` = the inventory name), re-scored from its
+   files alone through the same runner against the same reference scores: the single sweep's own steps
+   (:func:`edgeopt.sweep.flow.measure_on` of :class:`~.sweep.LlmSweep`, as it runs over ``--host``; the shipped
+   check of :mod:`.sweep_check`).
 3. Here, per device: its levels in the history (grouped by the fleet run), its ``sweep.json`` with them; where the
    worker did not share this machine's paths, the chart redrawn and the recommendation re-shipped from the host's
    own level folders with the device's check (the same files, by hash). The fleet's result in
@@ -22,7 +23,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
@@ -44,11 +45,10 @@ from ..sweep.fleet.result import (
     LevelSpreadBase,
     SpreadNames,
 )
+from ..sweep.flow import measure_on, record_history, save_sweep
 from ..sweep.ship.deployment import discard
-from .retention import Scores, read_text
-from .sweep import LlmLevelRun, finish_llm_sweep, measure_levels, record_llm_levels, save_llm_sweep
+from .sweep import LlmLevelRun, LlmSweep, dump_llm_sweep, llm_swept_levels
 from .sweep_build import LlmBuild, Say, prepare_llm_sweep
-from .sweep_check import LlmShipCheck
 from .sweep_options import LlmSweepOptions
 from .sweep_rank import write_llm_plot
 from .sweep_result import LlmSweepLevel, LlmSweepResult
@@ -108,17 +108,13 @@ class LlmMeasure:
     options: LlmSweepOptions
 
     def __call__(self, on: OnDevice, runner: Runner) -> dict[str, Any]:
-        started = time.monotonic()
-        warnings = list(self.build.warnings)
-        references: dict[str, Scores] = {}
-        text = on.root / EVAL_FILE
-        runs = measure_levels(self.build, self.options, runner, say=on.phase, warnings=warnings,
-                              root=on.root / LEVELS_DIR, eval_text=text, references=references)
-        # the shipped folder re-scored through this device's runner, against this device's reference scores
-        check = LlmShipCheck(runner, references, read_text(text), self.options.retention)
-        result = finish_llm_sweep(self.build, runs, replace(self.options, history_db=None), on.out,
-                                  runner_name=on.runner_name, target=on.target, warnings=warnings, started=started,
-                                  device=on.device, check=check)
+        # the one sweep's steps 3-4 on this device (the shipped folder re-scored through its runner, against its
+        # reference scores); the history is the host's
+        plan = LlmSweep(self.build.src, self.options, on.out, on.phase, build=self.build, root=on.root / LEVELS_DIR,
+                        eval_text=on.root / EVAL_FILE, runner_name=on.runner_name)
+        swept = measure_on(plan, runner, on.target, on.device)
+        result, runs = swept.result, swept.measured.runs
+        save_sweep(plan.dump(result), on.out)
         if not on.shared:  # the host re-ships from its own level folders: this worker's copy is not kept
             shutil.rmtree(on.out, ignore_errors=True)
         rec = result.recommendation
@@ -190,12 +186,12 @@ class LlmPlan(FleetSweepPlan[LlmHost]):
         result, runs = row.result, row.level_runs
         if Path(result.out_dir) != dev_out:
             result, runs = _rehome(result, runs, host.build, dev_out, row.device)
-        warnings = list(result.warnings)  # the history's warning, if any, is added to it
-        ids = record_llm_levels(runs, host.build, self.options, warnings, device=row.device, group_id=fleet_id)
-        result = result.model_copy(update={"history_run_ids": ids, "warnings": warnings})
-        save_llm_sweep(result, dev_out)
-        return row.model_copy(update={"result": result, "level_runs": [], "history_run_ids": ids,
-                                      "device_warnings": warnings[len(host.build.warnings):]})
+        # the history's warning, if any, is added to its warnings
+        result = record_history(result, llm_swept_levels(runs), self.options.history_db, device=row.device,
+                                group_id=fleet_id)
+        save_sweep(dump_llm_sweep(result), dev_out)
+        return row.model_copy(update={"result": result, "level_runs": [], "history_run_ids": result.history_run_ids,
+                                      "device_warnings": result.warnings[len(host.build.warnings):]})
 
     def fields(self, host: LlmHost, rows: list[Row]) -> dict[str, Any]:
         return {"model": str(self.model), "model_sha256": host.build.digest, "warnings": [

@@ -17,11 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..fsutil import atomic_write_text
-from ..reports import svg
-from ..reports.charts.pareto import ParetoContext, ParetoPoint, pareto_chart
+from ..reports.charts.pareto import ParetoContext, ParetoPoint
 from ..sweep.rank.decide import Candidate, decide
 from ..sweep.rank.pareto import pareto_indices
+from ..sweep.report import write_pareto
 from .sweep_result import LlmRecommendation, LlmSweepLevel
 
 
@@ -91,6 +90,4 @@ def write_llm_plot(rows: Sequence[LlmSweepLevel], path: Path, min_retention: flo
     index = next((i for i, r in enumerate(timed) if rec and (r.name, r.runtime) == (rec.name, rec.runtime)), None)
     ctx = ParetoContext(x_label="decode ms/token (median of the ranking rounds, else TPOT p50)", x_unit="ms/token",
                         min_retention=min_retention, recommended=index)
-    chart = pareto_chart(points, ctx=ctx, title="Pareto: decode speed vs retention")
-    atomic_write_text(path, svg.standalone(chart))
-    return path
+    return write_pareto(points, ctx, "Pareto: decode speed vs retention", path)

@@ -7,18 +7,17 @@ folder is re-scored from its files alone (:mod:`.sweep_check`, ``shipped_check``
 
 from __future__ import annotations
 
-import os
 import shutil
 import time
 from pathlib import Path
 
 from .._version import __version__
 from ..deploy import DeployedFile, Deployment, DeploymentMeasured, ShippedCheck, save_deployment
-from ..errors import EdgeoptError, first_line
 from ..fsutil import sha256_file
 from ..registry import get_format, get_runtime
 from ..sweep.fleet.rehome import kept_check
-from ..sweep.ship.deployment import RECOMMENDED_DIR, discard, publish
+from ..sweep.ship.check import record_check
+from ..sweep.ship.deployment import discard, publish, stage_with
 from .sweep_check import LlmShipCheck, check_llm_shipped
 from .sweep_levels import STAMP
 from .sweep_result import LlmSweepLevel, LlmSweepResult
@@ -76,22 +75,16 @@ def _checked_there(tmp: Path, deployment: Deployment, check: ShippedCheck, warni
 
 def _check(tmp: Path, deployment: Deployment, result: LlmSweepResult, check: LlmShipCheck | ShippedCheck | None,
            warnings: list[str]) -> ShippedCheck | None:
-    """The staged folder re-scored from its files alone (:mod:`.sweep_check`), saved in its ``deployment.json``
-    (``check`` a record: one already run on a copy of it); None, with the reason in ``warnings``, where it failed,
-    and None where ``check`` is None (the caller's warnings say why)."""
+    """The staged folder re-scored from its files alone (:mod:`.sweep_check`), saved in its ``deployment.json`` as
+    the one-pass sweep saves its own (:func:`edgeopt.sweep.ship.check.record_check`; ``check`` a record: one
+    already run on a copy of it); None, with the reason in ``warnings``, where it failed, and None where ``check``
+    is None (the caller's warnings say why)."""
     if check is None:
         return None
     if isinstance(check, ShippedCheck):
         return _checked_there(tmp, deployment, check, warnings)
-    try:
-        shipped = check_llm_shipped(tmp, result.metric, check)
-    except EdgeoptError as exc:  # as the one-pass sweep: the folder is still written, the warning says why
-        warnings.append(f"shipped check of {deployment.name} not run: {first_line(exc)}")
-        return None
-    save_deployment(tmp, deployment.model_copy(update={"shipped_check": shipped}))
-    if shipped.note:
-        warnings.append(f"recommended {deployment.name}: {shipped.note}")
-    return shipped
+    run = check
+    return record_check(tmp, deployment, lambda: check_llm_shipped(tmp, result.metric, run), warnings)
 
 
 def ship_llm(result: LlmSweepResult, out: Path, device: str | None = None,
@@ -106,13 +99,10 @@ def ship_llm(result: LlmSweepResult, out: Path, device: str | None = None,
         discard(out)
         return result
     row = next(r for r in result.levels if (r.name, r.runtime) == (rec.name, rec.runtime))
-    tmp = out / f".{RECOMMENDED_DIR}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    tmp, deployment = stage_with(
+        out, lambda folder: _deployment(row, _copy(Path(row.folder), folder, entry_file(row.runtime)), result, device))
     warnings = list(result.warnings)
     try:
-        deployment = _deployment(row, _copy(Path(row.folder), tmp, entry_file(row.runtime)), result, device)
-        save_deployment(tmp, deployment)
         shipped = _check(tmp, deployment, result, check, warnings)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

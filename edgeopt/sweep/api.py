@@ -1,9 +1,9 @@
 """``edgeopt.sweep``: compression levels x runtimes on the target, retention measured there, one recommendation.
 
 The public entry points (:func:`sweep`, :func:`run_sweep`) and the history hook; the options are in
-:mod:`.options`, the run itself in :mod:`.run`. ``sweep.json`` and ``pareto.svg`` are written atomically. Cached
-levels (same model, recipe config, target, runtime version, eval data, metric) are read back, so an interrupted
-sweep resumes where it stopped.
+:mod:`.options`, the flow every kind's sweep runs in :mod:`.flow`, the one-pass kind's steps in :mod:`.run`.
+``sweep.json`` and ``pareto.svg`` are written atomically. Cached levels (same model, recipe config, target,
+runtime version, eval data, metric) are read back, so an interrupted sweep resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -16,13 +16,10 @@ from ..calib import ImagePreprocessing
 from ..dispatch import entry, kind_of
 from ..errors import InputError
 from ..evaluation import MetricSpec
-from ..fsutil import atomic_write_text
 from ..registry import KindDescriptor
 from ..runners import Runner
-from ..runners.select import use_runner
 from ..settings import MeasureSettings, RemoteSpec, build, refuse_shadowed
-from ..targets import load_registry
-from ..untrusted import for_json
+from .flow import run_sweep_flow
 from .levels import Progress
 from .options import (  # noqa: F401 - re-exported: the sweep's public names stay importable from here
     DEFAULT_RECIPES,
@@ -36,6 +33,7 @@ from .request import SweepRequest
 from .result import SweepResult
 from .run import (  # noqa: F401 - re-exported
     LevelRuns,
+    OnePassSweep,
     Prebuilt,
     artifact_for,
     available_runtimes,
@@ -43,10 +41,10 @@ from .run import (  # noqa: F401 - re-exported
     float_options,
     measure_sweep,
     sweep_threads,
+    swept_levels,
 )
 
 if TYPE_CHECKING:
-    from ..history.sweep_runs import SweptLevel
     from ..llm.sweep_result import LlmSweepResult
 
 
@@ -156,20 +154,8 @@ def run_sweep(
     Raises:
         InputError: bad model, eval data, metric, recipe or option (exit 2). RunnerError: device failure (exit 3).
     """
-    model_path = Path(model)
-    check_inputs(model_path, options)
-    with use_runner(runner, remote, target) as placed:
-        tgt = load_registry(extra_dirs=targets_dirs).get(placed.target or "local")
-        result, runs = measure_sweep(model_path, options, measure, tgt, placed.runner, progress=progress,
-                                     targets_dirs=tuple(targets_dirs), device=device_name(remote, placed.runner))
-    if options.history_db is not None:
-        from ..history.sweep_runs import record_or_warn
-
-        warnings = list(result.warnings)
-        ids = record_or_warn(options.history_db, swept_levels(runs), warnings, model_sha256=result.model_sha256)
-        result = result.model_copy(update={"history_run_ids": ids, "warnings": warnings})
-    atomic_write_text(Path(result.out_dir) / "sweep.json", for_json(result.model_dump_json(indent=2)) + "\n")
-    return result
+    plan = OnePassSweep(Path(model), options, measure, progress, tuple(targets_dirs))
+    return run_sweep_flow(plan, runner=runner, remote=remote, target=target)
 
 
 def record_levels(history_db: str | Path, runs: LevelRuns, result: SweepResult, *, device: str | None = None,
@@ -184,10 +170,3 @@ def record_levels(history_db: str | Path, runs: LevelRuns, result: SweepResult, 
 
     return record_sweep_levels(history_db, swept_levels(runs), model_sha256=result.model_sha256, device=device,
                                group_id=group_id)
-
-
-def swept_levels(runs: LevelRuns) -> list[SweptLevel]:
-    """The fresh levels as the history keeps them (``recipe/runtime``, retention, verdict, bench)."""
-    from ..history.sweep_runs import SweptLevel
-
-    return [SweptLevel(f"{lvl.recipe}/{lvl.runtime}", lvl.retention, lvl.passed, bench) for lvl, bench in runs]

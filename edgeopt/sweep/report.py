@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..fsutil import atomic_write_text
 from ..reports import svg
-from ..reports.charts.pareto import pareto_chart
+from ..reports.charts.pareto import ParetoContext, ParetoPoint, pareto_chart
 from .plot_inputs import pareto_inputs
 from .result import Level, Recommendation
 
@@ -54,6 +54,11 @@ def write_plot(levels: Sequence[Level], objective: str, path: Path, *, min_reten
     """Scatter of objective vs retention with the frontier, the threshold, the FPS budget (on a latency chart: the
     budget bounds p99, the axis is p50), the recommendation and the ranking intervals (docs/charts.md)."""
     points, ctx = pareto_inputs(levels, objective, min_retention=min_retention, fps=fps, recommendation=recommendation)
-    text = svg.standalone(pareto_chart(points, ctx=ctx, title=f"Pareto: {objective} vs retention"))
-    atomic_write_text(path, text)
+    return write_pareto(points, ctx, f"Pareto: {objective} vs retention", path)
+
+
+def write_pareto(points: Sequence[ParetoPoint], ctx: ParetoContext, title: str, path: Path) -> Path:
+    """Every kind's frontier plot: ``points`` (objective vs retention) as a standalone SVG in ``path``, written whole
+    or not at all."""
+    atomic_write_text(path, svg.standalone(pareto_chart(points, ctx=ctx, title=title)))
     return path

@@ -13,9 +13,10 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..calib import ImagePreprocessing
 from ..errors import InputError, first_line
@@ -26,11 +27,13 @@ from ..optimize import OptimizeResult, optimize_graph
 from ..passes.base import ArtifactFormat
 from ..recipes import load_recipe
 from ..registry import get_runtime, loaders
-from ..runners import Runner, RunnerKind
+from ..runners import Runner
 from ..runners.served import agent_session
-from ..settings import MeasureSettings, RemoteSpec
-from ..targets import Target
+from ..settings import MeasureSettings
+from ..targets import Target, load_registry
+from ..untrusted import for_json
 from .cache import LevelCache
+from .flow import Placement, device_name, measure_on
 from .honest import GraphChange, pipeline_change, steps_of
 from .int8.core import SearchPlan
 from .int8.cost_gate import headrooms
@@ -40,7 +43,7 @@ from .int8.search import search_int8
 from .levels import LevelTable, Progress
 from .measure import Context
 from .memory_probe import needs_probe, probe_memory
-from .options import DEFAULT_RECIPES, SweepOptions
+from .options import DEFAULT_RECIPES, SweepOptions, check_inputs
 from .rank.ceiling import ceiling_line
 from .rank.frontier import off_frontier
 from .rank.negligible import mark_negligible, negligible_note
@@ -51,6 +54,12 @@ from .result import Int8SearchResult, Level, Recommendation, SweepResult
 from .ship.check import ship
 from .ship.deployment import SweepFacts
 from .snapshot import snapshot_model
+
+if TYPE_CHECKING:
+    from ..history.sweep_runs import SweptLevel
+
+__all__ = ["LevelRuns", "OnePassSweep", "Prebuilt", "artifact_for", "available_runtimes", "device_name",
+           "float_options", "measure_sweep", "swept_levels", "sweep_threads"]
 
 # A recipe built before the sweep (a fleet sweep's host side): its optimize result, or why it does not apply.
 Prebuilt = Mapping[str, OptimizeResult | str]
@@ -74,40 +83,94 @@ def available_runtimes(runner: Runner, wanted: Sequence[str], probe: Mapping[str
     return {n: str(rts[n].get("version", "")) for n in wanted if rts.get(n, {}).get("available")}
 
 
+@dataclass(frozen=True)
+class _Measured:
+    """The one-pass sweep between its steps: the run (levels, context), the INT8 search, the start time."""
+
+    run: _SweepRun
+    search: Int8SearchResult | None
+    started: float
+
+
+@dataclass(frozen=True)
+class OnePassSweep:
+    """The one-pass (tensor) kind's :class:`~.flow.SweepPlan`: the reference and the recipes' levels, the INT8
+    search and the confirmation rounds measured in one served agent, the ranking rounds, the recommendation, the
+    plot, ``recommended/`` and its shipped check.
+
+    Attributes:
+        prebuilt: recipes already optimized (a fleet sweep builds them once on the host, ``edgeopt.sweep.fleet``);
+            a recipe not in it is optimized here on first use.
+        gains_dir: the INT8 search's sensitivity/gains cache (None: its own, under the output directory).
+        tgt: the target (None: the placed one, from the registry with ``targets_dirs``).
+    """
+
+    model: Path
+    options: SweepOptions
+    settings: MeasureSettings
+    progress: Progress | None = None
+    targets_dirs: tuple[Path, ...] = ()
+    tgt: Target | None = None
+    prebuilt: Prebuilt | None = None
+    gains_dir: Path | None = None
+
+    @property
+    def history_db(self) -> str | Path | None:
+        return self.options.history_db
+
+    def prepare(self) -> None:
+        check_inputs(self.model, self.options)
+
+    def session(self, runner: Runner) -> AbstractContextManager[Runner]:
+        """Evaluations and repeated rounds: one agent process (runners.served; locally and over SSH)."""
+        return agent_session(runner, self.progress)
+
+    def measure(self, placed: Placement) -> _Measured:
+        started = time.perf_counter()
+        tgt = self.tgt or load_registry(extra_dirs=self.targets_dirs).get(placed.target or "local")
+        run = _SweepRun.start(self.model, self.options, self.settings, tgt, placed.runner, self.progress,
+                              self.targets_dirs, placed.served if placed.served is not placed.runner else None)
+        run.measure_recipes(self.prebuilt or {})
+        search = run.int8_search(self.gains_dir)
+        run.table.confirm()  # every kept latency re-measured in interleaved rounds, or marked single-run (.confirm)
+        return _Measured(run, search, started)
+
+    def recommend(self, measured: _Measured) -> SweepResult:
+        return measured.run.result(measured.search, measured.started)  # the ranking rounds run on the runner
+
+    def ship(self, measured: _Measured, result: SweepResult, placed: Placement) -> SweepResult:
+        # <out>/recommended, checked as shipped in a fresh agent (ctx.runner), with only what the deployment carries
+        run = measured.run
+        return ship(result, run.ctx, run.model, run.facts(result, placed.device))
+
+    def history(self, measured: _Measured, device: str | None) -> tuple[list[SweptLevel], str | None]:
+        return swept_levels(list(measured.run.ctx.bench_results)), None  # labelled by each result's runner
+
+    def dump(self, result: SweepResult) -> str:
+        return for_json(result.model_dump_json(indent=2)) + "\n"
+
+
+def swept_levels(runs: LevelRuns) -> list[SweptLevel]:
+    """The fresh levels as the history keeps them (``recipe/runtime``, retention, verdict, bench)."""
+    from ..history.sweep_runs import SweptLevel
+
+    return [SweptLevel(f"{lvl.recipe}/{lvl.runtime}", lvl.retention, lvl.passed, bench) for lvl, bench in runs]
+
+
 def measure_sweep(model: Path, options: SweepOptions, measure: MeasureSettings, tgt: Target, runner: Runner, *,
                   progress: Progress | None = None, targets_dirs: tuple[Path, ...] = (),
                   prebuilt: Prebuilt | None = None, gains_dir: Path | None = None,
                   device: str | None = None) -> tuple[SweepResult, LevelRuns]:
-    """The sweep's work on ``runner`` once its inputs are checked: every level, the INT8 search, the ranking;
-    also every freshly measured level's benchmark. Writes the artifacts, cache and plot, not ``sweep.json``.
+    """The sweep's work on ``runner`` once its inputs are checked (:func:`.flow.measure_on` of
+    :class:`OnePassSweep`): every level, the INT8 search, the ranking, ``recommended/``; also every freshly
+    measured level's benchmark. Writes the artifacts, cache and plot, not ``sweep.json``.
 
-    Args:
-        prebuilt: recipes already optimized (a fleet sweep builds them once on the host, ``edgeopt.sweep.fleet``);
-            a recipe not in it is optimized here on first use.
-        gains_dir: the INT8 search's sensitivity/gains cache (None: its own, under the output directory).
-        device: the inventory device it runs on (None: local, or an address without an inventory name), recorded
-            in the recommendation's deployment (``measured.device``).
+    Args: as :class:`OnePassSweep`'s; ``device``: the inventory device it runs on (None: local, or an address
+        without an inventory name), recorded in the recommendation's deployment (``measured.device``).
     """
-    started = time.perf_counter()
-    # evaluations and repeated rounds: one agent process (runners.served; locally and over SSH)
-    with agent_session(runner, progress) as served:
-        run = _SweepRun.start(model, options, measure, tgt, runner, progress, targets_dirs,
-                              served if served is not runner else None)
-        run.measure_recipes(prebuilt or {})
-        search = run.int8_search(gains_dir)
-        run.table.confirm()  # every kept latency re-measured in interleaved rounds, or marked single-run (.confirm)
-        result = run.result(search, started)  # the ranking rounds run on the runner
-    # <out>/recommended, checked as shipped in a fresh agent (ctx.runner), with only what the deployment carries
-    result = ship(result, run.ctx, run.model, run.facts(result, device))
-    return result, list(run.ctx.bench_results)
-
-
-def device_name(remote: RemoteSpec | None, runner: Runner) -> str | None:
-    """The inventory name of the device a sweep runs on, else its address (``user@host:port``); None: local."""
-    if remote is not None and remote.device:
-        return remote.device
-    info = runner.describe()
-    return info.address if info.kind == RunnerKind.REMOTE else None
+    plan = OnePassSweep(model, options, measure, progress, targets_dirs, tgt, prebuilt, gains_dir)
+    swept = measure_on(plan, runner, tgt.name, device)
+    return swept.result, list(swept.measured.run.ctx.bench_results)
 
 
 def sweep_threads(runner: Runner, threads: int, probe: Mapping[str, Any] | None = None) -> int:

@@ -9,7 +9,7 @@ line says which options the deployment needs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +98,23 @@ def check_shipped(ctx: Context, folder: Path, deployment: Deployment, reference:
     return shipped_record(deployment, deployment.files, shipped, defaults)
 
 
+def record_check(folder: Path, deployment: Deployment, run: Callable[[], ShippedCheck],
+                 warnings: list[str]) -> ShippedCheck | None:
+    """Run a kind's shipped check of the staged ``folder`` and save it in its ``deployment.json``
+    (``shipped_check``), its note a line in ``warnings``; a check that cannot run (the folder's files differ from
+    the record, the agent could not load them) is None with the reason in ``warnings``: the folder is still
+    written, the warning says why."""
+    try:
+        check = run()
+    except EdgeoptError as exc:
+        warnings.append(f"shipped check of {deployment.name} not run: {first_line(exc)}")
+        return None
+    save_deployment(folder, deployment.model_copy(update={"shipped_check": check}))
+    if check.note:
+        warnings.append(f"recommended {deployment.name}: {check.note}")
+    return check
+
+
 def ship(result: SweepResult, ctx: Context, reference: Path, facts: SweepFacts) -> SweepResult:
     """Write ``<out>/recommended/`` for the result's recommendation, check it as shipped, and return the result with
     the deployment's options, folder and check in its recommendation (no recommendation: an old folder is removed).
@@ -116,16 +133,7 @@ def ship(result: SweepResult, ctx: Context, reference: Path, facts: SweepFacts) 
         warnings.append(f"{RECOMMENDED_DIR}/ not written for {rec.recipe}/{rec.runtime}: {first_line(exc)}; re-run "
                         "with --no-cache to rebuild its artifact")
         return result.model_copy(update={"warnings": warnings})
-    try:
-        check = check_shipped(ctx, tmp, deployment, reference)
-    except EdgeoptError as exc:
-        check = None
-        warnings.append(f"shipped check of {deployment.name} not run: {first_line(exc)}")
-    if check is not None:
-        deployment = deployment.model_copy(update={"shipped_check": check})
-        save_deployment(tmp, deployment)
-        if check.note:
-            warnings.append(f"recommended {deployment.name}: {check.note}")
+    check = record_check(tmp, deployment, lambda: check_shipped(ctx, tmp, deployment, reference), warnings)
     folder = publish(tmp, out)
     rec = rec.model_copy(update={"runtime_options": dict(deployment.runtime_options), "deployment": str(folder),
                                  "shipped_check": check})

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,18 +111,25 @@ def build_deployment(level: Level, files: Sequence[DeployedFile], facts: SweepFa
         created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
 
-def stage(out: Path, level: Level, facts: SweepFacts) -> tuple[Path, Deployment]:
-    """A fresh staging folder beside ``<out>/recommended`` with the level's files and ``deployment.json``."""
+def stage_with(out: Path, fill: Callable[[Path], Deployment]) -> tuple[Path, Deployment]:
+    """A fresh staging folder beside ``<out>/recommended``, filled by ``fill`` (it copies a kind's files there and
+    returns their deployment record), with its ``deployment.json``; removed again when anything fails (every kind's
+    sweep stages its answer here, then :func:`publish` puts it in place)."""
     tmp = out / f".{RECOMMENDED_DIR}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
-        deployment = build_deployment(level, copy_files(Path(level.artifact), tmp), facts)
+        deployment = fill(tmp)
         save_deployment(tmp, deployment)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return tmp, deployment
+
+
+def stage(out: Path, level: Level, facts: SweepFacts) -> tuple[Path, Deployment]:
+    """A fresh staging folder beside ``<out>/recommended`` with the level's files and ``deployment.json``."""
+    return stage_with(out, lambda tmp: build_deployment(level, copy_files(Path(level.artifact), tmp), facts))
 
 
 def publish(tmp: Path, out: Path) -> Path:
