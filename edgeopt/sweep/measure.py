@@ -102,13 +102,18 @@ class Context:
                  options: dict[str, Any] | None = None) -> tuple[float, float]:
         """(metric value, retention) of ``artifact`` on ``runtime`` vs the reference model on the same runtime; a
         self-contained ONNX file whose bytes were scored before with the same options is not evaluated again (the
-        INT8 search writes its chosen float set to the trial's own file after evaluating it)."""
+        INT8 search writes its chosen float set to the trial's own file after evaluating it), nor is the reference
+        model with the reference's options (its outputs are the reference)."""
         key = score_key(artifact, runtime, reference, self.options(runtime, options))
         if key is not None and key in self.scores:
             return self.scores[key]
         ref_outs, ref_names = self.reference(reference, runtime)
-        outs, names, _ = device_outputs(artifact, self.eval_npz, runtime=runtime, runner=self.warm_runner,
-                                        runtime_options=self.options(runtime, options), threads=self.measure.threads)
+        if artifact == reference and self.options(runtime, options) == self.options(runtime):
+            outs, names = ref_outs, ref_names  # the reference itself (the fp32 level): its outputs are the reference
+        else:
+            outs, names, _ = device_outputs(artifact, self.eval_npz, runtime=runtime, runner=self.warm_runner,
+                                            runtime_options=self.options(runtime, options),
+                                            threads=self.measure.threads)
         ref = self.selection.pick(ref_outs, ref_names)
         out = self.selection.pick(outs, names)
         score = retention(self.metric, ref, out.astype(ref.dtype, copy=False), self.labels)

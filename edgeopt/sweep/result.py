@@ -204,6 +204,12 @@ class Int8SearchResult(BaseModel):
         default_factory=dict, description="Seconds per phase of the search (variants, calibration, range_repair, "
         "nncf_repair, gains_profile, float_set_evals, device_trials, sensitivity, narrow, adopt, ...), each without "
         "the phases nested in it, so they add up to ``seconds``; host_checks_within: the host checks' share of them.")
+    work: dict[str, int] = Field(
+        default_factory=dict, description="What the search did, counted (docs/sweep.md, 'What the search reuses "
+        "and skips'): quantize_builds (quantize_int8 runs), calibrations (those of them that ran the calibrator: no "
+        "cached ranges), gain_profiles (per-layer gains profiled on the device, not read from the gains cache), "
+        "device_evaluations (float-set candidates evaluated on the device), device_trials (trials measured, not "
+        "read from the level cache), host_checks (host-side scorings).")
 
 
 class SweepResult(BaseModel):

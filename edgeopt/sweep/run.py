@@ -36,7 +36,7 @@ from .cache import LevelCache
 from .flow import Placement, device_name, measure_on
 from .honest import GraphChange, pipeline_change, steps_of
 from .int8.core import SearchPlan
-from .int8.cost_gate import headrooms
+from .int8.cost_gate import headrooms, search_runtime
 from .int8.latency import hopeless_runtimes, int8_runtimes
 from .int8.precision import LowBranch, low_branches, low_precision_int8_level
 from .int8.search import search_int8
@@ -367,12 +367,13 @@ class _SweepRun:
             return None
         self.emit({"event": "info", "message": f"int8 retention {int8_fails[0].retention:.4f} < {opts.min_retention}: "
                                                "searching for an accuracy-aware INT8 config"})
-        plan = SearchPlan(runtime=hopeful[0], rts=tuple(self.rts), out=self.out / "int8-search", skip=skip,
+        heads = headrooms(self.table.levels, int8_runtimes(self.rts))
+        plan = SearchPlan(runtime=search_runtime(hopeful, heads), rts=tuple(self.rts), out=self.out / "int8-search",
+                          skip=skip,
                           calib=opts.calib or self.eval_npz, max_trials=opts.max_trials,
                           max_seconds=opts.max_search_s, targets_dirs=self.targets_dirs,
                           nncf_budget_s=opts.nncf_budget_s, gains_dir=gains_dir,
-                          low_precision=self.low_precision_branches(),
-                          headroom=headrooms(self.table.levels, int8_runtimes(self.rts)))
+                          low_precision=self.low_precision_branches(), headroom=heads)
         return search_int8(self.model, ctx=self.ctx, plan=plan, run_level=self.table, emit=self.emit)
 
     def low_precision_branches(self) -> dict[str, LowBranch]:

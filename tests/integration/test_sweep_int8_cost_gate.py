@@ -11,11 +11,13 @@ from typing import Any
 import onnxruntime as ort
 
 from edgeopt.evaluation import parse_output, resolve_metric
+from edgeopt.optimize import optimize_graph
 from edgeopt.runners.local import LocalRunner
 from edgeopt.sweep.cache import LevelCache
 from edgeopt.sweep.int8.core import SearchPlan
 from edgeopt.sweep.int8.cost_gate import Headroom
 from edgeopt.sweep.int8.search import search_int8
+from edgeopt.sweep.int8.steps import QUANT_OPS, search_recipe
 from edgeopt.sweep.levels import LevelTable
 from edgeopt.sweep.measure import Context
 from edgeopt.sweep.options import level_settings
@@ -62,6 +64,13 @@ def test_the_range_repair_is_skipped_when_the_ceiling_cannot_beat_the_best_passi
     assert any("no range repair on onnxruntime" in str(e.get("message")) for e in events)
     assert gate["decisions"]["variants_and_refine"].startswith("skipped:"), "all-INT8 variants cannot beat it either"
     assert [t.label for t in search.trials] == ["default"] and search.sensitivity == []
+    # no mix there can beat it either: no per-layer profile is taken for a float set that would evaluate nothing
+    assert gate["decisions"]["float_set"].startswith("skipped: the INT8 ceiling")
+    assert search.float_sets[RT]["strategy"] == "skipped" and search.float_sets[RT]["profiled"] is False
+    assert "gains_profile" not in search.phase_seconds and not (tmp_path / "int8-search" / "gains").exists()
+    assert search.work == {"quantize_builds": 1, "calibrations": 1, "gain_profiles": 0, "device_evaluations": 0,
+                           "device_trials": 1, "host_checks": 0}
+    assert any("no float set on onnxruntime" in str(e.get("message")) for e in events)
 
 
 def test_the_range_repair_runs_and_is_recorded_when_the_ceiling_can_beat_it(tmp_path: Path) -> None:
@@ -73,6 +82,23 @@ def test_the_range_repair_runs_and_is_recorded_when_the_ceiling_can_beat_it(tmp_
     assert search.chosen is not None and search.chosen.label.startswith("range repair on onnxruntime")
     assert search.float_nodes == [] and search.phase_seconds["calibration"] > 0
     assert search.range_repair["host_checks_reused"] == 0
+    # each calibration method ran once; the min-max model is the default trial's, not quantized again
+    methods = set(search.range_repair["calibration_seconds"])
+    assert "minmax" in methods and not (tmp_path / "int8-search" / "range-repair" / "minmax").exists()
+    assert search.work["calibrations"] == len(methods)
+    assert search.work["quantize_builds"] == len(methods) + 1, "the other methods' builds and the repaired model"
+    _same_as_a_minmax_build(tmp_path, search)
     again, _ = _search(tmp_path, _headroom(ceiling_ms=2.0, best_ms=4.0), threshold=0.9)  # another threshold
     assert again.range_repair is not None and again.range_repair["host_checks_reused"] >= 1
     assert again.phase_seconds.get("host_checks_within", 0.0) < search.phase_seconds["host_checks_within"]
+
+
+def _same_as_a_minmax_build(tmp_path: Path, search: Int8SearchResult) -> None:
+    """The default trial's model is byte for byte the range repair's min-max build (same base, cached ranges)."""
+    cfg = {"op_types_to_quantize": QUANT_OPS, "calibration_method": "minmax",
+           "advanced": {"calibration_cache": str(next((tmp_path / "int8-search" / "calib").glob("minmax-*.json")))}}
+    res = optimize_graph(tmp_path / "int8-search" / "base" / "named.onnx", target="local", calib=tmp_path / "calib.npz",
+                         recipe=search_recipe("minmax", [{"pass": "quantize_int8", "config": cfg}]),
+                         out_dir=tmp_path / "minmax-build", fidelity=False, bench=False)
+    default = next(t for t in search.trials if t.label == "default")
+    assert Path(res.final.path).read_bytes() == Path(default.artifact).read_bytes()

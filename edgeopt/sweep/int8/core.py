@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -113,6 +114,7 @@ class SearchCore:
         self.layers_by_rt: dict[str, list[dict[str, Any]]] = {}  # per runtime: the adopted config, layer by layer
         self.cost_gate: dict[str, dict[str, Any]] = {rt: h.record() for rt, h in plan.headroom.items()}
         self._host: HostEval | None = None
+        self.work: Counter[str] = Counter()  # what the search did, counted (``int8_search.work``, :meth:`counts`)
 
     @contextmanager
     def timed(self, phase: str) -> Iterator[None]:
@@ -135,6 +137,23 @@ class SearchCore:
             out["host_checks_within"] = round(self._host.seconds, 2)
         out["other"] = round(max(0.0, time.perf_counter() - self.started - sum(self.phases.values())), 2)
         return out
+
+    def count_build(self, cfg: dict[str, Any]) -> None:
+        """Count one ``quantize_int8`` build of ``cfg`` about to run, and whether it calibrates (no calibration
+        cache, or its file not written yet) or reads cached ranges."""
+        self.work["quantize_builds"] += 1
+        cache = (cfg.get("advanced") or {}).get("calibration_cache")
+        if not cache or not Path(str(cache)).is_file():
+            self.work["calibrations"] += 1
+
+    def counts(self) -> dict[str, int]:
+        """``int8_search.work``: builds, calibrations, profiles, device evaluations and trials, host checks."""
+        evals = sum(int(f.get("evaluations") or 0) for f in [*self.float_sets.values(),
+                                                              *self.low_float_sets.values()])
+        return {"quantize_builds": self.work["quantize_builds"], "calibrations": self.work["calibrations"],
+                "gain_profiles": self.cache.gains_written, "device_evaluations": evals,
+                "device_trials": self.work["device_trials"],
+                "host_checks": self._host.calls if self._host is not None else 0}
 
     def host_eval(self) -> HostEval:
         """The host-side proxy of the sweep's retention (one per search: the reference outputs are computed once)."""
@@ -165,6 +184,8 @@ class SearchCore:
     def record_trial(self, label: str, cfg: dict[str, Any], lvl: Level, precision: str | None = None) -> None:
         """Add a measured trial (announced as an ``int8_trial`` event); ``best.onnx`` follows the keeper."""
         row = self.state.record(label, cfg, lvl, precision)
+        if not lvl.cached:
+            self.work["device_trials"] += 1
         self.emit({"event": "int8_trial", **row.model_dump(mode="json", exclude={"config"})})
         out = self.plan.out
         keep = lvl.artifact.endswith(".onnx") and Path(lvl.artifact).is_file()  # best.onnx: ONNX trials only

@@ -24,7 +24,7 @@ is recorded with its reason in ``sweep.json``'s ``int8_search.cost_gate``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,3 +98,11 @@ def headrooms(levels: Sequence[Any], rts: Sequence[str]) -> dict[str, Headroom]:
                            ceiling_ms_low=top.latency_ms_low, best=f"{best.recipe}@{best.runtime}",
                            best_ms=best.latency_ms, best_ms_high=best.latency_ms_high)
     return out
+
+
+def search_runtime(hopeful: Sequence[str], heads: Mapping[str, Headroom]) -> str:
+    """The runtime of the search's default trial and fallback path: the first of ``hopeful`` (the searched INT8
+    runtimes, in the sweep's order) whose INT8 ceiling can still beat the fastest passing level (or that has no
+    headroom to judge by), else the first of them: a trial measured where no INT8 model can win decides nothing
+    (PP-OCRv4 det on an AVX2 CPU: onnxruntime's INT8 is slower than its FP32, OpenVINO's is 1.4x faster)."""
+    return next((rt for rt in hopeful if rt not in heads or heads[rt].can_beat), hopeful[0])

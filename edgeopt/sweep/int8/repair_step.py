@@ -58,6 +58,7 @@ class Repaired:
 def _build(s: SearchCore, name: str, cfg: dict[str, Any]) -> Path:
     """``s.base`` quantized by the ``quantize_int8`` pass with ``cfg`` (onnxruntime), host-side only."""
     recipe = search_recipe(f"int8-repair-{name}", [{"pass": "quantize_int8", "config": cfg}])
+    s.count_build(cfg)
     with s.timed("calibration"):
         res = optimize_graph(s.base, target=s.ctx.target, recipe=recipe, calib=s.plan.calib,
                              out_dir=s.plan.out / "range-repair" / name, fidelity=False, bench=False,
@@ -87,10 +88,15 @@ def _method_cfg(s: SearchCore, method: str) -> dict[str, Any]:
     return {"op_types_to_quantize": QUANT_OPS, "calibration_method": method, "advanced": method_advanced(s, method)}
 
 
-def range_repair(s: SearchCore) -> Repaired | None:
+def range_repair(s: SearchCore, minmax: Path | None = None) -> Repaired | None:
     """Per tensor, the calibration method keeping the most host retention; the repaired model, built by
     onnxruntime. None when no method helps (the min-max model stands) or time ran out; ``s.range_repair`` says
-    what was done either way."""
+    what was done either way.
+
+    Args:
+        minmax: the default trial's model (min-max ranges, :func:`.steps.variants`' ``default``): the same build
+            as this step's min-max one, so it is read instead of quantizing again while its calibration cache is
+            there (the ranges are read from the cache)."""
     started = time.perf_counter()
     models: dict[str, onnx.ModelProto] = {}
     ranges: dict[str, dict[str, tuple[float, float]]] = {}
@@ -117,7 +123,8 @@ def range_repair(s: SearchCore) -> Repaired | None:
                                    "activation ranges")
                 continue
             t0 = time.perf_counter()
-            models[method] = onnx.load(str(_build(s, method, _method_cfg(s, method))))
+            reuse = method == "minmax" and minmax is not None and minmax.is_file() and calib_cache(s, method).is_file()
+            models[method] = onnx.load(str(minmax if reuse else _build(s, method, _method_cfg(s, method))))
             ranges[method] = load_ranges(calib_cache(s, method))
             took[method] = round(time.perf_counter() - t0, 2)
     except EdgeoptError as exc:

@@ -72,7 +72,7 @@ class Int8Search(SearchCore):
                 self.range_repair = {"skipped": "cost gate: no searched runtime's INT8 ceiling can beat the fastest "
                                                 "passing level (int8_search.cost_gate says why)"}
             with self.timed("range_repair"):
-                repaired = range_repair(self) if worth else None
+                repaired = range_repair(self, self._default_model(tried[0])) if worth else None
             self.latency_searches(tried[0][0], repaired)
         if not tried[0][0].passed:
             with self.timed("nncf_accuracy_control"):
@@ -119,26 +119,43 @@ class Int8Search(SearchCore):
                 self.float_sets[rt] = {"strategy": "nncf repair", "evaluations": 0, "float_nodes": 0,
                                        "quantized_nodes": len(nodes), "profiled": False, "range_repaired": False}
                 continue
-            with self.timed("gains_profile"):
-                gain = gains(self.ctx, self.cache, self.base, Path(full.artifact), nodes, rt, g_cfg, self.emit)
-            head = self.plan.headroom.get(rt)
-            with self.timed("float_set_evals"):
-                choice = float_set(self.ctx, self.model, qdq, self.base_m, nodes, gain, rt,
-                                   self.plan.out / f"float-set-{rt}", QUANT_OPS,
-                                   lambda: self.budget_left(device=False),
-                                   cost_cap_ms=head.cost_cap_ms if head is not None else None)
-            self.float_sets[rt] = {"strategy": choice.strategy, "evaluations": choice.evaluations,
-                                   "float_nodes": len(choice.float_nodes), "quantized_nodes": len(nodes),
-                                   "profiled": bool(gain), "range_repaired": repaired is not None}
-            self._record_cap(rt, choice)
-            if choice.strategy not in ("none", "stopped") and self.budget_left():
-                lvl = self.float_trial(f"latency-aware on {rt}: {len(choice.float_nodes)} float nodes", q_cfg, qdq,
-                                       choice.float_nodes, runtime=rt)
-                if lvl.passed:
-                    self.chosen_by_rt[rt] = self.state.trials[-1]
+            if self.worth(rt, "float_set"):  # else no profile, no evaluation: no mix there can beat the best level
+                self._float_set(rt, Path(full.artifact), qdq, nodes, g_cfg, q_cfg, repaired is not None)
+            else:
+                self.float_sets[rt] = {"strategy": "skipped", "evaluations": 0, "quantized_nodes": len(nodes),
+                                       "profiled": False, "range_repaired": repaired is not None,
+                                       "skipped": f"cost gate: {self.plan.headroom[rt].reason()}"}
             if rt in self.plan.low_precision:
                 with self.timed("low_precision"):
                     low_search(self, self.plan.low_precision[rt], full, qdq, nodes, q_cfg)
+
+    def _float_set(self, rt: str, full: Path, qdq: onnx.ModelProto, nodes: list[str], g_cfg: dict[str, Any],
+                   q_cfg: dict[str, Any], range_repaired: bool) -> None:
+        """The cheapest float set on ``rt`` (per-layer gains profiled there, candidates evaluated there, capped by
+        the cost gate) and, unless none passed or it stopped, one device trial of it."""
+        with self.timed("gains_profile"):
+            gain = gains(self.ctx, self.cache, self.base, full, nodes, rt, g_cfg, self.emit)
+        head = self.plan.headroom.get(rt)
+        with self.timed("float_set_evals"):
+            choice = float_set(self.ctx, self.model, qdq, self.base_m, nodes, gain, rt,
+                               self.plan.out / f"float-set-{rt}", QUANT_OPS, lambda: self.budget_left(device=False),
+                               cost_cap_ms=head.cost_cap_ms if head is not None else None)
+        self.float_sets[rt] = {"strategy": choice.strategy, "evaluations": choice.evaluations,
+                               "float_nodes": len(choice.float_nodes), "quantized_nodes": len(nodes),
+                               "profiled": bool(gain), "range_repaired": range_repaired}
+        self._record_cap(rt, choice)
+        if choice.strategy not in ("none", "stopped") and self.budget_left():
+            lvl = self.float_trial(f"latency-aware on {rt}: {len(choice.float_nodes)} float nodes", q_cfg, qdq,
+                                   choice.float_nodes, runtime=rt)
+            if lvl.passed:
+                self.chosen_by_rt[rt] = self.state.trials[-1]
+
+    @staticmethod
+    def _default_model(trial: tuple[Level, str, dict[str, Any]]) -> Path | None:
+        """The default variant's quantized model (min-max ranges, every op quantized), if ``trial`` built one."""
+        lvl, label, cfg = trial
+        plain = label == "default" and set(cfg) <= {"advanced"} and lvl.artifact.endswith(".onnx")
+        return Path(lvl.artifact) if plain else None
 
     def _can_beat(self, rt: str) -> bool:
         head = self.plan.headroom.get(rt)
@@ -197,6 +214,7 @@ class Int8Search(SearchCore):
         trial_dir = self.plan.out / f"trial-{n}"
 
         def make() -> Path:
+            self.count_build(q_cfg)
             res = optimize_graph(self.base, target=self.ctx.target, recipe=recipe, calib=self.plan.calib,
                                  out_dir=trial_dir, fidelity=False, bench=False, targets_dirs=self.plan.targets_dirs)
             return Path(res.final.path)
@@ -316,6 +334,7 @@ class Int8Search(SearchCore):
             chosen_low_precision_by_runtime=dict(self.chosen_low_by_rt),
             low_precision_float_sets=dict(self.low_float_sets), skipped_runtimes=dict(self.plan.skip),
             range_repair=self.range_repair, nncf_repairs=dict(self.nncf_repairs), phase_seconds=self.phase_seconds(),
+            work=self.counts(),
             cost_gate=dict(self.cost_gate),
             layers_by_runtime={rt: [LayerRepair.model_validate(r) for r in rows]
                                for rt, rows in self.layers_by_rt.items()},

@@ -93,6 +93,7 @@ class SensitivityCache:
 
     def __init__(self, directory: Path, *, enabled: bool = True) -> None:
         self._store = LevelCache(directory, enabled=enabled)
+        self.gains_written = 0  # latency gains measured (and stored) through this cache: profiles taken
 
     def sensitivity(self, key: SensitivityKey) -> SensitivityEntry | None:
         """The cached entry for ``key``; None when absent, disabled, or written by an incompatible version."""
@@ -134,4 +135,5 @@ class SensitivityCache:
         return entry if entry is not None and entry.key == key else None
 
     def put_gains(self, entry: LatencyEntry) -> None:
+        self.gains_written += 1
         self._store.put(entry.key.digest(), entry.model_dump(mode="json"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from edgeopt.sweep.int8.cost_gate import GATE_MIN_MS, headrooms
+from edgeopt.sweep.int8.cost_gate import GATE_MIN_MS, headrooms, search_runtime
 from edgeopt.sweep.int8.float_sets import choose_float_set
 from tests.unit.sweep.level_kit import level
 
@@ -37,6 +37,20 @@ def test_a_ceiling_that_can_beat_or_tie_keeps_the_repairs() -> None:
     tie = headrooms([_lv("fp16", "openvino", 10.0, passed=True), _lv("int8", "openvino", 10.4, passed=False)],
                     ["openvino"])
     assert tie["openvino"].can_beat, "overlapping intervals: a tied INT8 level may still win the ranking on size"
+
+
+def test_the_default_trial_runs_on_the_first_runtime_whose_ceiling_can_beat_the_best_level() -> None:
+    # PP-OCRv4 det on the AVX2 VM: int8@onnxruntime 89 ms (slower than its fp32), int8@openvino 32 ms, fp32@openvino
+    # 47 ms passes; onnxruntime comes first in the sweep, so the old search measured its default trial there
+    levels = [_lv("fp32", "onnxruntime", 84.7, passed=True), _lv("fp32", "openvino", 47.2, passed=True),
+              _lv("int8", "onnxruntime", 89.0, passed=False), _lv("int8", "openvino", 32.3, passed=False)]
+    rts = ["onnxruntime", "openvino"]
+    heads = headrooms(levels, rts)
+    assert search_runtime(rts, heads) == "openvino"
+    assert search_runtime(rts, {}) == "onnxruntime", "no headroom to judge by: the sweep's order"
+    slow = headrooms([lv for lv in levels if lv.recipe == "fp32"] + [_lv("int8", "onnxruntime", 89.0, passed=False),
+                                                                      _lv("int8", "openvino", 80.0, passed=False)], rts)
+    assert not any(h.can_beat for h in slow.values()) and search_runtime(rts, slow) == "onnxruntime"
 
 
 def test_unconfirmed_levels_sub_ms_ceilings_and_no_passing_level_gate_nothing() -> None:
