@@ -4,10 +4,11 @@ A served agent keeps the models of earlier requests loaded (loaded.py), and with
 pools. ONNX Runtime's intra-op workers spin after a session's last inference (``session.intra_op.allow_spinning``,
 on by default): ~55 ms of CPU per worker, measured here on the 224x224 text-orientation classifier at 2 threads,
 stretched over ~200 ms of wall time on a loaded machine. A level timed right after another kept ORT session ran
-shares the cores with that spinning thread: on 2 cores its ORT run read 1.33x slower after another ORT session than
-after its own run (12 paired repetitions, docs/sweep.md "Sessions of other levels"), and a sweep's ranking, whose
-round order put the FP32 ORT level after an ORT level every time, called FP16 (1.3x slower in fresh processes) a
-tie with it (issue 32). A deployment runs its one model in its own process; no other session spins beside it.
+shares the cores with that spinning thread: on 2 cores FP32's ORT run read 1.16-1.36x slower after another ORT
+session's run than after its own (paired, in one process: docs/sweep.md "Sessions of other levels"), and a sweep's
+ranking, whose round order put the FP32 ORT level after an ORT level every time, called FP16 (1.3x slower in fresh
+processes) a tie with it (issue 32). A deployment runs its one model in its own process: no other session spins
+beside it.
 
 So before a run in a served agent with other models kept, the agent waits until its own process is quiet: this
 process's CPU time (every thread: the runtimes' pools included, ``time.process_time``) below :data:`QUIET_SHARE` of
