@@ -1,8 +1,9 @@
 """The measurement loop. The harness owns timing; runtimes only load and infer.
 
-Order of a run: read baseline memory -> load (timed) -> first inference (timed) -> warm-up (by count and
-time) -> timed phase (until both a minimum count and a minimum duration are met, or the watchdog; the machine's
-CPU use by other processes sampled around it: ``environment["cpu_during_timed"]``, cpu_share.py) -> peak memory.
+Order of a run: read baseline memory -> load (timed) -> in a served agent holding other models, a wait until
+their thread pools rest (quiet.py) -> first inference (timed) -> warm-up (by count and time) -> timed phase (until
+both a minimum count and a minimum duration are met, or the watchdog; the machine's CPU use by other processes
+sampled around it: ``environment["cpu_during_timed"]``, cpu_share.py) -> peak memory.
 Per-inference samples are kept raw; statistics are computed on the host.
 """
 
@@ -12,7 +13,19 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
-from . import __version__, cpu_share, environment, inputs, loaded, memory, paced, power, runtimes, static_shapes
+from . import (
+    __version__,
+    cpu_share,
+    environment,
+    inputs,
+    loaded,
+    memory,
+    paced,
+    power,
+    quiet,
+    runtimes,
+    static_shapes,
+)
 from .protocol import (
     ERROR_INPUT,
     ERROR_RUNTIME,
@@ -184,6 +197,8 @@ def run(request: Request, emit: Progress) -> RawRun:
         if reused:
             emit({"event": "phase", "phase": "load"})
         load_ns = 0 if reused else _load(rt, request, env, emit)
+        if loaded.count() > 0:  # a served agent holds other models: their thread pools rest first (quiet.py)
+            env["quiesce"] = quiet.wait_quiet()
         feeds = _feeds(rt, request, env)
         infer = rt.bind(feeds)
         first_out, first_ns = _first_inference(infer, request, env)

@@ -2,7 +2,7 @@
 
 Every level is first benched on one cell of a few repetitions (:mod:`.sweep`), which ranks levels by the load of
 the moment. Here the levels that keep the threshold are then measured **round-robin**, each round one short
-generation per level in a rotated order (:class:`edgeopt.sweep.rank.round_stats.RoundRobin`), and decided by the
+generation per level in a balanced order (:class:`edgeopt.sweep.rank.round_stats.RoundRobin`), and decided by the
 one-pass sweep's rule (:func:`edgeopt.sweep.rank.decide.decide`: paired per-round TPOT ratios with bootstrap
 intervals, "faster" only beyond them, dominance, the tie rules), so an LLM recommendation rests on a difference
 outside the measured noise, as an image model's does. A level's rounds are kept in ``sweep.json``

@@ -2,7 +2,7 @@
 
 Each side's unprofiled p50 comes from its own profile call, minutes apart on a machine whose speed drifts: two
 identical runs gave B 1.30x and 3.59x faster. Here A and B are benchmarked round-robin
-(:class:`edgeopt.sweep.rank.round_stats.RoundRobin`: every round runs both, the order rotated), and the speedup is
+(:class:`edgeopt.sweep.rank.round_stats.RoundRobin`: every round runs both, the order alternated), and the speedup is
 the median of the per-round paired ratios with its bootstrap interval
 (:func:`edgeopt.sweep.rank.round_stats.pair_ratio`), each side's latency the median of its round medians
 (:func:`edgeopt.sweep.rank.round_stats.level_stats`). An interval that covers 1 is "within noise".

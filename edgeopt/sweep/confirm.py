@@ -2,7 +2,7 @@
 
 With a served agent (:mod:`edgeopt.runners.served`) a level is not timed when it is built: its first measurement
 is :data:`FIRST_ROUNDS` round-robin rounds over every level built since the last rounds (:class:`.rank.
-decide.RoundRobin`: each round runs every level once, the order rotated every round, so a slow phase of a shared VM
+decide.RoundRobin`: each round runs every level once, in a balanced order, so a slow phase of a shared VM
 hits every level, not one), each run a third of the sweep's per-level settings (iterations, minimum duration), so the
 pooled samples support the same percentiles a single run did (:mod:`.pooled`). Issue 21: one ~1 s first pass,
 taken right after the level was built, read up to 66 % off the median of the rounds that later confirmed it, and

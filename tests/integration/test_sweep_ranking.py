@@ -3,7 +3,7 @@ one file padded with an initializer nobody reads) -> the smaller wins, in two ra
 
 The machine may drift by tens of percent between minutes (a shared VM), and once a ranking judged the two apart.
 The test therefore judges each ranking against the noise its own rounds measured: the per-round paired ratios
-``big / small`` (same round, the order rotated each round) must agree with each other at least as well as the
+``big / small`` (same round, the order alternated) must agree with each other at least as well as the
 separation the ranking made; a separation the rounds' own spread explains is the machine, not a verdict, and that
 ranking is run again (up to :data:`ATTEMPTS`). A separation the rounds agree on (a real difference, or broken
 logic) fails, and so does a tie that does not go to the smaller artifact.

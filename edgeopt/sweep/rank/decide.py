@@ -2,7 +2,7 @@
 
 One measurement of ~1 s per level ranks levels by the load of the moment (the same config measured 68.5 and
 56.2 ms in two sweeps of issue 14). Here the levels of one runtime are measured **round-robin**: every round runs
-each level once for a few samples, in an order rotated each round, so slow phases of the machine hit every level.
+each level once for a few samples, in a balanced order, so slow phases of the machine hit every level.
 A round's **median** is the unit of evidence (samples inside a round are autocorrelated; rounds much less so):
 
 - a level's latency: the median of its round medians, with a percentile-bootstrap interval

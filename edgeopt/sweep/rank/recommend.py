@@ -2,7 +2,7 @@
 
 After every level is measured, the passing levels that could win (the :data:`MAX_CANDIDATES` fastest by their
 single benchmark, within :data:`WITHIN` of the fastest) are measured again round-robin (:class:`.decide.RoundRobin`:
-:data:`ROUNDS` rounds, each level one short benchmark of :data:`RUN_S` per round, the order rotated every round),
+:data:`ROUNDS` rounds, each level one short benchmark of :data:`RUN_S` per round, in a balanced order),
 on every runtime together so one slow phase of the machine hits them all. A run warms up for 2 inferences, and
 for at least :data:`.confirm.RUN_WARMUP_S` when its model is not kept loaded in the served agent any more (the
 agent keeps 16; a sweep's levels and INT8 trials are more): a reloaded model then warms up as in the confirmation

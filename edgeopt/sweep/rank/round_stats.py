@@ -23,12 +23,32 @@ RoundSamples = Mapping[str, Sequence[Sequence[float]]]
 Measure = Callable[[str, int], Sequence[float]]
 
 
+def williams_row(n: int) -> list[int]:
+    """The first row of a Williams Latin square of ``n`` treatments: 0, 1, n-1, 2, n-2, ... Row ``r`` adds ``r``
+    (mod ``n``) to every entry; for an even ``n`` the ``n`` rows put every treatment right after every other exactly
+    once, for an odd ``n`` the rows and their reversals (``2n``) do so twice."""
+    row, low, high = [0], 1, n - 1
+    while len(row) < n:
+        row.append(low)
+        low += 1
+        if len(row) < n:
+            row.append(high)
+            high -= 1
+    return row
+
+
 @dataclass(frozen=True)
 class RoundRobin:
     """Interleaved measurement plan: ``rounds`` rounds, each running every level for ``samples_per_round``.
 
-    The first round's order is a seeded permutation of the names; each later round rotates it by one, so every
-    level runs first, last and in between equally often.
+    Round ``r`` runs the levels in row ``r`` of a Williams Latin square (:func:`williams_row`) over a seeded
+    permutation of the names: every level runs first, last and in between equally often, and every level runs right
+    after every other equally often (even count: every ``n`` rounds; odd: every ``2n``, the rows then reversed). A
+    level carries something over to the next one (ONNX Runtime's workers spin ~55 ms after a session's last
+    inference, edgeopt_agent/quiet.py; caches; the scheduler): a plain rotation kept each level's predecessor the
+    same in every round, so one level took that carry-over every time and the rounds' interleaving could not
+    cancel it (issue 32: FP32 on ORT ran right after another ORT level in every ranking round and read as slow as
+    FP16, 1.3x slower in fresh processes).
     """
 
     rounds: int = 8
@@ -38,8 +58,12 @@ class RoundRobin:
     def order(self, names: Sequence[str], round_index: int) -> list[str]:
         """The order of ``names`` in round ``round_index`` (deterministic given the seed)."""
         perm = [names[i] for i in np.random.default_rng(self.seed).permutation(len(names))]
-        k = round_index % len(perm) if perm else 0
-        return perm[k:] + perm[:k]
+        n = len(perm)
+        if n == 0:
+            return []
+        r = round_index % (n if n % 2 == 0 else 2 * n)
+        row = [perm[(b + r) % n] for b in williams_row(n)]
+        return row[::-1] if r >= n else row
 
     def run(self, names: Sequence[str], measure: Measure) -> dict[str, list[list[float]]]:
         """Call ``measure(name, samples_per_round)`` round-robin; the latencies (ms) of each round per level.

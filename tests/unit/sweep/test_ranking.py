@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -52,11 +53,27 @@ def ort_measure(paths: dict[str, Path]):  # type: ignore[no-untyped-def]
     return measure
 
 
-def test_round_order_rotates_and_is_seeded() -> None:
+def test_round_order_is_seeded_and_every_level_runs_first_once() -> None:
     rr = RoundRobin(rounds=3, samples_per_round=1, seed=4)
     orders = [rr.order(["a", "b", "c"], r) for r in range(3)]
     assert len({o[0] for o in orders}) == 3  # each level runs first once
     assert orders == [RoundRobin(rounds=3, samples_per_round=1, seed=4).order(["a", "b", "c"], r) for r in range(3)]
+
+
+@pytest.mark.parametrize("count", [2, 3, 4, 5])
+def test_every_level_runs_right_after_every_other_equally_often(count: int) -> None:
+    """Issue 32: a rotated order kept each level's predecessor the same every round, so the FP32 ORT level ran
+    right after another ORT level (its workers still spinning) in every ranking round and took that carry-over
+    alone. A Williams square spreads it: each ordered pair of neighbours equally often, each position too."""
+    names = ["fp32@onnxruntime", "fp32@openvino", "int4@onnxruntime", "fp16@onnxruntime", "int8@openvino"][:count]
+    rounds = count if count % 2 == 0 else 2 * count
+    for seed in (0, 1):
+        orders = [RoundRobin(seed=seed).order(names, r) for r in range(rounds)]
+        assert all(sorted(o) == sorted(names) for o in orders)
+        after = Counter((o[i], o[i + 1]) for o in orders for i in range(count - 1))
+        assert len(after) == count * (count - 1) and len(set(after.values())) == 1
+        places = Counter((name, i) for o in orders for i, name in enumerate(o))
+        assert len(places) == count * count and len(set(places.values())) == 1
 
 
 def test_equal_latency_real_models_the_smaller_wins_every_time(tmp_path: Path) -> None:
