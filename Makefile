@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 DEMO_DIR := out/demo
 
-.PHONY: zoo-llm test-faults test-fuzz test-netns install sysdeps demo test test-slow test-arm64 test-all lint clean \
+.PHONY: zoo-llm test-heavy test-faults test-fuzz test-netns install sysdeps demo test test-slow test-arm64 test-all lint clean \
 	bench-overhead bench-energy bench-profile bench-ssh-overhead bench-ssh-sweep bench-fleet bench-soak bench-formats \
 	bench-recipes bench-int8-defaults bench-sweep bench-ship-goals bench-llm-goals bench-llm-awq bench-llm-05b \
 	bench-hostile bench-llamacpp-goals
@@ -80,8 +80,16 @@ sysdeps:
 # imported here.
 TEST_WORKERS ?= 2
 test: sysdeps $(TEST_STAMP)
-	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -m "not slow and not faults and not netns" --ignore=tests/faults \
-		-n $(TEST_WORKERS) --dist loadgroup -q --durations=15
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -m "not slow and not faults and not netns and not heavy" \
+		--ignore=tests/faults -n $(TEST_WORKERS) --dist loadgroup -q --durations=15
+
+# The end-to-end proofs that export LLMs (torch/transformers, onnxruntime-genai's builder, llama.cpp's converter and
+# quantizer) or pip-install onto a device (marker `heavy`): 23 tests, about a fifth of the whole suite's CPU time.
+# CI runs them right after `make test` (.ci/run); the LLM levels they share with `make test` come from the suite's
+# cache (out/test-cache).
+test-heavy: sysdeps $(TEST_STAMP)
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -m "heavy and not slow and not faults and not netns" \
+		--ignore=tests/faults -n $(TEST_WORKERS) --dist loadgroup -q --durations=10
 
 # The fault campaign (tests/faults, docs/reliability.md): ~10 min on 2 cores (the link faults ~6 of them); root
 # parts skip with a reason.

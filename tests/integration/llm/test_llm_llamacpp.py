@@ -28,6 +28,8 @@ for _module, _why in (("llama_cpp", "the llama_cpp runtime and the GGUF quantize
 
 from edgeopt.cli.main import main  # noqa: E402
 
+pytestmark = pytest.mark.heavy  # LLM exports or a device's pip install: make test-heavy (in CI)
+
 SMALL = ["--prompt-tokens", "8", "--gen-tokens", "12", "--repetitions", "10", "--gen-warmup", "1", "--no-kv-probe",
          "--no-energy", "--no-history", "--threads", "1"]
 TEXT = "import json\nclass Path(object):\n    '''A path.'''\n    def name(self): return 1\n" * 40

@@ -17,6 +17,8 @@ import pytest
 from edgeopt.cli.main import main
 from tests.plugin_kit import generative_plugin
 
+pytestmark = pytest.mark.heavy  # LLM exports or a device's pip install: make test-heavy (in CI)
+
 SMALL = ["--prompt-tokens", "8", "--gen-tokens", "12", "--repetitions", "10", "--gen-warmup", "0", "--no-kv-probe",
          "--no-energy", "--no-history"]
 

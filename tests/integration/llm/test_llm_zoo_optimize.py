@@ -20,6 +20,8 @@ from edgeopt.llm.optimize import optimize_llm  # noqa: E402
 from edgeopt.registry.lookup import detect_format  # noqa: E402
 from tests.cli_here import edgeopt_here  # noqa: E402
 
+pytestmark = pytest.mark.heavy  # LLM exports or a device's pip install: make test-heavy (in CI)
+
 TEXT = 'def greet(name):\n    """Return a greeting."""\n    return f"Hello, {name}!"  # ünïcode ok\n'
 
 

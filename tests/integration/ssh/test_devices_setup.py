@@ -63,6 +63,7 @@ def _cli(lab: Lab, *args: str) -> list[str]:
     return [*args, "--inventory", str(lab.inventory), "--known-hosts", str(lab.known_hosts)]
 
 
+@pytest.mark.heavy  # a pip install on the device: make test-heavy (in CI)
 def test_offline_setup_then_bench_without_python(bare: Lab, wheels: Path, tiny_cnn: Path, capsys):
     _, system_has_numpy = _python_facts()
     device = bare["lab-00"]

@@ -31,6 +31,8 @@ from edgeopt.llm.retention import RetentionSettings  # noqa: E402
 from edgeopt.llm.sweep_fleet import fleet_llm_sweep  # noqa: E402
 from edgeopt.llm.sweep_options import LlmSweepOptions  # noqa: E402
 
+pytestmark = pytest.mark.heavy  # LLM exports or a device's pip install: make test-heavy (in CI)
+
 TEXT = "import json\nclass Path(object):\n    '''A path.'''\n    def name(self): return 1\n" * 40
 FAST = RetentionSettings(window=16, windows=2, prompts=1, prompt_tokens=4, gen_tokens=4)
 NO_RUNTIME_PYTHON = "/usr/bin/python3"  # the system Python: no numpy, no onnxruntime-genai

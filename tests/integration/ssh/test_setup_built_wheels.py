@@ -25,6 +25,8 @@ from edgeopt.runners.ssh_session import SshSession
 from tests.integration.ssh.lab import Lab
 from tests.integration.ssh.sshd import unavailable_reason
 
+pytestmark = pytest.mark.heavy  # LLM exports or a device's pip install: make test-heavy (in CI)
+
 ENV = {"machine": "x86_64", "cpu": "Test CPU 9000", "cpu_flags": ["avx2", "fma"]}
 
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.heavy  # LLM exports or a device's pip install: make test-heavy (in CI)
+
 for _module in ("llama_cpp", "torch", "transformers", "tokenizers", "sentencepiece"):
     pytest.importorskip(_module, reason=f"the llama.cpp tests need {_module} (pip install 'edgeopt[llamacpp,llm,torch]'"
                                         "; llama-cpp-python compiles llama.cpp, ~15 min on 2 cores)")
