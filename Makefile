@@ -71,9 +71,9 @@ sysdeps:
 			|| echo "note: could not install chromium; the HTML report tests will skip"; \
 	else echo "note: chromium missing and not root (or no apt-get): the HTML report tests will skip"; fi
 
-# Fast suite (CI): everything but the groups below (slow, faults, netns; arm64 is slow too). ~1,080 tests on
-# TEST_WORKERS pytest-xdist workers, each with its own sshd ports and temp dirs; tests that share a module fixture
-# or a session result stay on one worker (tests/xdist_groups.py). Times: README, Tests.
+# Fast suite (CI, then test-heavy): everything but the groups below (heavy, slow, faults, netns; arm64 is slow too).
+# ~1,900 tests on TEST_WORKERS pytest-xdist workers, each with its own sshd ports and temp dirs; tests that share a
+# module fixture or a session result stay on one worker (tests/xdist_groups.py). Times: README, Tests.
 # Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE, set in some containers):
 # without it each worker compiles edgeopt and rewrites every test file's asserts again (~10 s of each worker's
 # collection), and so does every edgeopt subprocess. tests/faults is all `faults` (its conftest marks it): not even
