@@ -11,9 +11,10 @@ and at the default threads (the cores), for each sweep:
   each runtime's plain defaults (OpenVINO runs float layers in bf16 on AMX/AVX512_BF16 CPUs);
 - **never dominated, worth it**: the recommendation (loaded as a deployment by ``edgeopt.benchmark``), the original
   model under ONNX Runtime's defaults and under OpenVINO's defaults, measured in interleaved rounds (median of round
-  medians, 95 % bootstrap interval); dominated = a default that passes the threshold, at least as accurate and faster
-  beyond the interval; ratios over ORT FP32 and over the recommendation's runtime at its defaults (goal >= 1.15x
-  where a compression passes);
+  medians, 95 % bootstrap interval), with the recommended file again as a plain model (a same-file control: the
+  ratio this comparison reads for no difference); dominated = a default that passes the threshold, at least as
+  accurate and faster beyond the interval and beyond the control's ratio; ratios over ORT FP32 and over the
+  recommendation's runtime at its defaults (goal >= 1.15x where a compression passes);
 - **stable**: every level's first measurement in the sweep (``latency_ms_first_pass``: its first interleaved rounds'
   median in a served sweep) vs an independent re-measurement here, after the sweep, of the same artifact, runtime,
   options and threads in ``--remeasure-rounds`` interleaved rounds in this script's own served agent (goal: none
@@ -39,6 +40,7 @@ Run it alone: two heavy jobs on 2 cores make every latency meaningless (the agen
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import tempfile
@@ -194,14 +196,20 @@ def check_sweep(res: Any, wall_s: float, model: Path, checker: Checker, shapes: 
     dep, shipped = checker.deployment(folder)
     sc = rec.shipped_check
     defaults = {rt: checker.retention(model, rt, {}, res.threads) for rt in ("onnxruntime", "openvino")}
+    # the same file again as a plain model with the deployment's runtime and options: a same-file control whose
+    # distance from "recommended" is what this comparison reads for no difference at all (session 15: 1.32x once)
     lat = latencies({"recommended": (folder, None, {}),
+                     "recommended (control)": (folder / dep["model"], dep["runtime"],
+                                               dict(dep.get("runtime_options") or {})),
                      "fp32@onnxruntime defaults": (model, "onnxruntime", {}),
                      "fp32@openvino defaults": (model, "openvino", {})}, res.threads, shapes, args.rounds, args.run_s)
     r = lat["recommended"]
+    control = r["median_ms"] / lat["recommended (control)"]["median_ms"]
+    noise = max(control, 1 / control)  # a ratio inside [1/noise, noise] is not a difference this run can see
     dominated_by = [name for name, rt in (("fp32@onnxruntime defaults", "onnxruntime"),
                                           ("fp32@openvino defaults", "openvino"))
                     if defaults[rt] >= res.min_retention and defaults[rt] >= rec.retention
-                    and lat[name]["high_ms"] < r["low_ms"]]
+                    and lat[name]["high_ms"] < r["low_ms"] and r["median_ms"] / lat[name]["median_ms"] > noise]
     own_default = lat[f"fp32@{rec.runtime} defaults"]["median_ms"]
     compressed = rec.recipe not in ("fp32", "bf16", "fp16")
     row["recommendation"] = {
@@ -216,6 +224,9 @@ def check_sweep(res: Any, wall_s: float, model: Path, checker: Checker, shapes: 
         "dominated_by": dominated_by,
         "x_vs_ort_fp32": round(lat["fp32@onnxruntime defaults"]["median_ms"] / r["median_ms"], 3),
         "x_vs_runtime_default": round(own_default / r["median_ms"], 3),
+        "same_file_control_ratio": round(control, 3),
+        "x_vs_ort_fp32_beyond_control": abs(math.log(lat["fp32@onnxruntime defaults"]["median_ms"] / r["median_ms"]))
+        > math.log(noise),
         "compression": compressed,
         "speedup_goal_met": (own_default / r["median_ms"] >= SPEEDUP_GOAL) if compressed else None}
     row["other_runtime"] = other_runtime_check(res, checker, rec.runtime)
@@ -262,6 +273,8 @@ def _print_row(name: str, row: dict[str, Any]) -> None:
     print(f"{head}  {rec['level']:<26} ret {rec['retention_measured']:.4f} shipped {rec['retention_recomputed']:.4f} "
           f"defaults {dflt if dflt is None else round(dflt, 4)}"
           f"  {lat:.2f} ms  x{rec['x_vs_ort_fp32']:.2f} vs ORT fp32  x{rec['x_vs_runtime_default']:.2f} vs default"
+          f"  same-file control x{rec['same_file_control_ratio']:.2f}"
+          f"{'' if rec['x_vs_ort_fp32_beyond_control'] else ' (within it)'}"
           f"  dominated={bool(rec['dominated_by'])}  first>15%: {row['first_pass']['over_15pct']}/"
           f"{row['first_pass']['levels']} (max {row['first_pass']['max_dev']}; factor out "
           f"{row['first_pass'].get('over_15pct_factor_out')}, max {row['first_pass'].get('max_dev_factor_out')})"
