@@ -4,8 +4,8 @@ filled from what a version-1 file holds.
 A one-pass run's cell comes from its columns (p50, p99, mean, throughput, peak memory, energy, size) and its
 samples blob, copied as is (the same codec); an LLM bench run's cells from its stored result (``result_json``),
 through the generative kind's ``cells`` function. Which of the two a version-1 row is can only be read from the
-start of that stored result (``{"kind":"llm_bench"``): this module is the one place that looks, once per row;
-every reader uses ``model_kind`` afterwards.
+start of that stored result (``{"kind":"<the kind descriptor's result_kind>"``, the generative kind's
+``llm_bench``): this module is the one place that looks, once per row; every reader uses ``model_kind`` afterwards.
 
 :func:`migrate` runs inside the store's ``BEGIN IMMEDIATE`` transaction that reads the schema version, so of two
 processes opening a version-1 file at once the first migrates and the second finds version 2; a crash mid-way rolls
@@ -19,20 +19,20 @@ import sqlite3
 
 from .. import jsonio
 from ..errors import first_line
-from ..registry import get_kind
+from ..registry import builtin_kind, get_kind
 from ..registry.kind_spec import GENERATIVE, TENSOR
 from .bench_runs import RESULT_MAX_BYTES
 from .cells_rows import CELLS_DDL, StoredCell, StoredSeries, has_cells, write_cells
 from .codec import SAMPLES_FORMAT
 
-LLM_KIND_MARK = '"kind":"llm_bench"'  # how pydantic starts an LLM bench result (``kind`` first, no spaces)
-
-
 def v1_kind(conn: sqlite3.Connection, run_id: int) -> str:
-    """The model kind of a row written before ``model_kind`` existed: generative for an LLM bench result."""
+    """The model kind of a row written before ``model_kind`` existed: generative when its stored result starts with
+    the generative kind's ``result_kind`` (pydantic writes ``kind`` first, no spaces), else tensor (version 1 knew
+    only these two)."""
     row = conn.execute("SELECT substr(result_json, 1, 64) FROM runs WHERE id = ?", (run_id,)).fetchone()
     head = str(row[0]) if row and row[0] is not None else ""
-    return GENERATIVE if head.lstrip("{ ").startswith(LLM_KIND_MARK) else TENSOR
+    mark = f'"kind":"{builtin_kind(GENERATIVE).result_kind}"'
+    return GENERATIVE if head.lstrip("{ ").startswith(mark) else TENSOR
 
 
 def v1_cells(conn: sqlite3.Connection, run_id: int, kind: str) -> tuple[StoredCell, ...]:

@@ -137,6 +137,9 @@ class KindDescriptor(BaseModel):
     model_word: str = Field(default="model", description="How messages name a model of this kind.")
     run_word: str | None = Field(default=None, min_length=3, description="How messages name a run of this kind "
                                  "('an LLM bench run'); None: 'a <name> run'.")
+    result_kind: str | None = Field(default=None, description="The ``kind`` its typed result writes first in a "
+                                    "stored result_json ('llm_bench'): how a version-1 history row of this kind is "
+                                    "told apart (history/migrate.py); None: its rows are never version-1 rows.")
     cells: str | None = Field(default=None, pattern=_HOOK, description="'module:function' that turns its typed "
                               "result into cells of metric series (edgeopt.metrics.cells), imported when first used.")
     history_row: str | None = Field(default=None, pattern=_HOOK, description="'module:function' that turns its "

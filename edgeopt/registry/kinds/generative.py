@@ -28,6 +28,7 @@ DESCRIPTOR = KindDescriptor(
     gates=("ttft_ms", "tpot_ms", "decode_tokens_per_s", "kv_cache_mb", "energy_per_token", "memory", "retention"),
     model_word="an LLM folder",
     run_word="an LLM bench run",
+    result_kind="llm_bench",  # LlmBenchResult.kind: version-1 history rows are told by it (history/migrate.py)
     engine="generative",
     cells="edgeopt.bench.llm.cells:llm_cells",
     history_row="edgeopt.bench.llm.history_row:llm_facts",

@@ -154,3 +154,14 @@ def test_llm_runs_are_compared_per_cell_and_metric_through_the_cells(tmp_path):
         assert decode["change_pct"] == pytest.approx(-90.0, abs=0.01)  # in tokens/s: ten times fewer
     # a one-pass run against an LLM run: refused, naming both
     assert main(["compare", "1", str(base.id), "--history-db", str(store.path)]) == 2
+
+
+def test_the_version_1_mark_is_the_llm_results_own_kind() -> None:
+    """migrate.py tells a version-1 LLM row by the generative descriptor's ``result_kind``: it must be what
+    ``LlmBenchResult`` writes first, or every old LLM row would migrate as a one-pass run."""
+    from edgeopt.bench.llm.result import LlmBenchResult
+    from edgeopt.registry import builtin_kind
+    from edgeopt.registry.kind_spec import GENERATIVE
+
+    assert LlmBenchResult.model_fields["kind"].default == builtin_kind(GENERATIVE).result_kind
+    assert next(iter(LlmBenchResult.model_fields)) == "kind", "pydantic writes fields in declaration order"
