@@ -25,6 +25,7 @@ from .bench_runs import RESULT_MAX_BYTES
 from .cells_rows import CELLS_DDL, StoredCell, StoredSeries, has_cells, write_cells
 from .codec import SAMPLES_FORMAT
 
+
 def v1_kind(conn: sqlite3.Connection, run_id: int) -> str:
     """The model kind of a row written before ``model_kind`` existed: generative when its stored result starts with
     the generative kind's ``result_kind`` (pydantic writes ``kind`` first, no spaces), else tensor (version 1 knew
