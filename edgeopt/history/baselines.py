@@ -7,7 +7,7 @@ the same notes as ``edgeopt compare``, unless ``force`` is given.
 
 from __future__ import annotations
 
-from .compare import RunIdentity, blocking_notes, comparability_notes
+from .identity import RunIdentity, blocking_notes, comparability_notes
 from .records import Baseline
 from .store import HistoryError, HistoryStore
 

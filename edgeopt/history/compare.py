@@ -10,33 +10,32 @@ alone is not enough: a short, noisy run can show a large median shift by chance.
 median ratio says how sure the size is.
 
 Runs are read as cells of metric series (:mod:`edgeopt.metrics.cells`) and judged per cell and metric, each with
-its own noise floor (:func:`noise_floors`), by one path: :func:`judge_metric` (one metric of one shared cell) and
-:func:`judge_cells` (every sampled metric of every shared cell). A one-pass run is one cell, judged on its kind's
-rank metric (latency) and reported as a :class:`RunComparison` (:func:`compare`); runs of workload cells are
-reported per cell by :mod:`.llm_compare`.
+its own noise floor (:mod:`.noise_floor`; what counts as the same setup: :mod:`.identity`), by one path:
+:func:`judge_metric` (one metric of one shared cell) and :func:`judge_cells` (every sampled metric of every shared
+cell). A one-pass run is one cell, judged on its kind's rank metric (latency) and reported as a
+:class:`RunComparison` (:func:`compare`); runs of workload cells are reported per cell by :mod:`.llm_compare`.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from pathlib import Path
 from statistics import median
-from typing import Any, ClassVar, TypeVar
+from typing import ClassVar, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from ..errors import InputError, first_line
+from ..errors import InputError
 from ..metrics.cells import MetricSeries, ResultCell
-from ..metrics.result import BenchResult
 from ..registry import get_kind
-from ..registry.kind_spec import KindDescriptor, MetricSpec
+from ..registry.kind_spec import MetricSpec
+from .identity import RunIdentity, comparability_notes
+from .noise_floor import judged, noise_floors
 from .records import RunRecord
 from .stats import block_medians, bootstrap_median_ratio, mann_whitney_u
-from .store import HistoryError, HistoryStore
+from .store import HistoryStore
 
 DEFAULT_TOLERANCE_PCT = 5.0
 DEFAULT_ALPHA = 0.05
@@ -134,7 +133,8 @@ def compare_samples(
     """Compare latency samples ``b_ms`` (candidate) with ``a_ms`` (reference), each in run order.
 
     The test and the interval use per-block medians (:func:`~edgeopt.history.stats.block_medians`); a change must
-    exceed both ``tolerance_pct`` and ``noise_floor_pct`` (run-to-run spread, :func:`noise_floor`) to count.
+    exceed both ``tolerance_pct`` and ``noise_floor_pct`` (run-to-run spread, :func:`~.noise_floor.noise_floor`) to
+    count.
 
     Raises:
         InputError: fewer than ``MIN_SAMPLES`` samples on a side, or an out-of-range tolerance / alpha.
@@ -224,89 +224,9 @@ def compare(
     ).of_kind(kind.name)
 
 
-# What makes two runs measure different things (not one thing twice): the regression gate and ``baseline set``
-# refuse these unless told otherwise; the other notes (device, runtime version, settings) are reported only.
-BLOCKING = ("model", "runtime", "target")
-
-
-@dataclass(frozen=True)
-class RunIdentity:
-    """What a run measured, as far as comparability goes: model, device, runtime, settings."""
-
-    model_name: str
-    model_sha256: str
-    device: str
-    target: str
-    runtime: str
-    runtime_version: str
-    settings: Mapping[str, Any]
-    model_kind: str | None = None  # None: not known (a row written without it); noise_floors needs it
-
-    @classmethod
-    def of(cls, r: RunRecord, model_kind: str | None = None) -> RunIdentity:
-        """The identity of a stored run (its kind: ``model_kind``, else the row's; ``HistoryStore.kind_of`` reads
-        a row written without one)."""
-        return cls(r.model_name, r.model_sha256, r.device, r.target, r.runtime, r.runtime_version, r.settings,
-                   model_kind or r.model_kind)
-
-    @classmethod
-    def of_result(cls, result: BenchResult, device: str) -> RunIdentity:
-        """The identity a benchmark result will have once recorded on ``device``."""
-        return cls(Path(result.model.path).stem, result.model.sha256, device, result.target, result.runtime.name,
-                   result.runtime.version, result.settings.model_dump(), result.model_kind)
-
-
-def comparability_notes(a: RunIdentity, b: RunIdentity) -> list[str]:
-    """Differences between two runs besides latency, each a note starting with ``different <what>``."""
-    notes = []
-    if a.model_sha256 != b.model_sha256:
-        notes.append(f"different models: {a.model_name} ({a.model_sha256[:12]}) vs "
-                     f"{b.model_name} ({b.model_sha256[:12]})")
-    if a.target != b.target:
-        notes.append(f"different targets: {a.target} vs {b.target}")
-    if a.device != b.device or a.target != b.target:
-        notes.append(f"different devices: {a.device} ({a.target}) vs {b.device} ({b.target})")
-    if a.runtime != b.runtime:
-        notes.append(f"different runtimes: {a.runtime} {a.runtime_version} vs {b.runtime} {b.runtime_version}")
-    elif a.runtime_version != b.runtime_version:
-        notes.append(f"different runtime versions: {a.runtime} {a.runtime_version} vs {b.runtime_version}")
-    for key in ("threads", "streams", "batch", "pacing_fps"):
-        if a.settings.get(key) != b.settings.get(key):
-            notes.append(f"different {key}: {a.settings.get(key)} vs {b.settings.get(key)}")
-    return notes
-
-
-def blocking_notes(notes: list[str], allowed: Sequence[str] = ()) -> list[str]:
-    """The notes that make two runs not comparable (model, runtime, target), less the kinds in ``allowed``."""
-    heads = {"model": "different models", "runtime": "different runtimes:", "target": "different targets"}
-    return [n for n in notes if any(n.startswith(heads[k]) for k in BLOCKING if k not in allowed)]
-
-
 def one_cell(store: HistoryStore, record: RunRecord) -> bool:
     """Whether a run is one unkeyed cell (a one-pass benchmark), not workload cells (an LLM bench run)."""
     return [c.key for c in store.cells(record.id, metrics=())] == [""]
-
-
-def judged(spec: MetricSpec, series: MetricSeries) -> list[float]:
-    """The readings a metric is judged on, as "lower is better" values: a rate (higher is better) as the time per
-    unit, ``1000 / value``, so that "slower" reads the same for every metric."""
-    if spec.higher_is_better:
-        return [1000.0 / v for v in series.readings if v > 0]
-    return list(series.readings)
-
-
-def center(spec: MetricSpec, series: MetricSeries) -> float | None:
-    """Where a run's series sits, for the noise floor: its reported p50 when the metric has one, else the median of
-    its judged readings, else its single value (judged the same way)."""
-    if "p50" in spec.percentiles and "p50" in series.summary:
-        return series.summary["p50"]
-    values = judged(spec, series)
-    if values:
-        return median(values)
-    value = series.summary.get("value")
-    if value is None or (spec.higher_is_better and value <= 0):
-        return None
-    return 1000.0 / value if spec.higher_is_better else value
 
 
 @dataclass(frozen=True)
@@ -333,8 +253,8 @@ class MetricJudgement:
 def judge_metric(spec: MetricSpec, a: ResultCell, b: ResultCell, floor: tuple[float | None, int] | None, *,
                  tolerance_pct: float, alpha: float) -> MetricJudgement:
     """One metric of one cell of two runs, by :func:`compare_samples` on the judged readings with that cell's and
-    metric's noise floor (``floor``: :func:`noise_floors`' entry); not judged when a cell holds impossible readings
-    (no improvement and no regression) or too few."""
+    metric's noise floor (``floor``: :func:`~.noise_floor.noise_floors`' entry); not judged when a cell holds
+    impossible readings (no improvement and no regression) or too few."""
     empty = MetricSeries(metric=spec.name, unit=spec.unit)
     sa, sb = (judged(spec, c.series_of(spec.name) or empty) for c in (a, b))
     pct, runs = floor if floor is not None else (None, 0)
@@ -378,43 +298,3 @@ def judge_cells(store: HistoryStore, ra: RunRecord, rb: RunRecord, *, tolerance_
                          f"{', '.join(cells_b)}): bench both with the same workload (--prompt-tokens/--gen-tokens/..., "
                          "or a plug-in kind's --workload)")
     return CellsJudgement(out, sorted(set(cells_a) ^ set(cells_b)))
-
-
-def _kind(identity: RunIdentity) -> KindDescriptor:
-    if identity.model_kind is None:  # a caller's slip, not input: RunIdentity.of(record) of a row without a kind
-        raise ValueError("a noise floor needs the run's model kind: RunIdentity.of(record, store.kind_of(record))")
-    return get_kind(identity.model_kind)
-
-
-def noise_floors(store: HistoryStore, identity: RunIdentity, *, exclude: Sequence[int] = (),
-                 ) -> dict[tuple[str, str], tuple[float | None, int]]:
-    """Per (cell, metric) of ``identity``'s kind: ``(spread_pct, runs)``, how far apart the centres of repeated runs
-    are, in percent (``max / min - 1``), over the valid runs of the same kind, model, device, runtime and settings,
-    less ``exclude``. The spread is None with fewer than two such runs (nothing to learn the run-to-run spread from).
-    A repeated run whose cells cannot be read is left out, its reason added to ``store.skipped``."""
-    specs = {m.name: m for m in _kind(identity).sampled_metrics()}
-    by_p50 = tuple(m.name for m in specs.values() if "p50" in m.percentiles)  # centred on a summary: no readings
-    centres: dict[tuple[str, str], list[float]] = {}
-    for r in store.runs(model=identity.model_sha256, target=identity.device, limit=500):
-        if r.id in exclude or not r.valid or comparability_notes(identity, RunIdentity.of(r)) \
-                or store.kind_of(r) != identity.model_kind:
-            continue
-        try:
-            cells = store.cells(r.id, metrics=tuple(specs), summaries_only=by_p50)
-        except HistoryError as exc:
-            note = first_line(exc, limit=300)
-            if note not in store.skipped:
-                store.skipped.append(note)
-            continue
-        for cell in cells:
-            for s in cell.series:
-                value = center(specs[s.metric], s)
-                if value is not None and math.isfinite(value) and value > 0:
-                    centres.setdefault((cell.key, s.metric), []).append(value)
-    return {k: ((max(v) / min(v) - 1.0) * 100.0 if len(v) >= 2 else None, len(v)) for k, v in centres.items()}
-
-
-def noise_floor(store: HistoryStore, identity: RunIdentity, *, exclude: Sequence[int] = ()) -> tuple[float | None, int]:
-    """``(spread_pct, runs)`` of a one-pass run's rank metric (latency): :func:`noise_floors` of its one cell."""
-    rank = _kind(identity).rank_metric
-    return noise_floors(store, identity, exclude=exclude).get(("", rank), (None, 0))

@@ -24,13 +24,12 @@ from .compare import (
     KindComparison,
     MetricJudgement,
     RunComparison,
-    RunIdentity,
     Verdict,
-    comparability_notes,
     compare,
     judge_cells,
     one_cell,
 )
+from .identity import RunIdentity, comparability_notes
 from .records import RunRecord
 from .store import HistoryStore
 

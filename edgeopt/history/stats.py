@@ -13,7 +13,7 @@ thermal state, the clock and background load, so thousands of raw samples make a
 different (two back-to-back runs of one model gave p=1e-163). :func:`block_medians` therefore reduces each run to
 the medians of contiguous blocks of its samples first, and ``edgeopt.history.compare`` tests those: a shift must
 hold across the blocks of a run, not only across its samples. Run-to-run variance (the next run starts in another
-state) is taken from the history where it holds repeated runs (``compare.noise_floor``).
+state) is taken from the history where it holds repeated runs (``noise_floor.noise_floors``).
 """
 
 from __future__ import annotations

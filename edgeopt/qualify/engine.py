@@ -22,7 +22,8 @@ from ..dispatch import entry
 from ..errors import InputError
 from ..fleet.jobs import EventSink
 from ..history import HistoryError, HistoryStore, compare_samples
-from ..history.compare import RunIdentity, blocking_notes, comparability_notes, noise_floor
+from ..history.identity import RunIdentity, blocking_notes, comparability_notes
+from ..history.noise_floor import noise_floor
 from ..metrics.deadline import frames_required
 from ..metrics.latency import PERCENTILES, required_samples
 from ..metrics.result import BenchResult

@@ -11,7 +11,7 @@ import pytest
 from edgeopt.cli.main import main
 from edgeopt.history import HistoryError, HistoryStore, compare_samples
 from edgeopt.history.baselines import set_baseline
-from edgeopt.history.compare import RunIdentity, blocking_notes, comparability_notes
+from edgeopt.history.identity import RunIdentity, blocking_notes, comparability_notes
 from edgeopt.qualify.gate_spec import Gates
 from edgeopt.qualify.gates import GateContext, evaluate
 from edgeopt.qualify.result import GateStatus, RegressionInfo
