@@ -35,14 +35,11 @@ from .run import (  # noqa: F401 - re-exported
     LevelRuns,
     OnePassSweep,
     Prebuilt,
-    artifact_for,
-    available_runtimes,
     device_name,
-    float_options,
     measure_sweep,
-    sweep_threads,
     swept_levels,
 )
+from .runtimes import artifact_for, available_runtimes, float_options, sweep_threads  # noqa: F401 - re-exported
 
 if TYPE_CHECKING:
     from ..llm.sweep_result import LlmSweepResult

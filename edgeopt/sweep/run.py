@@ -24,9 +24,7 @@ from ..evaluation import load_eval_data, parse_output, resolve_metric
 from ..evaluation.degenerate import UNTESTED, cannot_tell
 from ..metrics.result import BenchResult
 from ..optimize import OptimizeResult, optimize_graph
-from ..passes.base import ArtifactFormat
 from ..recipes import load_recipe
-from ..registry import get_runtime, loaders
 from ..runners import Runner
 from ..runners.served import agent_session
 from ..settings import MeasureSettings
@@ -51,6 +49,7 @@ from .rank.pareto import pareto_indices
 from .rank.recommend import rank
 from .report import objective_value, recommend, write_plot
 from .result import Int8SearchResult, Level, Recommendation, SweepResult
+from .runtimes import artifact_for, float_options, low_precision_level, sweep_runtimes, sweep_threads
 from .ship.check import ship
 from .ship.deployment import SweepFacts
 from .snapshot import snapshot_model
@@ -58,29 +57,12 @@ from .snapshot import snapshot_model
 if TYPE_CHECKING:
     from ..history.sweep_runs import SweptLevel
 
-__all__ = ["LevelRuns", "OnePassSweep", "Prebuilt", "artifact_for", "available_runtimes", "device_name",
-           "float_options", "measure_sweep", "swept_levels", "sweep_threads"]
+__all__ = ["LevelRuns", "OnePassSweep", "Prebuilt", "device_name", "measure_sweep", "swept_levels"]
 
 # A recipe built before the sweep (a fleet sweep's host side): its optimize result, or why it does not apply.
 Prebuilt = Mapping[str, OptimizeResult | str]
 # Every freshly measured level with its benchmark (what the history records).
 LevelRuns = list[tuple[Level, BenchResult]]
-
-
-def artifact_for(artifacts: Sequence[Any], runtime: str) -> Path:
-    """The last artifact ``runtime`` loads (a recipe may deliver ONNX and OpenVINO IR side by side)."""
-    for art in reversed(artifacts):
-        if runtime in {r.name for r in loaders(art.format)}:
-            return Path(art.path)
-    raise InputError(f"no artifact of the recipe loads on runtime {runtime}; pick another recipe or runtime")
-
-
-def available_runtimes(runner: Runner, wanted: Sequence[str], probe: Mapping[str, Any] | None = None
-                       ) -> dict[str, str]:
-    """Runtimes among ``wanted`` that load where the runner runs, with their versions (the agent's probe; ``probe``:
-    one already taken)."""
-    rts = (probe if probe is not None else runner.probe()).get("runtimes", {})
-    return {n: str(rts[n].get("version", "")) for n in wanted if rts.get(n, {}).get("available")}
 
 
 @dataclass(frozen=True)
@@ -173,55 +155,6 @@ def measure_sweep(model: Path, options: SweepOptions, measure: MeasureSettings, 
     return swept.result, list(swept.measured.run.ctx.bench_results)
 
 
-def sweep_threads(runner: Runner, threads: int, probe: Mapping[str, Any] | None = None) -> int:
-    """The thread count of every runtime in the sweep: ``threads``, or (0) the logical cores where the agent runs
-    (its probe's ``environment.cores``; ``probe``: one already taken), so every runtime gets the same explicit count
-    instead of its own default."""
-    if threads > 0:
-        return threads
-    cores = ((probe if probe is not None else runner.probe()).get("environment") or {}).get("cores")
-    return int(cores) if isinstance(cores, int) and cores > 0 else 1
-
-
-def float_options(rts: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """Runtime options that make "fp32" FP32, per runtime: each descriptor's ``reference_options`` (OpenVINO runs
-    float parts in BF16 by default on CPUs with AVX512_BF16/AMX, so its reference and its fp32 level ask for
-    ``inference_precision: f32``)."""
-    return {rt: dict(get_runtime(rt).reference_options) for rt in rts if get_runtime(rt).reference_options}
-
-
-def low_precision_level(table: LevelTable, model: Path, runtime: str, cpu_flags: Sequence[str] | None) -> None:
-    """The model at ``runtime``'s default precision when its descriptor declares a lower one that this CPU may run
-    (``low_precision_default``: OpenVINO's BF16), kept as that level (``bf16``) when the runtime reports it ran in
-    it; its retention is against the full-precision reference."""
-    low = get_runtime(runtime).low_precision_default
-    if low is None or not low.expected(cpu_flags):
-        return
-    lvl = table("fp32-default-precision", low.level, runtime, lambda: model, keep=False, options={low.option: None})
-    if low.ran_low(lvl.details):
-        table.levels.append(lvl)
-
-
-def _runtimes(tgt: Target, runner: Runner, runtimes: Sequence[str] | None,
-              probe: Mapping[str, Any] | None = None) -> tuple[list[str], dict[str, str], list[str]]:
-    """(runtimes to sweep, their versions where the runner runs, warnings for the ones missing there).
-
-    Raises:
-        InputError: a runtime the target cannot run ONNX on, or none of them installed.
-    """
-    onnx_ok = {r.name for r in loaders(ArtifactFormat.ONNX)}
-    supported = [r.value for r in tgt.runtimes if r.value in onnx_ok]
-    wanted = list(runtimes) if runtimes else supported
-    bad = [r for r in wanted if r not in supported]
-    if bad:
-        raise InputError(f"--runtimes {', '.join(bad)}: target '{tgt.name}' runs ONNX on {', '.join(supported)} only")
-    versions = available_runtimes(runner, wanted, probe)
-    if not versions:
-        raise InputError(f"none of the runtimes {', '.join(wanted)} is installed where the sweep runs; install one")
-    warnings = [f"runtime {r} is not installed where the sweep runs; skipped" for r in wanted if r not in versions]
-    return [r for r in wanted if r in versions], versions, warnings
-
-
 class _Optimized:
     """One ``optimize`` per recipe, shared by the runtimes: run on first use; whether it changed the graph."""
 
@@ -302,7 +235,7 @@ class _SweepRun:
                              "or use --metric agreement")
         selection = parse_output(options.output)
         probe = runner.probe()  # one probe: runtimes, cores and CPU flags
-        rts, versions, warnings = _runtimes(tgt, runner, options.runtimes, probe)
+        rts, versions, warnings = sweep_runtimes(tgt, runner, options.runtimes, probe)
         shapes = {k: [1, *v.shape[1:]] for k, v in data.inputs.items()}  # dynamic dims: the eval's
         ctx = Context(target=tgt.name, runner=runner, eval_npz=eval_npz, labels=data.labels, metric=met,
                       selection=selection, min_retention=options.min_retention,

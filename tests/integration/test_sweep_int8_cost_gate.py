@@ -22,7 +22,7 @@ from edgeopt.sweep.levels import LevelTable
 from edgeopt.sweep.measure import Context
 from edgeopt.sweep.options import level_settings
 from edgeopt.sweep.result import Int8SearchResult
-from edgeopt.sweep.run import float_options
+from edgeopt.sweep.runtimes import float_options
 from tests.unit.sweep.outlier_model import outlier_convnet, outlier_data
 
 RT = "onnxruntime"

@@ -15,7 +15,7 @@ from edgeopt.runners.base import ProgressSink
 from edgeopt.runners.local import LocalRunner
 from edgeopt.sweep.measure import Context
 from edgeopt.sweep.options import level_settings
-from edgeopt.sweep.run import float_options
+from edgeopt.sweep.runtimes import float_options
 from edgeopt_agent.protocol import RawRun, Request
 from tests.unit.sweep.outlier_model import outlier_convnet, outlier_data
 
