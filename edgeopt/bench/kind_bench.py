@@ -4,7 +4,8 @@ as every other run, its result read as cells of metric series in the kind's own 
 Flow: a deployment (a folder with ``deployment.json``, or that file) -> its model file with exactly its settings
 (:func:`~edgeopt.deploy.use.deployed_settings`: a given setting that contradicts them is refused, exit 2) -> the
 model's format -> its kind (the registry, never the folder's files) -> the kind's workload settings
-(its pydantic model, :func:`parse_workload`) -> the runtime (the target's first that loads the format, or
+(its pydantic model, :func:`parse_workload`; a deployment's recorded workload,
+:func:`~edgeopt.deploy.use.deployed_workload`) -> the runtime (the target's first that loads the format, or
 ``--runtime``) -> the agent's ``run`` command through the runner (local subprocess or SSH) -> the kind's
 ``raw_cells(raw, workload)`` -> every value checked against its MetricSpec (impossible: the run is invalid) ->
 :class:`~edgeopt.metrics.kind_result.KindBenchResult` (with the deployment it ran and, on another runtime version or
@@ -23,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 from edgeopt_agent.protocol import RawRun
 
 from .._version import __version__
-from ..deploy.use import deployed_settings, mark_any, open_deployment
+from ..deploy.use import deployed_settings, deployed_workload, mark_any, open_deployment
 from ..errors import InputError
 from ..metrics.cells import ResultCell
 from ..metrics.kind_result import KindBenchResult, checked_cells
@@ -72,8 +73,9 @@ def bench_kind(model: str | Path, settings: MeasureSettings, *, workload: Mappin
 
     ``model`` may be a deployment of such a model (a folder with ``deployment.json``, or that file): its checked
     model file runs with exactly its runtime, options, threads, streams, batch and shapes, as a one-pass deployment
-    does (docs/bench.md, "Deployments"); ``given``: the settings the caller set explicitly (None: those differing
-    from the defaults), each of which must agree with the deployment unless ``override_deployment``.
+    does (docs/bench.md, "Deployments"), and with the workload it records; ``given``: the settings the caller set
+    explicitly (None: those differing from the defaults), each of which, and each ``workload`` setting, must agree
+    with the deployment unless ``override_deployment``.
 
     Raises:
         InputError: the model is not of a generic kind, a bad workload, runtime or option; a deployment with a
@@ -92,6 +94,8 @@ def bench_kind(model: str | Path, settings: MeasureSettings, *, workload: Mappin
     if kind.agent_command != "run":
         raise InputError(f"kind {kind.name} names agent command {kind.agent_command!r}: the generic engine runs the "
                          "agent's 'run' command; declare agent_command='run' with an agent runtime of its own")
+    if use is not None:  # the workload it was measured with; a given setting must agree (docs/plugins.md)
+        workload = deployed_workload(use, kind.load_workload(), dict(workload or {}), override=override_deployment)
     w = parse_workload(kind, workload)
     with use_runner(runner, remote, target) as placed:
         tgt = load_registry(extra_dirs=targets_dirs).get(placed.target or "local")

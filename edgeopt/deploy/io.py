@@ -13,6 +13,7 @@ from ..fsutil import atomic_write_text, sha256_file
 from ..untrusted import for_json
 from .options import options_problem
 from .schema import Deployment
+from .workload import workload_problem
 
 DEPLOYMENT_FILE = "deployment.json"
 _MAX_BYTES = 4 << 20  # a deployment record is a few KiB; refuse anything absurd (or nested deep) before parsing
@@ -49,7 +50,8 @@ def load_deployment(path: Path, *, check_files: bool = True) -> tuple[Deployment
     Raises:
         DeploymentError: missing or unreadable record, bad JSON or schema (over 4 MiB, nested past
             :data:`edgeopt.jsonio.MAX_DEPTH`), a runtime option its runtime's schema refuses or one naming a path
-            (:mod:`.options`), a file missing, changed or outside the folder; one line naming the file and the fix.
+            (:mod:`.options`), a recorded workload its kind's workload model refuses (:mod:`.workload`), a file
+            missing, changed or outside the folder; one line naming the file and the fix.
     """
     record = _record_path(Path(path))
     if not record.is_file():
@@ -70,7 +72,7 @@ def load_deployment(path: Path, *, check_files: bool = True) -> tuple[Deployment
         problem = SchemaProblem.of(exc, unknown_first=True)
         raise DeploymentError(f"{record}: {problem.key or 'record'}: {problem.msg}{problem.got}{problem.more}; "
                               "restore it from the sweep's output or fix that field") from None
-    refused = options_problem(deployment, record)
+    refused = options_problem(deployment, record) or workload_problem(deployment, record)
     if refused:
         raise DeploymentError(refused)
     folder = record.parent

@@ -119,6 +119,12 @@ class Deployment(_Frozen):
     static_shapes: dict[str, list[int]] = Field(
         default_factory=dict, description="Input name -> the static shape it was compiled for (empty: as in the "
                                           "model).")
+    workload: dict[str, Any] | None = Field(
+        default=None, exclude_if=lambda value: value is None,
+        description="The workload settings it was measured with, by field of its kind's workload model "
+                    "(KindDescriptor.workload; what a bench result's 'workload' holds): applied when it runs, a "
+                    "given one that contradicts it refused (edgeopt/deploy/workload.py). Absent (not written when "
+                    "null): none recorded, as before this field; the command's workload applies.")
     cpu_flags: tuple[str, ...] = Field(
         default=(), description="CPU features of the measuring machine that change kernels (DECISION_CPU_FLAGS).")
     source_model_sha256: str = Field(default="", description="SHA-256 of the model the sweep started from.")

@@ -2,8 +2,9 @@
 
 ``bench``, ``profile`` and ``qualify`` accept a deployment folder (or its ``deployment.json``) wherever they take a
 model. :func:`open_deployment` checks the record and every file's hash; :func:`deployed_settings` applies the
-runtime, runtime options, threads, streams, batch and static shapes, and refuses a setting given explicitly that
-contradicts them (unless ``override``); :func:`deployment_mismatch` names what differs between the measuring
+runtime, runtime options, threads, streams, batch and static shapes, :func:`deployed_workload` the kind's
+workload settings it recorded, and each refuses a setting given explicitly that contradicts them (unless
+``override``); :func:`deployment_mismatch` names what differs between the measuring
 machine and this one (runtime version, the CPU flags that change kernels), which a bench reports as a warning and
 qualify as its ``deployment_match`` gate.
 """
@@ -22,6 +23,7 @@ from ..metrics.result import BenchResult, DeploymentRef
 from ..settings import MeasureSettings
 from .io import DeploymentError, is_deployment, load_deployment
 from .schema import Deployment, decision_cpu_flags
+from .workload import normalized, recorded_workload
 
 # The settings a deployment fixes, with the flag that sets each on the command line.
 DEPLOYED_SETTINGS: dict[str, str] = {
@@ -131,11 +133,51 @@ def deployed_values(use: DeploymentUse, given: Mapping[str, Any], *, override: b
     return changes
 
 
+WORKLOAD_LABEL = "--workload {key}={value}"  # how a conflict names a given workload setting (qualify: its spec key)
+
+
+def deployed_workload(use: DeploymentUse, model: type[BaseModel] | None, given: Mapping[str, Any], *,
+                      override: bool = False, label: str = WORKLOAD_LABEL,
+                      override_hint: str = f"{OVERRIDE_FLAG} (override_deployment=True)") -> dict[str, Any]:
+    """The workload a run of the deployment applies: the one it recorded (its kind's workload ``model`` fills in the
+    defaults), each ``given`` setting checked against it: one that agrees changes nothing, one that contradicts is
+    refused (or wins, with ``override``). A deployment that records no workload (written before the field) applies
+    ``given`` as is, as before; so does a kind that takes none (``model`` None). A value the model refuses is passed
+    on for the command to report. Every kind's engine applies a deployment's workload through here.
+
+    Args:
+        use: the opened deployment.
+        model: the kind's workload settings model (:meth:`KindDescriptor.load_workload`).
+        given: the workload settings the caller set explicitly, by field name (CLI strings or typed values).
+        override, override_hint: as :func:`deployed_values`.
+        label: how the error names a given setting (``{key}`` and ``{value}`` are filled in).
+
+    Raises:
+        DeploymentConflictError: a given setting that contradicts the deployment's, without ``override`` (exit 2).
+    """
+    if use.deployment.workload is None or model is None:
+        return dict(given)
+    deployed = recorded_workload(use.deployment, model)
+    out = dict(deployed)
+    for key in sorted(given):
+        value = given[key]
+        got = normalized(model, deployed, key, value) if key in deployed else None
+        if got is not None and got != deployed[key] and not override:
+            raise DeploymentConflictError(
+                f"{label.format(key=key, value=_text('workload', value))} contradicts deployment {use.record} "
+                f"(workload.{key} {_text('workload', deployed[key])}): drop it to run what was measured, or use "
+                f"{override_hint} to measure something else")
+        out[key] = value
+    return out
+
+
 def _text(key: str, value: Any) -> str:
     if key == "runtime_options":
         return ",".join(f"{k}={v}" for k, v in dict(value).items()) or "{}"
     if key == "shapes":
         return ",".join(f"{k}={'x'.join(str(d) for d in v)}" for k, v in dict(value).items()) or "{}"
+    if key == "workload" and isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
     return str(value)
 
 

@@ -2,7 +2,8 @@
 :func:`~edgeopt.bench.kind_bench.bench_kind` (the kind's agent command through that device's runner), judged by the
 spec's ``metric`` gates on the result's cells (:mod:`.kind_gates`), recorded in the history as cells. A deployment
 as ``model.path`` runs its checked model file with exactly its settings (a ``measure`` key that contradicts them is
-a spec error unless ``override_deployment``), and each device gets its ``deployment_match`` row. The flow
+a spec error unless ``override_deployment``), with the workload it records (a ``workload:`` key that contradicts
+it, likewise), and each device gets its ``deployment_match`` row. The flow
 around it (placement, jobs, target rows, history, result, reports, exit codes) is :mod:`.flow`'s, as for every kind.
 """
 
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..bench.kind_bench import bench_kind
-from ..deploy.use import open_deployment
+from ..deploy.use import DeploymentConflictError, DeploymentUse, deployed_workload, open_deployment
 from ..fleet.jobs import EventSink
 from ..history import HistoryStore
 from ..metrics.kind_result import KindBenchResult
@@ -24,7 +25,7 @@ from ..registry.lookup import detect_format, model_digest
 from ..runners import Runner
 from ..settings import EnergySettings, MeasureSettings
 from .device_jobs import Measurement, log
-from .flow import KindPlan, Start, deployed_measure, fingerprint, model_info, qualify_flow
+from .flow import OVERRIDE_KEY, KindPlan, Start, deployed_measure, fingerprint, model_info, qualify_flow
 from .gate_spec import Gates
 from .kind_gates import error_rows, metric_gate, metric_gates
 from .loader import LoadedSpec
@@ -85,16 +86,34 @@ def _plan(start: Start, kind: KindDescriptor) -> PluginPlan:
     assert s.model.path is not None  # a generic kind is told from model.path (kind_check.spec_kind)
     use = open_deployment(start.loaded.resolve(s.model.path))  # checked when loaded; its file and settings run
     model = use.model_path if use is not None else start.loaded.resolve(s.model.path)
-    settings = measure_settings(s)
-    if use is not None:  # exactly the deployment's settings (docs/qualify.md, "Deployments")
+    settings, workload = measure_settings(s), dict(s.workload or {})
+    if use is not None:  # exactly the deployment's settings and workload (docs/qualify.md, "Deployments")
         settings = deployed_measure(start.loaded, use, settings)
+        workload = _deployed_workload(start.loaded, use, kind)
     info = model_info(model, {p.target: model for p in start.placements},
                       lambda path: model_digest(path, detect_format(path))[0], recipe=None, source="model",
                       kind="plugin")
-    extra = {"model_kind": kind.name, "workload": dict(s.workload or {})}
+    extra = {"model_kind": kind.name, "workload": workload}
     return PluginPlan(qualified={p.index: model for p in start.placements}, model=info,
                       fingerprint=fingerprint(start.loaded, info, host_facts(), **extra), deployment=use,
-                      spec=s, kind=kind, measure=KindMeasurement(settings, dict(s.workload or {})))
+                      spec=s, kind=kind, measure=KindMeasurement(settings, workload))
+
+
+def _deployed_workload(loaded: LoadedSpec, use: DeploymentUse, kind: KindDescriptor) -> dict[str, Any]:
+    """The workload the deployment recorded; a ``workload:`` key the spec sets must agree with it unless
+    ``override_deployment``.
+
+    Raises:
+        QualifySpecError: a spec key that contradicts the deployment, at that key (exit 2).
+    """
+    s = loaded.spec
+    given = dict(s.workload or {})
+    try:
+        return deployed_workload(use, kind.load_workload(), given, override=s.override_deployment,
+                                 label="workload.{key} {value}", override_hint=OVERRIDE_KEY)
+    except DeploymentConflictError as exc:
+        key = next((k for k in sorted(given) if f"workload.{k} " in str(exc)), None)
+        raise loaded.error(("workload",) if key is None else ("workload", key), str(exc)) from None
 
 
 def measure_settings(s: QualifySpec) -> MeasureSettings:

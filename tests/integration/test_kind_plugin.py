@@ -30,12 +30,12 @@ def streamer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return model
 
 
-def _spec(tmp_path: Path, model: Path, name: str, gates: str) -> Path:
+def _spec(tmp_path: Path, model: Path, name: str, gates: str, workload: str = "workload: {frame_ms: 10}\n") -> Path:
     spec = tmp_path / f"{name}.yaml"
     spec.write_text(textwrap.dedent(f"""
         name: {name}
         model: {{path: {model}}}
-        workload: {{frame_ms: 10}}
+        {workload}
         measure: {{iterations: 120, min_duration_s: 0, warmup: 2, energy: false}}
         gates:
           metric:
@@ -201,9 +201,11 @@ def test_a_plug_in_kinds_device_that_cannot_run_has_each_metric_gate_errored(str
     assert 'name="metric:rtf:p99"' in (report / "junit.xml").read_text()
 
 
-def _streamer_deployment(folder: Path, model: Path, measured: dict, threads: int) -> Path:
+def _streamer_deployment(folder: Path, model: Path, measured: dict, threads: int, workload: dict | None = None
+                         ) -> Path:
     """A deployment record around a streamer model (as a sweep of the plug-in kind would write it), measured on this
-    machine (``measured``: a bench result of it, for the runtime version and CPU flags) with ``threads``."""
+    machine (``measured``: a bench result of it, for the runtime version and CPU flags) with ``threads`` and, when
+    given, the ``workload`` it records (None: a record without the field, as written before it existed)."""
     import shutil
 
     from edgeopt.deploy import DeployedFile, Deployment, DeploymentMeasured, decision_cpu_flags, save_deployment
@@ -217,6 +219,7 @@ def _streamer_deployment(folder: Path, model: Path, measured: dict, threads: int
         files=(DeployedFile(path=shipped.name, sha256=sha256_file(shipped), size_bytes=shipped.stat().st_size,
                             role="model"),),
         runtime="streamrt", runtime_version=measured["runtime"]["version"], threads=threads,
+        **({} if workload is None else {"workload": workload}),
         cpu_flags=tuple(decision_cpu_flags(measured["environment"].get("cpu_flags") or [])),
         measured=DeploymentMeasured(target="local", metric="rtf", min_retention=0.0, retention=1.0, latency_ms=1.0,
                                     size_bytes=shipped.stat().st_size)))
@@ -233,10 +236,12 @@ def test_a_plug_in_kinds_deployment_runs_with_its_settings_refuses_a_conflict_an
     plain = json.loads(capsys.readouterr().out)
     assert plain["deployment"] is None
     folder = _streamer_deployment(tmp_path / "recommended", streamer, plain, threads=2)
+    assert "workload" not in json.loads((folder / "deployment.json").read_text())  # a record without the field
 
     assert main(["bench", str(folder), *FAST, "--no-history", "--json"]) == 0
     ran = json.loads(capsys.readouterr().out)
     assert ran["settings"]["threads"] == 2 and ran["deployment"]["name"] == "fp32/streamrt"
+    assert ran["workload"] == {"frame_ms": 20}  # it records none: the kind's default, as before the field
     assert ran["model"]["path"] == str(folder / streamer.name) and ran["warnings"] == []
     assert main(["bench", str(folder / "deployment.json"), *FAST, "--threads", "3", "--no-history"]) == 2
     err = capsys.readouterr().err
@@ -261,3 +266,48 @@ def test_a_plug_in_kinds_deployment_runs_with_its_settings_refuses_a_conflict_an
     err = capsys.readouterr().err
     assert "measure.threads: measure.threads 3 contradicts deployment" in err, err
     assert "override_deployment: true" in err
+
+
+def test_a_plug_in_kinds_deployment_records_its_workload_and_runs_with_it(streamer, tmp_path, capsys):
+    """A plug-in kind's deployment records the workload it was measured with (its kind's workload model, by field;
+    frame_ms 10 here, where the kind's default is 20): bench and qualify apply it when the command sets none, a
+    ``--workload`` flag or a spec ``workload:`` key that contradicts it is exit 2 naming the file, the value and the
+    fix unless overridden, one that agrees runs; a recorded value the kind's model refuses is exit 2 naming the
+    file."""
+    assert main(["bench", str(streamer), *FAST, "--workload", "frame_ms=10", "--no-history", "--json"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    folder = _streamer_deployment(tmp_path / "recommended", streamer, plain, threads=0, workload=plain["workload"])
+    record = folder / "deployment.json"
+    assert json.loads(record.read_text())["workload"] == {"frame_ms": 10}
+
+    for agreeing in ([], ["--workload", "frame_ms=10"]):
+        assert main(["bench", str(folder), *FAST, *agreeing, "--no-history", "--json"]) == 0
+        ran = json.loads(capsys.readouterr().out)
+        assert ran["workload"] == {"frame_ms": 10} and ran["cells"][0]["key"] == "frame10ms"
+        assert ran["deployment"]["name"] == "fp32/streamrt"
+    assert main(["bench", str(folder), *FAST, "--workload", "frame_ms=15", "--no-history"]) == 2
+    err = capsys.readouterr().err
+    assert f"--workload frame_ms=15 contradicts deployment {record} (workload.frame_ms 10)" in err, err
+    assert "drop it to run what was measured, or use --override-deployment" in err and len(err.splitlines()) == 1
+    assert main(["bench", str(folder), *FAST, "--workload", "frame_ms=15", "--override-deployment", "--no-history",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["workload"] == {"frame_ms": 15}
+
+    unset = _spec(tmp_path, folder, "stream-recorded", "rtf: {stat: p99, max: 1000}\n", workload="")
+    code = main(["qualify", str(unset), "--report-dir", str(tmp_path / "qr"), "--no-history", "--json"])
+    (device,) = json.loads(capsys.readouterr().out)["devices"]
+    assert code == 0, [g["detail"] for g in device["gates"]]
+    assert device["kind_bench"]["workload"] == {"frame_ms": 10}
+    assert [c["key"] for c in device["kind_bench"]["cells"]] == ["frame10ms"]
+    clash = _spec(tmp_path, folder, "stream-clash", "rtf: {stat: p99, max: 1000}\n",
+                  workload="workload: {frame_ms: 15}\n")
+    assert main(["qualify", str(clash), "--report-dir", str(tmp_path / "qc"), "--no-history"]) == 2
+    err = capsys.readouterr().err
+    assert "workload.frame_ms: workload.frame_ms 15 contradicts deployment" in err, err
+    assert f"{record} (workload.frame_ms 10)" in err and "override_deployment: true" in err
+
+    record.write_text(record.read_text().replace('"frame_ms": 10', '"frame_ms": 0'))
+    assert main(["bench", str(folder), *FAST, "--no-history"]) == 2
+    err = capsys.readouterr().err
+    assert f"{record}: workload.frame_ms: Input should be greater than 0 (got 0)" in err, err
+    assert "restore it from the sweep's output or fix that field" in err
