@@ -13,12 +13,13 @@ import click
 from ..errors import ExitCode
 from ..history import open_store
 from ..history.baselines import set_baseline
+from ..history.cell_compare import compare_runs
 from ..history.compare import DEFAULT_ALPHA, DEFAULT_TOLERANCE_PCT
-from ..history.llm_compare import compare_runs
 from ..untrusted import clean_text
 from .common import emit_json, json_option
 from .history_options import history_db_option
 from .history_render import render_baselines, render_runs, show_comparison
+from .kind_help import sentence_help
 
 
 @click.command("history")
@@ -48,7 +49,9 @@ def history_cmd(model: str | None, target: str | None, kind: str | None, limit: 
         render_runs(runs, store.path)
 
 
-@click.command("compare")
+@click.command("compare", help=sentence_help(
+    "Is RUN_B slower than RUN_A beyond noise? Exit 1 when it is a regression.",
+    "compare"))  # each kind's sentence: how two of its runs are compared (its descriptor's cli_help.compare)
 @click.argument("run_a")
 @click.argument("run_b")
 @click.option("--tolerance", "tolerance_pct", type=click.FloatRange(min=0), default=DEFAULT_TOLERANCE_PCT,
@@ -60,8 +63,6 @@ def history_cmd(model: str | None, target: str | None, kind: str | None, limit: 
 @json_option
 def compare_cmd(run_a: str, run_b: str, tolerance_pct: float, alpha: float, history_db: Path | None,
                 as_json: bool) -> int:
-    """Is RUN_B slower than RUN_A beyond noise? Exit 1 when it is a regression. Two LLM bench runs are compared
-    per workload cell on TTFT, TPOT and decode tokens/s (docs/llm-bench.md)."""
     result = compare_runs(open_store(history_db), run_a, run_b, tolerance_pct=tolerance_pct, alpha=alpha)
     if as_json:
         emit_json(result)

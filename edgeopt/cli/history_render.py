@@ -11,8 +11,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ..history import Baseline, RunComparison, RunRecord
+from ..history.cell_compare import CellRunComparison
 from ..history.compare import KindComparison
-from ..history.llm_compare import LlmRunComparison
 from ..registry import get_kind
 from ..untrusted import for_rich
 from .tables import Col, fit_table, human_count
@@ -80,8 +80,10 @@ def render_baselines(items: list[Baseline], path: Path) -> None:
     _out.print(table)
 
 
-def render_llm_comparison(c: LlmRunComparison) -> None:
-    """One row per (cell, metric) of two LLM bench runs; verdict per row, REGRESSION when any regresses."""
+def render_cell_comparison(c: CellRunComparison) -> None:
+    """One row per (cell, metric) of two runs of workload cells (any kind's keyed cells: the generative kind's
+    bench runs, a plug-in kind's without a ``compare_render`` of its own); verdict per row, REGRESSION when any
+    regresses."""
     out = Console(width=200) if not sys.stdout.isatty() else Console()
     t = Table(title=for_rich(f"run {c.run_b} ({c.model_b}, {c.device_b}) vs run {c.run_a} ({c.model_a}, "
                              f"{c.device_a})"))
@@ -106,7 +108,7 @@ def render_llm_comparison(c: LlmRunComparison) -> None:
 # The renderer of each comparison shape (``KindComparison.shape``): what prints a comparison whose kind names no
 # ``compare_render`` of its own.
 _BY_SHAPE: dict[str, Callable[[Any], None]] = {
-    RunComparison.shape: render_comparison, LlmRunComparison.shape: render_llm_comparison}
+    RunComparison.shape: render_comparison, CellRunComparison.shape: render_cell_comparison}
 
 
 def show_comparison(c: KindComparison) -> None:

@@ -1,6 +1,7 @@
 """The kind-specific parts of the commands' help texts, composed from each registered kind's descriptor
 (:class:`~edgeopt.registry.kind_spec.KindHelp`, its ``cli_help``), so a command module names no kind: a kind adds a
-paragraph to a command's help or a clause to an option's, and a plug-in kind's appear beside the built-ins'.
+paragraph to a command's help, a sentence to a command's paragraph or a clause to an option's, and a plug-in
+kind's appear beside the built-ins'.
 
 Registry order (the built-ins first); a kind that does not load adds nothing (its own commands say why).
 """
@@ -31,6 +32,11 @@ def _loaded(name: str) -> KindDescriptor | None:
 def option_help(base: str, slot: HelpSlot, kinds: Sequence[KindDescriptor] | None = None) -> str:
     """An option's help: its own text, then each kind's clause after "; ", closed with "."."""
     return "; ".join([base, *fragments(slot, kinds)]) + "."
+
+
+def sentence_help(head: str, slot: HelpSlot, kinds: Sequence[KindDescriptor] | None = None) -> str:
+    """A command's one-paragraph help: its own sentences ``head``, then each kind's sentence, joined by spaces."""
+    return " ".join([head, *fragments(slot, kinds)])
 
 
 def command_help(head: str, slot: HelpSlot, *tail: str, kinds: Sequence[KindDescriptor] | None = None) -> str:

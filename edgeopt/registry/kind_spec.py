@@ -105,8 +105,9 @@ class MetricSpec(BaseModel):
 
 class KindHelp(BaseModel):
     """What a kind adds to the CLI's help, so that no command module names a kind: a paragraph of a command's help
-    (after the command's own, in registry order) or a clause of an option's help (after the option's own text,
-    each kind's joined by "; ", the sentence closed with "."). None: the kind adds nothing there."""
+    (after the command's own, in registry order), a sentence of a command's paragraph (after its own text, joined
+    by a space) or a clause of an option's help (after the option's own text, each kind's joined by "; ", the
+    sentence closed with "."). None: the kind adds nothing there."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -117,9 +118,11 @@ class KindHelp(BaseModel):
     sweep_eval: str | None = Field(default=None, description="A clause of sweep's --eval help.")
     sweep_metric: str | None = Field(default=None, description="A clause of sweep's --metric help.")
     sweep_calib: str | None = Field(default=None, description="A clause of sweep's --calib help.")
+    compare: str | None = Field(default=None, description="A sentence of `edgeopt compare --help`, appended to the "
+                                "command's paragraph: how two runs of this kind are compared.")
 
 
-HelpSlot = Literal["bench", "optimize", "optimize_calib", "sweep_eval", "sweep_metric", "sweep_calib"]
+HelpSlot = Literal["bench", "optimize", "optimize_calib", "sweep_eval", "sweep_metric", "sweep_calib", "compare"]
 
 
 class KindDescriptor(BaseModel):
@@ -149,8 +152,9 @@ class KindDescriptor(BaseModel):
                                        "stored result_json back as its typed result; None: the generic engine's.")
     compare_render: str | None = Field(default=None, pattern=_HOOK, description="'module:function' that prints "
                                        "`edgeopt compare` of two runs of this kind in a terminal: (comparison) -> "
-                                       "None, the comparison a RunComparison (one unkeyed cell each) or an "
-                                       "LlmRunComparison (cells); None: the renderer of the comparison's shape.")
+                                       "None, the comparison a RunComparison (one unkeyed cell each) or a "
+                                       "CellRunComparison (keyed cells); None: the renderer of the comparison's "
+                                       "shape (edgeopt/cli/history_render.py).")
     engine: Engine = Field(default="generic", description="What measures it: the built-ins' own engines, or the "
                            "generic one (agent_command through the runner, raw_cells, the metric gate).")
     workload: str | None = Field(default=None, pattern=_HOOK, description="'module:Model', a frozen pydantic "

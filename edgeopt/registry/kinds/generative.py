@@ -54,5 +54,7 @@ DESCRIPTOR = KindDescriptor(
         sweep_metric="LLM folders: top1_clear (default), top1, topk, kl, ppl or pkg.mod:fn",
         sweep_calib="LLM folders: calibration text for the int4-awq level (never the --eval text; without it "
                     "int4-awq is not tried)",
+        compare="Two LLM bench runs are compared per workload cell on TTFT, TPOT and decode tokens/s "
+                "(docs/llm-bench.md).",
     ),
 )

@@ -221,9 +221,6 @@ def test_the_kind_branch_rule_catches_a_branch(tmp_path: Path) -> None:
 # kind_help.py composes it), its flags its settings models' (edgeopt/cli/kind_flags.py), so a third kind adds its
 # own help without editing edgeopt/cli/.
 CLI_KIND_WORDS = ("llm",)
-# Modules another change of issue 30 rewrites (compare reads cells, item 2: history/llm_compare.py goes); remove an
-# entry when its module no longer names LLM runs.
-CLI_KIND_EXEMPT = {"edgeopt.cli.history_cmd", "edgeopt.cli.history_render"}
 
 
 def _texts(node: ast.AST) -> list[str]:
@@ -246,11 +243,11 @@ def _texts(node: ast.AST) -> list[str]:
 
 
 def cli_kind_words(modules: dict[str, Module], words: tuple[str, ...] = CLI_KIND_WORDS) -> list[str]:
-    """``file:line 'text'`` for each string or name in a module of edgeopt/cli/ (outside :data:`CLI_KIND_EXEMPT`)
-    that holds one of ``words`` (case-insensitive)."""
+    """``file:line 'text'`` for each string or name in a module of edgeopt/cli/ that holds one of ``words``
+    (case-insensitive)."""
     offenders = []
     for module in modules.values():
-        if not module.name.startswith("edgeopt.cli") or module.name in CLI_KIND_EXEMPT:
+        if not module.name.startswith("edgeopt.cli"):
             continue
         for node in ast.walk(module.tree):
             for text in _texts(node):

@@ -7,14 +7,15 @@ from __future__ import annotations
 import click
 from click.testing import CliRunner
 
-from edgeopt.cli.kind_help import command_help, fragments, option_help
+from edgeopt.cli.kind_help import command_help, fragments, option_help, sentence_help
 from edgeopt.registry import builtin_kind
 from edgeopt.registry.kind_spec import KindDescriptor, KindHelp, MetricSpec
 
 TOY = KindDescriptor(name="toy", summary="a toy kind", agent_command="run",
                      metrics=(MetricSpec(name="rtf", unit="ratio"),), rank_metric="rtf",
                      cli_help=KindHelp(bench="MODEL may be a toy stream: its rtf per cell.",
-                                       sweep_eval="for a toy stream a .wav folder"))
+                                       sweep_eval="for a toy stream a .wav folder",
+                                       compare="Two toy runs are compared per frame duration on rtf."))
 BUILTINS = [builtin_kind("tensor"), builtin_kind("generative")]
 
 
@@ -48,3 +49,55 @@ def test_a_composed_help_renders_as_the_docstring_it_replaces() -> None:
     for width in (40, 200):
         assert (CliRunner().invoke(composed, ["--help"], terminal_width=width).output
                 == CliRunner().invoke(doc, ["--help"], terminal_width=width).output)
+
+
+def test_a_kinds_sentence_joins_the_commands_paragraph() -> None:
+    assert sentence_help("Is B slower?", "compare", [BUILTINS[0], TOY]) == (
+        "Is B slower? Two toy runs are compared per frame duration on rtf.")
+    assert sentence_help("Is B slower?", "compare", [BUILTINS[0]]) == "Is B slower?"
+
+
+# `edgeopt compare --help` as it was when the command's docstring named LLM runs (before the sentence moved to the
+# generative kind's cli_help.compare), at 80 and 200 columns (the group caps its text at 110).
+COMPARE_HELP = {
+    80: """Usage: edgeopt compare [OPTIONS] RUN_A RUN_B
+
+  Is RUN_B slower than RUN_A beyond noise? Exit 1 when it is a regression. Two
+  LLM bench runs are compared per workload cell on TTFT, TPOT and decode
+  tokens/s (docs/llm-bench.md).
+
+Options:
+  --tolerance FLOAT RANGE  Median slowdown (percent) tolerated before a
+                           significant change is a regression.  [default: 5.0;
+                           x>=0]
+  --alpha FLOAT RANGE      Significance level of the Mann-Whitney U test.
+                           [default: 0.05; 0<x<1]
+  --history-db FILE        Results history file [default: $EDGEOPT_HISTORY_DB
+                           or $XDG_DATA_HOME/edgeopt/history.sqlite3].
+  --json                   Print only JSON on stdout.
+  -h, --help               Show this message and exit.
+""",
+    200: """Usage: edgeopt compare [OPTIONS] RUN_A RUN_B
+
+  Is RUN_B slower than RUN_A beyond noise? Exit 1 when it is a regression. Two LLM bench runs are compared
+  per workload cell on TTFT, TPOT and decode tokens/s (docs/llm-bench.md).
+
+Options:
+  --tolerance FLOAT RANGE  Median slowdown (percent) tolerated before a significant change is a regression.
+                           [default: 5.0; x>=0]
+  --alpha FLOAT RANGE      Significance level of the Mann-Whitney U test.  [default: 0.05; 0<x<1]
+  --history-db FILE        Results history file [default: $EDGEOPT_HISTORY_DB or
+                           $XDG_DATA_HOME/edgeopt/history.sqlite3].
+  --json                   Print only JSON on stdout.
+  -h, --help               Show this message and exit.
+""",
+}
+
+
+def test_the_compare_help_composed_from_the_kinds_reads_as_its_docstring_did(monkeypatch, capsys) -> None:
+    from edgeopt.cli.main import main
+
+    for width, want in COMPARE_HELP.items():
+        monkeypatch.setenv("COLUMNS", str(width))
+        assert main(["compare", "--help"]) == 0
+        assert capsys.readouterr().out == want, width
