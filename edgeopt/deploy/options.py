@@ -38,6 +38,18 @@ def shippable_options(runtime: str, options: Mapping[str, Any]) -> dict[str, Any
     return {k: v for k, v in options.items() if k not in drop}
 
 
+def measured_options(runtime: str, reported: Mapping[str, Any]) -> dict[str, Any]:
+    """The runtime's own options (its schema's names, none naming a path) at the values its agent reported for a
+    run (``runtime`` details: llama.cpp's ``n_ctx``, ``n_batch``, ``cache_type``, ...): what a deployment records
+    so that it runs with the settings it was measured with, not with whatever a later agent's defaults are. Empty
+    for a runtime unknown here or without a schema, or one that reports none of its options."""
+    desc = find_runtime(runtime)
+    if desc is None:
+        return {}
+    return {o.name: reported[o.name] for o in desc.agent_class().option_schema or ()
+            if o.name in reported and reported[o.name] is not None and not getattr(o, "path", False)}
+
+
 def _may_be_path(value: Any) -> bool:
     """Whether an option value of a runtime without a schema could name a file or directory: a string with a path
     separator, a leading ``~`` or ``.``, or such a string inside a list or mapping."""

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from .._version import __version__
 from ..bench.llm import bench_llm
 from ..deploy import decision_cpu_flags
+from ..deploy.options import measured_options
 from ..registry import get_runtime
 from ..runners import AgentError, Runner
 from ..settings import RemoteSpec
@@ -68,6 +69,7 @@ def _measure(level: LlmLevel, folder: Path, reused: bool, ref: Scores, text: str
         decode_tokens_per_s=cell.decode_tokens_per_s, tpot_ms_p50=cell.tpot_ms_p50, ttft_ms_p50=cell.ttft_ms_p50,
         rank_tokens_per_s=1000.0 / cell.tpot_ms_p50 if cell.tpot_ms_p50 else None,
         peak_rss_mb=cell.peak_rss_mb, bench_valid=cell.valid, cpu=str(bench.environment.get("cpu") or ""),
+        runtime_options=measured_options(level.runtime, bench.runtime),
         cpu_flags=decision_cpu_flags(bench.environment.get("cpu_flags") or [])), bench
 
 

@@ -42,6 +42,10 @@ class LlmSweepLevel(_Frozen):
     peak_rss_mb: float | None = None
     bench_valid: bool = Field(description="The bench cell met its validity rule (enough tokens and repetitions).")
     cpu: str = Field(default="", description="CPU model the agent reported.")
+    runtime_options: dict[str, Any] = Field(
+        default_factory=dict, description="The runtime's own options at the values its agent reported for the bench "
+                                          "(llama.cpp: n_ctx, n_batch, cache_type, flash_attn, use_mmap, n_gpu_layers; "
+                                          "OpenVINO GenAI: device): the deployment records them (docs/llm.md).")
     cpu_flags: list[str] = Field(default_factory=list, description="The agent's CPU flags that decide kernels "
                                                                    "(what a deployment is checked against).")
     rounds_tpot_ms: list[list[float]] = Field(

@@ -50,7 +50,8 @@ def _deployment(row: LlmSweepLevel, files: list[DeployedFile], result: LlmSweepR
     return Deployment(
         name=f"{row.name}/{row.runtime}", recipe=row.name, model=entry_file(row.runtime),
         format=get_runtime(row.runtime).delivers or row.runtime,
-        files=tuple(files), runtime=row.runtime, runtime_version=row.runtime_version, runtime_options={},
+        files=tuple(files), runtime=row.runtime, runtime_version=row.runtime_version,
+        runtime_options=dict(row.runtime_options),
         threads=_threads(result), cpu_flags=tuple(row.cpu_flags),
         source_model_sha256=result.model_sha256, measured=measured, edgeopt_version=__version__,
         created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))

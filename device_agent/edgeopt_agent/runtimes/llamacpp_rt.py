@@ -102,7 +102,10 @@ class LlamaCppRuntime(GenerativeRuntime):
         flash = bool(options.get("flash_attn")) or cache.startswith("q")
         self._llm = None  # release the previous context before the next is made
         trained = self._trained_context(path)
-        n_ctx = int(options.get("n_ctx") or min(trained, _SCORING_CTX if scoring else _DEFAULT_CTX))
+        if scoring:  # logits_all keeps n_ctx x vocab floats: never more than the windows need (logits unchanged)
+            n_ctx = min(int(options.get("n_ctx") or trained), _SCORING_CTX)
+        else:
+            n_ctx = int(options.get("n_ctx") or min(trained, _DEFAULT_CTX))
         n_batch = int(options.get("n_batch") or 512)
         kwargs = dict(model_path=path, n_ctx=n_ctx, n_batch=n_batch, n_ubatch=n_batch, type_k=ggml_type,
                       type_v=ggml_type, flash_attn=flash, use_mmap=options.get("use_mmap", True) is not False,
@@ -221,8 +224,9 @@ class LlamaCppRuntime(GenerativeRuntime):
         import numpy as np
 
         if len(ids) > self._settings["n_ctx"]:
-            raise ValueError("a %d-token window exceeds n_ctx %d: pass --runtime-option n_ctx=%d"
-                             % (len(ids), self._settings["n_ctx"], len(ids)))
+            raise ValueError("a %d-token window exceeds the scoring context of %d tokens (the smallest of n_ctx, "
+                             "the model's trained context and %d): score shorter windows"
+                             % (len(ids), self._settings["n_ctx"], _SCORING_CTX))
         self._llm.reset()
         self._llm.eval(ids)
         return np.array(self._llm.scores[:len(ids)], dtype=np.float32)

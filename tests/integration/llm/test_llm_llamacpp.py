@@ -178,8 +178,18 @@ def test_sweep_measures_the_gguf_levels_skips_k_quants_with_the_reason_and_ships
     assert deployment["model"] == "model.gguf" and deployment["format"] == "gguf"
     assert [f["path"] for f in deployment["files"]] == ["model.gguf"] and deployment["threads"] == 1
     assert rec["shipped_check"]["passed"] is True and deployment["shipped_check"] == rec["shipped_check"]
+    # what ships is what was measured: the context size, batch and KV cache type the agent reported for the bench
+    row = next(lv for lv in sweep["levels"] if (lv["name"], lv["runtime"]) == (rec["name"], rec["runtime"]))
+    options = deployment["runtime_options"]
+    assert options == row["runtime_options"] and options["cache_type"] == "f16", options
+    assert options["n_ctx"] > 0 and options["n_batch"] > 0 and "model_file" not in options, options
     assert main(["bench", str(shipped), *SMALL, "--json"]) == 0  # the deployment runs, its hashes checked
-    assert json.loads(capsys.readouterr().out)["deployment"]["name"] == deployment["name"]
+    ran = json.loads(capsys.readouterr().out)
+    assert ran["deployment"]["name"] == deployment["name"]
+    assert {k: ran["runtime"][k] for k in ("n_ctx", "n_batch", "cache_type")} == {
+        k: options[k] for k in ("n_ctx", "n_batch", "cache_type")}
+    assert main(["bench", str(shipped), *SMALL, "--runtime-option", "cache_type=q8_0", "--json"]) == 2
+    assert "contradicts deployment" in capsys.readouterr().err
 
 
 def test_qualify_gates_a_gguf_folder_with_the_llm_gates(gguf, tmp_path, capsys):
