@@ -81,7 +81,7 @@ class Request:
         runtime_options: runtime-specific options (e.g. ``providers`` for onnxruntime).
         warmup: minimum number of untimed warm-up inferences.
         warmup_s: minimum warm-up duration in seconds (both minima are met); not for a model a served agent kept
-            loaded from an earlier request, which warmed up then (only ``warmup`` applies).
+            loaded from an earlier request, which warmed up then (at most ``loaded.REUSED_WARMUP`` inferences).
         iterations: minimum number of timed inferences per stream.
         min_duration_s: minimum duration of the timed phase in seconds (both minima are met).
         max_duration_s: watchdog: the agent stops timing after this many seconds and says so.
