@@ -5,16 +5,22 @@ its runtime stand in)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from edgeopt.evaluation import parse_output, resolve_metric
 from edgeopt.runners.base import ProgressSink
 from edgeopt.runners.local import LocalRunner
-from edgeopt.runners.served import ServedRunner
+from edgeopt.runners.served import ServedRunner, agent_session
 from edgeopt.sweep import sweep
+from edgeopt.sweep.api import level_settings
+from edgeopt.sweep.cache import LevelCache
 from edgeopt.sweep.confirm import FIRST_ROUNDS
+from edgeopt.sweep.levels import LevelTable
+from edgeopt.sweep.measure import Context
 from edgeopt_agent.loaded import REUSED_WARMUP
 from edgeopt_agent.protocol import RawRun, Request
 from tests.unit.sweep.test_honest import conv_only
@@ -67,3 +73,29 @@ def test_rounds_load_once_warm_up_once_and_skip_a_no_change_level(tmp_path: Path
         assert len(loads) == 1 and runs[0] is loads[0]  # loaded in its first round, kept for every later run
         assert loads[0].warmup_done["iterations"] >= 5  # a fresh load warms up for the sweep's whole count
         assert all(r.warmup_done["iterations"] == REUSED_WARMUP for r in runs[1:])
+
+
+def test_a_level_whose_artifact_is_gone_before_its_rounds_is_dropped_with_a_warning(tmp_path: Path) -> None:
+    """A deferred level is timed only in its rounds; if its artifact vanished before them, the level is dropped with
+    a warning and the others keep their rounds (it once ended the sweep with a ValueError from a strict zip)."""
+    model = conv_only(tmp_path / "conv.onnx")
+    np.savez(tmp_path / "eval.npz", x=np.random.default_rng(0).standard_normal((4, 3, 16, 16)).astype(np.float32))
+    copy = tmp_path / "copy.onnx"
+
+    def make_copy() -> Path:
+        shutil.copyfile(model, copy)
+        return copy
+
+    with agent_session(LocalRunner()) as served:
+        ctx = Context(target="local", runner=LocalRunner(), eval_npz=tmp_path / "eval.npz", labels=None,
+                      metric=resolve_metric("cosine", has_labels=False), selection=parse_output(None),
+                      min_retention=0.9, measure=level_settings(threads=1, iterations=20, min_duration_s=0.1),
+                      targets_dirs=(), versions={"onnxruntime": ""}, served=served)
+        table = LevelTable(ctx, LevelCache(tmp_path / "cache"), {"model": str(model)}, model, lambda e: None)
+        table("fp32", "fp32", "onnxruntime", lambda: model)
+        table("copy", "copy", "onnxruntime", make_copy)
+        copy.unlink()
+        table.confirm()
+    assert [lv.recipe for lv in table.levels] == ["fp32"]
+    assert table.levels[0].latency_confirm_rounds == FIRST_ROUNDS and not table.levels[0].single_run
+    assert any("copy on onnxruntime" in w and "gone before it was timed" in w for w in table.warnings)
