@@ -21,6 +21,7 @@ from edgeopt.sweep.cache import LevelCache
 from edgeopt.sweep.confirm import FIRST_ROUNDS
 from edgeopt.sweep.levels import LevelTable
 from edgeopt.sweep.measure import Context
+from edgeopt.sweep.memory_probe import needs_probe
 from edgeopt_agent.loaded import REUSED_WARMUP
 from edgeopt_agent.protocol import RawRun, Request
 from tests.unit.sweep.test_honest import conv_only
@@ -73,6 +74,10 @@ def test_rounds_load_once_warm_up_once_and_skip_a_no_change_level(tmp_path: Path
         assert len(loads) == 1 and runs[0] is loads[0]  # loaded in its first round, kept for every later run
         assert loads[0].warmup_done["iterations"] >= 5  # a fresh load warms up for the sweep's whole count
         assert all(r.warmup_done["iterations"] == REUSED_WARMUP for r in runs[1:])
+    # the no-change levels tie their fp32 levels exactly, so both sit on the frontier: only fp32 gets a memory probe
+    front = [i for i, lv in enumerate(result.levels) if lv.recipe == "fp32" or lv.no_change]
+    served = [lv.model_copy(update={"memory_mb_peak": None}) for lv in result.levels]
+    assert [served[i].recipe for i in needs_probe(served, front, None)] == ["fp32", "fp32"]
 
 
 def test_a_level_whose_artifact_is_gone_before_its_rounds_is_dropped_with_a_warning(tmp_path: Path) -> None:
