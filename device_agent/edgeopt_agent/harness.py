@@ -289,8 +289,9 @@ def _warm_up_and_time(
     """Warm up (by count and time), then the timed phase (free-running streams or frame-paced), metered.
 
     ``reused``: a model a served agent kept loaded from an earlier request (loaded.py), warmed up for
-    ``warmup_s`` then: only the warm-up count applies (a sweep's interleaved rounds reuse each level's model
-    several times; 0.2 s of warm-up per round was ~10 % of a PP-OCRv4 rec sweep)."""
+    ``warmup``/``warmup_s`` then: at most :data:`loaded.REUSED_WARMUP` inferences now and no minimum duration (a
+    sweep's interleaved rounds reuse each level's model several times; 0.2 s of warm-up per round was ~10 % of a
+    PP-OCRv4 rec sweep, the 5-inference count ~10 % of a PP-OCRv4 det confirmation round)."""
     meter = power.PowerSession.open(request.energy)  # no sensor found: an estimate is made on the host
     if meter.measuring:
         emit({"event": "phase", "phase": "idle"})
@@ -298,9 +299,10 @@ def _warm_up_and_time(
     emit({"event": "phase", "phase": "warmup"})
     w_start = time.perf_counter_ns()
     w_min_end = w_start + (0 if reused else int(request.warmup_s * _NS))
+    w_count = min(request.warmup, loaded.REUSED_WARMUP) if reused else request.warmup
     w_done = 0
     try:
-        while w_done < request.warmup or time.perf_counter_ns() < w_min_end:
+        while w_done < w_count or time.perf_counter_ns() < w_min_end:
             infer()
             w_done += 1
         w_ns = time.perf_counter_ns() - w_start

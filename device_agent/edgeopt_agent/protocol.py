@@ -79,9 +79,9 @@ class Request:
         model_path: path of the model file as seen by the agent.
         runtime: registered runtime name (``onnxruntime``, ``null``).
         runtime_options: runtime-specific options (e.g. ``providers`` for onnxruntime).
-        warmup: minimum number of untimed warm-up inferences.
-        warmup_s: minimum warm-up duration in seconds (both minima are met); not for a model a served agent kept
-            loaded from an earlier request, which warmed up then (only ``warmup`` applies).
+        warmup: minimum number of untimed warm-up inferences after the first one (a model a served agent kept
+            loaded from an earlier request warmed up then: at most ``loaded.REUSED_WARMUP`` of them).
+        warmup_s: minimum warm-up duration in seconds (both minima are met); not for such a kept model.
         iterations: minimum number of timed inferences per stream.
         min_duration_s: minimum duration of the timed phase in seconds (both minima are met).
         max_duration_s: watchdog: the agent stops timing after this many seconds and says so.

@@ -18,6 +18,9 @@ one more round (each fresh process would cost a start and a load per round). Eac
 (the agent's ``cpu_during_timed``) is kept; a level whose median share reaches :data:`.measure.INTERFERENCE_PCT`
 is flagged ``interference``.
 
+A deferred level whose artifact computes the model's graph again (``no_change``) is not run: the rounds of the fp32
+level on its runtime stand in for its own (:mod:`.same_graph`).
+
 No host-side work overlaps these runs: the artifacts are built, hashed and evaluated before the first round.
 """
 
@@ -37,6 +40,7 @@ from .measure import Context, complete, interfered, others_cpu_pct, without_memo
 from .pooled import pooled_bench
 from .rank.round_stats import RoundRobin, level_stats
 from .result import Level
+from .same_graph import shown_as, stand_ins
 
 FIRST_ROUNDS = 3  # a served sweep's interleaved rounds per level: three round medians, robust to one slow run
 ROUNDS = 2  # without a served agent: with the level's single run, three round medians
@@ -111,14 +115,17 @@ def confirm_levels(ctx: Context, levels: Sequence[Level], *, rounds: int | None 
         rounds = FIRST_ROUNDS
     if not todo:
         return list(levels)
-    run = _Rounds(ctx, levels, todo, deferred_names, rounds)
-    for name, i in todo.items():  # a fresh single run's share counts with its round
+    same = stand_ins(levels, todo, deferred_names)  # no-change levels: the fp32 level's rounds stand in (.same_graph)
+    timed = {n: i for n, i in todo.items() if n not in same}
+    run = _Rounds(ctx, levels, timed, deferred_names, rounds)
+    for name, i in timed.items():  # a fresh single run's share counts with its round
         busy = levels[i].host_cpu_busy_pct
         if not served and busy is not None:
             run.busy.setdefault(name, []).append(float(busy))
-    samples = RoundRobin(rounds=rounds, samples_per_round=RUN_ITERATIONS).run(list(todo), run.measure)
+    samples = (RoundRobin(rounds=rounds, samples_per_round=RUN_ITERATIONS).run(list(timed), run.measure)
+               if timed else {})
     out = list(levels)
-    for name, i in todo.items():
+    for name, i in timed.items():
         lv = levels[i]
         if name in deferred_names:  # the rounds are its first measurement
             bench = without_memory(pooled_bench(run.benches[name], ctx.measure.percentile))
@@ -128,6 +135,8 @@ def confirm_levels(ctx: Context, levels: Sequence[Level], *, rounds: int | None 
             samples[name].insert(0, [lv.latency_ms_first_pass if lv.latency_ms_first_pass is not None
                                      else lv.latency_ms])
         out[i] = _confirmed(lv, samples[name], run.busy.get(name, []))
+    for name, src in same.items():
+        out[todo[name]] = shown_as(levels[todo[name]], out[src])
     return out
 
 

@@ -132,8 +132,10 @@ class LevelTable:
         gone = [lv for lv in self.levels if self.keys.get((lv.recipe, lv.runtime, lv.artifact)) in self.deferred]
         for lv in gone:  # never timed (its artifact vanished before its rounds): no latency to show or decide on
             self.warn(f"{lv.recipe} on {lv.runtime}: {lv.artifact} is gone before it was timed; level dropped")
-        self.levels = [lv for lv in self.levels if lv not in gone]
-        for old, lvl in zip(before, self.levels, strict=True):
+        confirmed, self.levels = self.levels, [lv for lv in self.levels if lv not in gone]
+        for old, lvl in zip(before, confirmed, strict=True):
+            if lvl in gone:
+                continue
             k = self.keys.get((lvl.recipe, lvl.runtime, lvl.artifact))
             if lvl is not old and k is not None:
                 self.cache.put(k, lvl.model_dump(mode="json") | {"cached": False})

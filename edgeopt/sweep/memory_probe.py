@@ -29,10 +29,12 @@ SOURCE = "fresh_probe"
 
 def needs_probe(levels: Sequence[Level], frontier: Collection[int], recommended: Recommendation | None) -> list[int]:
     """Indices of the levels to probe: memory unknown, artifact on disk, and the recommended level or a passing
-    level on the frontier (``frontier``: indices into ``levels``)."""
+    level on the frontier (``frontier``: indices into ``levels``), except a no-change level whose latency is the fp32
+    level's (``details.latency_of``, :mod:`.same_graph`): it shares that level's point on the frontier, and is no
+    alternative to pick."""
     rec = (recommended.recipe, recommended.runtime, recommended.artifact) if recommended is not None else None
     return [i for i, lv in enumerate(levels)
-            if lv.memory_mb_peak is None and Path(lv.artifact).is_file()
+            if lv.memory_mb_peak is None and Path(lv.artifact).is_file() and "latency_of" not in lv.details
             and ((lv.passed and i in frontier) or (lv.recipe, lv.runtime, lv.artifact) == rec)]
 
 

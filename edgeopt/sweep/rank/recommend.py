@@ -6,7 +6,8 @@ single benchmark, within :data:`WITHIN` of the fastest) are measured again round
 on every runtime together so one slow phase of the machine hits them all. A run warms up for 2 inferences, and
 for at least :data:`.confirm.RUN_WARMUP_S` when its model is not kept loaded in the served agent any more (the
 agent keeps 16; a sweep's levels and INT8 trials are more): a reloaded model then warms up as in the confirmation
-rounds instead of being timed after 2 inferences (a kept one skips the time, edgeopt_agent/harness.py). Each
+rounds instead of being timed after 2 inferences (a kept one skips the time and runs 1 warm-up inference after its
+untimed first one, edgeopt_agent/loaded.py ``REUSED_WARMUP``). Each
 runtime's default level (the FP32 model at the runtime's defaults: its low-precision level such as OpenVINO's bf16,
 else its fp32) is a candidate too when it passes within :data:`DEFAULT_WITHIN` of the fastest, so the answer is
 never slower and less accurate than doing nothing. :func:`.decide.decide` picks: a level wins on speed only when
