@@ -8,6 +8,7 @@ that could reach the network switched off.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import select
@@ -73,6 +74,7 @@ class DevTools:
         os.close(from_chrome_w)
         self._buf = b""
         self._id = 0
+        self._targets: dict[str, str] = {}
         self.events: list[dict[str, Any]] = []
 
     def __enter__(self) -> DevTools:
@@ -140,6 +142,7 @@ class DevTools:
         """Open ``url`` in a new tab with network events on; returns the session id and every requested URL."""
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        self._targets[session] = target
         self.call("Network.enable", {}, session)
         self.call("Page.enable", {}, session)
         self.call("Page.navigate", {"url": url}, session)
@@ -152,6 +155,18 @@ class DevTools:
     def evaluate(self, expression: str, session: str) -> Any:
         result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session)
         return result["result"].get("value")
+
+    def screenshot(self, session: str, out: Path, width: int, height: int) -> Path:
+        """The tab's page as a ``width`` x ``height`` PNG at ``out`` (what ``--screenshot --window-size`` draws)."""
+        self.call("Emulation.setDeviceMetricsOverride",
+                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}, session)
+        data = self.call("Page.captureScreenshot", {"format": "png"}, session)["data"]
+        out.write_bytes(base64.b64decode(data))
+        return out
+
+    def close_tab(self, session: str) -> None:
+        """Close the tab :meth:`load` opened (a browser kept for several pages does not pile them up)."""
+        self.call("Target.closeTarget", {"targetId": self._targets.pop(session)})
 
 
 def png_pixels(path: Path, step: int = 8) -> tuple[int, int, set[bytes]]:
