@@ -4,8 +4,8 @@ Measured by the browser itself: each chart is rendered in headless Chromium, a s
 ``<text>`` element's box (``getBoundingClientRect``, so rotated axis titles count as drawn) and writes the overlaps
 and the boxes outside the ``<svg>`` into the DOM, read back over DevTools. A screenshot of each kind is kept
 under the test's tmp dir and, when ``EDGEOPT_ARTIFACTS_DIR`` is set, copied there. One browser serves the whole
-file (module fixture ``browser``, one tab per page): a Chromium start costs ~1-2 CPU-s, and the file started two
-per chart kind (a DOM dump, then a screenshot).
+file (the worker's ``browser``, tests/integration/conftest.py; a tab per page): a Chromium start costs ~1-2 CPU-s,
+and the file started two per chart kind (a DOM dump, then a screenshot).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -62,12 +61,6 @@ def _page(charts: list[str], kind: str) -> str:
             f"<body>{body}{PROBE}</body></html>")
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[chromium.DevTools]:
-    with chromium.DevTools(tmp_path_factory.mktemp("chart-labels") / "profile") as shared:
-        yield shared
-
-
 def _probe(browser: chromium.DevTools, session: str) -> list[dict]:
     found = browser.evaluate('(document.getElementById("probe") || {}).textContent', session)
     assert found, "the probe script did not run"
@@ -88,7 +81,7 @@ def test_no_label_overlaps_or_leaves_the_chart(kind, browser, tmp_path):
     sizes = sorted({1, DOCS_POINTS[kind], most})
     page = tmp_path / f"{kind}.html"
     page.write_text(_page([build(n) for n in sizes], kind))
-    session, _ = browser.load(page.as_uri())
+    session, _ = browser.load(page.as_uri(), settle_s=0)
     found = _probe(browser, session)
     width, height = max(int(f["width"]) for f in found) + 2, sum(int(f["height"]) for f in found) + 2
     _keep(browser.screenshot(session, tmp_path / f"chart-{kind}.png", width, height))
@@ -111,7 +104,7 @@ WIDTHS = """(() => { const d = document.documentElement;
 def test_a_wide_table_scrolls_inside_its_box_not_the_page(kind, browser, tmp_path):
     page = tmp_path / f"{kind}.html"
     page.write_text(profile_page(40) if kind == "profile" else tradeoff_page(32))
-    session, _ = browser.load(page.as_uri())
+    session, _ = browser.load(page.as_uri(), settle_s=0)
     found = browser.evaluate(WIDTHS, session)
     browser.close_tab(session)
     assert found["page"] <= found["view"], found  # the page itself never scrolls sideways
