@@ -49,7 +49,14 @@ from .rank.pareto import pareto_indices
 from .rank.recommend import rank
 from .report import objective_value, recommend, write_plot
 from .result import Int8SearchResult, Level, Recommendation, SweepResult
-from .runtimes import artifact_for, float_options, low_precision_level, sweep_runtimes, sweep_threads
+from .runtimes import (
+    artifact_for,
+    float_options,
+    low_precision_level,
+    sweep_runtimes,
+    sweep_threads,
+    wanted_runtimes,
+)
 from .ship.check import ship
 from .ship.deployment import SweepFacts
 from .snapshot import snapshot_model
@@ -234,7 +241,7 @@ class _SweepRun:
             raise InputError(f"metric {met.name} needs labels: add 'labels' to {options.eval_data}, "
                              "or use --metric agreement")
         selection = parse_output(options.output)
-        probe = runner.probe()  # one probe: runtimes, cores and CPU flags
+        probe = runner.probe(wanted_runtimes(tgt, options.runtimes))  # one probe: runtimes, cores and CPU flags
         rts, versions, warnings = sweep_runtimes(tgt, runner, options.runtimes, probe)
         shapes = {k: [1, *v.shape[1:]] for k, v in data.inputs.items()}  # dynamic dims: the eval's
         ctx = Context(target=tgt.name, runner=runner, eval_npz=eval_npz, labels=data.labels, metric=met,

@@ -61,12 +61,12 @@ def low_precision_level(table: LevelTable, model: Path, runtime: str, cpu_flags:
         table.levels.append(lvl)
 
 
-def sweep_runtimes(tgt: Target, runner: Runner, runtimes: Sequence[str] | None,
-              probe: Mapping[str, Any] | None = None) -> tuple[list[str], dict[str, str], list[str]]:
-    """(runtimes to sweep, their versions where the runner runs, warnings for the ones missing there).
+def wanted_runtimes(tgt: Target, runtimes: Sequence[str] | None) -> list[str]:
+    """The runtimes a sweep on ``tgt`` tries: ``runtimes``, or (none given) each the target runs ONNX on; what the
+    sweep's probe asks about (each runtime the agent probes costs an import there).
 
     Raises:
-        InputError: a runtime the target cannot run ONNX on, or none of them installed.
+        InputError: a runtime the target cannot run ONNX on.
     """
     onnx_ok = {r.name for r in loaders(ArtifactFormat.ONNX)}
     supported = [r.value for r in tgt.runtimes if r.value in onnx_ok]
@@ -74,6 +74,17 @@ def sweep_runtimes(tgt: Target, runner: Runner, runtimes: Sequence[str] | None,
     bad = [r for r in wanted if r not in supported]
     if bad:
         raise InputError(f"--runtimes {', '.join(bad)}: target '{tgt.name}' runs ONNX on {', '.join(supported)} only")
+    return wanted
+
+
+def sweep_runtimes(tgt: Target, runner: Runner, runtimes: Sequence[str] | None,
+              probe: Mapping[str, Any] | None = None) -> tuple[list[str], dict[str, str], list[str]]:
+    """(runtimes to sweep, their versions where the runner runs, warnings for the ones missing there).
+
+    Raises:
+        InputError: a runtime the target cannot run ONNX on, or none of them installed.
+    """
+    wanted = wanted_runtimes(tgt, runtimes)
     versions = available_runtimes(runner, wanted, probe)
     if not versions:
         raise InputError(f"none of the runtimes {', '.join(wanted)} is installed where the sweep runs; install one")
