@@ -53,6 +53,7 @@ from .runtimes import (
     artifact_for,
     float_options,
     low_precision_level,
+    recipe_for,
     sweep_runtimes,
     sweep_threads,
     wanted_runtimes,
@@ -166,9 +167,10 @@ class _Optimized:
     """One ``optimize`` per recipe, shared by the runtimes: run on first use; whether it changed the graph."""
 
     def __init__(self, model: Path, recipe: str, tgt: Target, calib: Path, out: Path,
-                 preprocessing: ImagePreprocessing | None, targets_dirs: tuple[Path, ...],
+                 preprocessing: ImagePreprocessing | None, targets_dirs: tuple[Path, ...], rts: Sequence[str],
                  prebuilt: OptimizeResult | str | None = None) -> None:
         self._args = (model, recipe, tgt, calib, out, preprocessing, targets_dirs)
+        self._rts = tuple(rts)  # the runtimes that load its artifacts: the formats it delivers (recipe_for)
         self._result: OptimizeResult | None = prebuilt if isinstance(prebuilt, OptimizeResult) else None
         self._refused = prebuilt if isinstance(prebuilt, str) else None
 
@@ -182,8 +184,8 @@ class _Optimized:
             raise InputError(self._refused)
         if self._result is None:
             model, recipe, tgt, calib, out, preprocessing, targets_dirs = self._args
-            self._result = optimize_graph(model, target=tgt.name, recipe=recipe, calib=calib, out_dir=out,
-                                          fidelity=False, bench=False, preprocessing=preprocessing,
+            self._result = optimize_graph(model, target=tgt.name, recipe=recipe_for(recipe, self._rts), calib=calib,
+                                          out_dir=out, fidelity=False, bench=False, preprocessing=preprocessing,
                                           targets_dirs=targets_dirs)
         return artifact_for(self._result.artifacts, runtime)
 
@@ -278,7 +280,7 @@ class _SweepRun:
         for name in opts.recipes or list(DEFAULT_RECIPES):
             cfg = load_recipe(name).recipe.model_dump(mode="json")
             made = _Optimized(self.model, name, self.tgt, opts.calib or self.eval_npz, self.out / "artifacts" / name,
-                              opts.preprocessing, self.targets_dirs, prebuilt.get(name))
+                              opts.preprocessing, self.targets_dirs, self.rts, prebuilt.get(name))
             try:
                 for rt in self.rts:
                     make, facts = functools.partial(made.artifact, rt), functools.partial(made.facts, rt)
