@@ -39,7 +39,7 @@ def entry_points(group: str) -> list[metadata.EntryPoint]:
 
 def _path_state() -> tuple[tuple[str, int | None], ...]:
     """``sys.path`` with each entry's modification time (None: not there)."""
-    state = []
+    state: list[tuple[str, int | None]] = []
     for entry in sys.path:
         try:
             state.append((entry, os.stat(entry or ".").st_mtime_ns))
