@@ -45,6 +45,9 @@ def clean_text(text: str, limit: int = MAX_TEXT_CHARS) -> str:
     return out if len(out) <= limit else out[:limit] + "...(cut)"
 
 
+_PLAIN = {int, float, bool, type(None)}  # JSON scalars with no text: a list of only these is left as it is (one C pass)
+
+
 def clean_tree(value: Any, *, depth: int = 0, limit: int = MAX_TEXT_CHARS) -> Any:
     """A JSON value with every string (keys included) passed through :func:`clean_text`.
 
@@ -58,7 +61,7 @@ def clean_tree(value: Any, *, depth: int = 0, limit: int = MAX_TEXT_CHARS) -> An
     if isinstance(value, dict):
         return {clean_text(str(k), limit): clean_tree(v, depth=depth + 1, limit=limit) for k, v in value.items()}
     if isinstance(value, list):
-        if not any(isinstance(v, (str, dict, list)) for v in value):
+        if set(map(type, value)) <= _PLAIN or not any(isinstance(v, (str, dict, list)) for v in value):
             return value  # numbers, booleans, nulls: nothing to clean, and no copy of 2 M samples
         return [clean_tree(v, depth=depth + 1, limit=limit) for v in value]
     return value

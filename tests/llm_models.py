@@ -195,6 +195,11 @@ def cached_ortgenai(root: Path) -> Path:
     return out
 
 
+def cache_root() -> Path:
+    """The suite's cache: ``$EDGEOPT_TEST_CACHE``, else ``~/.cache/edgeopt-tests``."""
+    return Path(os.environ.get("EDGEOPT_TEST_CACHE", Path.home() / ".cache" / "edgeopt-tests"))
+
+
 def _shared(prefix: str, dists: tuple[str, ...], marker: str, build: Callable[[], Path],
             sources: tuple[Path, ...] = ()) -> Path:
     """``prefix``-KEY under the suite's cache (``$EDGEOPT_TEST_CACHE``, else ``~/.cache/edgeopt-tests``; KEY hashes
@@ -210,8 +215,7 @@ def _shared(prefix: str, dists: tuple[str, ...], marker: str, build: Callable[[]
         key.update(source.read_bytes())
     for dist in dists:
         key.update(version(dist).encode())
-    root = Path(os.environ.get("EDGEOPT_TEST_CACHE", Path.home() / ".cache" / "edgeopt-tests"))
-    final = root / f"{prefix}-{key.hexdigest()[:16]}"
+    final = cache_root() / f"{prefix}-{key.hexdigest()[:16]}"
     if (final / marker).is_file():
         return final
     final.parent.mkdir(parents=True, exist_ok=True)

@@ -30,12 +30,13 @@ from typing import Any
 import pytest
 
 ENV = "EDGEOPT_XDIST_GROUPS_DIR"
-# Fixtures too cheap to tie their users to one worker: built again on each worker in well under a second, or (the
-# tiny LLMs) read or copied from the suite's cache, where they are built once per checkout under a lock that the
-# other worker waits on (tests/llm_models.py). Every autouse session fixture must be here: every test uses it, so
-# grouping by it puts the whole suite on one worker.
+# Fixtures too cheap to tie their users to one worker: built again on each worker in well under a second (the
+# shared headless Chromium: one start, ~1-2 CPU-s), or (the tiny LLMs) read or copied from the suite's cache, where
+# they are built once per checkout under a lock that the other worker waits on (tests/llm_models.py). Every autouse
+# session fixture must be here: every test uses it, so grouping by it puts the whole suite on one worker.
 CHEAP_FIXTURES = frozenset({"tiny_cnn", "_history_db_outside_home", "_local_lock_per_session", "digits",
-                            "digits_npz", "_one_torch_thread", "tiny_llama_fp32", "tiny_ortgenai", "tiny_ovgenai"})
+                            "digits_npz", "_one_torch_thread", "browser", "tiny_llama_fp32", "tiny_ortgenai",
+                            "tiny_ovgenai"})
 
 # Tests that judge latencies measured in the same test against each other (a throttled run must be slower, two runs
 # of one model must agree, one layer must take most of the time): they run while the other worker waits between

@@ -274,9 +274,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    """Machine facts and which runtimes load here, as JSON."""
+    """Machine facts and which runtimes load here (``--runtimes``: only those; each costs an import), as JSON."""
     available: Dict[str, Any] = {}
+    only = set(filter(None, args.runtimes.split(",")))
     for name in runtimes.names():
+        if only and name not in only:
+            continue
         try:
             available[name] = {"available": True, "version": runtimes.create(name).version()}
         except (runtimes.RuntimeMissing, ImportError) as exc:
@@ -334,6 +337,7 @@ def main(argv: Any = None) -> int:
     p_serve.set_defaults(func=cmd_serve)
     p_probe = sub.add_parser("probe", help="print machine facts and available runtimes")
     p_probe.add_argument("--workdir", default="", help="also report free disk space where this directory lives")
+    p_probe.add_argument("--runtimes", default="", help="probe only these runtimes (comma-separated; default: all)")
     p_probe.set_defaults(func=cmd_probe)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -11,7 +11,7 @@ agent must read or write travels through the request's path fields (``edgeopt.ru
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -105,13 +105,19 @@ class Runner(Protocol):
         edgeopt.bench.llm)."""
         ...
 
-    def probe(self) -> dict[str, Any]:
-        """Machine facts and runtimes where the agent runs (``python -m edgeopt_agent probe``)."""
+    def probe(self, runtimes: Sequence[str] | None = None) -> dict[str, Any]:
+        """Machine facts and runtimes where the agent runs (``python -m edgeopt_agent probe``); ``runtimes``: report
+        only those (each one the agent loads costs an import: ~0.5 CPU-s for all of them)."""
         ...
 
     def close(self) -> None:
         """Release what the runner holds (connections, workers); idempotent, never raises."""
         ...
+
+
+def probe_args(runtimes: Sequence[str] | None) -> list[str]:
+    """The agent's ``probe`` arguments that limit it to ``runtimes`` (none: every runtime)."""
+    return ["--runtimes", ",".join(runtimes)] if runtimes else []
 
 
 def agent_dir() -> Path:

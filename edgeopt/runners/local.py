@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from .base import (
     parse_probe,
     parse_progress_line,
     parse_result_bytes,
+    probe_args,
 )
 from .event_gate import EventGate
 from .limits import LineTail, ReadLimits, flood_error, read_capped
@@ -89,16 +90,17 @@ class LocalRunner:
         """Generative timings of the LLM folder ``model_path`` (see :meth:`edgeopt.runners.Runner.generate`)."""
         return self._call(AgentCommand.GENERATE, request, model_path, progress)
 
-    def probe(self) -> dict[str, Any]:
-        """``python -m edgeopt_agent probe``: machine facts and which runtimes load here.
+    def probe(self, runtimes: Sequence[str] | None = None) -> dict[str, Any]:
+        """``python -m edgeopt_agent probe``: machine facts and which runtimes load here (``runtimes``: only those).
 
         Raises:
             RunnerError: the interpreter cannot start, the probe timed out or printed no JSON.
         """
         limits = ReadLimits.for_probe()
         try:
-            proc = subprocess.Popen([self.python, "-m", "edgeopt_agent", "probe"], stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self._env())
+            proc = subprocess.Popen([self.python, "-m", "edgeopt_agent", "probe", *probe_args(runtimes)],
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    env=self._env())
         except OSError as exc:
             raise RunnerError(f"cannot start the agent with {self.python} ({exc}): pass a valid --python") from None
         tail = LineTail(limits.stderr_bytes)

@@ -26,7 +26,7 @@ import logging
 import os
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -306,8 +306,8 @@ class ServedRunner:
         """Never served: an LLM cell's memory is its process's (module docstring)."""
         return self.base.generate(request, model_path, progress)
 
-    def probe(self) -> dict[str, Any]:
-        return self.base.probe()
+    def probe(self, runtimes: Sequence[str] | None = None) -> dict[str, Any]:
+        return self.base.probe(runtimes)
 
     def close(self) -> None:
         self.agent.close()

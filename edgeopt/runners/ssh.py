@@ -24,7 +24,7 @@ import json
 import shlex
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,7 @@ from .base import (
     parse_probe,
     parse_progress_line,
     parse_result_bytes,
+    probe_args,
 )
 from .event_gate import EventGate
 from .limits import ReadLimits
@@ -336,8 +337,9 @@ class SshRunner:
             rmtree(s.sftp, job)
             sweep_stale(s.sftp, str(PurePosixPath(job).parent))
 
-    def probe(self) -> dict[str, Any]:
-        """``python -m edgeopt_agent probe`` on the device (agent pushed first): machine facts as a dict.
+    def probe(self, runtimes: Sequence[str] | None = None) -> dict[str, Any]:
+        """``python -m edgeopt_agent probe`` on the device (agent pushed first): machine facts as a dict
+        (``runtimes``: only those).
 
         Raises:
             RunnerError: connection failed, the interpreter is missing, or the probe printed no JSON.
@@ -347,8 +349,8 @@ class SshRunner:
             with s.step(f"preparing {s.where}", self.timeouts.fetch_s):
                 workdir = s.remote_path(self.address.workdir)
             agent_path = self._push_agent(s, workdir, stats, lambda event: None)
-            result = s.execute(self._agent_command(agent_path, "probe", "--workdir", workdir), what="the probe",
-                               timeout_s=self.timeouts.probe_s)
+            result = s.execute(self._agent_command(agent_path, "probe", "--workdir", workdir, *probe_args(runtimes)),
+                               what="the probe", timeout_s=self.timeouts.probe_s)
         if result.status == _NOT_FOUND:
             raise RunnerError(f"interpreter {self.address.python} not found on {s.where}: install python3 there "
                               "or pass --python /abs/path/python3")

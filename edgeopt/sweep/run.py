@@ -49,7 +49,15 @@ from .rank.pareto import pareto_indices
 from .rank.recommend import rank
 from .report import objective_value, recommend, write_plot
 from .result import Int8SearchResult, Level, Recommendation, SweepResult
-from .runtimes import artifact_for, float_options, low_precision_level, sweep_runtimes, sweep_threads
+from .runtimes import (
+    artifact_for,
+    float_options,
+    low_precision_level,
+    recipe_for,
+    sweep_runtimes,
+    sweep_threads,
+    wanted_runtimes,
+)
 from .ship.check import ship
 from .ship.deployment import SweepFacts
 from .snapshot import snapshot_model
@@ -159,9 +167,10 @@ class _Optimized:
     """One ``optimize`` per recipe, shared by the runtimes: run on first use; whether it changed the graph."""
 
     def __init__(self, model: Path, recipe: str, tgt: Target, calib: Path, out: Path,
-                 preprocessing: ImagePreprocessing | None, targets_dirs: tuple[Path, ...],
+                 preprocessing: ImagePreprocessing | None, targets_dirs: tuple[Path, ...], rts: Sequence[str],
                  prebuilt: OptimizeResult | str | None = None) -> None:
         self._args = (model, recipe, tgt, calib, out, preprocessing, targets_dirs)
+        self._rts = tuple(rts)  # the runtimes that load its artifacts: the formats it delivers (recipe_for)
         self._result: OptimizeResult | None = prebuilt if isinstance(prebuilt, OptimizeResult) else None
         self._refused = prebuilt if isinstance(prebuilt, str) else None
 
@@ -175,8 +184,8 @@ class _Optimized:
             raise InputError(self._refused)
         if self._result is None:
             model, recipe, tgt, calib, out, preprocessing, targets_dirs = self._args
-            self._result = optimize_graph(model, target=tgt.name, recipe=recipe, calib=calib, out_dir=out,
-                                          fidelity=False, bench=False, preprocessing=preprocessing,
+            self._result = optimize_graph(model, target=tgt.name, recipe=recipe_for(recipe, self._rts), calib=calib,
+                                          out_dir=out, fidelity=False, bench=False, preprocessing=preprocessing,
                                           targets_dirs=targets_dirs)
         return artifact_for(self._result.artifacts, runtime)
 
@@ -234,7 +243,7 @@ class _SweepRun:
             raise InputError(f"metric {met.name} needs labels: add 'labels' to {options.eval_data}, "
                              "or use --metric agreement")
         selection = parse_output(options.output)
-        probe = runner.probe()  # one probe: runtimes, cores and CPU flags
+        probe = runner.probe(wanted_runtimes(tgt, options.runtimes))  # one probe: runtimes, cores and CPU flags
         rts, versions, warnings = sweep_runtimes(tgt, runner, options.runtimes, probe)
         shapes = {k: [1, *v.shape[1:]] for k, v in data.inputs.items()}  # dynamic dims: the eval's
         ctx = Context(target=tgt.name, runner=runner, eval_npz=eval_npz, labels=data.labels, metric=met,
@@ -271,7 +280,7 @@ class _SweepRun:
         for name in opts.recipes or list(DEFAULT_RECIPES):
             cfg = load_recipe(name).recipe.model_dump(mode="json")
             made = _Optimized(self.model, name, self.tgt, opts.calib or self.eval_npz, self.out / "artifacts" / name,
-                              opts.preprocessing, self.targets_dirs, prebuilt.get(name))
+                              opts.preprocessing, self.targets_dirs, self.rts, prebuilt.get(name))
             try:
                 for rt in self.rts:
                     make, facts = functools.partial(made.artifact, rt), functools.partial(made.facts, rt)

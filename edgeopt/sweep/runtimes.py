@@ -1,15 +1,19 @@
 """Which runtimes a one-pass sweep measures, with which threads and options: the target's ONNX runtimes that are
 installed where the agent runs (with their versions), one explicit thread count for all of them, the options that
-make "fp32" FP32, the runtime's own lower default precision as a level, and which artifact of a recipe each loads."""
+make "fp32" FP32, the runtime's own lower default precision as a level, which artifact of a recipe each loads, and
+which formats a recipe delivers for them."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from ..passes.base import ArtifactFormat
+from ..recipes import load_recipe
+from ..recipes.loader import LoadedRecipe
 from ..registry import get_runtime, loaders
 from ..runners import Runner
 from ..targets import Target
@@ -22,6 +26,18 @@ def artifact_for(artifacts: Sequence[Any], runtime: str) -> Path:
         if runtime in {r.name for r in loaders(art.format)}:
             return Path(art.path)
     raise InputError(f"no artifact of the recipe loads on runtime {runtime}; pick another recipe or runtime")
+
+
+def recipe_for(name: str, rts: Sequence[str]) -> str | LoadedRecipe:
+    """Recipe ``name`` as the sweep optimizes it for runtimes ``rts``: when each runs plain ONNX (none delivers a
+    native format: onnxruntime, an ONNX plug-in) and the recipe names no formats, it delivers ONNX only, not the
+    other formats the target takes (an OpenVINO IR that no swept runtime loads cost a conversion and its
+    validation, ~0.25 CPU-s per recipe on the digits MLP). Otherwise the name, as optimize would load it."""
+    loaded = load_recipe(name)
+    if not rts or loaded.recipe.formats is not None or any(get_runtime(rt).delivers not in (None, "onnx")
+                                                           for rt in rts):
+        return name
+    return dataclasses.replace(loaded, recipe=loaded.recipe.model_copy(update={"formats": [ArtifactFormat.ONNX]}))
 
 
 def available_runtimes(runner: Runner, wanted: Sequence[str], probe: Mapping[str, Any] | None = None
@@ -61,12 +77,12 @@ def low_precision_level(table: LevelTable, model: Path, runtime: str, cpu_flags:
         table.levels.append(lvl)
 
 
-def sweep_runtimes(tgt: Target, runner: Runner, runtimes: Sequence[str] | None,
-              probe: Mapping[str, Any] | None = None) -> tuple[list[str], dict[str, str], list[str]]:
-    """(runtimes to sweep, their versions where the runner runs, warnings for the ones missing there).
+def wanted_runtimes(tgt: Target, runtimes: Sequence[str] | None) -> list[str]:
+    """The runtimes a sweep on ``tgt`` tries: ``runtimes``, or (none given) each the target runs ONNX on; what the
+    sweep's probe asks about (each runtime the agent probes costs an import there).
 
     Raises:
-        InputError: a runtime the target cannot run ONNX on, or none of them installed.
+        InputError: a runtime the target cannot run ONNX on.
     """
     onnx_ok = {r.name for r in loaders(ArtifactFormat.ONNX)}
     supported = [r.value for r in tgt.runtimes if r.value in onnx_ok]
@@ -74,6 +90,17 @@ def sweep_runtimes(tgt: Target, runner: Runner, runtimes: Sequence[str] | None,
     bad = [r for r in wanted if r not in supported]
     if bad:
         raise InputError(f"--runtimes {', '.join(bad)}: target '{tgt.name}' runs ONNX on {', '.join(supported)} only")
+    return wanted
+
+
+def sweep_runtimes(tgt: Target, runner: Runner, runtimes: Sequence[str] | None,
+              probe: Mapping[str, Any] | None = None) -> tuple[list[str], dict[str, str], list[str]]:
+    """(runtimes to sweep, their versions where the runner runs, warnings for the ones missing there).
+
+    Raises:
+        InputError: a runtime the target cannot run ONNX on, or none of them installed.
+    """
+    wanted = wanted_runtimes(tgt, runtimes)
     versions = available_runtimes(runner, wanted, probe)
     if not versions:
         raise InputError(f"none of the runtimes {', '.join(wanted)} is installed where the sweep runs; install one")

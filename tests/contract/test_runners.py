@@ -98,6 +98,13 @@ def test_probe_reports_the_runtimes_where_the_agent_runs(runner: Runner) -> None
     assert set(available_runtimes(runner, ["onnxruntime", "null", "no-such-runtime"])) == {"onnxruntime", "null"}
 
 
+def test_a_probe_limited_to_some_runtimes_reports_only_those(runner: Runner) -> None:
+    """What a sweep asks (its runtimes only: each runtime the agent probes costs an import there)."""
+    facts = runner.probe(["onnxruntime", "no-such-runtime"])
+    assert set(facts["runtimes"]) == {"onnxruntime"} and facts["runtimes"]["onnxruntime"]["available"] is True
+    assert facts["environment"]["cores"] >= 1
+
+
 def test_an_agent_error_comes_back_as_data(runner: Runner, model: Path) -> None:
     raw = runner.run(Request(model_path="", shapes={"nope": [1]}, **FAST), model)
     assert not raw.ok and raw.error_kind == "input"

@@ -8,6 +8,7 @@ that could reach the network switched off.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import select
@@ -73,6 +74,7 @@ class DevTools:
         os.close(from_chrome_w)
         self._buf = b""
         self._id = 0
+        self._targets: dict[str, str] = {}
         self.events: list[dict[str, Any]] = []
 
     def __enter__(self) -> DevTools:
@@ -136,15 +138,17 @@ class DevTools:
         while self._next(deadline) is not None:
             pass
 
-    def load(self, url: str) -> tuple[str, list[str]]:
-        """Open ``url`` in a new tab with network events on; returns the session id and every requested URL."""
+    def load(self, url: str, settle_s: float = 1.0) -> tuple[str, list[str]]:
+        """Open ``url`` in a new tab with network events on; returns the session id and every requested URL (those
+        made until ``settle_s`` after the load event: 0 where only the loaded DOM is read)."""
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        self._targets[session] = target
         self.call("Network.enable", {}, session)
         self.call("Page.enable", {}, session)
         self.call("Page.navigate", {"url": url}, session)
         self.wait(lambda m: m.get("method") == "Page.loadEventFired" and m.get("sessionId") == session)
-        self.drain(1.0)
+        self.drain(settle_s)
         requested = [e["params"]["request"]["url"] for e in self.events
                      if e.get("method") == "Network.requestWillBeSent" and e.get("sessionId") == session]
         return session, requested
@@ -152,6 +156,33 @@ class DevTools:
     def evaluate(self, expression: str, session: str) -> Any:
         result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session)
         return result["result"].get("value")
+
+    def screenshot(self, session: str, out: Path, width: int, height: int) -> Path:
+        """The tab's page as a ``width`` x ``height`` PNG at ``out`` (what ``--screenshot --window-size`` draws)."""
+        self.call("Emulation.setDeviceMetricsOverride",
+                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}, session)
+        data = self.call("Page.captureScreenshot", {"format": "png"}, session)["data"]
+        out.write_bytes(base64.b64decode(data))
+        return out
+
+    def close_tab(self, session: str) -> None:
+        """Close the tab :meth:`load` opened (a browser kept for several pages does not pile them up)."""
+        self.call("Target.closeTarget", {"targetId": self._targets.pop(session)})
+
+    def dump_dom(self, url: str) -> str:
+        """The DOM after load, serialised (what :func:`dump_dom` returns, without a browser start of its own)."""
+        session, _ = self.load(url, settle_s=0)
+        dom = str(self.evaluate("document.documentElement.outerHTML", session))
+        self.close_tab(session)
+        return dom
+
+    def screenshot_of(self, url: str, out: Path, size: str = "1280,2400") -> Path:
+        """``url`` as a PNG of ``size`` (width,height) at ``out`` (what :func:`screenshot` draws, in a tab)."""
+        width, height = (int(v) for v in size.split(","))
+        session, _ = self.load(url, settle_s=0)
+        self.screenshot(session, out, width, height)
+        self.close_tab(session)
+        return out
 
 
 def png_pixels(path: Path, step: int = 8) -> tuple[int, int, set[bytes]]:

@@ -7,11 +7,12 @@ change what these return.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.integration import shared_runs
+from tests.integration import chromium, shared_runs
 from tests.llm_models import tiny_llama_fp32  # noqa: F401 - the LLM sweep tests' built model (llm/, ssh/)
 
 
@@ -29,3 +30,13 @@ def digits_int8_search(digits: tuple[Path, Path], tmp_path_factory: pytest.TempP
     """The digits INT8-search sweep on onnxruntime (see :func:`shared_runs.digits_int8_search`)."""
     model, data = digits
     return shared_runs.digits_int8_search(model, data, tmp_path_factory.mktemp("digits-int8-search"))
+
+
+@pytest.fixture(scope="session")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[chromium.DevTools]:
+    """One headless Chromium per worker for the report tests (tests/integration/chromium.py), a tab per page: a
+    Chromium start costs ~1-2 CPU-s, and those files started one or two per test. Tests close the tabs they open."""
+    if chromium.unavailable_reason() is not None:
+        pytest.skip(chromium.unavailable_reason() or "")
+    with chromium.DevTools(tmp_path_factory.mktemp("chromium") / "profile") as shared:
+        yield shared

@@ -2,16 +2,16 @@
 
 Measured by the browser itself: each chart is rendered in headless Chromium, a small script in the page reads every
 ``<text>`` element's box (``getBoundingClientRect``, so rotated axis titles count as drawn) and writes the overlaps
-and the boxes outside the ``<svg>`` into the DOM, which ``--dump-dom`` returns. A screenshot of each kind is kept
-under the test's tmp dir and, when ``EDGEOPT_ARTIFACTS_DIR`` is set, copied there.
+and the boxes outside the ``<svg>`` into the DOM, read back over DevTools. A screenshot of each kind is kept
+under the test's tmp dir and, when ``EDGEOPT_ARTIFACTS_DIR`` is set, copied there. One browser serves the whole
+file (the worker's ``browser``, tests/integration/conftest.py; a tab per page): a Chromium start costs ~1-2 CPU-s,
+and the file started two per chart kind (a DOM dump, then a screenshot).
 """
 
 from __future__ import annotations
 
-import html
 import json
 import os
-import re
 import shutil
 from pathlib import Path
 
@@ -61,11 +61,10 @@ def _page(charts: list[str], kind: str) -> str:
             f"<body>{body}{PROBE}</body></html>")
 
 
-def _probe(page: Path, tmp_path: Path) -> list[dict]:
-    dom = chromium.dump_dom(page.as_uri(), tmp_path / "profile-dom")
-    found = re.search(r'<pre id="probe">(.*?)</pre>', dom, re.S)
+def _probe(browser: chromium.DevTools, session: str) -> list[dict]:
+    found = browser.evaluate('(document.getElementById("probe") || {}).textContent', session)
     assert found, "the probe script did not run"
-    return list(json.loads(html.unescape(found.group(1))))
+    return list(json.loads(found))
 
 
 def _keep(shot: Path) -> None:
@@ -76,16 +75,17 @@ def _keep(shot: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", list(cases(Path("."))))
-def test_no_label_overlaps_or_leaves_the_chart(kind, tmp_path):
-    """One point, the docs' typical size and the most points tested, stacked on one page (one browser start)."""
+def test_no_label_overlaps_or_leaves_the_chart(kind, browser, tmp_path):
+    """One point, the docs' typical size and the most points tested, stacked on one page (one tab)."""
     build, most = cases(tmp_path)[kind]
     sizes = sorted({1, DOCS_POINTS[kind], most})
     page = tmp_path / f"{kind}.html"
     page.write_text(_page([build(n) for n in sizes], kind))
-    found = _probe(page, tmp_path)
+    session, _ = browser.load(page.as_uri(), settle_s=0)
+    found = _probe(browser, session)
     width, height = max(int(f["width"]) for f in found) + 2, sum(int(f["height"]) for f in found) + 2
-    _keep(chromium.screenshot(page.as_uri(), tmp_path / f"chart-{kind}.png", tmp_path / "profile-shot",
-                              size=f"{width},{height}"))
+    _keep(browser.screenshot(session, tmp_path / f"chart-{kind}.png", width, height))
+    browser.close_tab(session)
     for n, f in zip(sizes, found, strict=True):
         print(f"{kind}: {n} points, {f['labels']} labels, {len(f['overlaps'])} overlapping pairs, "
               f"{len(f['outside'])} outside")
@@ -101,12 +101,12 @@ WIDTHS = """(() => { const d = document.documentElement;
 
 
 @pytest.mark.parametrize("kind", ["profile", "tradeoff"])
-def test_a_wide_table_scrolls_inside_its_box_not_the_page(kind, tmp_path):
+def test_a_wide_table_scrolls_inside_its_box_not_the_page(kind, browser, tmp_path):
     page = tmp_path / f"{kind}.html"
     page.write_text(profile_page(40) if kind == "profile" else tradeoff_page(32))
-    with chromium.DevTools(tmp_path / "profile-devtools") as browser:
-        session, _ = browser.load(page.as_uri())
-        found = browser.evaluate(WIDTHS, session)
+    session, _ = browser.load(page.as_uri(), settle_s=0)
+    found = browser.evaluate(WIDTHS, session)
+    browser.close_tab(session)
     assert found["page"] <= found["view"], found  # the page itself never scrolls sideways
     if kind == "profile":
         assert found["scrolling"] >= 1, found  # the 300-character node name scrolls inside its table's box

@@ -33,23 +33,24 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
-def test_page_renders_its_bars(pages, tmp_path):
-    dom = chromium.dump_dom(pages["single"].as_uri(), tmp_path / "profile")
+def test_page_renders_its_bars(pages, browser):
+    dom = browser.dump_dom(pages["single"].as_uri())
     assert "Per-layer profile" in dom and "per op type" in dom.lower()
     assert len(re.findall(r"<svg\b", dom)) == 1 and dom.count('class="pbar ') >= 5 and BIG in dom
-    dom = chromium.dump_dom(pages["compare"].as_uri(), tmp_path / "profile")
+    dom = browser.dump_dom(pages["compare"].as_uri())
     assert "Layer by layer: A vs B" in dom and len(re.findall(r"<svg\b", dom)) == 3
     assert "precision changed" in dom
 
 
-def test_nothing_is_requested_and_the_svg_stands_alone(pages, tmp_path):
-    with chromium.DevTools(tmp_path / "profile") as browser:
-        session, requested = browser.load(pages["compare"].as_uri())
-        assert requested == [pages["compare"].as_uri()]
-        assert browser.evaluate("document.querySelectorAll('script, link, img, iframe').length", session) == 0
-        width = browser.evaluate("document.querySelector('svg').getBoundingClientRect().width", session)
-        assert width > 100
-        session, requested = browser.load(pages["chart"].as_uri())  # the chart alone, as an SVG document
-        assert requested == [pages["chart"].as_uri()]
-        assert browser.evaluate("document.documentElement.namespaceURI", session) == SVG_NS
-        assert browser.evaluate("document.querySelectorAll('rect.pbar').length", session) == 5
+def test_nothing_is_requested_and_the_svg_stands_alone(pages, browser):
+    session, requested = browser.load(pages["compare"].as_uri())
+    assert requested == [pages["compare"].as_uri()]
+    assert browser.evaluate("document.querySelectorAll('script, link, img, iframe').length", session) == 0
+    width = browser.evaluate("document.querySelector('svg').getBoundingClientRect().width", session)
+    assert width > 100
+    browser.close_tab(session)
+    session, requested = browser.load(pages["chart"].as_uri())  # the chart alone, as an SVG document
+    assert requested == [pages["chart"].as_uri()]
+    assert browser.evaluate("document.documentElement.namespaceURI", session) == SVG_NS
+    assert browser.evaluate("document.querySelectorAll('rect.pbar').length", session) == 5
+    browser.close_tab(session)

@@ -25,31 +25,32 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_reports(result, tmp_path_factory.mktemp("report"))["html"]
 
 
-def test_renders_with_its_charts(report, tmp_path):
-    dom = chromium.dump_dom(report.as_uri(), tmp_path / "profile")
+def test_renders_with_its_charts(report, browser):
+    dom = browser.dump_dom(report.as_uri())
     assert "<h1>Qualification" in dom and "Environment and reproducibility" in dom
     assert len(re.findall(r"<svg\b", dom)) == 7  # 2 devices x (histogram, CDF, memory) + Pareto
     assert len(re.findall(r"<polyline", dom)) >= 3 and dom.count('class="bar"') > 20
     assert "Device error: timeout" in dom and "Sweep: Pareto front" in dom
 
 
-def test_no_request_leaves_the_page(report, tmp_path):
-    with chromium.DevTools(tmp_path / "profile") as browser:
-        session, requested = browser.load(report.as_uri())
-        assert requested == [report.as_uri()]  # the page itself, and nothing else
-        assert browser.evaluate("document.querySelectorAll('svg').length", session) == 7
-        assert browser.evaluate("document.querySelectorAll('script, link, img, iframe').length", session) == 0
-        width = browser.evaluate("document.querySelector('svg').getBoundingClientRect().width", session)
-        assert width > 100  # laid out, not collapsed
-        # the check can fail: a page with an external image shows its request
-        leaky = tmp_path / "leaky.html"
-        leaky.write_text('<html><body><img src="http://127.0.0.1:9/x.png"></body></html>')
-        _, requested = browser.load(leaky.as_uri())
-        assert "http://127.0.0.1:9/x.png" in requested
+def test_no_request_leaves_the_page(report, browser, tmp_path):
+    session, requested = browser.load(report.as_uri())
+    assert requested == [report.as_uri()]  # the page itself, and nothing else
+    assert browser.evaluate("document.querySelectorAll('svg').length", session) == 7
+    assert browser.evaluate("document.querySelectorAll('script, link, img, iframe').length", session) == 0
+    width = browser.evaluate("document.querySelector('svg').getBoundingClientRect().width", session)
+    assert width > 100  # laid out, not collapsed
+    browser.close_tab(session)
+    # the check can fail: a page with an external image shows its request
+    leaky = tmp_path / "leaky.html"
+    leaky.write_text('<html><body><img src="http://127.0.0.1:9/x.png"></body></html>')
+    session, requested = browser.load(leaky.as_uri())
+    browser.close_tab(session)
+    assert "http://127.0.0.1:9/x.png" in requested
 
 
-def test_screenshot_is_not_blank(report, tmp_path):
-    shot = chromium.screenshot(report.as_uri(), tmp_path / "report.png", tmp_path / "profile", size="1000,1400")
+def test_screenshot_is_not_blank(report, browser, tmp_path):
+    shot = browser.screenshot_of(report.as_uri(), tmp_path / "report.png", size="1000,1400")
     width, height, colors = chromium.png_pixels(shot)
     assert (width, height) == (1000, 1400)
     assert b"\xff\xff\xff" in colors and len(colors) > 20  # a white page with text, badges, bars and lines

@@ -48,6 +48,9 @@ def test_sweep_reports_top1_retention_and_resumes(digits: tuple[Path, Path], tmp
     assert {"levels", "pareto", "recommendation"} <= set(doc)
     svg_text = (tmp_path / "pareto.svg").read_text()
     assert svg_text.startswith("<?xml") and "<svg xmlns=" in svg_text  # a standalone file (test_svg_standalone.py)
+    # onnxruntime alone: each recipe delivers ONNX only, no OpenVINO IR that nothing here loads (docs/sweep.md)
+    for recipe in ("fp16", "int8"):
+        assert json.loads((tmp_path / "artifacts" / recipe / "manifest.json").read_text())["formats"] == ["onnx"]
 
 
 def test_cli_exit_1_when_threshold_unreachable(digits: tuple[Path, Path], tmp_path: Path,

@@ -4,7 +4,9 @@ it), a run that ended at that ceiling is valid, and progress events pass a rate 
 
 from __future__ import annotations
 
-from edgeopt.metrics.physics import check_numbers
+import pytest
+
+from edgeopt.metrics.physics import LATENCY, check_numbers
 from edgeopt.runners.event_gate import EVENT_BURST, EVENTS_PER_S, EventGate
 from edgeopt.runners.limits import RESULT_BYTES_PER_SAMPLE, RESULT_MAX_BYTES, RESULT_REST_BYTES, ReadLimits
 from edgeopt_agent import harness
@@ -39,6 +41,18 @@ def test_a_run_that_reached_the_ceiling_early_is_valid_and_more_samples_than_it_
     assert any(f"at most {MAX_SAMPLES:,}" in r for r in over)
     three = MAX_SAMPLES // 3 * 3  # each of three streams keeps its share
     assert check_numbers(_raw(three, min_s=10.0, wall_s=0.5, streams=3)).reasons == []
+
+
+@pytest.mark.parametrize("samples", [[200, 0, 300], [200, -5, 300], [200, float("nan"), 300], [200, True, 300],
+                                     [200, 250.0, 300], [200, 300, 400]])
+def test_each_sample_a_latency_cannot_be_is_dropped_and_named(samples: list) -> None:
+    """The all-ints-in-bounds shortcut (min and max) and the per-sample check agree."""
+    raw = RawRun(status="ok", request=Request(model_path="m.onnx", iterations=3).to_dict(),
+                 runtime={"name": "null", "version": "1"}, samples_ns=samples, timed_wall_s=1.0, timed_inferences=3)
+    check = check_numbers(raw)
+    expected = [int(s) for s in samples if LATENCY.admits(s)]
+    assert check.samples_ns == expected and all(type(s) is int for s in check.samples_ns)
+    assert any("latency sample(s)" in r for r in check.reasons) == (len(expected) < len(samples)), check.reasons
 
 
 def test_a_flood_of_events_is_passed_at_a_bounded_rate_and_summarised():

@@ -96,3 +96,21 @@ def test_docs_list_every_shipped_target() -> None:
     docs = (REPO_TARGETS_DIR.parent / "docs" / "targets.md").read_text()
     missing = [p.stem for p in SHIPPED if f"| `{p.stem}` |" not in docs]
     assert not missing, f"docs/targets.md has no table row for {missing}"
+
+
+def test_a_file_text_is_parsed_once_and_an_edit_is_read_anew(tmp_path: Path) -> None:
+    """The registry loads every file on every benchmark call: a process parses each text once (edgeopt/targets/
+    loader.py), and a file edited since is new text, validated again."""
+    from edgeopt.errors import TargetError
+    from edgeopt.targets import loader
+
+    path = tmp_path / "rpi5.yaml"
+    path.write_text((REPO_TARGETS_DIR / "rpi5.yaml").read_text())
+    first = load_target_file(path)
+    parsed = loader._parsed_once.cache_info().misses
+    assert load_target_file(path) == first and loader._parsed_once.cache_info().misses == parsed  # not parsed again
+    path.write_text(path.read_text().replace("name: rpi5", "name: rpi5\n# edited"))
+    assert load_target_file(path) == first and loader._parsed_once.cache_info().misses == parsed + 1
+    path.write_text(path.read_text().replace("name: rpi5", "name: rpi6"))
+    with pytest.raises(TargetError, match="does not match the file name"):
+        load_target_file(path)

@@ -6,6 +6,8 @@ Imported only by tests that have already checked torch is importable.
 from __future__ import annotations
 
 import functools
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -132,7 +134,23 @@ def digits_data() -> tuple[np.ndarray, np.ndarray]:
 
 @functools.lru_cache(maxsize=1)
 def _digits_teacher_state() -> dict[str, torch.Tensor]:
-    """Train SmallCNN on the first 1500 digits for 250 Adam steps of 32 (~3 s on one core), once per process."""
+    """The trained SmallCNN (:func:`_train_digits_teacher`), once per checkout: kept in the suite's cache
+    (``_shared`` of tests/llm_models.py, keyed by this file and the torch and scikit-learn versions), so the other
+    xdist worker and later runs load it instead of training again (~3 CPU-s each)."""
+    from tests.llm_models import _shared, cache_root
+
+    def build() -> Path:
+        cache_root().mkdir(parents=True, exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix=".digits-teacher-", dir=cache_root()))  # same file system: renamed
+        torch.save(_train_digits_teacher(), folder / "state.pt")
+        return folder
+
+    found = _shared("digits-teacher", ("torch", "scikit-learn"), "state.pt", build, sources=(Path(__file__),))
+    return dict(torch.load(found / "state.pt", weights_only=True))
+
+
+def _train_digits_teacher() -> dict[str, torch.Tensor]:
+    """Train SmallCNN on the first 1500 digits for 250 Adam steps of 32 (~3 s on one core)."""
     x, y = digits_data()
     xs, ys = torch.from_numpy(x[:1500]), torch.from_numpy(y[:1500])
     gen = torch.Generator().manual_seed(0)
