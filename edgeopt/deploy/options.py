@@ -46,8 +46,8 @@ def measured_options(runtime: str, reported: Mapping[str, Any]) -> dict[str, Any
     desc = find_runtime(runtime)
     if desc is None:
         return {}
-    return {o.name: reported[o.name] for o in desc.agent_class().option_schema or ()
-            if o.name in reported and reported[o.name] is not None and not getattr(o, "path", False)}
+    names = {o.name for o in desc.agent_class().option_schema or ()}
+    return shippable_options(runtime, {k: v for k, v in reported.items() if k in names and v is not None})
 
 
 def _may_be_path(value: Any) -> bool:

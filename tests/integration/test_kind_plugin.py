@@ -1,6 +1,6 @@
 """Issue 30's proof for a model kind: a plug-in written to a temp directory (``streamer``: a stateful streaming
 encoder judged by its real-time factor ``rtf``; its kind descriptor, workload model, raw-run -> cells hook, format
-and agent runtime; tests/plugin_kit.py) goes through ``bench``, the history, ``compare``, qualify's ``metric`` gate
+and agent runtime; tests/plugin_kit/) goes through ``bench``, the history, ``compare``, qualify's ``metric`` gate
 and the HTML / JUnit reports with no edit to edgeopt. Real CLI calls, the real agent as the local runner's
 subprocess, the plug-in's numpy runtime doing the work."""
 

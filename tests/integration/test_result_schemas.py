@@ -86,7 +86,7 @@ def llm_bench_doc(work: Path) -> dict[str, Any]:
 
 def llm_sweep_doc(work: Path) -> dict[str, Any]:
     """``sweep LLM_DIR`` of the zoo's tiny-llama, one int4 level on onnxruntime-genai (checked in
-    tests/integration/llm/test_llm_retention.py, which runs the same sweep)."""
+    tests/integration/llm/test_llm_sweep.py, which runs the same sweep)."""
     from edgeopt.llm.retention import RetentionSettings
     from edgeopt.llm.sweep import LlmSweepOptions, run_llm_sweep
     from edgeopt.zoo import build
@@ -100,7 +100,7 @@ def llm_sweep_doc(work: Path) -> dict[str, Any]:
 
 
 # Pinned here, checked by their own tests (they need onnxruntime-genai): llm_bench below, llm_sweep in
-# tests/integration/llm/test_llm_retention.py.
+# tests/integration/llm/test_llm_sweep.py.
 LLM_DOCS = ("llm_bench", "llm_sweep")
 
 

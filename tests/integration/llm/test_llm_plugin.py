@@ -1,5 +1,5 @@
 """Issue 30's proof for a generative runtime: a plug-in written to a temp directory (``genplug``: its descriptor
-with levels as data, its exporter, its format and its agent runtime; tests/plugin_kit.py) joins ``optimize``,
+with levels as data, its exporter, its format and its agent runtime; tests/plugin_kit/) joins ``optimize``,
 ``bench``, the sweep (levels, retention, ranking, the shipped deployment, which ``bench`` then runs as a
 deployment) and ``qualify`` with no edit to edgeopt. Real CLI calls, the real agent as the local runner's
 subprocess, onnxruntime-genai under the plug-in's name."""
@@ -26,11 +26,11 @@ SMALL = ["--prompt-tokens", "8", "--gen-tokens", "12", "--repetitions", "10", "-
 @pytest.fixture()
 def genplug(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The plug-in on the plugin path. Its exporter's shelf holds the zoo tiny-llama's onnxruntime-genai fp32 and
-    int4-b32-rtn levels from the suite's cache (tests/llm_models.py, shared with test_llm_retention.py): the very
-    builder exports of the plug-in's two levels (same source digest, same settings), so the three exports the test
-    asks for (optimize's int4, the sweep's int4 and fp32 levels) are copies. edgeopt still calls the plug-in's
-    exporter for every one (plugin_kit.GENERATIVE_HOST); the builder itself runs in those levels' builds and in
-    test_llm_zoo_optimize.py."""
+    int4-b32-rtn levels from the suite's cache (tests/llm_models.py, shared with the retention and LLM sweep
+    tests): the very builder exports of the plug-in's two levels (same source digest, same settings), so the three
+    exports the test asks for (optimize's int4, the sweep's int4 and fp32 levels) are copies. edgeopt still calls
+    the plug-in's exporter for every one (plugin_kit.generative.GENERATIVE_HOST); the builder itself runs in those
+    levels' builds and in test_llm_zoo_optimize.py."""
     for module in ("onnxruntime_genai", "torch", "transformers", "tokenizers"):
         pytest.importorskip(module, reason=f"the generative plug-in test needs {module} (pip install "
                                            "'edgeopt[llm,torch]')")
