@@ -17,7 +17,8 @@
    over the GGUF levels and the other installed generative runtimes' levels, at next-token (top-1) agreement >=
    0.95 against each runtime's FP32 export, twice, each into a fresh output folder (nothing reused): the
    recommended level, its retention, KL and perplexity, the reason (with the TPOT interval) and whether both runs
-   name the same level.
+   name the same level. Then once more over the GGUF levels alone (``--runtimes llama_cpp``): the GGUF a llama.cpp
+   user would ship at that threshold, with its top-1, KL and perplexity.
 
 Usage: python -m benchmarks.llamacpp_goals [--rounds 4] [--prompt 64] [--gen 32] [--reps 3] [--threads N]
        [--levels ...] [--skip-qwen] [--skip-sweep] [--quick] [--out benchmarks/results/llamacpp_goals.json]
@@ -81,10 +82,11 @@ def report(doc: dict[str, Any]) -> None:
     if "q4_k_m_vs_f16" in doc:
         d, q = doc["q4_k_m_vs_f16"], doc["qwen"]
         print(f"\n2. Q4_K_M vs F16 decode, {q['parameters'] / 1e6:.0f} M parameters (goal: >= 2.5x)")
-        print_table(["GGUF", "MB", "tensor types", "decode tok/s"],
+        print_table(["GGUF", "MB", "tensor types", "decode tok/s", "file GB/s"],
                     [[lv, f"{q['levels'][lv]['bytes'] / 2**20:.0f}",
                       ", ".join(f"{n} {ty}" for ty, n in q["levels"][lv]["report"]["tensor_types"].items()),
-                      _f(d[f"{lv}_tg_tokens_per_s"])] for lv in ("f16", "q4_k_m")])
+                      _f(d[f"{lv}_tg_tokens_per_s"]), _f(d.get("weight_gb_per_s", {}).get(lv), "{:.2f}")]
+                     for lv in ("f16", "q4_k_m")])
         print(f"ratio {_interval(d['ratio'])}: {d['verdict']}; by the agent's llama.cpp counters "
               f"{_interval(d['counters_ratio'])}; by the median token time {_interval(d['tpot_p50_ratio'])}")
     if "sweep" in doc:
@@ -98,6 +100,16 @@ def report(doc: dict[str, Any]) -> None:
                          _f(r.get("kl_nats"), "{:.2e}"), ppl, _f(r.get("rank_tokens_per_s")), run["seconds"]])
         print_table(["run", "recommended", "top-1", "KL (nats)", "ppl (ref)", "tok/s", "s"], rows)
         print(f"same answer: {s['same_answer']} ({s['verdict']}); reason: {s['runs'][0]['reason']}")
+        g = s.get("gguf_only")
+        if g is not None:
+            print(f"\n4. the GGUF levels alone (llama_cpp), {s['metric']}: the level a llama.cpp user would ship")
+            print_table(["level", "passed", "top-1", "KL (nats)", "ppl (ref)", "tok/s", "size MB"],
+                        [[r["level"] + (" *" if r["level"] == g["recommended"] else ""), r["passed"],
+                          _f(r["top1"], "{:.4f}"), _f(r["kl_nats"], "{:.2e}"),
+                          f"{_f(r['ppl'], '{:.2f}')} ({_f(r['ppl_reference'], '{:.2f}')})",
+                          _f(r["rank_tokens_per_s"]), _f(r["size_bytes"] and r["size_bytes"] / 1e6, "{:.2f}")]
+                         for r in g["levels"]])
+            print(f"recommended (*): {g['recommended'] or g['binding_constraint']}; reason: {g['reason']}")
 
 
 QUICK = {"rounds": 2, "prompt": 32, "gen": 16, "reps": 2, "qwen_layers": 2, "train_steps": 40, "levels": QUICK_LEVELS}
@@ -156,6 +168,12 @@ def main(argv: list[str] | None = None) -> int:
         doc["timing"] = timing_goal(rows, timed, args)
         if "f16" in ggufs:
             doc["q4_k_m_vs_f16"] = decode_goal(rows, args)
+            # decode reads every weight once per token: file bytes x tokens/s is the weight stream it sustained. Equal
+            # rates mean both are memory-bound (the ratio then follows the bytes); a lower one for the smaller file
+            # means its dequantisation, not memory, sets its speed
+            doc["q4_k_m_vs_f16"]["weight_gb_per_s"] = {
+                lv: round(doc["qwen"]["levels"][lv]["bytes"] * doc["q4_k_m_vs_f16"][f"{lv}_tg_tokens_per_s"] / 1e9, 2)
+                for lv in ("f16", "q4_k_m")}
         if not args.skip_sweep:
             print("sweeps", file=sys.stderr)
             doc["sweep"] = sweep_goal(work, args)

@@ -185,6 +185,12 @@ def check_sweep(res: Any, wall_s: float, model: Path, checker: Checker, shapes: 
     again = remeasure(res, shapes, args.remeasure_rounds)
     again2 = remeasure(res, shapes, args.remeasure_rounds) if args.noise_floor else None
     row: dict[str, Any] = {"wall_s": wall_s, "threads_used": res.threads, "levels": level_rows(res, again, again2)}
+    search = res.int8_search
+    if search is not None:  # where the sweep's time went: the search's phases and what it counted
+        row["int8_search"] = {"seconds": search.seconds, "phase_seconds": search.phase_seconds, "work": search.work,
+                              "skipped_runtimes": search.skipped_runtimes,
+                              "float_sets": {rt: {k: v for k, v in fs.items() if not isinstance(v, (list, dict))}
+                                             for rt, fs in search.float_sets.items()}}
     row["first_pass"] = deviation_summary(row["levels"], "first_pass_ms", "remeasured_ms")
     row["final"] = deviation_summary(row["levels"], "latency_ms", "remeasured_ms")
     if again2 is not None:
@@ -198,11 +204,14 @@ def check_sweep(res: Any, wall_s: float, model: Path, checker: Checker, shapes: 
     defaults = {rt: checker.retention(model, rt, {}, res.threads) for rt in ("onnxruntime", "openvino")}
     # the same file again as a plain model with the deployment's runtime and options: a same-file control whose
     # distance from "recommended" is what this comparison reads for no difference at all (session 15: 1.32x once)
-    lat = latencies({"recommended": (folder, None, {}),
-                     "recommended (control)": (folder / dep["model"], dep["runtime"],
-                                               dict(dep.get("runtime_options") or {})),
-                     "fp32@onnxruntime defaults": (model, "onnxruntime", {}),
-                     "fp32@openvino defaults": (model, "openvino", {})}, res.threads, shapes, args.rounds, args.run_s)
+    entries = {"recommended": (folder, None, {}),
+               "recommended (control)": (folder / dep["model"], dep["runtime"], dict(dep.get("runtime_options") or {})),
+               "fp32@onnxruntime defaults": (model, "onnxruntime", {}),
+               "fp32@openvino defaults": (model, "openvino", {})}
+    ceiling = int8_ceiling(res)
+    if ceiling is not None:  # in the same rounds: what no INT8 mix can beat, so what a goal above it cannot reach
+        entries["ceiling"] = (Path(ceiling.artifact), ceiling.runtime, dict(ceiling.runtime_options or {}))
+    lat = latencies(entries, res.threads, shapes, args.rounds, args.run_s)
     r = lat["recommended"]
     control = r["median_ms"] / lat["recommended (control)"]["median_ms"]
     noise = max(control, 1 / control)  # a ratio inside [1/noise, noise] is not a difference this run can see
@@ -229,8 +238,31 @@ def check_sweep(res: Any, wall_s: float, model: Path, checker: Checker, shapes: 
         > math.log(noise),
         "compression": compressed,
         "speedup_goal_met": (own_default / r["median_ms"] >= SPEEDUP_GOAL) if compressed else None}
+    if ceiling is not None:
+        row["recommendation"]["ceiling"] = ceiling_row(ceiling, lat, rec.runtime)
     row["other_runtime"] = other_runtime_check(res, checker, rec.runtime)
     return row
+
+
+def int8_ceiling(res: Any) -> Any:
+    """The sweep's fastest full-INT8 level (``int8`` or ``int8+<low>``, every layer quantized: the lower bound of any
+    INT8 mix, whatever its retention) with an artifact on disk; None when the sweep has none."""
+    full = [lv for lv in res.levels if (lv.recipe == "int8" or lv.recipe.startswith("int8+"))
+            and lv.latency_ms and Path(lv.artifact).is_file()]
+    return min(full, key=lambda lv: lv.latency_ms, default=None)
+
+
+def ceiling_row(ceiling: Any, lat: dict[str, dict[str, float]], rec_runtime: str) -> dict[str, Any]:
+    """The INT8 ceiling's ratios in the goal comparison's rounds, and the share of its speedup over the
+    recommendation's runtime default that the recommendation captured (on the same runtime only)."""
+    c, r = lat["ceiling"]["median_ms"], lat["recommended"]["median_ms"]
+    own = lat[f"fp32@{ceiling.runtime} defaults"]["median_ms"]
+    out: dict[str, Any] = {"level": f"{ceiling.recipe}@{ceiling.runtime}", "retention": round(ceiling.retention, 5),
+                           "x_vs_ort_fp32": round(lat["fp32@onnxruntime defaults"]["median_ms"] / c, 3),
+                           "x_vs_runtime_default": round(own / c, 3), "captured": None}
+    if ceiling.runtime == rec_runtime and own > c:
+        out["captured"] = round((own - r) / (own - c), 3)
+    return out
 
 
 def run_model(name: str, args: argparse.Namespace, work: Path) -> dict[str, Any] | None:
@@ -275,6 +307,7 @@ def _print_row(name: str, row: dict[str, Any]) -> None:
           f"  {lat:.2f} ms  x{rec['x_vs_ort_fp32']:.2f} vs ORT fp32  x{rec['x_vs_runtime_default']:.2f} vs default"
           f"  same-file control x{rec['same_file_control_ratio']:.2f}"
           f"{'' if rec['x_vs_ort_fp32_beyond_control'] else ' (within it)'}"
+          + _ceiling_text(rec.get("ceiling")) +
           f"  dominated={bool(rec['dominated_by'])}  first>15%: {row['first_pass']['over_15pct']}/"
           f"{row['first_pass']['levels']} (max {row['first_pass']['max_dev']}; factor out "
           f"{row['first_pass'].get('over_15pct_factor_out')}, max {row['first_pass'].get('max_dev_factor_out')})"
@@ -282,6 +315,14 @@ def _print_row(name: str, row: dict[str, Any]) -> None:
              f"{row['noise_floor']['over_15pct_factor_out']}, max {row['noise_floor']['max_dev_factor_out']})"
              if "noise_floor" in row else "")
           + (f"  repeat same={row['repeat']['same']}" if "repeat" in row else ""))
+
+
+def _ceiling_text(c: dict[str, Any] | None) -> str:
+    if c is None:
+        return "  no INT8 ceiling"
+    captured = "" if c["captured"] is None else f", captured {c['captured']:.0%}"
+    return (f"  ceiling {c['level']} (ret {c['retention']:.3f}) x{c['x_vs_ort_fp32']:.2f} vs ORT fp32 "
+            f"x{c['x_vs_runtime_default']:.2f} vs default{captured}")
 
 
 def _save(doc: dict[str, Any], out: Path, t0: float) -> None:

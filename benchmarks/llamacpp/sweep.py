@@ -15,7 +15,8 @@ from benchmarks.llamacpp.models import zoo_model
 from edgeopt.registry import runtimes_of_kind
 from edgeopt.registry.kind_spec import GENERATIVE
 
-SWEEP_LEVELS = "q4_0,q4_k_m,q5_k_m,q6_k,q8_0,f16,int8,int4-b32-rtn,int4-g32"
+GGUF_LEVELS = "q4_0,q4_k_m,q5_k_m,q6_k,q8_0,f16"
+SWEEP_LEVELS = f"{GGUF_LEVELS},int8,int4-b32-rtn,int4-g32"
 MIN_AGREEMENT = 0.95
 
 
@@ -24,11 +25,11 @@ def installed_runtimes() -> list[str]:
     return [r.name for r in runtimes_of_kind(GENERATIVE) if r.installed_here()]
 
 
-def sweep_once(model: Path, eval_text: Path, out: Path, args: argparse.Namespace, runtimes: list[str]
-               ) -> dict[str, Any]:
+def sweep_once(model: Path, eval_text: Path, out: Path, args: argparse.Namespace, runtimes: list[str],
+               levels: str | None = None) -> dict[str, Any]:
     """``edgeopt sweep`` (the CLI, its own process) into the fresh folder ``out``; the summary of its sweep.json."""
     cmd = [sys.executable, "-m", "edgeopt", "sweep", str(model), "--eval", str(eval_text), "--metric", "top1",
-           "--min-retention", str(MIN_AGREEMENT), "--runtimes", ",".join(runtimes), "--levels", args.levels,
+           "--min-retention", str(MIN_AGREEMENT), "--runtimes", ",".join(runtimes), "--levels", levels or args.levels,
            "--threads", str(args.threads), "--out", str(out), "--json"]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=REPO, timeout=3600)
@@ -64,8 +65,12 @@ def sweep_goal(work: Path, args: argparse.Namespace) -> dict[str, Any]:
         print(f"  sweep {i}/2 ({', '.join(runtimes)})", file=sys.stderr)
         runs.append(sweep_once(model, eval_text, work / f"sweep-{i}", args, runtimes))
     same = runs[0]["recommended"] == runs[1]["recommended"]
+    gguf = None
+    if "llama_cpp" in runtimes:  # the GGUF level a llama.cpp user would ship: its top-1, KL and perplexity
+        print("  sweep of the GGUF levels alone (llama_cpp)", file=sys.stderr)
+        gguf = sweep_once(model, eval_text, work / "sweep-gguf", args, ["llama_cpp"], GGUF_LEVELS)
     return {"model": {k: facts.get(k) for k in ("parameters", "config", "train", "final_loss", "held_out_loss",
                                                  "tokens_seen", "train_seconds")},
             "model_build_s": built_s, "runtimes": runtimes,
             "levels_asked": args.levels, "metric": f"top1 >= {MIN_AGREEMENT}", "runs": runs, "same_answer": same,
-            "verdict": "pass" if same and runs[0]["recommended"] else "fail"}
+            "verdict": "pass" if same and runs[0]["recommended"] else "fail", "gguf_only": gguf}

@@ -28,8 +28,10 @@ from tests.unit.sweep.outlier_model import outlier_convnet, outlier_data
 RT = "onnxruntime"
 
 
-def _search(tmp_path: Path, headroom: Headroom, threshold: float = 0.95
+def _search(tmp_path: Path, headroom: Headroom, threshold: float = 0.95, skip: dict[str, str] | None = None
             ) -> tuple[Int8SearchResult, list[dict[str, Any]]]:
+    """``skip``: runtimes of the sweep besides onnxruntime whose search the sweep skipped (hopeless), with why."""
+    rts = (RT, *(skip or {}))
     model = tmp_path / "outlier.onnx"
     if not model.exists():  # another threshold reads the same files (the calibration caches' key has their mtime)
         outlier_convnet(model)
@@ -38,12 +40,13 @@ def _search(tmp_path: Path, headroom: Headroom, threshold: float = 0.95
     ctx = Context(target="local", runner=LocalRunner(), eval_npz=data, labels=None,
                   metric=resolve_metric("snr_db", has_labels=False), selection=parse_output(None),
                   min_retention=threshold, measure=level_settings(iterations=20, min_duration_s=0.1, threads=1),
-                  targets_dirs=(), versions={RT: ort.__version__}, runtime_options=float_options([RT]))
+                  targets_dirs=(), versions={RT: ort.__version__, **{rt: "any" for rt in rts[1:]}},
+                  runtime_options=float_options(list(rts)))
     events: list[dict[str, Any]] = []
     table = LevelTable(ctx, LevelCache(tmp_path / "cache"), {"model": "outlier"}, model, events.append)
     table("fp32", "fp32", RT, lambda: model)
-    plan = SearchPlan(runtime=RT, rts=(RT,), out=tmp_path / "int8-search", calib=calib, max_trials=6,
-                      max_seconds=300, headroom={RT: headroom})
+    plan = SearchPlan(runtime=RT, rts=rts, out=tmp_path / "int8-search", calib=calib, max_trials=6,
+                      max_seconds=300, headroom={RT: headroom}, skip=dict(skip or {}))
     return search_int8(model, ctx=ctx, plan=plan, run_level=table, emit=events.append), events
 
 
@@ -91,6 +94,18 @@ def test_the_range_repair_runs_and_is_recorded_when_the_ceiling_can_beat_it(tmp_
     again, _ = _search(tmp_path, _headroom(ceiling_ms=2.0, best_ms=4.0), threshold=0.9)  # another threshold
     assert again.range_repair is not None and again.range_repair["host_checks_reused"] >= 1
     assert again.phase_seconds.get("host_checks_within", 0.0) < search.phase_seconds["host_checks_within"]
+
+
+def test_a_runtime_whose_search_was_skipped_gets_no_search_level(tmp_path: Path) -> None:
+    """A runtime the sweep found hopeless (its full INT8 clearly slower than a passing level) cannot win with a mix
+    of it: the search's choice is timed on the searched runtime only (issue 32: ~17 s of a detector's sweep)."""
+    why = "int8 search on openvino skipped: its full INT8 model (int8, 9.00 ms) is 2.25x slower than fp16"
+    search, events = _search(tmp_path, _headroom(ceiling_ms=2.0, best_ms=4.0), skip={"openvino": why})
+    assert search.chosen is not None and search.skipped_runtimes == {"openvino": why}
+    timed = {(e["recipe"], e["runtime"]) for e in events if e.get("event") == "level"}
+    assert ("int8-search", RT) in timed, timed
+    assert not any(rt == "openvino" for _, rt in timed), timed
+    assert "openvino" not in search.float_sets and "openvino" not in search.cost_gate
 
 
 def _same_as_a_minmax_build(tmp_path: Path, search: Int8SearchResult) -> None:

@@ -70,8 +70,9 @@ class SearchPlan:
         scoring is reused across them. low_precision: runtime -> its low-precision branch
         (:func:`.precision.low_branches`; empty: f32 float parts only). skip: runtimes whose latency-aware
         search (and low-precision branch) is skipped, with why (:func:`.latency.hopeless_runtimes`); the
-        chosen config is still measured there. headroom: per INT8 runtime, its INT8 ceiling against the fastest
-        passing level (:func:`.cost_gate.headrooms`): repairs and float sets that cannot beat it are skipped.
+        chosen config is not measured there either (it cannot win). headroom: per INT8 runtime, its INT8 ceiling
+        against the fastest passing level (:func:`.cost_gate.headrooms`): repairs and float sets that cannot beat
+        it are skipped.
     """
 
     runtime: str

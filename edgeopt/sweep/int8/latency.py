@@ -138,5 +138,6 @@ def hopeless_runtimes(levels: Sequence[Any], rts: Sequence[str]) -> dict[str, st
             out[rt] = (f"int8 search on {rt} skipped: its full INT8 model ({fastest.recipe}, "
                        f"{fastest.latency_ms:.2f} ms) is {ratio:.2f}x slower than {best.recipe}@{best.runtime} "
                        f"({best.latency_ms:.2f} ms), which already passes; an INT8 mix keeps parts in float and is "
-                       "not faster than full INT8 by that much")
+                       "not faster than full INT8 by that much, so the search's choice is not measured there "
+                       "either")
     return out
