@@ -14,7 +14,10 @@ and at the default threads (the cores), for each sweep:
   medians, 95 % bootstrap interval), with the recommended file again as a plain model (a same-file control: the
   ratio this comparison reads for no difference); dominated = a default that passes the threshold, at least as
   accurate and faster beyond the interval and beyond the control's ratio; ratios over ORT FP32 and over the
-  recommendation's runtime at its defaults (goal >= 1.15x where a compression passes);
+  recommendation's runtime at its defaults (goal >= 1.15x where a compression passes); in the same rounds the
+  sweep's fastest full-INT8 level (every layer quantized, whatever its retention: the **ceiling** no INT8 mix can
+  beat), its ratios over the same defaults and the share of its speedup the recommendation captured, so a goal
+  set above the ceiling on this CPU shows as such;
 - **stable**: every level's first measurement in the sweep (``latency_ms_first_pass``: its first interleaved rounds'
   median in a served sweep) vs an independent re-measurement here, after the sweep, of the same artifact, runtime,
   options and threads in ``--remeasure-rounds`` interleaved rounds in this script's own served agent (goal: none
@@ -185,10 +188,12 @@ def check_sweep(res: Any, wall_s: float, model: Path, checker: Checker, shapes: 
     again = remeasure(res, shapes, args.remeasure_rounds)
     again2 = remeasure(res, shapes, args.remeasure_rounds) if args.noise_floor else None
     row: dict[str, Any] = {"wall_s": wall_s, "threads_used": res.threads, "levels": level_rows(res, again, again2)}
+    if res.ranking is not None:  # the ranking rounds behind the recommendation (a tie here is read from them)
+        row["ranking"] = res.ranking
     search = res.int8_search
     if search is not None:  # where the sweep's time went: the search's phases and what it counted
         row["int8_search"] = {"seconds": search.seconds, "phase_seconds": search.phase_seconds, "work": search.work,
-                              "skipped_runtimes": search.skipped_runtimes,
+                              "skipped_runtimes": search.skipped_runtimes, "nncf_repairs": search.nncf_repairs,
                               "float_sets": {rt: {k: v for k, v in fs.items() if not isinstance(v, (list, dict))}
                                              for rt, fs in search.float_sets.items()}}
     row["first_pass"] = deviation_summary(row["levels"], "first_pass_ms", "remeasured_ms")

@@ -26,6 +26,7 @@ import onnx
 
 from ...errors import InputError
 from .ov import _need_nncf, _read, save_ir
+from .range_repair import HOPELESS_SHARE, gap_share
 
 # the candidates' order: the cheapest to build first (full bias correction re-runs the model layer by layer)
 RANGE_QUANTILE = "mean_quantile"
@@ -44,6 +45,7 @@ class NncfRepair:
     repairs: str
     options: dict[str, Any] = field(default_factory=dict)
     relative_cost: float = 1.0  # its host time over NNCF's defaults' (:data:`RELATIVE_COST`)
+    kind: str = ""  # what it repairs (bias, ranges, smoothing): a kind that barely helped is not tried again
 
 
 def repairs_for(model: onnx.ModelProto) -> tuple[list[NncfRepair], dict[str, str]]:
@@ -52,17 +54,18 @@ def repairs_for(model: onnx.ModelProto) -> tuple[list[NncfRepair], dict[str, str
     weighted_matmul = any(n.op_type in {"MatMul", "Gemm"} and any(i in inits for i in n.input)
                           for n in model.graph.node)
     out = [
-        NncfRepair("fast_bias_correction", "NNCF's defaults: min-max ranges, fast bias correction", {}),
+        NncfRepair("fast_bias_correction", "NNCF's defaults: min-max ranges, fast bias correction", {}, kind="bias"),
         NncfRepair("range_mean_quantile", "activation ranges from the mean of per-sample quantiles: rare outliers "
                    "no longer stretch a range", {"range_estimator": RANGE_QUANTILE},
-                   RELATIVE_COST["range_mean_quantile"]),
+                   RELATIVE_COST["range_mean_quantile"], kind="ranges"),
         NncfRepair("bias_correction", "full bias correction: each layer's output mean corrected on the calibration "
-                   "data, layer by layer", {"fast_bias_correction": False}, RELATIVE_COST["bias_correction"]),
+                   "data, layer by layer", {"fast_bias_correction": False}, RELATIVE_COST["bias_correction"],
+                   kind="bias"),
     ]
     skipped: dict[str, str] = {}
     if weighted_matmul:
         out.append(NncfRepair("smooth_quant", "SmoothQuant: activation outliers moved into the MatMul weights "
-                              "(alpha 0.95)", {"smooth_quant": True}, RELATIVE_COST["smooth_quant"]))
+                              "(alpha 0.95)", {"smooth_quant": True}, RELATIVE_COST["smooth_quant"], kind="smoothing"))
     else:
         skipped["smooth_quant"] = "no MatMul with a weight: NNCF's SmoothQuant applies to transformer MatMuls only"
     return out, skipped
@@ -149,21 +152,28 @@ Rows = list[dict[str, Any]]
 
 
 def try_repairs(repairs: Sequence[NncfRepair], build: Callable[[NncfRepair], Built], threshold: float, *,
-                budget: Callable[[], bool] = lambda: True, allowance_s: float = REPAIR_ALLOWANCE_S
-                ) -> tuple[Rows, tuple[NncfRepair, Path] | None]:
+                budget: Callable[[], bool] = lambda: True, allowance_s: float = REPAIR_ALLOWANCE_S,
+                baseline: float | None = None) -> tuple[Rows, tuple[NncfRepair, Path] | None]:
     """Each repair in order (cheapest first) built and scored on the host until one keeps ``threshold``, while
     the NNCF CPU time spent stays under ``allowance_s`` (CPU-s; the first is always built) and, for a later one, the
-    CPU time spent plus its expected CPU time (its ``relative_cost`` times the first's) stays within it.
+    CPU time spent plus its expected CPU time (its ``relative_cost`` times the first's) stays within it. With
+    ``baseline`` (plain min-max INT8's host retention), a repair that closed under :data:`.range_repair.
+    HOPELESS_SHARE` of the gap to ``threshold`` rules out the later ones of its kind (NNCF's fast bias correction
+    barely helping says the error is not in the biases, so the full one, 1.5x its cost, is not built).
 
     Returns:
         One row per repair considered (name, what it repairs, options, cpu_seconds, host retention, or why it was
         not tried), and the first that kept the threshold with its IR (None when none did).
     """
     rows: Rows = []
+    ruled_out: dict[str, str] = {}  # kind -> why its later repairs are not tried
     for rep in repairs:
         spent = sum(float(r.get("cpu_seconds", 0.0)) for r in rows)
         row: dict[str, Any] = {"name": rep.name, "repairs": rep.repairs, "options": dict(rep.options)}
         rows.append(row)
+        if rep.kind in ruled_out:
+            row["not_tried"] = ruled_out[rep.kind]
+            continue
         if rows[:-1] and spent >= allowance_s:
             row["not_tried"] = f"NNCF took {spent:g} CPU-s already (allowance {allowance_s:g} CPU-s)"
             continue
@@ -180,4 +190,9 @@ def try_repairs(repairs: Sequence[NncfRepair], build: Callable[[NncfRepair], Bui
         row.update(cpu_seconds=seconds, host_retention=round(ret, 6), passes_on_host=ret >= threshold)
         if ret >= threshold:
             return rows, (rep, xml)
+        share = gap_share(baseline, ret, threshold) if baseline is not None else 1.0
+        if rep.kind and share < HOPELESS_SHARE:
+            ruled_out[rep.kind] = (f"{rep.name} closed {share:.0%} of the gap between plain min-max INT8 "
+                                   f"({baseline:.4f}) and the threshold {threshold} (under {HOPELESS_SHARE:.0%}): "
+                                   f"the error is not where a {rep.kind} repair works")
     return rows, None

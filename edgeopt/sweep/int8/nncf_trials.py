@@ -112,8 +112,9 @@ def nncf_repairs(s: SearchCore, runtime: str) -> bool:
         seconds = quantize_ir(s.model, xml, rep, calib, shapes)
         return xml, seconds, host_retention(xml, feeds, retention, shapes)
 
+    baseline = (s.range_repair or {}).get("whole_model", {}).get("minmax")  # min-max INT8 on the host, if measured
     rows, winner = try_repairs(repairs, build, s.ctx.min_retention, budget=lambda: s.budget_left(device=False),
-                               allowance_s=allowance)
+                               allowance_s=allowance, baseline=baseline)
     record["candidates"] = rows
     if winner is None or not s.budget_left():
         return False

@@ -32,6 +32,10 @@ import numpy as np
 import onnx
 
 METHODS = ("minmax", "percentile", "entropy")
+# When a repair closes less than this share of the gap between plain min-max INT8's retention and the threshold, the
+# error is not where that kind of repair works: the costlier repairs of the same kind are skipped (entropy's ranges
+# after percentile's, :mod:`.repair_step`; NNCF's full bias correction after its fast one, :mod:`.nncf_repair`).
+HOPELESS_SHARE = 0.25
 MAX_RANGE_EVALUATIONS = 12  # host checks of single-tensor choices (after the whole-model methods)
 MIN_WIDTH_CHANGE = 0.1  # a method whose range differs in width by less than this share is not tried on a tensor
 MIN_GAIN = 1e-4  # a choice is kept only when the host retention rises by more than this
@@ -213,3 +217,10 @@ def _row(ranges: Mapping[str, Mapping[str, Range]], tensor: str, current: str, b
         row["retention_after"] = round(best[0], 6)
         row["why"] = f"{method} range [{lo:.4g}, {hi:.4g}]: host retention {before:.4f} -> {best[0]:.4f}"
     return row
+
+
+def gap_share(before: float, after: float, threshold: float) -> float:
+    """The share of the gap between ``before`` (plain min-max INT8's retention) and ``threshold`` that a repair
+    reaching ``after`` closed (1.0 when there is no gap)."""
+    gap = threshold - before
+    return (after - before) / gap if gap > 0 else 1.0

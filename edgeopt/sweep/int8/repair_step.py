@@ -26,7 +26,17 @@ from ...inbound import read_json
 from ...optimize import optimize_graph
 from ..cache import cache_key
 from .core import SearchCore
-from .range_repair import METHODS, RangeChoice, activation_qparams, choose_ranges, consumers, load_ranges, with_ranges
+from .range_repair import (
+    HOPELESS_SHARE,
+    METHODS,
+    RangeChoice,
+    activation_qparams,
+    choose_ranges,
+    consumers,
+    gap_share,
+    load_ranges,
+    with_ranges,
+)
 from .steps import QUANT_OPS, search_recipe
 
 # Entropy (KL) calibration runs only when percentile's took less than this (s): on PP-OCRv4 det (116 tensors,
@@ -38,7 +48,7 @@ ENTROPY_BINS = 512
 # When percentile's ranges for the whole model close less than this share of the gap between min-max and the
 # threshold, the error is not in the activation ranges (PP-OCRv4 det: 0.681 -> 0.691 of 0.99, 3 %): entropy's
 # calibration and the per-tensor checks are skipped (~40 s of a det sweep on 2 cores) and the float set does the work.
-RANGES_HOPELESS_SHARE = 0.25
+RANGES_HOPELESS_SHARE = HOPELESS_SHARE
 
 
 @dataclass(frozen=True)
@@ -205,8 +215,7 @@ class HostScores:
 
 def _share(whole: Callable[[str], float], threshold: float) -> float:
     """The share of the gap between min-max's host retention and ``threshold`` that percentile's ranges closed."""
-    gap = threshold - whole("minmax")
-    return (whole("percentile") - whole("minmax")) / gap if gap > 0 else 1.0
+    return gap_share(whole("minmax"), whole("percentile"), threshold)
 
 
 def _hopeless(whole: Callable[[str], float], threshold: float) -> bool:
