@@ -283,10 +283,11 @@ class Int8Search(SearchCore):
         return None if (chosen is None or not trials) else chosen.latency_ms - trials[0].latency_ms
 
     def adopt(self) -> None:
-        """The chosen config as a level on every runtime (cached on the search runtime) but the skipped ones: a
-        runtime whose full INT8 is clearly slower than a passing level (``plan.skip``) cannot win with a mix of it,
-        so it is not timed there (its reason in ``skipped_runtimes`` says so)."""
-        for rt in (rt for rt in self.plan.rts if rt not in self.plan.skip):
+        """The chosen config as a level on every runtime (cached on the search runtime) where it can win: not on a
+        runtime whose full INT8 is clearly slower than a passing level (``plan.skip``, its reason in
+        ``skipped_runtimes``), nor where the cost gate found even all-INT8 slower than it beyond both intervals
+        (``cost_gate[rt]['decisions']['level']``): a mix keeps parts in float, so it is no faster there."""
+        for rt in (rt for rt in self.plan.rts if rt not in self.plan.skip and self.worth(rt, "level")):
             # each runtime its own latency-aware set, else the fastest passing trial
             chosen = self.chosen_by_rt.get(rt) or self._fastest_passing(rt)
             info: dict[str, Any] = {"latency_cost_ms_vs_naive_int8": self._cost_ms()}
