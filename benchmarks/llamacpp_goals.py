@@ -167,13 +167,7 @@ def main(argv: list[str] | None = None) -> int:
             run.pop("system_info")
         doc["timing"] = timing_goal(rows, timed, args)
         if "f16" in ggufs:
-            doc["q4_k_m_vs_f16"] = decode_goal(rows, args)
-            # decode reads every weight once per token: file bytes x tokens/s is the weight stream it sustained. Equal
-            # rates mean both are memory-bound (the ratio then follows the bytes); a lower one for the smaller file
-            # means its dequantisation, not memory, sets its speed
-            doc["q4_k_m_vs_f16"]["weight_gb_per_s"] = {
-                lv: round(doc["qwen"]["levels"][lv]["bytes"] * doc["q4_k_m_vs_f16"][f"{lv}_tg_tokens_per_s"] / 1e9, 2)
-                for lv in ("f16", "q4_k_m")}
+            doc["q4_k_m_vs_f16"] = decode_goal(rows, args, {lv: v["bytes"] for lv, v in doc["qwen"]["levels"].items()})
         if not args.skip_sweep:
             print("sweeps", file=sys.stderr)
             doc["sweep"] = sweep_goal(work, args)

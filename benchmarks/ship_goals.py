@@ -61,6 +61,7 @@ from edgeopt.runners import LocalRunner
 from edgeopt.runners.served import agent_session
 from edgeopt.settings import MeasureSettings
 from edgeopt.sweep import sweep  # noqa: E402
+from edgeopt.sweep.int8.latency import is_full_int8  # noqa: E402
 from edgeopt.sweep.rank.round_stats import RoundRobin, level_stats  # noqa: E402
 from edgeopt_agent.environment import cpu_flags
 
@@ -252,8 +253,7 @@ def check_sweep(res: Any, wall_s: float, model: Path, checker: Checker, shapes: 
 def int8_ceiling(res: Any) -> Any:
     """The sweep's fastest full-INT8 level (``int8`` or ``int8+<low>``, every layer quantized: the lower bound of any
     INT8 mix, whatever its retention) with an artifact on disk; None when the sweep has none."""
-    full = [lv for lv in res.levels if (lv.recipe == "int8" or lv.recipe.startswith("int8+"))
-            and lv.latency_ms and Path(lv.artifact).is_file()]
+    full = [lv for lv in res.levels if is_full_int8(lv.recipe) and lv.latency_ms and Path(lv.artifact).is_file()]
     return min(full, key=lambda lv: lv.latency_ms, default=None)
 
 

@@ -115,13 +115,19 @@ def timing_goal(rows: dict[str, list[dict[str, Any]]], timed: str, args: argpars
     return out
 
 
-def decode_goal(rows: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> dict[str, Any]:
+def decode_goal(rows: dict[str, list[dict[str, Any]]], args: argparse.Namespace,
+                file_bytes: dict[str, int]) -> dict[str, Any]:
     """Goal 2 from the rounds: Q4_K_M decode over F16 decode by edgeopt's decode tokens/s (the verdict), its agent's
-    llama.cpp counters and the median token times (what the sweep ranks on: one descheduled token moves it least)."""
+    llama.cpp counters and the median token times (what the sweep ranks on: one descheduled token moves it least);
+    and per GGUF (``file_bytes``: level -> its size) the weight stream its decode sustained. Decode reads every
+    weight once per token, so file bytes x tokens/s is that stream: equal streams mean both are memory-bound (the
+    ratio then follows the bytes); a lower one for the smaller file means its dequantisation, not memory, sets its
+    speed."""
     q4, f16 = rows["edgeopt:q4_k_m"], rows["edgeopt:f16"]
     wall = paired([r["tg_tokens_per_s"] for r in q4], [r["tg_tokens_per_s"] for r in f16], args.seed)
     own = paired([r["counter_tg_tokens_per_s"] for r in q4], [r["counter_tg_tokens_per_s"] for r in f16], args.seed)
     p50 = paired([r["tpot_ms_p50"] for r in f16], [r["tpot_ms_p50"] for r in q4], args.seed)
-    return {"q4_k_m_tg_tokens_per_s": _median([r["tg_tokens_per_s"] for r in q4]),
-            "f16_tg_tokens_per_s": _median([r["tg_tokens_per_s"] for r in f16]),
-            "ratio": wall, "verdict": at_least(wall, 2.5), "counters_ratio": own, "tpot_p50_ratio": p50}
+    tps = {"q4_k_m": _median([r["tg_tokens_per_s"] for r in q4]), "f16": _median([r["tg_tokens_per_s"] for r in f16])}
+    return {"q4_k_m_tg_tokens_per_s": tps["q4_k_m"], "f16_tg_tokens_per_s": tps["f16"],
+            "ratio": wall, "verdict": at_least(wall, 2.5), "counters_ratio": own, "tpot_p50_ratio": p50,
+            "weight_gb_per_s": {lv: round(file_bytes[lv] * t / 1e9, 2) for lv, t in tps.items()}}

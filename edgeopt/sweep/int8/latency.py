@@ -102,6 +102,12 @@ HOPELESS_RATIO = 1.3
 HOPELESS_MIN_MS = 1.0
 
 
+def is_full_int8(recipe: str) -> bool:
+    """Whether a level of ``recipe`` is the full INT8 model (``int8`` or ``int8+<low>``: every quantizable op in
+    INT8, the lower bound of any mix's latency on its runtime)."""
+    return recipe == "int8" or recipe.startswith("int8+")
+
+
 def int8_ceilings(levels: Sequence[Any], rts: Sequence[str], *, with_no_change: bool) -> tuple[Any, dict[str, Any]]:
     """``(best, {runtime: plain})`` among the levels with a confirmed interval: the passing level with the lowest
     interval high end (``with_no_change``: a level computing the model's own graph counts too), and per runtime of
@@ -115,7 +121,7 @@ def int8_ceilings(levels: Sequence[Any], rts: Sequence[str], *, with_no_change: 
     best = min(passing, key=lambda lv: lv.latency_ms_high)
     plain: dict[str, Any] = {}
     for rt in rts:
-        full = [lv for lv in confirmed if lv.runtime == rt and (lv.recipe == "int8" or lv.recipe.startswith("int8+"))]
+        full = [lv for lv in confirmed if lv.runtime == rt and is_full_int8(lv.recipe)]
         if full:
             plain[rt] = min(full, key=lambda lv: lv.latency_ms_low)
     return best, plain

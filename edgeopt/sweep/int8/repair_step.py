@@ -45,10 +45,6 @@ ENTROPY_AFTER_S = 8.0
 # Histogram bins of the search's entropy calibration: its KL search tries every threshold between 64 and half the
 # bins, each over the whole histogram, per tensor (2048 bins: 16 s for 6 tensors of a 32x32 toy conv net here).
 ENTROPY_BINS = 512
-# When percentile's ranges for the whole model close less than this share of the gap between min-max and the
-# threshold, the error is not in the activation ranges (PP-OCRv4 det: 0.681 -> 0.691 of 0.99, 3 %): entropy's
-# calibration and the per-tensor checks are skipped (~40 s of a det sweep on 2 cores) and the float set does the work.
-RANGES_HOPELESS_SHARE = HOPELESS_SHARE
 
 
 @dataclass(frozen=True)
@@ -129,7 +125,7 @@ def range_repair(s: SearchCore, minmax: Path | None = None) -> Repaired | None:
                 continue
             if method == "entropy" and "percentile" in models and _hopeless(whole, s.ctx.min_retention):
                 skipped[method] = (f"percentile's ranges closed {_share(whole, s.ctx.min_retention):.0%} of the gap "
-                                   f"to the threshold (under {RANGES_HOPELESS_SHARE:.0%}): the error is not in the "
+                                   f"to the threshold (under {HOPELESS_SHARE:.0%}): the error is not in the "
                                    "activation ranges")
                 continue
             t0 = time.perf_counter()
@@ -219,7 +215,10 @@ def _share(whole: Callable[[str], float], threshold: float) -> float:
 
 
 def _hopeless(whole: Callable[[str], float], threshold: float) -> bool:
-    return _share(whole, threshold) < RANGES_HOPELESS_SHARE
+    """Whether percentile's whole-model ranges closed under :data:`.range_repair.HOPELESS_SHARE` of the gap: the
+    error is not in the activation ranges (PP-OCRv4 det: 0.681 -> 0.691 of 0.99, 3 %), so entropy's calibration and
+    the per-tensor checks are skipped (~40 s of a det sweep on 2 cores) and the float set does the work."""
+    return _share(whole, threshold) < HOPELESS_SHARE
 
 
 def _record(choice: RangeChoice, tensors: list[str], started: float) -> dict[str, Any]:
