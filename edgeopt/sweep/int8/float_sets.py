@@ -23,7 +23,11 @@ ranked by **accuracy gained per millisecond lost** on the target runtime:
    model and quantize nodes one at a time, the most time saved per accuracy lost first, keeping each one only
    while the threshold holds. One evaluation per node tried; nodes that save little time are never tried.
 6. :func:`choose_float_set`: the two together under one evaluation budget: narrowing while a float prefix of at
-   most half the nodes passes (error concentrated in a few nodes), growing otherwise (error spread out).
+   most half the nodes passes (error concentrated in a few nodes), growing otherwise (error spread out). The
+   half-size prefix is evaluated first: when it fails, no shorter prefix of the same ranking passes, so narrowing
+   costs one evaluation instead of the doubling's five or six (PP-OCRv4 det: 31 convs in float reach mask IoU
+   0.86 against 0.99), and growing gets them (a replay of det's search on OpenVINO, min-max ranges, 24
+   evaluations: at 0.95, 21 convs in INT8 saving 10.65 ms of per-layer gains instead of 17 and 10.22 ms).
 
 Plain inputs only (names, numbers, callables): no runner or sweep context.
 """
@@ -307,6 +311,7 @@ def choose_float_set(nodes: Sequence[str], gain_ms: Mapping[str, float], passes:
             nodes left in float for good cost more, and then the strategy is ``stopped``. None: no cap.
     """
     count, capped = [0], [0]
+    seen: dict[frozenset[str], bool] = {}
 
     def over(fs: Sequence[str]) -> bool:
         return cost_cap_ms is not None and sum(gain_ms.get(n, 0.0) for n in fs) > cost_cap_ms
@@ -315,8 +320,10 @@ def choose_float_set(nodes: Sequence[str], gain_ms: Mapping[str, float], passes:
         if over(fs):
             capped[0] += 1
             return False
-        count[0] += 1
-        return passes(fs)
+        if frozenset(fs) not in seen:
+            count[0] += 1
+            seen[frozenset(fs)] = passes(fs)
+        return seen[frozenset(fs)]
 
     def left() -> bool:
         return count[0] < max_evaluations and budget()
@@ -324,7 +331,11 @@ def choose_float_set(nodes: Sequence[str], gain_ms: Mapping[str, float], passes:
     sens = dict(sensitivity) if sensitivity else {n: 1.0 for n in nodes}  # no sensitivity: cheapest first
     ranking = rank_for_float(sens, gain_ms)
     half = max(1, len(ranking) // 2)
-    cands = narrow_float_set(ranking[:half], counted, gain_ms=gain_ms, max_putbacks=8, budget=left)
+    while half > 1 and over(ranking[:half]):
+        half -= 1
+    # the longest prefix under the cap first: where it fails no shorter one passes (module docstring, step 6)
+    cands = narrow_float_set(ranking[:half], counted, gain_ms=gain_ms, max_putbacks=8, budget=left) \
+        if left() and counted(ranking[:half]) else []
     if cands:
         return FloatSetChoice(float_nodes=cands[0], strategy="narrow", evaluations=count[0], candidates=cands,
                               capped=capped[0])

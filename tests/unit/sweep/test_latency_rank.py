@@ -147,3 +147,20 @@ def test_choose_grows_when_the_error_is_spread_out() -> None:
     assert choice.evaluations <= 12
     none = choose_float_set(nodes, gain, lambda fs: False, max_evaluations=6)
     assert none.strategy == "none" and none.float_nodes == nodes and none.evaluations == 6
+
+
+def test_narrowing_that_cannot_work_costs_one_evaluation() -> None:
+    """Half the nodes in float failing ends narrowing: no smaller prefix of the same ranking is evaluated (the
+    doubling used to try 1, 2 and 4 float nodes first), so the evaluations go to growing."""
+    nodes = [f"n{i}" for i in range(8)]
+    gain = {n: 0.1 * (i + 1) for i, n in enumerate(nodes)}
+    tried: list[list[str]] = []
+
+    def passes(fs: list[str]) -> bool:  # any 2 nodes in INT8 are fine, 3 are not
+        tried.append(fs)
+        return len(nodes) - len(fs) <= 2
+
+    choice = choose_float_set(nodes, gain, passes, max_evaluations=12)
+    assert choice.strategy == "grow"
+    assert len(tried[0]) == 4 and all(len(fs) > 4 for fs in tried[1:]), tried
+    assert choice.evaluations == len(tried) == len({tuple(fs) for fs in tried})
