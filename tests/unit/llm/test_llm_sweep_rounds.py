@@ -64,3 +64,13 @@ def test_the_frontier_reads_the_rounds_so_the_recommendation_is_on_it():
     rec, _, front = recommend_llm([fp32, int4], 0.9, "top1")
     assert rec is not None and rec.name == "int4-b32-rtn"
     assert f"{rec.name}@{rec.runtime}" in front and len(front) == 2, front
+
+
+def test_a_round_times_enough_decode_to_have_a_median():
+    """16 tokens of the zoo LLM were ~6 ms of decode: a round times at least MIN_ROUND_MS of it, in whole
+    generations, and a level too slow for more times one (issue 33: two sweeps named different winners)."""
+    from edgeopt.llm.sweep_rounds import MAX_GENERATIONS, MIN_ROUND_MS, TOKENS_PER_ROUND, generations
+
+    assert generations(0.35) == MAX_GENERATIONS  # would need 36: capped
+    assert generations(5.0) == 3 and 3 * TOKENS_PER_ROUND * 5.0 >= MIN_ROUND_MS > 2 * TOKENS_PER_ROUND * 5.0
+    assert generations(50.0) == 1 and generations(None) == 1 and generations(0.0) == 1
