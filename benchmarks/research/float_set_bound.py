@@ -13,6 +13,10 @@ time), as :func:`edgeopt.sweep.int8.latency.gains` takes them. Orders compared, 
   (:mod:`.fake_quant_probe`: one onnxruntime session for all nodes, 2 samples), 24 evaluations;
 - ``gain, all``: the sweep's order with evaluations for every node worth trying (the float set's bound for it).
 
+Then, whether more INT8 convs make a faster model: the top-k convs by per-layer gain in INT8 (the rest float), for
+several k, beside FP32 (k=0) and full INT8, timed on OpenVINO in interleaved rounds through the agent
+(:func:`benchmarks.ship_goals.latencies`). Per-layer gains leave out what a float/INT8 boundary costs; this shows it.
+
 Prints a table and writes JSON (the CPU named). Run alone: the profiles are timings.
 
 Usage: python -m benchmarks.research.float_set_bound [--out benchmarks/results/float_set_bound.json]
@@ -32,7 +36,7 @@ import onnx
 
 from benchmarks.common import machine_facts, real_model, write_json
 from benchmarks.research.fake_quant_probe import node_noise, noise_shares
-from benchmarks.ship_goals import MODELS
+from benchmarks.ship_goals import MODELS, latencies
 from edgeopt.deploy import decision_cpu_flags
 from edgeopt.evaluation import OutputSelection, resolve_metric, retention
 from edgeopt.optimize.api import optimize_graph
@@ -44,6 +48,7 @@ from edgeopt.sweep.int8.steps import QUANT_OPS, float_base, search_recipe
 from edgeopt_agent.environment import cpu_flags
 
 SHAPES = {"x": [1, 3, 480, 640]}
+TOP_K = (0, 3, 5, 8, 15, 25)  # INT8 convs, most per-layer gain first (0: the FP32 model); full INT8 is added
 
 
 def build(work: Path) -> tuple[Path, Path, Path]:
@@ -106,9 +111,24 @@ def replay(judge: OvJudge, nodes: list[str], gain: dict[str, float], sens: dict[
             "seconds": round(time.perf_counter() - t0, 1), "trace": trace}
 
 
+def top_k_latencies(base: onnx.ModelProto, qdq: onnx.ModelProto, nodes: list[str], gain: dict[str, float],
+                    work: Path, rounds: int) -> list[dict[str, Any]]:
+    """Median and interval (ms) of the models with the top-k convs by gain in INT8, interleaved on OpenVINO."""
+    order = sorted(nodes, key=lambda n: -gain[n])
+    entries: dict[str, tuple[Path, str | None, dict[str, Any]]] = {}
+    for k in TOP_K + (len(nodes),):
+        path = work / f"top{k}.onnx"
+        path.write_bytes(keep_float(qdq, base, order[k:], QUANT_OPS).SerializeToString())
+        entries[f"top{k}"] = (path, "openvino", {})
+    stats = latencies(entries, 0, SHAPES, rounds, 0.6)
+    return [{"int8_convs": k, "gain_ms": round(sum(gain[n] for n in order[:k]), 3), **stats[f"top{k}"]}
+            for k in TOP_K + (len(nodes),)]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/float_set_bound.json"))
+    ap.add_argument("--rounds", type=int, default=8, help="interleaved timing rounds of the top-k models")
     ap.add_argument("--work", type=Path, default=Path("/tmp/edgeopt-float-set-bound"))
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
@@ -133,11 +153,17 @@ def main() -> int:
                   f"{row['int8_nodes']:>2}/{len(nodes)}  gains kept {row['gain_ms']:.2f} of {row['possible_ms']:.2f} "
                   f"ms ({row['share']:.0%})  {row['seconds']} s", file=sys.stderr)
     facts = {**machine_facts("onnxruntime", "openvino"), "flags": decision_cpu_flags(cpu_flags())}
+    timing = top_k_latencies(base_m, qdq, nodes, gain, args.work, args.rounds)
+    order = sorted(nodes, key=lambda n: -gain[n])
+    for t in timing:
+        t["retention"] = round(judge.retention(order[t["int8_convs"]:]), 4)
+        print(f"top {t['int8_convs']:>2} convs in INT8 (per-layer gains {t['gain_ms']:.2f} ms): {t['median_ms']:.2f} "
+              f"ms ({t['low_ms']:.2f}-{t['high_ms']:.2f}), mask IoU {t['retention']}", file=sys.stderr)
+    single = {n: {"gain_ms": gain[n], "retention": round(r, 4), "rel_err": round(e, 4)} for n, (r, e) in scores.items()}
     doc = {"benchmark": "float_set_bound", "machine": facts, "model": "PP-OCRv4 det 480x640, 8 canvases",
            "quantized_nodes": len(nodes), "worth_trying": worth, "free_ms": FREE_MS,
            "full_int8_retention": round(judge.retention([]), 4), "probe_seconds": probe_s, "probe_drift": drift,
-           "single_node": {n: {"gain_ms": gain[n], "retention": round(r, 4), "rel_err": round(e, 4)}
-                           for n, (r, e) in scores.items()}, "replays": rows,
+           "top_k_openvino": timing, "timing_rounds": args.rounds, "single_node": single, "replays": rows,
            "total_s": round(time.perf_counter() - t0, 1)}
     write_json(args.out, doc)
     print(json.dumps({k: doc[k] for k in ("quantized_nodes", "worth_trying", "full_int8_retention",
