@@ -116,9 +116,10 @@ class _Switches:
         if q is not None:
             act = q.input[0]
             return act, self.owners.get(act)
-        ref = self.base_nodes.get(reader.name) if reader is not None else None
-        if ref is None or reader is None or ref.op_type != reader.op_type or j >= len(ref.input) \
-                or ref.input[j] not in self.base_inits:
+        if reader is None:
+            return None, None
+        ref = self.base_nodes.get(reader.name)
+        if ref is None or ref.op_type != reader.op_type or j >= len(ref.input) or ref.input[j] not in self.base_inits:
             return None, None
         k = self.index.get(reader.name)
         return self.float_init(ref.input[j]), (k,) if k is not None else None

@@ -41,7 +41,7 @@ from edgeopt.deploy import decision_cpu_flags
 from edgeopt.evaluation import OutputSelection, resolve_metric, retention
 from edgeopt.optimize.api import optimize_graph
 from edgeopt.profile.api import profile
-from edgeopt.sweep.int8.float_sets import FREE_MS, choose_float_set
+from edgeopt.sweep.int8.float_sets import FREE_MS, choose_float_set, gains_between
 from edgeopt.sweep.int8.host_eval import HostEval
 from edgeopt.sweep.int8.qdq_surgery import keep_float, quantized_nodes
 from edgeopt.sweep.int8.steps import QUANT_OPS, float_base, search_recipe
@@ -69,7 +69,7 @@ def build(work: Path) -> tuple[Path, Path, Path]:
 def gains(base: Path, qdq: Path, nodes: list[str]) -> dict[str, float]:
     fl, il = (profile(m, runtime="openvino", iterations=30, warmup=5, shapes=SHAPES).node_times_ms()
               for m in (base, qdq))
-    return {n: round(fl.get(n, il.get(n, 0.0)) - il.get(n, 0.0), 6) for n in nodes}
+    return gains_between(fl, il, nodes)
 
 
 class OvJudge:
@@ -111,9 +111,11 @@ def replay(judge: OvJudge, nodes: list[str], gain: dict[str, float], sens: dict[
             "seconds": round(time.perf_counter() - t0, 1), "trace": trace}
 
 
-def top_k_latencies(base: onnx.ModelProto, qdq: onnx.ModelProto, nodes: list[str], gain: dict[str, float],
-                    work: Path, rounds: int) -> list[dict[str, Any]]:
-    """Median and interval (ms) of the models with the top-k convs by gain in INT8, interleaved on OpenVINO."""
+def top_k_latencies(judge: OvJudge, nodes: list[str], gain: dict[str, float], work: Path, rounds: int
+                    ) -> list[dict[str, Any]]:
+    """Median and interval (ms) of the models with the top-k convs by gain in INT8, interleaved on OpenVINO, and
+    their mask IoU."""
+    base, qdq = judge.base, judge.qdq
     order = sorted(nodes, key=lambda n: -gain[n])
     entries: dict[str, tuple[Path, str | None, dict[str, Any]]] = {}
     for k in TOP_K + (len(nodes),):
@@ -121,8 +123,8 @@ def top_k_latencies(base: onnx.ModelProto, qdq: onnx.ModelProto, nodes: list[str
         path.write_bytes(keep_float(qdq, base, order[k:], QUANT_OPS).SerializeToString())
         entries[f"top{k}"] = (path, "openvino", {})
     stats = latencies(entries, 0, SHAPES, rounds, 0.6)
-    return [{"int8_convs": k, "gain_ms": round(sum(gain[n] for n in order[:k]), 3), **stats[f"top{k}"]}
-            for k in TOP_K + (len(nodes),)]
+    return [{"int8_convs": k, "gain_ms": round(sum(gain[n] for n in order[:k]), 3), **stats[f"top{k}"],
+             "retention": round(judge.retention(order[k:]), 4)} for k in TOP_K + (len(nodes),)]
 
 
 def main() -> int:
@@ -153,10 +155,8 @@ def main() -> int:
                   f"{row['int8_nodes']:>2}/{len(nodes)}  gains kept {row['gain_ms']:.2f} of {row['possible_ms']:.2f} "
                   f"ms ({row['share']:.0%})  {row['seconds']} s", file=sys.stderr)
     facts = {**machine_facts("onnxruntime", "openvino"), "flags": decision_cpu_flags(cpu_flags())}
-    timing = top_k_latencies(base_m, qdq, nodes, gain, args.work, args.rounds)
-    order = sorted(nodes, key=lambda n: -gain[n])
+    timing = top_k_latencies(judge, nodes, gain, args.work, args.rounds)
     for t in timing:
-        t["retention"] = round(judge.retention(order[t["int8_convs"]:]), 4)
         print(f"top {t['int8_convs']:>2} convs in INT8 (per-layer gains {t['gain_ms']:.2f} ms): {t['median_ms']:.2f} "
               f"ms ({t['low_ms']:.2f}-{t['high_ms']:.2f}), mask IoU {t['retention']}", file=sys.stderr)
     single = {n: {"gain_ms": gain[n], "retention": round(r, 4), "rel_err": round(e, 4)} for n, (r, e) in scores.items()}

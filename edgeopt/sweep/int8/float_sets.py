@@ -26,8 +26,8 @@ ranked by **accuracy gained per millisecond lost** on the target runtime:
    most half the nodes passes (error concentrated in a few nodes), growing otherwise (error spread out). The
    half-size prefix is evaluated first: when it fails, no shorter prefix of the same ranking passes, so narrowing
    costs one evaluation instead of the doubling's five or six (PP-OCRv4 det: 31 convs in float reach mask IoU
-   0.86 against 0.99), and growing gets them (a replay of det's search on OpenVINO, min-max ranges, 24
-   evaluations: at 0.95, 21 convs in INT8 saving 10.65 ms of per-layer gains instead of 17 and 10.22 ms).
+   0.85 against 0.99, ``benchmarks/results/float_set_bound_s18_avx2.json``), and growing gets them (det's sweep
+   at 0.95: 20 convs in INT8 where session 17's kept 17).
 
 Plain inputs only (names, numbers, callables): no runner or sweep context.
 """
@@ -121,6 +121,13 @@ def _by_order(float_events: Sequence[LayerEvent], int8_events: Sequence[LayerEve
     return out
 
 
+def gains_between(float_ms: Mapping[str, float], int8_ms: Mapping[str, float], nodes: Iterable[str]
+                  ) -> dict[str, float]:
+    """Per node: its float time minus its INT8 time (ms); a node missing from ``float_ms`` counts its INT8 time
+    there (gain 0), one missing from both gains 0."""
+    return {n: round(float_ms.get(n, int8_ms.get(n, 0.0)) - int8_ms.get(n, 0.0), 6) for n in nodes}
+
+
 def latency_gain(float_events: Sequence[LayerEvent], int8_events: Sequence[LayerEvent],
                  nodes: Iterable[str]) -> dict[str, float]:
     """Per node: float time minus INT8 time (ms per inference): the latency lost by keeping it in float.
@@ -134,7 +141,7 @@ def latency_gain(float_events: Sequence[LayerEvent], int8_events: Sequence[Layer
     for name, t in _by_order(float_events, int8_events, set(wanted)).items():
         fl.setdefault(name, t)
     il = node_times(int8_events, wanted).ms
-    return {n: round(fl.get(n, il.get(n, 0.0)) - il.get(n, 0.0), 6) for n in wanted}
+    return gains_between(fl, il, wanted)
 
 
 def rank_for_float(sensitivity: Mapping[str, float], gain_ms: Mapping[str, float], *,
@@ -320,10 +327,11 @@ def choose_float_set(nodes: Sequence[str], gain_ms: Mapping[str, float], passes:
         if over(fs):
             capped[0] += 1
             return False
-        if frozenset(fs) not in seen:
+        key = frozenset(fs)
+        if key not in seen:
             count[0] += 1
-            seen[frozenset(fs)] = passes(fs)
-        return seen[frozenset(fs)]
+            seen[key] = passes(fs)
+        return seen[key]
 
     def left() -> bool:
         return count[0] < max_evaluations and budget()

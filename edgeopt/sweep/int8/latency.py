@@ -26,7 +26,7 @@ from ...profile.api import profile
 from ...registry import get_runtime
 from ...registry.runtime_sweep import Int8Backend
 from ..measure import Context
-from .float_sets import FloatSetChoice, choose_float_set
+from .float_sets import FloatSetChoice, choose_float_set, gains_between
 from .qdq_surgery import keep_float
 from .sensitivity_cache import LatencyEntry, LatencyKey, SensitivityCache
 
@@ -66,7 +66,7 @@ def gains(ctx: Context, cache: SensitivityCache, base: Path, qdq: Path, nodes: S
         emit({"event": "info", "message": f"int8 search: no per-layer profile on {runtime} ({exc}); every node "
                                           "counts as costing the same"})
         return {}
-    out = {n: round(fl.get(n, il.get(n, 0.0)) - il.get(n, 0.0), 6) for n in nodes}
+    out = gains_between(fl, il, nodes)
     cache.put_gains(LatencyEntry(key=key, gain_ms=out, seconds=0.0))
     return out
 
