@@ -245,7 +245,7 @@ def check_sweep(res: Any, wall_s: float, model: Path, checker: Checker, shapes: 
         "compression": compressed,
         "speedup_goal_met": (own_default / r["median_ms"] >= SPEEDUP_GOAL) if compressed else None}
     if ceiling is not None:
-        row["recommendation"]["ceiling"] = ceiling_row(ceiling, lat, rec.runtime)
+        row["recommendation"]["ceiling"] = ceiling_row(ceiling, lat, rec.runtime, noise)
     row["other_runtime"] = other_runtime_check(res, checker, rec.runtime)
     return row
 
@@ -257,16 +257,20 @@ def int8_ceiling(res: Any) -> Any:
     return min(full, key=lambda lv: lv.latency_ms, default=None)
 
 
-def ceiling_row(ceiling: Any, lat: dict[str, dict[str, float]], rec_runtime: str) -> dict[str, Any]:
+def ceiling_row(ceiling: Any, lat: dict[str, dict[str, float]], rec_runtime: str, noise: float) -> dict[str, Any]:
     """The INT8 ceiling's ratios in the goal comparison's rounds, and the share of its speedup over the
-    recommendation's runtime default that the recommendation captured (on the same runtime only)."""
+    recommendation's runtime default that the recommendation captured (on the same runtime only, and only where
+    that speedup is beyond ``noise``, the same-file control's ratio: on an AMX CPU full INT8 runs like OpenVINO's
+    bf16 default, and a share of no speedup read 434 % in session 19)."""
     c, r = lat["ceiling"]["median_ms"], lat["recommended"]["median_ms"]
     own = lat[f"fp32@{ceiling.runtime} defaults"]["median_ms"]
     out: dict[str, Any] = {"level": f"{ceiling.recipe}@{ceiling.runtime}", "retention": round(ceiling.retention, 5),
                            "x_vs_ort_fp32": round(lat["fp32@onnxruntime defaults"]["median_ms"] / c, 3),
                            "x_vs_runtime_default": round(own / c, 3), "captured": None}
-    if ceiling.runtime == rec_runtime and own > c:
+    if ceiling.runtime == rec_runtime and own / c > noise:
         out["captured"] = round((own - r) / (own - c), 3)
+    elif ceiling.runtime == rec_runtime:
+        out["captured_note"] = f"full INT8 within this run's noise of the default (x{own / c:.2f}): no speedup to share"
     return out
 
 
