@@ -159,6 +159,27 @@ def test_the_gguf_tokenizes_as_the_hf_folder_and_q8_0_keeps_the_f32_behaviour(gg
     assert same.top1_agreement == 1.0 and same.kl_mean < 1e-6
 
 
+def test_the_timed_token_loop_is_greedy_decoding_as_teacher_forcing_scores_it(gguf):
+    """The agent's token loop (one llama_decode and llama.cpp's greedy sampler per token, no Llama.eval) continues
+    the prompt exactly as the argmax of the same model's teacher-forced logits, token by token, and a generation
+    after it starts from a clean cache (the binding's position count kept)."""
+    from edgeopt_agent import runtimes
+
+    rt = runtimes.create("llama_cpp")
+    rt.load(str(gguf["fp32"]), {}, 1)
+    prompt = rt.tokenize("class Path(object):\n    def name(self):")
+    out = rt.greedy(prompt, 10)
+    again = rt.generate_once([prompt], [[]], 10)
+    assert again["tokens_out"] == 10 and len(again["token_ns"]) == 9 and min(again["token_ns"]) > 0
+    assert rt.greedy(prompt, 10) == out  # the cache is reset between generations: same continuation
+    rt.load_scoring(str(gguf["fp32"]), {}, 1)
+    forced = rt.logits(prompt + out[:-1])[len(prompt) - 1:]
+    top2 = np.sort(forced, axis=1)[:, -2:]
+    clear = top2[:, 1] - top2[:, 0] > 1e-3  # a batched and a one-token decode may round a near-tie either way
+    assert clear.sum() >= 8
+    assert all(int(np.argmax(row)) == tok for row, tok, c in zip(forced, out, clear, strict=True) if c)
+
+
 def test_sweep_measures_the_gguf_levels_skips_k_quants_with_the_reason_and_ships_a_deployment(gguf, tmp_path,
                                                                                               capsys):
     out = tmp_path / "sweep"
