@@ -12,7 +12,7 @@ less accurate than another passing level (the ONNX sweep's dominance rule).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -64,6 +64,13 @@ def recommend_llm(rows: Sequence[LlmSweepLevel], min_retention: float, metric: s
                              decode_tokens_per_s=float(best.rank_tokens_per_s or 0.0), reason=reason), None, front
 
 
+def llm_candidates(rows: Iterable[LlmSweepLevel]) -> list[Candidate]:
+    """The levels as the one-pass sweep's decision sees them (``name@runtime``, size, retention): the same for the
+    rounds that decide how many rounds to run (:mod:`.sweep_rounds`) and for the decision on them."""
+    return [Candidate(name=f"{r.name}@{r.runtime}", size_bytes=r.size_bytes, retention=r.retention.retention)
+            for r in rows]
+
+
 def _decided_in_rounds(passing: Sequence[LlmSweepLevel]) -> tuple[LlmSweepLevel, str] | None:
     """The one-pass sweep's decision (:func:`edgeopt.sweep.rank.decide.decide`) on the levels' interleaved
     ranking rounds (``rounds_tpot_ms``), or None when fewer than two passing levels have rounds."""
@@ -71,9 +78,7 @@ def _decided_in_rounds(passing: Sequence[LlmSweepLevel]) -> tuple[LlmSweepLevel,
     if len(ranked) < 2:
         return None
     samples = {key: r.rounds_tpot_ms for key, r in ranked.items()}
-    candidates = [Candidate(name=key, size_bytes=r.size_bytes, retention=r.retention.retention)
-                  for key, r in ranked.items()]
-    decision = decide(samples, candidates)
+    decision = decide(samples, llm_candidates(ranked.values()))
     rounds = min(len(r.rounds_tpot_ms) for r in ranked.values())
     stats = decision.stats.get(decision.winner)
     speed = f"TPOT {stats.median_ms:.3f} ms [{stats.low_ms:.3f}, {stats.high_ms:.3f}]; " if stats else ""

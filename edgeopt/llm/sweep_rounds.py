@@ -6,8 +6,12 @@ generation then timed ones (:func:`generations`: at least :data:`MIN_ROUND_MS` o
 order (:class:`edgeopt.sweep.rank.round_stats.RoundRobin`), and decided by the
 one-pass sweep's rule (:func:`edgeopt.sweep.rank.decide.decide`: paired per-round TPOT ratios with bootstrap
 intervals, "faster" only beyond them, dominance, the tie rules), so an LLM recommendation rests on a difference
-outside the measured noise, as an image model's does. A level's rounds are kept in ``sweep.json``
-(``rounds_tpot_ms``) and the recommendation is decided from them (:func:`.sweep_rank.recommend_llm`).
+outside the measured noise, as an image model's does. The rounds are the image ranking's too
+(:func:`edgeopt.sweep.rank.decide.decide_in_rounds`): while a tie-break overrules a level its rounds put faster,
+more rounds of every level (at most :data:`edgeopt.sweep.rank.decide.MAX_EXTRA_ROUNDS`). Before session 19 the LLM
+side ran five fixed rounds, and two sweeps of the zoo LLM on a Sapphire Rapids VM named f16@llama_cpp ("tie:
+smaller artifact") and q8_0@llama_cpp ("tie: higher retention") at ~0.4 ms a token. A level's rounds are kept in
+``sweep.json`` (``rounds_tpot_ms``) and the recommendation is decided from them (:func:`.sweep_rank.recommend_llm`).
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from ..bench.llm import bench_llm
 from ..bench.llm.workload import LlmWorkload
 from ..errors import EdgeoptError, first_line
 from ..runners import Runner
-from ..sweep.rank.round_stats import RoundRobin
+from ..sweep.rank.decide import decide_in_rounds
+from .sweep_rank import llm_candidates
 from .sweep_result import LlmSweepLevel
 
 ROUNDS = 5  # interleaved rounds per level: five round medians, robust to one slow round
@@ -69,11 +74,23 @@ def rank_in_rounds(rows: list[LlmSweepLevel], runner: Runner, *, threads: int, r
     say(f"ranking {len(ranked)} levels in {rounds} interleaved rounds (per level and round: {WARMUP} untimed "
         f"generation, then {min(reps.values())}-{max(reps.values())} of {TOKENS_PER_ROUND} timed tokens)")
     try:
-        samples = RoundRobin(rounds=rounds, samples_per_round=TOKENS_PER_ROUND).run(
-            list(folders), _measure(folders, reps, threads, runner))
+        samples = ranking_rounds(ranked, _measure(folders, reps, threads, runner), rounds)
     except EdgeoptError as exc:
         warnings.append(f"ranking rounds not run ({first_line(exc)}): the recommendation rests on one bench cell "
                         "per level")
         return rows
+    extra = min(len(v) for v in samples.values()) - rounds
+    if extra > 0:
+        say(f"{extra} more rounds: a tie-break overruled a level the rounds put faster")
     return [r.model_copy(update={"rounds_tpot_ms": samples[f"{r.name}@{r.runtime}"]})
             if f"{r.name}@{r.runtime}" in samples else r for r in rows]
+
+
+def ranking_rounds(ranked: Sequence[LlmSweepLevel], measure: Callable[[str, int], list[float]], rounds: int
+                   ) -> dict[str, list[list[float]]]:
+    """Per ``name@runtime``: its TPOT samples per round, ``rounds`` interleaved rounds and the extra ones the
+    one-pass sweep's ranking adds while the evidence leans (:func:`edgeopt.sweep.rank.decide.decide_in_rounds`)."""
+    names = [f"{r.name}@{r.runtime}" for r in ranked]
+    samples, _ = decide_in_rounds(names, measure, llm_candidates(ranked), rounds=rounds,
+                                  samples_per_round=TOKENS_PER_ROUND)
+    return samples

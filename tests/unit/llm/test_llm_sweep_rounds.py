@@ -74,3 +74,48 @@ def test_a_round_times_enough_decode_to_have_a_median():
     assert generations(0.35) == MAX_GENERATIONS  # would need 36: capped
     assert generations(5.0) == 3 and 3 * TOKENS_PER_ROUND * 5.0 >= MIN_ROUND_MS > 2 * TOKENS_PER_ROUND * 5.0
     assert generations(50.0) == 1 and generations(None) == 1 and generations(0.0) == 1
+
+
+def _leaning_measure(factors: dict[str, list[float]]):
+    """TPOT samples per call: level ``key``'s k-th call (its k-th round) decodes at ``factors[key][k]`` ms."""
+    calls: dict[str, int] = {}
+
+    def measure(key: str, n: int) -> list[float]:
+        k = calls.get(key, 0)
+        calls[key] = k + 1
+        seq = factors[key]
+        return [seq[min(k, len(seq) - 1)]] * n
+    return measure
+
+
+def test_the_llm_ranking_adds_the_image_rankings_rounds_while_a_tie_break_overrules_a_faster_level():
+    """q8_0 looks ~10 % faster than fp32 by the median of five noisy rounds, but its interval holds 1, so the tie
+    goes to fp32's higher retention: the one-pass sweep's ranking adds rounds in that case, and so does the LLM
+    sweep's now (issue 33: two sweeps named f16@llama_cpp and q8_0@llama_cpp on ties). The extra rounds settle it."""
+    from edgeopt.llm.sweep_rounds import ranking_rounds
+    from edgeopt.sweep.rank.decide import MAX_EXTRA_ROUNDS
+
+    fp32 = _row("fp32", 1.0, 1.0, [])
+    q8 = _row("q8_0", 0.998, 1.0, [], size=500)
+    steady = [1.0] * (5 + MAX_EXTRA_ROUNDS)
+    noisy = [0.6, 1.3, 0.9, 1.2, 0.88] + [0.9] * MAX_EXTRA_ROUNDS  # median 0.9: leaning, interval holds 1
+    samples = ranking_rounds([fp32, q8], _leaning_measure({"fp32@onnxruntime_genai": steady,
+                                                           "q8_0@onnxruntime_genai": noisy}), 5)
+    assert len(samples["fp32@onnxruntime_genai"]) > 5 and len(samples["q8_0@onnxruntime_genai"]) > 5
+    ranked = [fp32.model_copy(update={"rounds_tpot_ms": samples["fp32@onnxruntime_genai"]}),
+              q8.model_copy(update={"rounds_tpot_ms": samples["q8_0@onnxruntime_genai"]})]
+    rec, _, _ = recommend_llm(ranked, 0.95, "top1")
+    assert rec is not None and rec.name == "q8_0" and "faster" in rec.reason and "beyond noise" in rec.reason, rec
+    first_five = [r.model_copy(update={"rounds_tpot_ms": r.rounds_tpot_ms[:5]}) for r in ranked]
+    five, _, _ = recommend_llm(first_five, 0.95, "top1")
+    assert five is not None and five.name == "fp32" and "tie" in five.reason, five  # what five rounds decided
+
+
+def test_levels_that_do_not_lean_get_no_extra_rounds():
+    from edgeopt.llm.sweep_rounds import ranking_rounds
+
+    fp32 = _row("fp32", 1.0, 1.0, [])
+    int4 = _row("int4", 0.96, 1.0, [], size=300)
+    samples = ranking_rounds([fp32, int4], _leaning_measure({"fp32@onnxruntime_genai": [1.0] * 5,
+                                                             "int4@onnxruntime_genai": [0.5] * 5}), 5)
+    assert [len(v) for v in samples.values()] == [5, 5]
