@@ -95,6 +95,11 @@ class AgentTrace:
                 free = f"{self.memory_available_mb:.0f} MB"
                 return (f"{what}, probably out of memory (only {free} available at start); no result kept: "
                         f"free memory on the device or measure a smaller model{last}")
+            if sig == signal.SIGILL:  # rerunning cannot help: a library was built for instructions this CPU lacks
+                return (f"{what}: a runtime library ran an instruction this CPU or its OS does not allow, "
+                        "typically one built for another CPU (-march=native elsewhere) or using a feature not enabled "
+                        "here (a llama-cpp-python GGML_NATIVE=ON build ran AMX's tilezero on a KVM guest); no result "
+                        f"kept: reinstall that runtime built for this CPU (edgeopt devices check lists them){last}")
             return f"{what}; no result kept: run again{last}"
         if status in _AGENT_STATUSES:
             return (f"the agent on {where} ended after {elapsed:.1f} s in {self.where()} ({_AGENT_STATUSES[status]}, "

@@ -53,6 +53,19 @@ def test_agent_that_dies_without_result_is_a_runner_error(tiny_cnn, tmp_path: Pa
         LocalRunner(python=str(fake)).run(Request(model_path=""), tiny_cnn)
 
 
+def test_an_agent_killed_by_sigill_is_told_to_reinstall_the_runtime_not_to_run_again(tiny_cnn, tmp_path: Path):
+    """A runtime built for instructions this CPU lacks dies the same way every time (a native llama.cpp build ran
+    AMX's tilezero on a KVM guest, session 19): the message says so instead of "run again"."""
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\nkill -ILL $$\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    with pytest.raises(RunnerError) as err:
+        LocalRunner(python=str(fake)).run(Request(model_path=""), tiny_cnn)
+    message = str(err.value)
+    assert "killed by SIGILL" in message and "instruction this CPU" in message and "reinstall that runtime" in message
+    assert "run again" not in message and "\n" not in message
+
+
 def test_agent_killed_mid_run_says_signal_time_and_phase(tiny_cnn):
     events: list[dict] = []
 
