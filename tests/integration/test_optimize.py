@@ -94,6 +94,20 @@ def test_cli_json_with_latency(tmp_path: Path, tiny_cnn: Path, cnn_data) -> None
     assert result["fidelity"][0]["speedup"] == 1.0
 
 
+def test_an_input_shape_for_an_input_the_model_lacks_is_an_error_not_ignored(tmp_path: Path, tiny_cnn: Path) -> None:
+    """`--input-shape nope=...` on a model whose input is `input` used to be ignored silently (session 19)."""
+    p = edgeopt_cli("optimize", str(tiny_cnn), "-t", "local", "-r", "int8", "--out", str(tmp_path / "o"),
+                    "--no-bench", "--input-shape", "nope=1x3x32x32")
+    assert p.returncode == 2, p.stderr
+    line = p.stderr.strip()
+    assert "\n" not in line and "Traceback" not in line
+    assert str(tiny_cnn) in line and "has inputs input but --input-shape names nope" in line
+    assert not (tmp_path / "o").exists()  # failed before any work
+    ok = edgeopt_cli("optimize", str(tiny_cnn), "-t", "local", "-r", "int8", "--out", str(tmp_path / "o2"),
+                     "--no-bench", "--no-fidelity", "--input-shape", "input=2x3x32x32")
+    assert ok.returncode == 0, ok.stderr
+
+
 def test_random_calibration_warns_loudly(tmp_path: Path, tiny_cnn: Path) -> None:
     p = edgeopt_cli("optimize", str(tiny_cnn), "-t", "local", "-r", "int8", "--out", str(tmp_path / "o"),
                     "--no-bench")
