@@ -267,9 +267,11 @@ def ceiling_row(ceiling: Any, lat: dict[str, dict[str, float]], rec_runtime: str
     out: dict[str, Any] = {"level": f"{ceiling.recipe}@{ceiling.runtime}", "retention": round(ceiling.retention, 5),
                            "x_vs_ort_fp32": round(lat["fp32@onnxruntime defaults"]["median_ms"] / c, 3),
                            "x_vs_runtime_default": round(own / c, 3), "captured": None}
-    if ceiling.runtime == rec_runtime and own / c > noise:
+    if ceiling.runtime != rec_runtime:
+        return out
+    if own / c > noise:
         out["captured"] = round((own - r) / (own - c), 3)
-    elif ceiling.runtime == rec_runtime:
+    else:
         out["captured_note"] = f"full INT8 within this run's noise of the default (x{own / c:.2f}): no speedup to share"
     return out
 

@@ -48,6 +48,16 @@ def declared_dims(value_info: onnx.ValueInfoProto) -> Dims | None:
     return tuple(dims)
 
 
+def check_shape_names(source: str, names: Sequence[str], shapes: Mapping[str, object], *,
+                      key_by: str = "one of those names") -> None:
+    """``optimize``'s ``--input-shape``: every name is one of ``source``'s inputs, or a one-line error naming them
+    (:func:`resolve_inputs` checks ``--shape`` the same way for bench, profile and sweep)."""
+    unknown = sorted(set(shapes) - set(names))
+    if unknown:
+        raise ShapeError(f"{source} has inputs {', '.join(names) or '(none)'} but --input-shape names "
+                         f"{', '.join(unknown)}; key each shape by {key_by}")
+
+
 def real_inputs(graph: onnx.GraphProto) -> list[onnx.ValueInfoProto]:
     """Graph inputs the caller feeds: older exporters also list every initializer as an input."""
     stored = {t.name for t in graph.initializer} | {s.values.name for s in graph.sparse_initializer}

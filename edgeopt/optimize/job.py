@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import onnx
+
+from ..analysis.overrides import check_shape_names, real_inputs
 from ..calib import DataSource, ImagePreprocessing
-from ..errors import ShapeError
 from ..passes.base import Artifact, ArtifactFormat, Pass, Reporter
 from ..passes.convert import ConversionPlan
 from ..passes.torch_input import torch_stem
@@ -74,8 +76,9 @@ class OptimizeData:
     ) -> OptimizeData:
         """Check the data paths (step 2); the recipe's preprocessing applies unless ``preprocessing`` is given."""
         shapes = {k: [int(d) for d in v] for k, v in (input_shapes or {}).items()}
-        if shapes and job.source.format is ArtifactFormat.ONNX:
-            _check_shape_names(Path(job.source.path), shapes)
+        if shapes and job.source.format is ArtifactFormat.ONNX:  # PyTorch inputs are checked where they are traced
+            graph = onnx.load(str(job.source.path), load_external_data=False).graph
+            check_shape_names(str(job.source.path), [vi.name for vi in real_inputs(graph)], shapes)
         pp = preprocessing or job.loaded.recipe.preprocessing
         calib_src = (
             DataSource(Path(calib) if calib else None, preprocessing=pp, input_shapes=shapes, reporter=reporter,
@@ -90,17 +93,3 @@ class OptimizeData:
             else None
         )
         return cls(shapes, calib_src, eval_src, {"eval": eval_data, "calibration": calib})
-
-
-def _check_shape_names(path: Path, shapes: Mapping[str, Sequence[int]]) -> None:
-    """Every ``--input-shape`` name is one of the ONNX model's inputs (a misspelt one was silently ignored, and the
-    input it meant kept its dynamic dims: session 19). PyTorch inputs are checked where they are traced."""
-    import onnx
-
-    from ..analysis.overrides import real_inputs
-
-    names = [vi.name for vi in real_inputs(onnx.load(str(path), load_external_data=False).graph)]
-    unknown = sorted(set(shapes) - set(names))
-    if unknown:
-        raise ShapeError(f"{path} has inputs {', '.join(names) or '(none)'} but --input-shape names "
-                         f"{', '.join(unknown)}; key each shape by one of those names")

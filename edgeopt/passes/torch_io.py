@@ -35,6 +35,7 @@ import onnx
 import torch
 from onnx import helper
 
+from ..analysis.overrides import check_shape_names
 from ..errors import ModelLoadError, ShapeError, first_line
 from .torch_factory import call_factory
 from .torch_input import is_factory_spec, looks_like_torch_model, missing_file_message, torch_artifact
@@ -219,12 +220,7 @@ def _forward_names(module: torch.nn.Module) -> list[str]:
 
 
 def _shaped_inputs(source: str, names: Sequence[str], shapes: Mapping[str, tuple[int, ...]]) -> list[TorchInput]:
-    unknown = sorted(set(shapes) - set(names))
-    if unknown:
-        raise ShapeError(
-            f"PyTorch model '{source}' has inputs {', '.join(names) or '(none)'} but --input-shape names "
-            f"{', '.join(unknown)}; key each shape by a forward() parameter name"
-        )
+    check_shape_names(f"PyTorch model '{source}'", names, shapes, key_by="a forward() parameter name")
     missing = [n for n in names if n not in shapes]
     if missing:
         example = " ".join(f"--input-shape {n}=1x3x224x224" for n in missing)
@@ -266,12 +262,7 @@ def _load_pt2(path: Path, shapes: Mapping[str, tuple[int, ...]]) -> LoadedTorchM
             f"torch.export.save under torch {torch.__version__}"
         ) from exc
     names = list(program.graph_signature.user_inputs)
-    unknown = sorted(set(shapes) - set(names))
-    if unknown:
-        raise ShapeError(
-            f"{path} has inputs {', '.join(names)} but --input-shape names {', '.join(unknown)}; "
-            "key each shape by one of those names"
-        )
+    check_shape_names(str(path), names, shapes)
     placeholders = {n.name: n for n in program.graph.nodes if n.op == "placeholder"}
     module = program.module()
     inputs = []

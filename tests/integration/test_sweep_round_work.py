@@ -27,6 +27,11 @@ from edgeopt_agent.protocol import RawRun, Request
 from tests.unit.sweep.test_honest import conv_only
 
 
+def _options(options: dict[str, Any] | None) -> str:
+    """Runtime options as one comparable key."""
+    return repr(sorted((options or {}).items()))
+
+
 class _Recorded(LocalRunner):
     """The real local runner; its served agent's timed runs are written down as they come back."""
 
@@ -40,8 +45,7 @@ class _Recorded(LocalRunner):
 
         def recorded(request: Request, model_path: Path, progress: ProgressSink | None = None) -> RawRun:
             raw = run(request, model_path, progress)
-            options = repr(sorted((request.runtime_options or {}).items()))
-            self.runs.append((str(Path(model_path).resolve()), request.runtime, options, raw))
+            self.runs.append((str(Path(model_path).resolve()), request.runtime, _options(request.runtime_options), raw))
             return raw
 
         served.run = recorded  # type: ignore[method-assign]
@@ -73,8 +77,7 @@ def test_rounds_load_once_warm_up_once_and_skip_a_no_change_level(tmp_path: Path
         for f in ("latency_ms", "latency_ms_p99", "latency_ms_low", "latency_ms_high", "latency_ms_first_pass",
                   "host_cpu_busy_pct", "interference"):
             assert getattr(same, f) == getattr(fp32, f), f
-        options = repr(sorted((fp32.runtime_options or {}).items()))
-        runs = per_options[(str(Path(fp32.artifact).resolve()), rt, options)]
+        runs = per_options[(str(Path(fp32.artifact).resolve()), rt, _options(fp32.runtime_options))]
         assert len(runs) >= FIRST_ROUNDS
         loads = [r for r in runs if not r.runtime.get("reused_load")]
         assert len(loads) == 1 and runs[0] is loads[0]  # loaded in its first round, kept for every later run

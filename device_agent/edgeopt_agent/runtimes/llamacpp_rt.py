@@ -177,12 +177,13 @@ class LlamaCppRuntime(GenerativeRuntime):
         lc, llm = self._lc, self._llm
         ctx, decode, sample, clock = llm.ctx, lc.llama_decode, lc.llama_sampler_sample, time.perf_counter_ns
         one = (lc.llama_token * 1)()
+        batch = lc.llama_batch_get_one(one, 1)  # points at ``one``: built once, each token written into it
         out: List[int] = []
         greedy = lc.llama_sampler_init_greedy()
         try:
-            while len(out) < count:
+            for _ in range(count):
                 one[0] = token
-                if decode(ctx, lc.llama_batch_get_one(one, 1)) != 0:
+                if decode(ctx, batch) != 0:
                     raise RuntimeError("llama_decode failed at generated token %d (context %d tokens): give n_ctx "
                                        "room for the prompt and the generation"
                                        % (len(out) + 1, self._settings["n_ctx"]))
