@@ -180,6 +180,18 @@ def test_the_timed_token_loop_is_greedy_decoding_as_teacher_forcing_scores_it(gg
     assert all(int(np.argmax(row)) == tok for row, tok, c in zip(forced, out, clear, strict=True) if c)
 
 
+def test_a_generation_past_the_context_stops_with_a_line_naming_the_token_and_the_fix(gguf):
+    """The bench refuses such a cell before it runs (its context check); the runtime's own loop says it too when
+    called directly: which token found no room in the cache, and that n_ctx must hold prompt and generation."""
+    from edgeopt_agent import runtimes
+
+    rt = runtimes.create("llama_cpp")
+    rt.load(str(gguf["q8_0"]), {"n_ctx": 256}, 1)
+    with pytest.raises(RuntimeError, match=r"^llama_decode failed at generated token \d+ \(context 256 tokens\): "
+                                           r"give n_ctx room for the prompt and the generation$"):
+        rt.generate_once([rt.tokenize("class Path(object):")], [[]], 300)
+
+
 def test_sweep_measures_the_gguf_levels_skips_k_quants_with_the_reason_and_ships_a_deployment(gguf, tmp_path,
                                                                                               capsys):
     out = tmp_path / "sweep"

@@ -53,6 +53,15 @@ def _keys(value: Any) -> Any:
     return type(value).__name__ if value is not None else None
 
 
+def _shape_diff(a: Any, b: Any, prefix: str = "") -> list[str]:
+    """The key paths where two shapes differ, each with both sides (the test failed twice under load, in sessions
+    18 and 19, with pytest's diff cut before the field)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [d for k in sorted(set(a) | set(b)) for d in _shape_diff(a.get(k, "<missing>"), b.get(k, "<missing>"),
+                                                                        f"{prefix}.{k}")]
+    return [] if a == b else [f"{prefix}: ray {a!r} vs local {b!r}"]
+
+
 def _paths(value: Any, prefix: str = "") -> set[str]:
     """Every key path of a JSON value (list elements as ``[]``), values aside."""
     if isinstance(value, dict):
@@ -76,7 +85,8 @@ def test_ray_and_local_give_the_same_rows(ray_lab: Lab, tiny_cnn: Path):
     for a, b in zip(on_ray.rows, local.rows, strict=True):
         assert a.status == b.status and a.error_kind == b.error_kind, (a.device, a.error, b.error)
         if a.status == "ok":
-            assert _row_shape(a) == _row_shape(b)
+            shape_a, shape_b = _row_shape(a), _row_shape(b)
+            assert shape_a == shape_b, (a.device, _shape_diff(shape_a, shape_b))
             assert a.worker and a.worker.startswith("ray:") and b.worker and b.worker.startswith("edgeopt-fleet")
             assert a.result.model.path == b.result.model.path == str(tiny_cnn)  # host path, whatever the transport
     off = on_ray.rows[-1]
