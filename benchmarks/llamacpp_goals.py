@@ -7,7 +7,9 @@
    API only: ``llama_decode`` of the prompt, ``llama_synchronize``, then one ``llama_decode`` + synchronize per
    generated token, the memory cleared between repetitions. The two alternate in interleaved rounds; the ratio
    per round (edgeopt / plain) is summarised as its median, min/max and a bootstrap interval of the mean. edgeopt's
-   own run also returns llama.cpp's counters beside its wall clock: both are kept.
+   own run also returns llama.cpp's counters beside its wall clock: both are kept. Then the same in one process
+   (:mod:`benchmarks.llamacpp.same_process`, ``--pairs``): edgeopt's token loop and llama-bench's alternating,
+   generation by generation, so the processes' difference (4-11 % on this project's VMs) drops out.
 2. **Q4_K_M vs F16** (goal: decode >= 2.5x): on a random-weight Qwen2 at Qwen2-0.5B's shapes (the builder of
    ``llm_goals.py --qwen05b``: hidden 896, 24 layers, vocabulary 8,192), converted once by ``optimize_llm`` with the
    ``gguf-f16`` and ``q4_k_m`` recipes and cached under ``out/llamacpp-goals/`` keyed by shape and llama.cpp
@@ -20,7 +22,7 @@
    name the same level. Then once more over the GGUF levels alone (``--runtimes llama_cpp``): the GGUF a llama.cpp
    user would ship at that threshold, with its top-1, KL and perplexity.
 
-Usage: python -m benchmarks.llamacpp_goals [--rounds 4] [--prompt 64] [--gen 32] [--reps 3] [--threads N]
+Usage: python -m benchmarks.llamacpp_goals [--rounds 4] [--pairs 30] [--prompt 64] [--gen 32] [--reps 3] [--threads N]
        [--levels ...] [--skip-qwen] [--skip-sweep] [--quick] [--out benchmarks/results/llamacpp_goals.json]
 ``--quick`` is a smoke run (a 2-layer Qwen2, 2 rounds, short generations, a 40-step zoo model, a few levels): its
 numbers are not the result. Run the full one alone on a quiet machine: on 2 cores another job moves every number.
@@ -46,6 +48,7 @@ from benchmarks.common import RESULTS, machine_facts, print_table, write_json
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from benchmarks.llamacpp.models import CACHE, timing_ggufs  # noqa: E402 - after HF_HUB_OFFLINE
+from benchmarks.llamacpp.same_process import same_process_goal  # noqa: E402
 from benchmarks.llamacpp.sweep import SWEEP_LEVELS, sweep_goal  # noqa: E402
 from benchmarks.llamacpp.timing import decode_goal, timing_goal, timing_rounds  # noqa: E402
 
@@ -79,6 +82,13 @@ def report(doc: dict[str, Any]) -> None:
                 [[k, _f(t[k]["edgeopt_tokens_per_s"]), _f(t[k]["llama_cpp_counters_tokens_per_s"]),
                   _interval(t[k]["ratio"]), _interval(t[k]["edgeopt_run_counters_ratio"]),
                   _interval(t[k]["plain_loop_wall_ratio"]), t[k]["verdict"]] for k in ("pp", "tg")])
+    one = t.get("same_process")
+    if one is not None:
+        print(f"\n1b. in one process, {one['pairs']} alternating pairs: edgeopt's token loop (the agent's llama_cpp "
+              "runtime) vs llama-bench's loop, wall clock as each caller sees it")
+        print_table(["", "edgeopt tok/s", "llama-bench loop tok/s", "ratio", "verdict"],
+                    [[k, _f(one[k]["edgeopt_tokens_per_s"]), _f(one[k]["plain_loop_tokens_per_s"]),
+                      _interval(one[k]["ratio"]), one[k]["verdict"]] for k in ("pp", "tg")])
     if "q4_k_m_vs_f16" in doc:
         d, q = doc["q4_k_m_vs_f16"], doc["qwen"]
         print(f"\n2. Q4_K_M vs F16 decode, {q['parameters'] / 1e6:.0f} M parameters (goal: >= 2.5x)")
@@ -112,7 +122,8 @@ def report(doc: dict[str, Any]) -> None:
             print(f"recommended (*): {g['recommended'] or g['binding_constraint']}; reason: {g['reason']}")
 
 
-QUICK = {"rounds": 2, "prompt": 32, "gen": 16, "reps": 2, "qwen_layers": 2, "train_steps": 40, "levels": QUICK_LEVELS}
+QUICK = {"rounds": 2, "pairs": 4, "prompt": 32, "gen": 16, "reps": 2, "qwen_layers": 2, "train_steps": 40,
+         "levels": QUICK_LEVELS}
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -124,6 +135,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="llama.cpp threads (all runs)")
     ap.add_argument("--n-ctx", type=int, default=512, help="context size of every run")
     ap.add_argument("--n-batch", type=int, default=512, help="llama.cpp batch (and micro-batch) size")
+    ap.add_argument("--pairs", type=int, default=30, help="goal 1 in one process: alternating generations of "
+                    "edgeopt's token loop and llama-bench's (0: none)")
     ap.add_argument("--seed", type=int, default=0, help="prompt ids (round r: seed + r) and the bootstrap")
     ap.add_argument("--qwen-layers", type=int, default=24, help="layers of the Qwen2-0.5B-shaped model")
     ap.add_argument("--train-steps", type=int, default=None, help="zoo LLM training steps (default: the zoo's 400)")
@@ -166,6 +179,9 @@ def main(argv: list[str] | None = None) -> int:
         for run in rows[f"plain:{timed}"]:
             run.pop("system_info")
         doc["timing"] = timing_goal(rows, timed, args)
+        if args.pairs > 0:
+            print(f"same-process pairs ({timed})", file=sys.stderr)
+            doc["timing"]["same_process"] = same_process_goal(ggufs[timed], args, args.pairs)
         if "f16" in ggufs:
             doc["q4_k_m_vs_f16"] = decode_goal(rows, args, {lv: v["bytes"] for lv, v in doc["qwen"]["levels"].items()})
         if not args.skip_sweep:
