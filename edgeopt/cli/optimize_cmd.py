@@ -29,8 +29,9 @@ from .optimize_render import StderrReporter, render_optimize
               help="Fidelity samples (.npz may hold 'labels' for accuracy) [default: the calibration data].")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output directory [default: out/<model>.<recipe>].")
-@click.option("--input-shape", "shapes", multiple=True, metavar="NAME=DxDxD",
-              help="Concrete shape of an input with dynamic dims, e.g. x=1x3x224x224 (repeatable).")
+@click.option("--input-shape", "--shape", "shapes", multiple=True, metavar="NAME=DxDxD",
+              help="Concrete shape of an input with dynamic dims, e.g. x=1x3x224x224 (repeatable; --shape as in "
+                   "bench, profile and sweep).")
 @click.option("--metric", default=None,
               help="Task metric of the fidelity table, as in sweep: agreement, top1, cosine, mask_iou, detection...")
 @click.option("--output", "output_sel", default=None,

@@ -106,6 +106,10 @@ def test_an_input_shape_for_an_input_the_model_lacks_is_an_error_not_ignored(tmp
     ok = edgeopt_cli("optimize", str(tiny_cnn), "-t", "local", "-r", "int8", "--out", str(tmp_path / "o2"),
                      "--no-bench", "--no-fidelity", "--input-shape", "input=2x3x32x32")
     assert ok.returncode == 0, ok.stderr
+    # --shape, as bench, profile and sweep spell it, is the same option
+    alias = edgeopt_cli("optimize", str(tiny_cnn), "-t", "local", "-r", "int8", "--out", str(tmp_path / "o3"),
+                        "--no-bench", "--shape", "nope=1x3x32x32")
+    assert alias.returncode == 2 and alias.stderr.strip() == line, alias.stderr
 
 
 def test_random_calibration_warns_loudly(tmp_path: Path, tiny_cnn: Path) -> None:
