@@ -57,13 +57,15 @@ class _Argmax:
     def __init__(self, lc: Any, ctx: Any, n_vocab: int) -> None:
         self._get, self._ctx, self._n = lc.llama_get_logits_ith, ctx, n_vocab
         self._address = ctypes.c_void_p.from_buffer  # the pointer's value, read in place: 0.75 us, ctypes.cast 2.1
-        self._at: Optional[int] = None
+        self._at: Optional[int] = 0  # never a buffer's address: the first call makes the view
         self._view: Any = None
 
     def __call__(self) -> int:
         ptr = self._get(self._ctx, -1)
         at = self._address(ptr).value
         if at != self._at:
+            if not at:  # NULL: llama.cpp kept no logits for that position
+                raise RuntimeError("llama.cpp returned no logits for the last position (llama_get_logits_ith)")
             import numpy as np
 
             self._at, self._view = at, np.ctypeslib.as_array(ptr, shape=(self._n,))
@@ -238,7 +240,7 @@ class LlamaCppRuntime(GenerativeRuntime):
             llm.eval(depth[0])
             self._next()
         lc, ctx, ids = self._lc, llm.ctx, prompt[0]
-        n_batch = self._settings["n_batch"]
+        n_batch = int(lc.llama_n_batch(ctx))  # the context's: llama.cpp clamps n_batch to n_ctx (more aborts it)
         lc.llama_memory_seq_rm(lc.llama_get_memory(ctx), -1, llm.n_tokens, -1)  # what eval would drop
         chunks = [(lc.llama_token * len(part))(*part) for part in (ids[i:i + n_batch]
                                                                    for i in range(0, len(ids), n_batch))]
@@ -249,8 +251,8 @@ class LlamaCppRuntime(GenerativeRuntime):
         t0 = clock()
         for batch in batches:  # the prompt's decode, as llama-bench's pp: no Python per token (Llama.eval: ~3 %)
             if lc.llama_decode(ctx, batch) != 0:
-                raise RuntimeError("llama_decode failed on the %d-token prompt (context %d tokens)"
-                                   % (len(ids), self._settings["n_ctx"]))
+                raise RuntimeError("llama_decode failed on the %d-token prompt (context %d tokens): give n_ctx room "
+                                   "for the prompt and the generation" % (len(ids), self._settings["n_ctx"]))
         token = argmax()
         t1 = clock()
         llm.n_tokens += len(ids)

@@ -160,7 +160,7 @@ def test_the_gguf_tokenizes_as_the_hf_folder_and_q8_0_keeps_the_f32_behaviour(gg
 
 
 def test_the_timed_token_loop_is_greedy_decoding_as_teacher_forcing_scores_it(gguf):
-    """The agent's token loop (one llama_decode and llama.cpp's greedy sampler per token, no Llama.eval) continues
+    """The agent's token loop (one llama_decode and the argmax of its logits per token, no Llama.eval) continues
     the prompt exactly as the argmax of the same model's teacher-forced logits, token by token, and a generation
     after it starts from a clean cache (the binding's position count kept)."""
     from edgeopt_agent import runtimes
@@ -182,7 +182,9 @@ def test_the_timed_token_loop_is_greedy_decoding_as_teacher_forcing_scores_it(gg
 
 def test_a_generation_past_the_context_stops_with_a_line_naming_the_token_and_the_fix(gguf):
     """The bench refuses such a cell before it runs (its context check); the runtime's own loop says it too when
-    called directly: which token found no room in the cache, and that n_ctx must hold prompt and generation."""
+    called directly: which token found no room in the cache, and that n_ctx must hold prompt and generation; a
+    prompt longer than the context stops at its decode with the same fix, and an argmax where llama.cpp kept no
+    logits (nothing decoded yet) is an error, not a read of a NULL buffer."""
     from edgeopt_agent import runtimes
 
     rt = runtimes.create("llama_cpp")
@@ -190,6 +192,17 @@ def test_a_generation_past_the_context_stops_with_a_line_naming_the_token_and_th
     with pytest.raises(RuntimeError, match=r"^llama_decode failed at generated token \d+ \(context 256 tokens\): "
                                            r"give n_ctx room for the prompt and the generation$"):
         rt.generate_once([rt.tokenize("class Path(object):")], [[]], 300)
+    # a prompt the context cannot hold stops at its decode, and a read of logits llama.cpp did not keep says so
+    line = rt.tokenize("class Path(object):")
+    ids = line * (300 // len(line) + 1)  # > 256 tokens
+    with pytest.raises(RuntimeError, match=rf"^llama_decode failed on the {len(ids)}-token prompt \(context 256 "
+                                           r"tokens\): give n_ctx room for the prompt and the generation$"):
+        rt.generate_once([ids], [[]], 4)
+    from edgeopt_agent.runtimes.llamacpp_rt import _Argmax
+
+    rt.load(str(gguf["q8_0"]), {"n_ctx": 256}, 1)  # nothing decoded yet: no logits
+    with pytest.raises(RuntimeError, match="llama.cpp returned no logits for the last position"):
+        _Argmax(rt._lc, rt._llm.ctx, 8)()
 
 
 def test_sweep_measures_the_gguf_levels_skips_k_quants_with_the_reason_and_ships_a_deployment(gguf, tmp_path,
