@@ -6,7 +6,7 @@ Layers are matched through the ONNX nodes they cover, by name, Q/DQ nodes left o
 ``quantize_int8`` keeps the float model's node names): layers of A and B that share a weight op (conv, matmul) fall
 into one row, so different fusion decisions on the two sides still line up. A layer without a weight op (an
 activation or elementwise layer one side ran apart) joins the row of a weight layer that covers one of its nodes,
-and only such layers share rows through their other nodes. Joining rows through any shared node instead chains them
+else the row of another such layer that covers one (the first found: it never merges two rows). Joining rows through any shared node instead chains them
 wherever the two sides fuse a conv's epilogue differently: PP-OCRv4 det on OpenVINO with AMX, INT8 against bf16,
 came out as one row of 358 nodes, a third of the network.
 """
@@ -98,14 +98,22 @@ def _group(sides: dict[str, list[LayerRecord]]) -> tuple[_Groups, list[ExtraLaye
                 groups.union((side, i), weight_owner.setdefault(node, (side, i)))
             for node in nodes:
                 covered_by_weight.setdefault(node, (side, i))
-    first_owner: dict[str, tuple[str, int]] = {}
+    first_owner: dict[str, tuple[str, int]] = {}  # compute node -> the first layer without a weight op covering it
+    homeless: list[tuple[tuple[str, int], list[str]]] = []
     for key, nodes in rest:
         home = next((covered_by_weight[n] for n in nodes if n in covered_by_weight), None)
-        if home is not None:
-            groups.union(key, home)
+        if home is None:
+            homeless.append((key, nodes))
             continue
+        groups.union(key, home)
         for node in nodes:
-            groups.union(key, first_owner.setdefault(node, key))
+            first_owner.setdefault(node, key)
+    for key, nodes in homeless:  # each joins one row at most: a layer never merges two rows (no chains)
+        owner = next((first_owner[n] for n in nodes if n in first_owner), None)
+        if owner is not None:
+            groups.union(key, owner)
+        for node in nodes:
+            first_owner.setdefault(node, key)
     return groups, extra
 
 

@@ -41,3 +41,20 @@ def test_an_activation_one_side_runs_apart_joins_the_conv_row_that_covers_it() -
     # elementwise layers both sides run apart share a row through their nodes
     rows = _rows([_layer(("mul2", "Mul"), ("add2", "Add"))], [_layer(("mul2", "Mul")), _layer(("add2", "Add"))])
     assert rows == [{"mul2", "add2"}], rows
+
+
+def test_an_activation_layer_joins_the_row_its_other_side_put_with_a_conv_and_never_merges_two_rows() -> None:
+    # A runs (bias, add) apart but (add) also sits in conv1's layer on B: A's layer goes to conv1's row; B's lone
+    # (bias) layer then follows A's layer there instead of making a one-sided row (PP-OCRv4 rec: 3 such rows)
+    a = [_layer(("conv1", "Conv")), _layer(("bias", "Add"), ("add", "Add"))]
+    b = [_layer(("conv1", "Conv"), ("add", "Add")), _layer(("bias", "Add"))]
+    assert _rows(a, b) == [{"conv1", "add", "bias"}]
+    # a lone layer touching two rows joins the first, and the two rows stay apart
+    a = [_layer(("conv1", "Conv"), ("x", "Mul")), _layer(("conv2", "Conv"), ("y", "Mul"))]
+    b = [_layer(("conv1", "Conv")), _layer(("conv2", "Conv")), _layer(("x", "Mul")), _layer(("y", "Mul")),
+         _layer(("x", "Mul"), ("y", "Mul"))]
+    rows = _rows(a, b)
+    assert len(rows) == 2 and {"conv1", "x"} <= rows[0] and {"conv2", "y"} <= rows[1], rows
+    # layers without weight ops on both sides: one covering two others' nodes joins the first, not both
+    rows = _rows([_layer(("x", "Mul")), _layer(("y", "Mul"))], [_layer(("x", "Mul"), ("y", "Mul"))])
+    assert len(rows) == 2 and {"x", "y"} in rows and {"y"} in rows, rows
