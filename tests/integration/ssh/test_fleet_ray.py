@@ -206,9 +206,9 @@ model: {{path: {tiny_cnn}}}
 inventory: {ray_lab.inventory}
 targets:
   - {{devices: "tag:even,lab-off", known_hosts: {ray_lab.known_hosts}}}
-measure: {{iterations: 20, min_duration_s: 0.2, warmup: 2, energy: false}}
+measure: {{iterations: 100, min_duration_s: 0.2, warmup: 2, energy: false}}
 gates: {{latency: {{max_ms: 1000}}}}
-""")
+""")  # 100 iterations: the latency gate reads p99, which needs 100 samples however slow a loaded host makes the run
     db = tmp_path / "h.sqlite3"
     on_ray = qualify(spec, report_dir=tmp_path / "ray", history_db=db, executor="ray", jobs=2)
     local = qualify(spec, report_dir=tmp_path / "local", history_db=db, executor="local")
