@@ -6,9 +6,9 @@ Layers are matched through the ONNX nodes they cover, by name, Q/DQ nodes left o
 ``quantize_int8`` keeps the float model's node names): layers of A and B that share a weight op (conv, matmul) fall
 into one row, so different fusion decisions on the two sides still line up. A layer without a weight op (an
 activation or elementwise layer one side ran apart) joins the row of a weight layer that covers one of its nodes,
-else the row of another such layer that covers one (the first found: it never merges two rows). Joining rows through any shared node instead chains them
-wherever the two sides fuse a conv's epilogue differently: PP-OCRv4 det on OpenVINO with AMX, INT8 against bf16,
-came out as one row of 358 nodes, a third of the network.
+else the row of another such layer that covers one (the first found: it never merges two rows). Joining rows
+through any shared node instead chains them wherever the two sides fuse a conv's epilogue differently: PP-OCRv4 det
+on OpenVINO with AMX, INT8 against bf16, came out as one row of 358 nodes, a third of the network.
 """
 
 from __future__ import annotations
