@@ -2,8 +2,8 @@
 every edgeopt generation) and llama-bench's loop (:class:`.plain_loop.PlainLoop`) on the same GGUF, in one process,
 alternating generation by generation (the order flipped each pair). Two processes on this VM differ by 4-11 % in
 llama.cpp's own counters (session 19), more than the 3 % goal; in one process the machine's drift hits both sides of
-a pair alike, so the paired ratio is the code's difference: edgeopt's per-token greedy sampling (llama.cpp's argmax
-over the vocabulary) and its Python loop against llama-bench's bare decode + synchronize."""
+a pair alike, so the paired ratio is the code's difference: edgeopt's per-token read of the logits and their argmax
+(the agent's ``_Argmax``) and its Python loop against llama-bench's bare decode + synchronize."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def same_process_goal(gguf: Path, args: argparse.Namespace, pairs: int) -> dict[
 
     def mine(prompt: list[int]) -> tuple[float, float]:
         g = rt.generate_once([prompt], [[]], args.gen)
-        return args.prompt / (g["ttft_ns"] / 1e9), (len(g["token_ns"])) / (sum(g["token_ns"]) / 1e9)
+        return args.prompt / (g["ttft_ns"] / 1e9), len(g["token_ns"]) / (sum(g["token_ns"]) / 1e9)
 
     def theirs(prompt: list[int]) -> tuple[float, float]:
         r = plain.rep(prompt, args.gen, rng)

@@ -8,8 +8,6 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-WEIGHT_OPS = ("Conv", "MatMul", "Gemm", "ConvTranspose")
-
 
 def initializers(graph: onnx.GraphProto) -> dict[str, onnx.TensorProto]:
     """Initializers of ``graph`` by name."""

@@ -244,7 +244,7 @@ class LlamaCppRuntime(GenerativeRuntime):
         lc.llama_memory_seq_rm(lc.llama_get_memory(ctx), -1, llm.n_tokens, -1)  # what eval would drop
         chunks = [(lc.llama_token * len(part))(*part) for part in (ids[i:i + n_batch]
                                                                    for i in range(0, len(ids), n_batch))]
-        batches = [lc.llama_batch_get_one(arr, len(arr)) for arr in chunks]  # built before the clock starts
+        batches = [lc.llama_batch_get_one(arr, len(arr)) for arr in chunks]  # built before the clock; point into chunks
         argmax = _Argmax(lc, ctx, int(llm.n_vocab()))
         lc.llama_perf_context_reset(ctx)
         clock = time.perf_counter_ns
