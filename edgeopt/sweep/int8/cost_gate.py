@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..rank.decide import DEFAULT_TOLERANCE
 from .latency import HOPELESS_MIN_MS, int8_ceilings
 
 GATE_MIN_MS = HOPELESS_MIN_MS  # a ceiling under this (ms per inference) never gates (see the module docstring)
@@ -79,6 +80,13 @@ class Headroom:
                 "best_passing_ms": round(self.best_ms, 4), "best_passing_ms_high": round(self.best_ms_high, 4),
                 "headroom_ms": round(self.ms, 4), "can_beat": self.can_beat, "reason": self.reason(),
                 "decisions": {}}
+
+    @property
+    def resolution_ms(self) -> float:
+        """The least latency change the ranking tells apart near the fastest passing level (its tolerance of it):
+        the float-set search stops growing once the nodes left to try save less (:func:`.float_sets.
+        choose_float_set`)."""
+        return DEFAULT_TOLERANCE * self.best_ms
 
     @property
     def cost_cap_ms(self) -> float | None:

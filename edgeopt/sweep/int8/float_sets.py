@@ -257,7 +257,8 @@ def quantize_order(sensitivity: Mapping[str, float] | None, gain_ms: Mapping[str
 
 def grow_int8_set(order: Sequence[str], all_nodes: Sequence[str], passes: Callable[[list[str]], bool], *,
                   max_tries: int | None = None, budget: Callable[[], bool] = lambda: True,
-                  hopeless: Callable[[list[str]], bool] = lambda settled: False) -> list[str]:
+                  hopeless: Callable[[list[str]], bool] = lambda settled: False,
+                  negligible: Callable[[list[str]], bool] = lambda rest: False) -> list[str]:
     """The float set left after quantizing ``order``'s nodes one at a time while ``passes`` holds.
 
     Args:
@@ -268,6 +269,8 @@ def grow_int8_set(order: Sequence[str], all_nodes: Sequence[str], passes: Callab
         budget: False once time or trials run out.
         hopeless: given the nodes that stay float whatever the remaining tries decide (refused or never tried),
             True stops growing (the float set can no longer be cheap enough to matter).
+        negligible: given the nodes still to try, True stops growing (quantizing all of them would not change the
+            latency by a measurable amount).
 
     Returns:
         The float set (sorted as ``all_nodes``); every node when nothing could be quantized.
@@ -275,12 +278,27 @@ def grow_int8_set(order: Sequence[str], all_nodes: Sequence[str], passes: Callab
     quantized: set[str] = set()
     tries = list(order)[:max_tries]
     for i, name in enumerate(tries):
-        if not budget() or hopeless([n for n in all_nodes if n not in quantized and n not in tries[i:]]):
+        if (not budget() or hopeless([n for n in all_nodes if n not in quantized and n not in tries[i:]])
+                or negligible(tries[i:])):
             break
         trial = quantized | {name}
         if passes([n for n in all_nodes if n not in trial]):
             quantized = trial
     return [n for n in all_nodes if n not in quantized]
+
+
+def unmeasurable(gain_ms: Mapping[str, float], resolution_ms: float | None,
+                 why: list[str]) -> Callable[[list[str]], bool]:
+    """:func:`grow_int8_set`'s ``negligible``: True (with the reason appended to ``why``) once the nodes still to
+    try save less than ``resolution_ms`` together by ``gain_ms``; never with ``resolution_ms`` None."""
+    def negligible(rest: list[str]) -> bool:
+        saved = sum(max(gain_ms.get(n, 0.0), 0.0) for n in rest)
+        if resolution_ms is None or not rest or saved >= resolution_ms:
+            return False
+        why.append(f"the {len(rest)} nodes left to try save {saved:.3f} ms together, under the ranking's "
+                   f"resolution ({resolution_ms:.3f} ms): quantizing them could not be measured")
+        return True
+    return negligible
 
 
 @dataclass(frozen=True)
@@ -294,11 +312,13 @@ class FloatSetChoice:
     candidates: list[list[str]]
     stopped: str = ""
     capped: int = 0  # candidates over the cost cap, counted as failing without an evaluation
+    ended: str = ""  # why growing ended before its tries ran out: what was left could not be measured (empty: no)
 
 
 def choose_float_set(nodes: Sequence[str], gain_ms: Mapping[str, float], passes: Callable[[list[str]], bool], *,
                      sensitivity: Mapping[str, float] | None = None, max_evaluations: int = 24,
-                     budget: Callable[[], bool] = lambda: True, cost_cap_ms: float | None = None) -> FloatSetChoice:
+                     budget: Callable[[], bool] = lambda: True, cost_cap_ms: float | None = None,
+                     resolution_ms: float | None = None) -> FloatSetChoice:
     """The cheapest float set found that passes, within ``max_evaluations`` calls of ``passes``.
 
     ``sensitivity`` is the accuracy a node costs in INT8 (higher: keep it in float first), e.g. retention lost
@@ -316,6 +336,9 @@ def choose_float_set(nodes: Sequence[str], gain_ms: Mapping[str, float], passes:
         cost_cap_ms: a float set whose summed ``gain_ms`` exceeds this cannot beat the fastest passing level
             (:mod:`.cost_gate`): such a candidate is not evaluated (it counts as failing), growing stops once the
             nodes left in float for good cost more, and then the strategy is ``stopped``. None: no cap.
+        resolution_ms: the smallest latency change the sweep's ranking can tell apart (its tolerance times the
+            fastest passing level's latency): growing stops once the nodes still to try save less than this
+            together, by ``gain_ms``, and keeps what it found (``ended`` says so). None: every try runs.
     """
     count, capped = [0], [0]
     seen: dict[frozenset[str], bool] = {}
@@ -359,7 +382,9 @@ def choose_float_set(nodes: Sequence[str], gain_ms: Mapping[str, float], passes:
         count[0] += 1
         return passes(fs)
 
-    grown = grow_int8_set(order, list(nodes), evaluated, budget=left, hopeless=hopeless)
+    ended: list[str] = []
+    grown = grow_int8_set(order, list(nodes), evaluated, budget=left, hopeless=hopeless,
+                          negligible=unmeasurable(gain_ms, resolution_ms, ended))
     if settled or over(grown):
         cost = sum(gain_ms.get(n, 0.0) for n in (settled[0] if settled else grown))
         why = (f"{len(settled[0])} nodes stay float whatever the remaining tries decide" if settled
@@ -369,4 +394,4 @@ def choose_float_set(nodes: Sequence[str], gain_ms: Mapping[str, float], passes:
                                       f"{cost_cap_ms:.2f} ms: no float set can beat the fastest passing level")
     strategy = "grow" if len(grown) < len(nodes) else "none"
     return FloatSetChoice(float_nodes=grown, strategy=strategy, evaluations=count[0], candidates=[grown],
-                          capped=capped[0])
+                          capped=capped[0], ended=ended[0] if ended else "")

@@ -74,10 +74,13 @@ def gains(ctx: Context, cache: SensitivityCache, base: Path, qdq: Path, nodes: S
 def float_set(ctx: Context, reference: Path, qdq: onnx.ModelProto, base: onnx.ModelProto, nodes: Sequence[str],
               gain_ms: dict[str, float], runtime: str, work: Path, op_types: Sequence[str],
               budget: Callable[[], bool], options: dict[str, Any] | None = None,
-              max_evaluations: int = MAX_EVALUATIONS, cost_cap_ms: float | None = None) -> FloatSetChoice:
+              max_evaluations: int = MAX_EVALUATIONS, cost_cap_ms: float | None = None,
+              resolution_ms: float | None = None) -> FloatSetChoice:
     """The cheapest float set meeting the threshold on ``runtime``, judged by device evaluations there
     (``options``: runtime options over the sweep's, e.g. a low-precision branch's; ``cost_cap_ms``: the cost
-    gate's cap on the float parts' summed gains, :mod:`.cost_gate`, applied only with profiled gains)."""
+    gate's cap on the float parts' summed gains, :mod:`.cost_gate`; ``resolution_ms``: the least latency change
+    the ranking resolves, below which growing stops, :func:`.float_sets.choose_float_set`; both applied only with
+    profiled gains)."""
     work.mkdir(parents=True, exist_ok=True)
     count = [0]
 
@@ -90,7 +93,8 @@ def float_set(ctx: Context, reference: Path, qdq: onnx.ModelProto, base: onnx.Mo
 
     cost = gain_ms or {n: 1.0 for n in nodes}
     return choose_float_set(list(nodes), cost, passes, max_evaluations=max_evaluations, budget=budget,
-                            cost_cap_ms=cost_cap_ms if gain_ms else None)
+                            cost_cap_ms=cost_cap_ms if gain_ms else None,
+                            resolution_ms=resolution_ms if gain_ms else None)
 
 
 # How much slower (beyond both intervals) a runtime's fastest full-INT8 level must be than the fastest passing level

@@ -39,10 +39,13 @@ def low_search(s: SearchCore, branch: LowBranch, full: Level, qdq: onnx.ModelPro
         s.emit({"event": "info", "message": f"int8 search on {rt}: no INT8 kernel is faster than "
                                             f"{branch.precision}; the plain {branch.low.level} level stands"})
         return
+    head = s.plan.headroom.get(rt)
     choice = float_set(s.ctx, s.model, qdq, s.base_m, nodes, gain, rt,
                        s.plan.out / f"float-set-{rt}-{branch.precision}", QUANT_OPS,
-                       lambda: s.budget_left(device=False), options=branch.options)
-    info.update(strategy=choice.strategy, evaluations=choice.evaluations, float_nodes=len(choice.float_nodes))
+                       lambda: s.budget_left(device=False), options=branch.options,
+                       resolution_ms=head.resolution_ms if head is not None else None)
+    info.update(strategy=choice.strategy, evaluations=choice.evaluations, float_nodes=len(choice.float_nodes),
+                **({"ended": choice.ended} if choice.ended else {}))
     if choice.strategy == "none" or not s.budget_left():
         return
     low_trial(s, branch, f"latency-aware on {rt} ({branch.precision}): {len(choice.float_nodes)} float nodes",

@@ -139,10 +139,12 @@ class Int8Search(SearchCore):
         with self.timed("float_set_evals"):
             choice = float_set(self.ctx, self.model, qdq, self.base_m, nodes, gain, rt,
                                self.plan.out / f"float-set-{rt}", QUANT_OPS, lambda: self.budget_left(device=False),
-                               cost_cap_ms=head.cost_cap_ms if head is not None else None)
+                               cost_cap_ms=head.cost_cap_ms if head is not None else None,
+                               resolution_ms=head.resolution_ms if head is not None else None)
         self.float_sets[rt] = {"strategy": choice.strategy, "evaluations": choice.evaluations,
                                "float_nodes": len(choice.float_nodes), "quantized_nodes": len(nodes),
-                               "profiled": bool(gain), "range_repaired": range_repaired}
+                               "profiled": bool(gain), "range_repaired": range_repaired,
+                               **({"ended": choice.ended} if choice.ended else {})}
         self._record_cap(rt, choice)
         if choice.strategy not in ("none", "stopped") and self.budget_left():
             lvl = self.float_trial(f"latency-aware on {rt}: {len(choice.float_nodes)} float nodes", q_cfg, qdq,

@@ -121,3 +121,26 @@ def test_a_later_nncf_repair_starts_only_when_its_expected_time_fits_the_allowan
     built.clear()
     try_repairs(repairs, build(1.0), 0.99, allowance_s=20.0)  # a small model: every repair fits
     assert built == ["fast_bias_correction", "range_mean_quantile", "bias_correction"]
+
+
+def test_growing_ends_once_the_nodes_left_to_try_save_less_than_the_ranking_resolves() -> None:
+    nodes = [f"n{i}" for i in range(12)]
+    big = {"n0": 2.0, "n1": 1.5, "n2": 1.0}  # PP-OCRv4 rec's shape: a few nodes carry most of the INT8 gain
+    gain = {n: big.get(n, 0.02) for n in nodes}  # nine more save 0.18 ms together
+    tried: list[list[str]] = []
+
+    def passes(fs: list[str]) -> bool:  # the error is spread out: any two nodes in INT8 pass, three do not
+        tried.append(fs)
+        return len(nodes) - len(fs) <= 2
+
+    every = choose_float_set(nodes, gain, passes, max_evaluations=24)
+    runs = len(tried)
+    ended = choose_float_set(nodes, gain, passes, max_evaluations=24, resolution_ms=0.3)
+    assert every.strategy == ended.strategy == "grow" and every.ended == ""
+    assert set(nodes) - set(ended.float_nodes) == {"n0", "n1"} == set(nodes) - set(every.float_nodes)
+    assert ended.evaluations < every.evaluations and len(tried) - runs == ended.evaluations
+    assert "9 nodes left to try save 0.180 ms together" in ended.ended and "(0.300 ms)" in ended.ended
+    assert ended.evaluations == 4, "the half-size float prefix, then n0, n1 and n2 in INT8; none of the nine"
+    wide = choose_float_set(nodes, gain, passes, max_evaluations=24, resolution_ms=0.1)
+    assert ended.evaluations < wide.evaluations < every.evaluations, "a finer resolution tries more of the nine"
+    assert "4 nodes left to try save 0.080 ms" in wide.ended
