@@ -6,12 +6,14 @@ OpenVINO's INT8 gain there; the tail of the order saves hundredths of a millisec
 sweep's ranking can tell apart (its 3 % tolerance). The search now stops growing once the nodes left to try save less
 than that together (:func:`edgeopt.sweep.int8.float_sets.choose_float_set`, ``resolution_ms``).
 
-This script runs fresh rec sweeps at 0.99 (the ``ship_goals`` settings: both runtimes, default threads, no cache),
+This script runs fresh sweeps of one ``ship_goals`` model (``--model``, rec by default; ``ppocr-det``: PP-OCRv4
+det, which grows too) at ``--threshold`` (0.99; the ``ship_goals`` settings: both runtimes, default threads, no cache),
 ``before`` with the resolution switched off (the same code, ``Headroom.resolution_ms`` None) and ``after`` as
 shipped, one after the other, and writes each sweep's wall time, search phases, float-set record, recommendation
 and INT8 levels. Run alone: sweeps time their levels.
 
-Usage: python -m benchmarks.research.grow_end [--order before,after] [--out benchmarks/results/grow_end.json]
+Usage: python -m benchmarks.research.grow_end [--model ppocr-rec] [--threshold 0.99] [--order before,after]
+       [--out benchmarks/results/grow_end.json]
 """
 
 from __future__ import annotations
@@ -32,16 +34,17 @@ from edgeopt.sweep.int8 import cost_gate
 from edgeopt_agent.environment import cpu_flags
 
 
-def one_sweep(label: str, model: Path, feeds: dict[str, np.ndarray], metric: str) -> dict[str, Any]:
-    """A fresh rec sweep at 0.99 with the grow's resolution on (``after``) or off (``before``)."""
+def one_sweep(label: str, model: Path, feeds: dict[str, np.ndarray], metric: str,
+              threshold: float) -> dict[str, Any]:
+    """A fresh sweep at ``threshold`` with the grow's resolution on (``after``) or off (``before``)."""
     shipped = cost_gate.Headroom.resolution_ms
     if label == "before":
         cost_gate.Headroom.resolution_ms = property(lambda self: None)  # type: ignore[assignment,method-assign]
     try:
         with tempfile.TemporaryDirectory(prefix="grow-end-") as tmp:
-            npz = Path(tmp) / "rec.npz"
+            npz = Path(tmp) / "eval.npz"
             np.savez(npz, **feeds)  # type: ignore[arg-type]
-            res, wall = run_sweep(model, npz, metric, 0.99, 0, Path(tmp) / "out", fresh=True)
+            res, wall = run_sweep(model, npz, metric, threshold, 0, Path(tmp) / "out", fresh=True)
             doc = json.loads((Path(tmp) / "out" / "sweep.json").read_text())
     finally:
         cost_gate.Headroom.resolution_ms = shipped  # type: ignore[method-assign]
@@ -56,15 +59,17 @@ def one_sweep(label: str, model: Path, feeds: dict[str, np.ndarray], metric: str
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default="ppocr-rec", choices=sorted(MODELS), help="a ship_goals model")
+    ap.add_argument("--threshold", type=float, default=0.99, help="the sweeps' --min-retention")
     ap.add_argument("--order", default="before,after", help="sweeps to run, in order (before: resolution off)")
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/grow_end.json"))
     args = ap.parse_args()
-    file, make, metric, what = MODELS["ppocr-rec"]
+    file, make, metric, what = MODELS[args.model]
     model = real_model(file, "grow_end")
     if model is None:
         sys.exit(0)
     feeds = make()
-    rows = [one_sweep(label, model, feeds, metric) for label in args.order.split(",")]
+    rows = [one_sweep(label, model, feeds, metric, args.threshold) for label in args.order.split(",")]
     print(f"{'sweep':<7} {'wall s':>7} {'search s':>9} {'float-set s':>12} {'evaluations':>12}  recommendation",
           file=sys.stderr)
     for r in rows:
@@ -73,7 +78,7 @@ def main() -> None:
               f"{(r['phase_seconds'] or {}).get('float_set_evals', 0.0):>12.1f} {fs.get('evaluations', 0):>12}  "
               f"{r['recommendation']}", file=sys.stderr)
     facts = {**machine_facts("onnxruntime", "openvino", "nncf"), "flags": decision_cpu_flags(cpu_flags())}
-    write_json(args.out, {"benchmark": "grow_end", "machine": facts, "model": what, "threshold": 0.99,
+    write_json(args.out, {"benchmark": "grow_end", "machine": facts, "model": what, "threshold": args.threshold,
                           "sweeps": rows})
     print(f"wrote {args.out}", file=sys.stderr)
 
