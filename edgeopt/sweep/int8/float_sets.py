@@ -21,7 +21,9 @@ ranked by **accuracy gained per millisecond lost** on the target runtime:
    rec: a few nodes quantized already cost 1 % agreement, so the float set is most of the model and the
    prefix bisection is unreliable, since retention is far from monotone in the prefix). Start from the float
    model and quantize nodes one at a time, the most time saved per accuracy lost first, keeping each one only
-   while the threshold holds. One evaluation per node tried; nodes that save little time are never tried.
+   while the threshold holds. One evaluation per node tried; nodes that save little time are never tried, and
+   growing ends once those left to try save less together than the sweep's ranking can tell apart
+   (:func:`unmeasurable`).
 6. :func:`choose_float_set`: the two together under one evaluation budget: narrowing while a float prefix of at
    most half the nodes passes (error concentrated in a few nodes), growing otherwise (error spread out). The
    half-size prefix is evaluated first: when it fails, no shorter prefix of the same ranking passes, so narrowing
