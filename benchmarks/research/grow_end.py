@@ -22,6 +22,7 @@ import argparse
 import json
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,9 @@ def one_sweep(label: str, model: Path, feeds: dict[str, np.ndarray], metric: str
     return {"label": label, "wall_s": wall, "recommendation": f"{rec.recipe}@{rec.runtime}" if rec else None,
             "search_s": search.get("seconds"), "phase_seconds": search.get("phase_seconds"),
             "float_sets": search.get("float_sets"),
+            "float_node_reasons": dict(Counter(row["why"].split(": ", 1)[-1][:60] for rows in
+                                               (search.get("layers_by_runtime") or {}).values()
+                                               for row in rows if row["repair"] == "float")),
             "levels": {f"{lv['recipe']}@{lv['runtime']}": {"retention": lv["retention"], "latency_ms": lv["latency_ms"]}
                        for lv in doc["levels"] if "int8" in lv["recipe"] or lv["recipe"] == "fp32"}}
 

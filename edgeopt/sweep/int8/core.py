@@ -108,6 +108,8 @@ class SearchCore:
         self.cache = SensitivityCache(plan.gains_dir or plan.out / "gains")
         self.chosen_by_rt: dict[str, Int8Trial] = {}
         self.float_sets: dict[str, dict[str, Any]] = {}
+        # per runtime: the float set the float-set search chose and, per node of it, why it stayed float
+        self.float_reasons: dict[str, tuple[frozenset[str], dict[str, str]]] = {}
         self.chosen_low_by_rt: dict[str, Int8Trial] = {}
         self.low_float_sets: dict[str, dict[str, Any]] = {}
         self.range_repair: dict[str, Any] | None = None  # what the per-tensor range repair did (:mod:`.repair_step`)

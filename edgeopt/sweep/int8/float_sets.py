@@ -260,7 +260,8 @@ def quantize_order(sensitivity: Mapping[str, float] | None, gain_ms: Mapping[str
 def grow_int8_set(order: Sequence[str], all_nodes: Sequence[str], passes: Callable[[list[str]], bool], *,
                   max_tries: int | None = None, budget: Callable[[], bool] = lambda: True,
                   hopeless: Callable[[list[str]], bool] = lambda settled: False,
-                  negligible: Callable[[list[str]], bool] = lambda rest: False) -> list[str]:
+                  negligible: Callable[[list[str]], bool] = lambda rest: False,
+                  refused: list[str] | None = None) -> list[str]:
     """The float set left after quantizing ``order``'s nodes one at a time while ``passes`` holds.
 
     Args:
@@ -273,6 +274,7 @@ def grow_int8_set(order: Sequence[str], all_nodes: Sequence[str], passes: Callab
             True stops growing (the float set can no longer be cheap enough to matter).
         negligible: given the nodes still to try, True stops growing (quantizing all of them would not change the
             latency by a measurable amount).
+        refused: when given, each node tried in INT8 and refused (the threshold failed with it) is appended.
 
     Returns:
         The float set (sorted as ``all_nodes``); every node when nothing could be quantized.
@@ -286,6 +288,8 @@ def grow_int8_set(order: Sequence[str], all_nodes: Sequence[str], passes: Callab
         trial = quantized | {name}
         if passes([n for n in all_nodes if n not in trial]):
             quantized = trial
+        elif refused is not None:
+            refused.append(name)
     return [n for n in all_nodes if n not in quantized]
 
 
@@ -315,6 +319,25 @@ class FloatSetChoice:
     stopped: str = ""
     capped: int = 0  # candidates over the cost cap, counted as failing without an evaluation
     ended: str = ""  # why growing ended before its tries ran out: what was left could not be measured (empty: no)
+    refused: tuple[str, ...] = ()  # growing: the nodes tried in INT8 that failed the threshold (the rest: untried)
+
+
+def float_reasons(choice: FloatSetChoice, gain_ms: Mapping[str, float] | None) -> dict[str, str]:
+    """Per float node of a grown set (strategy ``grow``, ``stopped`` or ``none``), why it stayed float: tried in
+    INT8 and refused, free to keep (``gain_ms`` under :data:`FREE_MS`; only with a profile), or never tried and why.
+    Empty for a narrowed set (its float nodes are a prefix that passed, pruned)."""
+    if choice.strategy not in ("grow", "stopped", "none"):
+        return {}
+    refused, untried = set(choice.refused), choice.ended or choice.stopped or "the evaluations or the time ran out"
+    out: dict[str, str] = {}
+    for n in choice.float_nodes:
+        if n in refused:
+            out[n] = "tried in INT8 and refused: the threshold failed with it"
+        elif gain_ms and gain_ms.get(n, 0.0) < FREE_MS:
+            out[n] = f"not tried: its INT8 kernel saves under {FREE_MS:g} ms here, so float costs nothing"
+        else:
+            out[n] = f"not tried in INT8: {untried}"
+    return out
 
 
 def choose_float_set(nodes: Sequence[str], gain_ms: Mapping[str, float], passes: Callable[[list[str]], bool], *,
@@ -363,9 +386,7 @@ def choose_float_set(nodes: Sequence[str], gain_ms: Mapping[str, float], passes:
 
     sens = dict(sensitivity) if sensitivity else {n: 1.0 for n in nodes}  # no sensitivity: cheapest first
     ranking = rank_for_float(sens, gain_ms)
-    half = max(1, len(ranking) // 2)
-    while half > 1 and over(ranking[:half]):
-        half -= 1
+    half = next((k for k in range(max(1, len(ranking) // 2), 1, -1) if not over(ranking[:k])), 1)
     # the longest prefix under the cap first: where it fails no shorter one passes (module docstring, step 6)
     cands = narrow_float_set(ranking[:half], counted, gain_ms=gain_ms, max_putbacks=8, budget=left) \
         if left() and counted(ranking[:half]) else []
@@ -385,15 +406,17 @@ def choose_float_set(nodes: Sequence[str], gain_ms: Mapping[str, float], passes:
         return passes(fs)
 
     ended: list[str] = []
+    refused: list[str] = []
     grown = grow_int8_set(order, list(nodes), evaluated, budget=left, hopeless=hopeless,
-                          negligible=unmeasurable(gain_ms, resolution_ms, ended))
+                          negligible=unmeasurable(gain_ms, resolution_ms, ended), refused=refused)
     if settled or over(grown):
         cost = sum(gain_ms.get(n, 0.0) for n in (settled[0] if settled else grown))
         why = (f"{len(settled[0])} nodes stay float whatever the remaining tries decide" if settled
                else f"the float set found ({len(grown)} nodes)")
+        stop = (f"{why}, costing {cost:.2f} ms of per-layer gains > the cap {cost_cap_ms:.2f} ms: no float set "
+                "can beat the fastest passing level")
         return FloatSetChoice(float_nodes=grown, strategy="stopped", evaluations=count[0], candidates=[],
-                              capped=capped[0], stopped=f"{why}, costing {cost:.2f} ms of per-layer gains > the cap "
-                                      f"{cost_cap_ms:.2f} ms: no float set can beat the fastest passing level")
+                              capped=capped[0], refused=tuple(refused), stopped=stop)
     strategy = "grow" if len(grown) < len(nodes) else "none"
     return FloatSetChoice(float_nodes=grown, strategy=strategy, evaluations=count[0], candidates=[grown],
-                          capped=capped[0], ended=ended[0] if ended else "")
+                          capped=capped[0], ended=ended[0] if ended else "", refused=tuple(refused))

@@ -231,9 +231,9 @@ def _record(choice: RangeChoice, tensors: list[str], started: float) -> dict[str
 
 
 def layer_records(qdq: onnx.ModelProto | None, cfg: dict[str, Any], repair: dict[str, Any] | None,
-                  why_float: str) -> list[dict[str, Any]]:
+                  why_float: str, why_node: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """Per layer of a chosen INT8 config: what was done (``range:<method>`` on an input, ``calibration:<method>``
-    for every activation, ``float``) and why."""
+    for every activation, ``float``) and why (a float node's: ``why_float``, then its own ``why_node`` entry)."""
     out: list[dict[str, Any]] = []
     method = str(cfg.get("calibration_method") or "minmax")
     rows = {r["tensor"]: r for r in (repair or {}).get("tensors", [])}
@@ -249,5 +249,6 @@ def layer_records(qdq: onnx.ModelProto | None, cfg: dict[str, Any], repair: dict
         for node in (consumers(qdq, tensor) if qdq is not None else []) or ["?"]:
             out.append({"node": node, "repair": f"range:{m}", "tensors": [tensor], "why": why})
     for node in cfg.get("nodes_to_exclude") or []:
-        out.append({"node": node, "repair": "float", "tensors": [], "why": why_float})
+        own = (why_node or {}).get(node)
+        out.append({"node": node, "repair": "float", "tensors": [], "why": f"{why_float}: {own}" if own else why_float})
     return out

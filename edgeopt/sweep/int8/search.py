@@ -47,7 +47,7 @@ from ..levels import LevelRunner
 from ..measure import Context
 from ..result import HostCheck, Int8SearchResult, Int8Trial, LayerRepair, Level, SensitivityRow
 from .core import SearchCore, SearchPlan
-from .float_sets import FloatSetChoice
+from .float_sets import FloatSetChoice, float_reasons
 from .latency import float_set, gains, int8_runtimes
 from .low_search import adopt_low, low_search
 from .nncf_trials import nncf_repairs, nncf_trials
@@ -146,6 +146,7 @@ class Int8Search(SearchCore):
                                "profiled": bool(gain), "range_repaired": range_repaired,
                                **({"ended": choice.ended} if choice.ended else {})}
         self._record_cap(rt, choice)
+        self.float_reasons[rt] = (frozenset(choice.float_nodes), float_reasons(choice, gain))
         if choice.strategy not in ("none", "stopped") and self.budget_left():
             lvl = self.float_trial(f"latency-aware on {rt}: {len(choice.float_nodes)} float nodes", q_cfg, qdq,
                                    choice.float_nodes, runtime=rt)
@@ -322,7 +323,9 @@ class Int8Search(SearchCore):
         else:
             why = (f"the range-repaired model passed on the host ({rr['host_retention']:.4f}) but not on "
                    f"{chosen.runtime}; kept in float by {how} there")
-        return layer_records(qdq, chosen.config, rr if "tensors" in rr else None, why)
+        chosen_set, reasons = self.float_reasons.get(chosen.runtime, (frozenset(), {}))
+        per_node = reasons if set(chosen.config.get("nodes_to_exclude") or []) == chosen_set else {}
+        return layer_records(qdq, chosen.config, rr if "tensors" in rr else None, why, per_node)
 
     def result(self) -> Int8SearchResult:
         """What was tried, the sensitivity ranking (top 20), host-side checks, the chosen trial and its cost."""

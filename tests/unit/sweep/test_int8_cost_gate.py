@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import partial
 
 from edgeopt.sweep.int8.cost_gate import GATE_MIN_MS, headrooms, search_runtime
-from edgeopt.sweep.int8.float_sets import choose_float_set
+from edgeopt.sweep.int8.float_sets import choose_float_set, float_reasons
 from tests.unit.sweep.level_kit import level
 
 _lv = partial(level, failed_retention=0.8)  # a failing level's retention
@@ -144,3 +144,13 @@ def test_growing_ends_once_the_nodes_left_to_try_save_less_than_the_ranking_reso
     wide = choose_float_set(nodes, gain, passes, max_evaluations=24, resolution_ms=0.1)
     assert ended.evaluations < wide.evaluations < every.evaluations, "a finer resolution tries more of the nine"
     assert "4 nodes left to try save 0.080 ms" in wide.ended
+    assert ended.refused == ("n2",), "n0 and n1 passed in INT8; n2 made three and failed"
+    assert len(every.refused) == every.evaluations - 3, "every try after n0 and n1 failed (narrowing's one aside)"
+    reasons = float_reasons(ended, {**gain, "n11": 0.001})
+    assert set(reasons) == set(ended.float_nodes)
+    assert reasons["n2"].startswith("tried in INT8 and refused")
+    assert reasons["n11"].startswith("not tried: its INT8 kernel saves under 0.005 ms")
+    assert reasons["n5"] == f"not tried in INT8: {ended.ended}"
+    assert float_reasons(ended, None)["n11"] == reasons["n5"], "without a profile no node counts as free"
+    narrowed = choose_float_set(nodes, gain, lambda fs: "n0" in fs, sensitivity={n: float(n == "n0") for n in nodes})
+    assert narrowed.strategy == "narrow" and float_reasons(narrowed, gain) == {}
