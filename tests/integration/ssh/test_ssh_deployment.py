@@ -14,7 +14,8 @@ from tests.deployments import edit_deployment, make_deployment, to_ir
 
 pytest.importorskip("openvino")
 
-FAST = {"iterations": 20, "min_duration_s": 0.1, "warmup": 2, "use_target_fps": False, "energy": False}
+# 100 iterations: p99's 100 samples whatever the CPU's load (the test asserts a valid run)
+FAST = {"iterations": 100, "min_duration_s": 0.1, "warmup": 2, "use_target_fps": False, "energy": False}
 
 
 def test_an_ir_deployment_runs_over_ssh_with_its_settings(shared_device, tmp_path):
