@@ -41,8 +41,9 @@ from edgeopt.deploy import decision_cpu_flags
 from edgeopt.evaluation import OutputSelection, resolve_metric, retention
 from edgeopt.optimize.api import optimize_graph
 from edgeopt.profile.api import profile
-from edgeopt.sweep.int8.float_sets import FREE_MS, choose_float_set, gains_between
+from edgeopt.sweep.int8.float_sets import FREE_MS, choose_float_set
 from edgeopt.sweep.int8.host_eval import HostEval
+from edgeopt.sweep.int8.node_gains import gains_between
 from edgeopt.sweep.int8.qdq_surgery import keep_float, quantized_nodes
 from edgeopt.sweep.int8.steps import QUANT_OPS, float_base, search_recipe
 from edgeopt_agent.environment import cpu_flags

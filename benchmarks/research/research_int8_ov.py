@@ -16,7 +16,7 @@ Stages (``--stages a,b``; artifacts and sensitivities are cached in ``--work``):
 - ``floatset`` / ``floatset-only`` / ``floatset-only8``: the float-set search on OpenVINO (the int8 search's
   base, weight ops quantized): per-node sensitivity (leave-one-out, only-this-node on 32 or 8 samples, cached by
   :class:`edgeopt.sweep.sensitivity_cache.SensitivityCache`), per-layer gains from ``PERF_COUNT`` profiles
-  (:func:`edgeopt.sweep.int8.float_sets.latency_gain`), three rankings narrowed on OpenVINO
+  (:func:`edgeopt.sweep.int8.node_gains.latency_gain`), three rankings narrowed on OpenVINO
   (:func:`~edgeopt.sweep.int8.float_sets.narrow_float_set`, 8 put-backs).
 - ``grow``: :func:`~edgeopt.sweep.int8.float_sets.grow_int8_set` from the float model, by gain or gain/sensitivity.
 - ``choose``: :func:`~edgeopt.sweep.int8.float_sets.choose_float_set` end to end (what the sweep would call),
@@ -174,7 +174,8 @@ def floatset(model: Path, x: np.ndarray, calib: Path, work: Path, args: argparse
     ranking today), ``cost-only`` (cheapest float nodes first, no sensitivity at all). Each is narrowed with at
     most 8 put-backs (most expensive first). The chosen float sets are written for the ``final`` stage.
     """
-    from edgeopt.sweep.int8.float_sets import latency_gain, narrow_float_set, node_times, rank_for_float
+    from edgeopt.sweep.int8.float_sets import narrow_float_set, rank_for_float
+    from edgeopt.sweep.int8.node_gains import latency_gain, node_times
     from edgeopt.sweep.int8.qdq_surgery import keep_float, quantized_nodes
 
     base = search_base(model, work)
@@ -222,7 +223,8 @@ def floatset(model: Path, x: np.ndarray, calib: Path, work: Path, args: argparse
 
 def grow(model: Path, x: np.ndarray, calib: Path, work: Path, args: argparse.Namespace) -> dict[str, Any]:
     """Quantize nodes one at a time from the float model (``grow_int8_set``), in three orders, on OpenVINO."""
-    from edgeopt.sweep.int8.float_sets import grow_int8_set, latency_gain, quantize_order
+    from edgeopt.sweep.int8.float_sets import grow_int8_set, quantize_order
+    from edgeopt.sweep.int8.node_gains import latency_gain
     from edgeopt.sweep.int8.qdq_surgery import keep_float, quantized_nodes
 
     base = search_base(model, work)
@@ -265,7 +267,8 @@ def grow(model: Path, x: np.ndarray, calib: Path, work: Path, args: argparse.Nam
 
 def choose(model: Path, x: np.ndarray, calib: Path, work: Path, args: argparse.Namespace) -> dict[str, Any]:
     """``choose_float_set`` (what the sweep would call) end to end: profile, (cached) sensitivity, <= 24 checks."""
-    from edgeopt.sweep.int8.float_sets import choose_float_set, latency_gain
+    from edgeopt.sweep.int8.float_sets import choose_float_set
+    from edgeopt.sweep.int8.node_gains import latency_gain
     from edgeopt.sweep.int8.qdq_surgery import keep_float, quantized_nodes
 
     base = search_base(model, work)

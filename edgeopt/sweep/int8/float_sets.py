@@ -5,14 +5,9 @@ the speed of the result: on OpenVINO with VNNI a 1x1 conv runs ~3.5x faster in I
 ~1.3x, and a node whose INT8 kernel is no faster than float costs nothing to keep in float. So candidates are
 ranked by **accuracy gained per millisecond lost** on the target runtime:
 
-1. :func:`node_times`: per-layer timings (the agent's layer events: ``name``, ``op_type``, ``original_names``,
-   ``duration_us``, as ``edgeopt profile`` returns them, or OpenVINO ``get_profiling_info`` rows turned into
-   events) attributed to the ONNX nodes of interest through the names each layer covers. A layer covering several
-   nodes of interest is split evenly between them.
-2. :func:`latency_gain`: per node, its time in the float model minus its time in the INT8 model (ms): what keeping
-   it in float costs. Layers the runtime renamed in one model (OpenVINO names a conv fused with its BatchNorm and
-   activation after a ``Multiply``) are matched by execution order among layers of the same type, when both
-   models have the same sequence of such layers.
+1. The gains: per node, what keeping it in float costs (ms), from per-layer profiles of the float and the
+   INT8 model (:mod:`.node_gains`).
+2. Sensitivity: the accuracy a node costs in INT8, from the caller.
 3. :func:`rank_for_float`: free nodes first (INT8 no faster: float costs nothing), then by accuracy gain per ms.
 4. :func:`narrow_float_set`: the smallest prefix of that ranking that passes (doubling, then bisection), then
    each float node put back in INT8 while the threshold holds, the most expensive first, so the float set
@@ -36,114 +31,12 @@ Plain inputs only (names, numbers, callables): no runner or sweep context.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ...errors import InputError
 
-LayerEvent = Mapping[str, Any]
-# Layer types that carry a weight op (conv, matmul) in OpenVINO's execution graph and onnxruntime's profile.
-WEIGHT_LAYER_TYPES = frozenset({"Convolution", "GroupConvolution", "Deconvolution", "FullyConnected", "MatMul",
-                                "Conv", "QLinearConv", "ConvInteger", "Gemm", "QLinearMatMul", "MatMulInteger",
-                                "FusedConv", "FusedMatMul", "FusedGemm"})
 FREE_MS = 0.005  # a node whose INT8 kernel saves less than this (ms per inference) is free to keep in float
-_SUFFIX = re.compile(r"/(WithoutBiases|DequantizationSubtract|DequantizationMultiply|fq_weights_\d+)$")
-
-
-@dataclass(frozen=True)
-class NodeTimes:
-    """Time per node of interest (ms per inference), and the weight layers no node of interest claimed."""
-
-    ms: dict[str, float]
-    unmapped: tuple[tuple[str, str, float], ...]  # (layer name, layer type, ms) in execution order
-
-
-def _covered(event: LayerEvent, nodes: set[str]) -> list[str]:
-    names = [str(n) for n in event.get("original_names") or [event.get("name", "")]]
-    out: list[str] = []
-    for raw in names:
-        name = _SUFFIX.sub("", raw)
-        if name in nodes and name not in out:
-            out.append(name)
-    return out
-
-
-def node_times(events: Sequence[LayerEvent], nodes: Iterable[str]) -> NodeTimes:
-    """Attribute each executed layer's time to the nodes of interest it covers (split evenly).
-
-    Args:
-        events: one inference's layer events in execution order (median durations when several were kept).
-        nodes: the ONNX node names of interest (e.g. the quantized weight nodes).
-
-    Returns:
-        ms per node that some layer covers, and the weight layers (:data:`WEIGHT_LAYER_TYPES`) that covered none.
-    """
-    wanted = set(nodes)
-    ms: dict[str, float] = {}
-    unmapped: list[tuple[str, str, float]] = []
-    for ev in events:
-        if ev.get("executed", True) is False:
-            continue
-        t = float(ev.get("duration_us", 0.0)) / 1e3
-        covered = _covered(ev, wanted)
-        for name in covered:
-            ms[name] = ms.get(name, 0.0) + t / len(covered)
-        if not covered and str(ev.get("op_type", "")) in WEIGHT_LAYER_TYPES:
-            unmapped.append((str(ev.get("name", "")), str(ev.get("op_type", "")), t))
-    return NodeTimes(ms=ms, unmapped=tuple(unmapped))
-
-
-def _weight_layers(events: Sequence[LayerEvent], nodes: set[str]) -> list[tuple[str, list[str], float]]:
-    """(layer type, nodes covered, ms) of the executed weight layers, in execution order."""
-    return [(str(ev.get("op_type", "")), _covered(ev, nodes), float(ev.get("duration_us", 0.0)) / 1e3)
-            for ev in events if ev.get("executed", True) is not False
-            and str(ev.get("op_type", "")) in WEIGHT_LAYER_TYPES]
-
-
-def _by_order(float_events: Sequence[LayerEvent], int8_events: Sequence[LayerEvent],
-              nodes: set[str]) -> dict[str, float]:
-    """Float-model times of nodes whose float layer lost its name, matched by order within each layer type.
-
-    Only used when both models run the same number of weight layers of that type; each float layer takes the node
-    names the INT8 layer at the same position covers.
-    """
-    out: dict[str, float] = {}
-    fl, il = _weight_layers(float_events, nodes), _weight_layers(int8_events, nodes)
-    for kind in {k for k, _, _ in fl}:
-        f = [x for x in fl if x[0] == kind]
-        i = [x for x in il if x[0] == kind]
-        if len(f) != len(i):
-            continue
-        for (_, f_nodes, t), (_, i_nodes, _) in zip(f, i, strict=True):
-            if not f_nodes and i_nodes:
-                for name in i_nodes:
-                    out[name] = out.get(name, 0.0) + t / len(i_nodes)
-    return out
-
-
-def gains_between(float_ms: Mapping[str, float], int8_ms: Mapping[str, float], nodes: Iterable[str]
-                  ) -> dict[str, float]:
-    """Per node: its float time minus its INT8 time (ms); a node missing from ``float_ms`` counts its INT8 time
-    there (gain 0), one missing from both gains 0."""
-    return {n: round(float_ms.get(n, int8_ms.get(n, 0.0)) - int8_ms.get(n, 0.0), 6) for n in nodes}
-
-
-def latency_gain(float_events: Sequence[LayerEvent], int8_events: Sequence[LayerEvent],
-                 nodes: Iterable[str]) -> dict[str, float]:
-    """Per node: float time minus INT8 time (ms per inference): the latency lost by keeping it in float.
-
-    A node the float profile does not show, even by execution order, is given its INT8 time as float time
-    (gain 0: free to keep in float); a node neither profile shows gains 0 too. Negative gains (the INT8 kernel
-    is slower) are kept as measured: those nodes are free.
-    """
-    wanted = list(nodes)
-    fl = node_times(float_events, wanted).ms
-    for name, t in _by_order(float_events, int8_events, set(wanted)).items():
-        fl.setdefault(name, t)
-    il = node_times(int8_events, wanted).ms
-    return gains_between(fl, il, wanted)
 
 
 def rank_for_float(sensitivity: Mapping[str, float], gain_ms: Mapping[str, float], *,
@@ -153,7 +46,8 @@ def rank_for_float(sensitivity: Mapping[str, float], gain_ms: Mapping[str, float
     Args:
         sensitivity: accuracy gained by keeping the node in float (e.g. retention with it in float minus the
             fully quantized retention, or the drop in output error); higher = more important to keep float.
-        gain_ms: latency lost by keeping it in float (:func:`latency_gain`); missing nodes count as not free.
+        gain_ms: latency lost by keeping it in float (:func:`.node_gains.latency_gain`); missing nodes count as
+            not free.
         free_ms: below this gain a node is free (its INT8 kernel is no faster).
 
     Raises:
@@ -247,7 +141,7 @@ def quantize_order(sensitivity: Mapping[str, float] | None, gain_ms: Mapping[str
     Args:
         sensitivity: accuracy the node costs when quantized (e.g. retention lost with only it quantized); None:
             order by time saved alone.
-        gain_ms: time saved by quantizing it (:func:`latency_gain`).
+        gain_ms: time saved by quantizing it (:func:`.node_gains.latency_gain`).
         free_ms: nodes saving less than this are not worth an evaluation (they stay float).
         floor: smallest sensitivity used in the ratio (a node that costs nothing is not infinitely good).
     """
@@ -353,7 +247,7 @@ def choose_float_set(nodes: Sequence[str], gain_ms: Mapping[str, float], passes:
 
     Args:
         nodes: the quantized nodes of the fully quantized model.
-        gain_ms: latency lost per node kept in float (:func:`latency_gain`).
+        gain_ms: latency lost per node kept in float (:func:`.node_gains.latency_gain`).
         passes: whether a float set meets the threshold (one evaluation each).
         sensitivity: accuracy gained by keeping the node in float, or None.
         max_evaluations: most calls of ``passes``.

@@ -26,7 +26,8 @@ from ...profile.api import profile
 from ...registry import get_runtime
 from ...registry.runtime_sweep import Int8Backend
 from ..measure import Context
-from .float_sets import FloatSetChoice, choose_float_set, gains_between
+from .float_sets import FloatSetChoice, choose_float_set
+from .node_gains import gains_between
 from .qdq_surgery import keep_float
 from .sensitivity_cache import LatencyEntry, LatencyKey, SensitivityCache
 

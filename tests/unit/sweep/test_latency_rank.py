@@ -10,12 +10,11 @@ from edgeopt.errors import InputError
 from edgeopt.sweep.int8.float_sets import (
     choose_float_set,
     grow_int8_set,
-    latency_gain,
     narrow_float_set,
-    node_times,
     quantize_order,
     rank_for_float,
 )
+from edgeopt.sweep.int8.node_gains import latency_gain, node_times
 
 
 def ev(name: str, op: str, us: float, *orig: str, executed: bool = True) -> dict[str, Any]:
