@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from ...errors import InputError
 
 FREE_MS = 0.005  # a node whose INT8 kernel saves less than this (ms per inference) is free to keep in float
+TRIAL_LABEL = "latency-aware"  # how a float set's device trial is labelled (``latency-aware on <runtime>: ...``)
 
 
 def rank_for_float(sensitivity: Mapping[str, float], gain_ms: Mapping[str, float], *,

@@ -16,7 +16,7 @@ import onnx
 from ...fsutil import atomic_write_bytes
 from ..result import Int8Trial, Level
 from .core import SearchCore
-from .float_sets import FREE_MS
+from .float_sets import FREE_MS, TRIAL_LABEL
 from .latency import float_set, gains
 from .precision import LowBranch
 from .qdq_surgery import keep_float
@@ -48,7 +48,7 @@ def low_search(s: SearchCore, branch: LowBranch, full: Level, qdq: onnx.ModelPro
                 **({"ended": choice.ended} if choice.ended else {}))
     if choice.strategy == "none" or not s.budget_left():
         return
-    low_trial(s, branch, f"latency-aware on {rt} ({branch.precision}): {len(choice.float_nodes)} float nodes",
+    low_trial(s, branch, f"{TRIAL_LABEL} on {rt} ({branch.precision}): {len(choice.float_nodes)} float nodes",
               q_cfg, qdq, choice.float_nodes)
 
 

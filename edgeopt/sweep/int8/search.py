@@ -47,10 +47,11 @@ from ..levels import LevelRunner
 from ..measure import Context
 from ..result import HostCheck, Int8SearchResult, Int8Trial, LayerRepair, Level, SensitivityRow
 from .core import SearchCore, SearchPlan
-from .float_sets import FloatSetChoice, float_reasons
+from .float_sets import TRIAL_LABEL, FloatSetChoice, float_reasons
 from .latency import float_set, gains, int8_runtimes
 from .low_search import adopt_low, low_search
 from .nncf_trials import nncf_repairs, nncf_trials
+from .node_gains import float_cost
 from .qdq_surgery import keep_float, quantized_nodes
 from .repair_step import Repaired, layer_records, method_advanced, range_repair
 from .steps import QUANT_OPS, narrow, node_sensitivity, search_recipe, variants
@@ -144,11 +145,12 @@ class Int8Search(SearchCore):
         self.float_sets[rt] = {"strategy": choice.strategy, "evaluations": choice.evaluations,
                                "float_nodes": len(choice.float_nodes), "quantized_nodes": len(nodes),
                                "profiled": bool(gain), "range_repaired": range_repaired,
-                               **({"ended": choice.ended} if choice.ended else {})}
+                               **({"ended": choice.ended} if choice.ended else {}),
+                               **({"float_cost": float_cost(choice.float_nodes, gain)} if gain else {})}
         self._record_cap(rt, choice)
         self.float_reasons[rt] = (frozenset(choice.float_nodes), float_reasons(choice, gain))
         if choice.strategy not in ("none", "stopped") and self.budget_left():
-            lvl = self.float_trial(f"latency-aware on {rt}: {len(choice.float_nodes)} float nodes", q_cfg, qdq,
+            lvl = self.float_trial(f"{TRIAL_LABEL} on {rt}: {len(choice.float_nodes)} float nodes", q_cfg, qdq,
                                    choice.float_nodes, runtime=rt)
             if lvl.passed:
                 self.chosen_by_rt[rt] = self.state.trials[-1]
@@ -313,7 +315,7 @@ class Int8Search(SearchCore):
         art = Path(chosen.artifact)
         qdq = onnx.load(str(art)) if art.suffix == ".onnx" and art.is_file() else None
         rr, t = self.range_repair or {}, self.ctx.min_retention
-        how = (self.float_sets.get(chosen.runtime, {}).get("strategy") if chosen.label.startswith("latency-aware")
+        how = (self.float_sets.get(chosen.runtime, {}).get("strategy") if chosen.label.startswith(TRIAL_LABEL)
                else None) or chosen.label
         if rr.get("host_retention") is None:
             why = f"kept in float by {how} on {chosen.runtime} to meet {t}"

@@ -14,7 +14,7 @@ from edgeopt.sweep.int8.float_sets import (
     quantize_order,
     rank_for_float,
 )
-from edgeopt.sweep.int8.node_gains import latency_gain, node_times
+from edgeopt.sweep.int8.node_gains import float_cost, latency_gain, node_times
 
 
 def ev(name: str, op: str, us: float, *orig: str, executed: bool = True) -> dict[str, Any]:
@@ -49,6 +49,15 @@ def test_gain_uses_execution_order_for_renamed_layers() -> None:
     gain = latency_gain(FLOAT, INT8, NODES)
     assert gain == {"conv1": pytest.approx(0.3), "conv2": pytest.approx(-0.02), "conv3": pytest.approx(0.7),
                     "fc": pytest.approx(0.22)}
+
+
+def test_float_cost_sums_the_float_nodes_gains_and_names_the_costliest() -> None:
+    """A float set's cost by the profile: its nodes' gains (an INT8 kernel slower than float counts 0), the three
+    costliest named; nodes the set does not hold are not counted."""
+    gain = {"a": 0.5, "b": 1.25, "c": -0.2, "d": 0.003, "e": 0.75, "f": 2.0}
+    cost = float_cost(["a", "b", "c", "d", "e"], gain)
+    assert cost == {"nodes": 5, "profiled_ms": 2.503, "costliest": [["b", 1.25], ["e", 0.75], ["a", 0.5]]}
+    assert float_cost(["c"], gain) == {"nodes": 1, "profiled_ms": 0.0, "costliest": []}
 
 
 def test_free_nodes_first_then_accuracy_per_ms() -> None:
