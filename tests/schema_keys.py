@@ -18,7 +18,9 @@ FREE_FORM = ("config", "details", "runtime_options", "shapes", "temperature_c", 
              "range_repair",
              # the INT8 search's cost gate (keyed by runtime, its decisions by the steps that ran) and its seconds per
              # phase (keyed by the phases that ran): docs/sweep.md, "The cost gate"
-             "cost_gate", "phase_seconds")
+             "cost_gate", "phase_seconds",
+             # a float set's costliest nodes by the per-layer profile (node -> ms): docs/sweep.md
+             "costliest")
 
 
 def json_type(value: Any) -> str:

@@ -125,10 +125,10 @@ def float_cost(float_nodes: Sequence[str], gain_ms: Mapping[str, float], top: in
     """What a float set costs by the per-layer profile: ``sweep.json``'s ``float_sets.<runtime>.float_cost``.
 
     The sum of its nodes' gains (a negative gain, an INT8 kernel slower than float, counts 0) and the ``top``
-    costliest nodes with their gains. Only their float kernels: what the conversions between float and INT8 parts
-    cost is in no layer's gain, so a measured mix can be slower than this predicts (:mod:`..rank.ceiling` splits
-    the measured cost into the two).
+    costliest nodes with their gains (node -> ms, costliest first). Only their float kernels: the conversions
+    between float and INT8 parts are in no node's gain, so a measured mix can be slower than this predicts
+    (:mod:`..rank.ceiling` splits the measured cost into the two).
     """
     costs = sorted(((n, max(float(gain_ms.get(n, 0.0)), 0.0)) for n in float_nodes), key=lambda c: (-c[1], c[0]))
     return {"nodes": len(float_nodes), "profiled_ms": round(sum(c for _, c in costs), 4),
-            "costliest": [[n, round(c, 4)] for n, c in costs[:top] if c > 0]}
+            "costliest": {n: round(c, 4) for n, c in costs[:top] if c > 0}}

@@ -62,7 +62,7 @@ def _float_cost(measured: float, cost: dict[str, Any] | None) -> str:
     if cost is None:
         return text
     kernels = float(cost.get("profiled_ms", 0.0))
-    top = ", ".join(f"{n} {ms:.2f} ms" for n, ms in cost.get("costliest") or [])
+    top = ", ".join(f"{n} {ms:.2f} ms" for n, ms in (cost.get("costliest") or {}).items())
     where = f"{kernels:.3f} ms in their float kernels by the per-layer profile"
     if top:
         where += f" (costliest: {top})"

@@ -67,7 +67,7 @@ def test_the_float_cost_is_split_by_the_per_layer_profile_into_float_kernels_and
     reorders where float and INT8 parts meet, layers the profile gave to no node) or noise."""
     levels = [level("fp32", "openvino", 46.1), level("int8", "openvino", 33.4, retention=0.67, passed=False),
               level("int8-search", "openvino", 41.5, retention=0.99)]
-    cost = {"nodes": 31, "profiled_ms": 5.2, "costliest": [["conv_a", 1.1], ["conv_b", 0.8], ["conv_c", 0.5]]}
+    cost = {"nodes": 31, "profiled_ms": 5.2, "costliest": {"conv_a": 1.1, "conv_b": 0.8, "conv_c": 0.5}}
     line = ceiling_line(levels, _rec("int8-search", "openvino", 41.5), _search("openvino", 31, cost), 0.99)
     assert line is not None and line.endswith(
         "31 nodes kept in float cost 8.100 ms: 5.200 ms in their float kernels by the per-layer profile (costliest: "

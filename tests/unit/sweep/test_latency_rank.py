@@ -56,8 +56,9 @@ def test_float_cost_sums_the_float_nodes_gains_and_names_the_costliest() -> None
     costliest named; nodes the set does not hold are not counted."""
     gain = {"a": 0.5, "b": 1.25, "c": -0.2, "d": 0.003, "e": 0.75, "f": 2.0}
     cost = float_cost(["a", "b", "c", "d", "e"], gain)
-    assert cost == {"nodes": 5, "profiled_ms": 2.503, "costliest": [["b", 1.25], ["e", 0.75], ["a", 0.5]]}
-    assert float_cost(["c"], gain) == {"nodes": 1, "profiled_ms": 0.0, "costliest": []}
+    assert cost == {"nodes": 5, "profiled_ms": 2.503, "costliest": {"b": 1.25, "e": 0.75, "a": 0.5}}
+    assert list(cost["costliest"]) == ["b", "e", "a"], "costliest first"
+    assert float_cost(["c"], gain) == {"nodes": 1, "profiled_ms": 0.0, "costliest": {}}
 
 
 def test_free_nodes_first_then_accuracy_per_ms() -> None:
