@@ -6,8 +6,9 @@
    name into a node; a node anchored by an executed layer is not also given to a layer that did not run.
 2. **Fused nodes.** Nodes no layer names were fused into a neighbour or folded away at load. Each is given to a
    neighbouring layer, in the direction runtimes fuse: compute nodes (MACs > 0), DequantizeLinear and nodes fed by
-   constants only (weight paths) go to the layer of their consumer; everything else (activations, QuantizeLinear,
-   reshapes) to the layer of their producer. What still has no layer after both directions is reported as unmapped.
+   constants only (weight paths) go to the layer of their consumer (the nearest owned one, past unnamed nodes
+   without MACs: a folded BatchNorm); everything else (activations, QuantizeLinear, reshapes) to the layer of
+   their producer. What still has no layer after both directions is reported as unmapped.
 
 A layer naming no node of the graph is *inserted* when the runtime's type says it converts layout or precision
 (reorders, transposes, converts, copies), else *unmapped*.
@@ -21,6 +22,10 @@ from typing import Any
 
 from .graph import GraphIndex
 
+CONSUMER_HOPS = 3  # unowned nodes a node's consumer search looks past (a folded BatchNorm's Mul and Add)
+# Bumped when a layer's nodes can change for the same profile (2: the consumer search looks past unnamed nodes),
+# so what was derived from an older mapping (the INT8 search's cached per-node gains) is measured again.
+MAPPING_VERSION = 2
 _INSERTED_TYPES = ("reorder", "transpose", "convert", "cast", "reformat", "memcpy", "copy", "layout")
 
 
@@ -60,14 +65,31 @@ def _prefers_consumer(graph: GraphIndex, i: int) -> bool:
     return not real or all(t in graph.constant for t in real)
 
 
+def _consumer_owner(graph: GraphIndex, i: int, owner: dict[int, int]) -> int | None:
+    """The layer of the nearest owned consumer of node ``i``, looking past unowned nodes without MACs (at most
+    :data:`CONSUMER_HOPS` deep, never past another compute node). OpenVINO folds a BatchNorm's Mul into the conv
+    before it and names the fused layer after that Mul, so the conv and the Mul are both unnamed and the conv's
+    layer is known only from the named ops after the Mul: one hop found none, and the conv went to the layer
+    before it, the previous conv's (PP-OCRv4 rec: each depthwise conv was charged its 1x1 neighbour's time)."""
+    frontier, seen = [i], {i}
+    for _ in range(CONSUMER_HOPS):
+        nxt: list[int] = []
+        for j in frontier:
+            for t in graph.nodes[j].outputs:
+                for c in graph.consumers.get(t, []):
+                    if c in owner:
+                        return owner[c]
+                    if c not in seen and graph.nodes[c].macs == 0:
+                        seen.add(c)
+                        nxt.append(c)
+        frontier = nxt
+    return None
+
+
 def _neighbour_owner(graph: GraphIndex, i: int, owner: dict[int, int], toward_consumer: bool) -> int | None:
     node = graph.nodes[i]
     if toward_consumer:
-        for t in node.outputs:
-            for c in graph.consumers.get(t, []):
-                if c in owner:
-                    return owner[c]
-        return None
+        return _consumer_owner(graph, i, owner)
     for t in node.inputs:
         p = graph.producer.get(t)
         if t and t not in graph.constant and p is not None and p in owner:

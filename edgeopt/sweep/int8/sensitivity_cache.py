@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ...profile.mapping import MAPPING_VERSION
 from ..cache import LevelCache, cache_key
 
 
@@ -73,6 +74,8 @@ class LatencyKey(BaseModel):
     quantizer: dict[str, Any]
     device: str = Field(description="Target or device the layers were profiled on.")
     threads: int = Field(ge=0, description="Runtime threads (0: the runtime's default).")
+    mapping: int = Field(default=MAPPING_VERSION, description="edgeopt.profile.mapping's version: gains from "
+                         "an older layer-to-node mapping are not reused.")
 
     def digest(self) -> str:
         return "gain-" + cache_key(**self.model_dump(mode="json"))

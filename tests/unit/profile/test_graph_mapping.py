@@ -97,3 +97,40 @@ def test_unnamed_nodes_map_through_ort_node_index(tmp_path):
     assert cover.covered == [[0]]
     cover = map_layers([_layer("", 7, op="Gemm", index=0)], g)  # a node_index whose type does not match: not it
     assert cover.covered == [[]] and cover.unmapped_nodes == [0]
+
+
+def _bn_chain(path: Path) -> Path:
+    """x -> conv_a -> bn_a_mul -> bn_a_add -> relu_a -> conv_b -> bn_b_mul -> bn_b_add -> relu_b -> y: two convs,
+    each followed by a BatchNorm written as Mul and Add (as paddle2onnx writes PP-OCR's)."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    def const(name: str, shape: tuple[int, ...]) -> onnx.TensorProto:
+        return numpy_helper.from_array(np.full(shape, 0.5, dtype=np.float32), name)
+
+    nodes, inits, x = [], [], "x"
+    for s in ("a", "b"):
+        inits += [const(f"w_{s}", (8, 8, 3, 3)), const(f"k_{s}", (1, 8, 1, 1)), const(f"c_{s}", (1, 8, 1, 1))]
+        nodes += [helper.make_node("Conv", [x, f"w_{s}"], [f"t_{s}"], name=f"conv_{s}", pads=[1, 1, 1, 1]),
+                  helper.make_node("Mul", [f"t_{s}", f"k_{s}"], [f"m_{s}"], name=f"bn_{s}_mul"),
+                  helper.make_node("Add", [f"m_{s}", f"c_{s}"], [f"n_{s}"], name=f"bn_{s}_add"),
+                  helper.make_node("Relu", [f"n_{s}"], [f"r_{s}"], name=f"relu_{s}")]
+        x = f"r_{s}"
+    shape = [1, 8, 16, 16]
+    graph = helper.make_graph(nodes, "bn_chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info(x, TensorProto.FLOAT, shape)], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+def test_a_conv_whose_layer_openvino_named_after_its_folded_batchnorm_maps_to_that_layer(tmp_path):
+    """OpenVINO folds a BatchNorm's Mul into the conv before it and names the fused layer after that Mul
+    (``Multiply_13093``), listing only the ops after it: neither the conv nor the Mul is named. The conv belongs to
+    the layer its output reaches past the Mul, not to the layer before it (PP-OCRv4 rec, session 22: each depthwise
+    conv was charged the time of the 1x1 conv before it, so the INT8 search ranked the wrong convs)."""
+    g = load_graph(_bn_chain(tmp_path / "bn.onnx"))
+    layers = [_layer("Multiply_11", 300, op="Convolution", names=["Multiply_11", "bn_a_add", "relu_a"]),
+              _layer("Multiply_22", 100, op="Convolution", names=["Multiply_22", "bn_b_add", "relu_b"])]
+    names = [sorted(g.nodes[i].label for i in c) for c in map_layers(layers, g).covered]
+    assert names == [["bn_a_add", "bn_a_mul", "conv_a", "relu_a"], ["bn_b_add", "bn_b_mul", "conv_b", "relu_b"]]

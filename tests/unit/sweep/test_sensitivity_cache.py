@@ -56,3 +56,5 @@ def test_latency_gains_round_trip(tmp_path: Path) -> None:
     cache.put_gains(LatencyEntry(key=lk, gain_ms={"conv1": 0.25}, seconds=1.0))
     assert cache.gains(lk) is not None and cache.gains(lk).gain_ms == {"conv1": 0.25}  # type: ignore[union-attr]
     assert cache.gains(lk.model_copy(update={"threads": 2})) is None
+    # gains from an older layer-to-node mapping (edgeopt.profile.mapping.MAPPING_VERSION) are profiled again
+    assert cache.gains(lk.model_copy(update={"mapping": lk.mapping - 1})) is None
