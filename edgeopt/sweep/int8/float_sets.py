@@ -6,7 +6,7 @@ the speed of the result: on OpenVINO with VNNI a 1x1 conv runs ~3.5x faster in I
 ranked by **accuracy gained per millisecond lost** on the target runtime:
 
 1. The gains: per node, what keeping it in float costs (ms), from per-layer profiles of the float and the
-   INT8 model (:mod:`.node_gains`).
+   INT8 model (:func:`.latency.gains`).
 2. Sensitivity: the accuracy a node costs in INT8, from the caller.
 3. :func:`rank_for_float`: free nodes first (INT8 no faster: float costs nothing), then by accuracy gain per ms.
 4. :func:`narrow_float_set`: the smallest prefix of that ranking that passes (doubling, then bisection), then
@@ -47,7 +47,7 @@ def rank_for_float(sensitivity: Mapping[str, float], gain_ms: Mapping[str, float
     Args:
         sensitivity: accuracy gained by keeping the node in float (e.g. retention with it in float minus the
             fully quantized retention, or the drop in output error); higher = more important to keep float.
-        gain_ms: latency lost by keeping it in float (:func:`.node_gains.latency_gain`); missing nodes count as
+        gain_ms: latency lost by keeping it in float (:func:`.latency.gains`); missing nodes count as
             not free.
         free_ms: below this gain a node is free (its INT8 kernel is no faster).
 
@@ -142,7 +142,7 @@ def quantize_order(sensitivity: Mapping[str, float] | None, gain_ms: Mapping[str
     Args:
         sensitivity: accuracy the node costs when quantized (e.g. retention lost with only it quantized); None:
             order by time saved alone.
-        gain_ms: time saved by quantizing it (:func:`.node_gains.latency_gain`).
+        gain_ms: time saved by quantizing it (:func:`.latency.gains`).
         free_ms: nodes saving less than this are not worth an evaluation (they stay float).
         floor: smallest sensitivity used in the ratio (a node that costs nothing is not infinitely good).
     """
@@ -248,7 +248,7 @@ def choose_float_set(nodes: Sequence[str], gain_ms: Mapping[str, float], passes:
 
     Args:
         nodes: the quantized nodes of the fully quantized model.
-        gain_ms: latency lost per node kept in float (:func:`.node_gains.latency_gain`).
+        gain_ms: latency lost per node kept in float (:func:`.latency.gains`).
         passes: whether a float set meets the threshold (one evaluation each).
         sensitivity: accuracy gained by keeping the node in float, or None.
         max_evaluations: most calls of ``passes``.

@@ -9,6 +9,12 @@
    ``Multiply``) are matched by execution order among layers of the same type, when both models have the same
    sequence of such layers.
 
+3. :func:`gains_between`: per node, float minus INT8 time from two per-node time maps. The sweep's gains
+   (:func:`.latency.gains`) use it on ``edgeopt profile``'s node times, whose layers are mapped to ONNX nodes by
+   :mod:`edgeopt.profile.mapping` (renamed and fused layers included); :func:`node_times` and :func:`latency_gain`
+   work on raw layer events, for the research scripts (``benchmarks/research/``).
+4. :func:`float_cost`: what a chosen float set costs by those gains (``sweep.json``).
+
 The float-set search (:mod:`.float_sets`) ranks and chooses nodes by these gains. Plain inputs only.
 """
 
