@@ -153,10 +153,12 @@ Rows = list[dict[str, Any]]
 
 def try_repairs(repairs: Sequence[NncfRepair], build: Callable[[NncfRepair], Built], threshold: float, *,
                 budget: Callable[[], bool] = lambda: True, allowance_s: float = REPAIR_ALLOWANCE_S,
-                baseline: float | None = None) -> tuple[Rows, tuple[NncfRepair, Path] | None]:
+                baseline: float | None = None, cannot_pass: Callable[[NncfRepair], str | None] = lambda _: None,
+                ) -> tuple[Rows, tuple[NncfRepair, Path] | None]:
     """Each repair in order (cheapest first) built and scored on the host until one keeps ``threshold``, while
     the NNCF CPU time spent stays under ``allowance_s`` (CPU-s; the first is always built) and, for a later one, the
-    CPU time spent plus its expected CPU time (its ``relative_cost`` times the first's) stays within it. With
+    CPU time spent plus its expected CPU time (its ``relative_cost`` times the first's) stays within it, and
+    ``cannot_pass`` (a bound, :mod:`.repair_bounds`) gives no reason it cannot keep ``threshold``. With
     ``baseline`` (plain min-max INT8's host retention), a repair that closed under :data:`.range_repair.
     HOPELESS_SHARE` of the gap to ``threshold`` rules out the later ones of its kind (NNCF's fast bias correction
     barely helping says the error is not in the biases, so the full one, 1.5x its cost, is not built).
@@ -186,6 +188,10 @@ def try_repairs(repairs: Sequence[NncfRepair], build: Callable[[NncfRepair], Bui
         if not budget():
             row["not_tried"] = "search time ran out"
             break
+        why = cannot_pass(rep)
+        if why is not None:
+            row["not_tried"] = why
+            continue
         xml, seconds, ret = build(rep)
         row.update(cpu_seconds=seconds, host_retention=round(ret, 6), passes_on_host=ret >= threshold)
         if ret >= threshold:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnx
 
 from ...calib import DataSource
 from ...errors import EdgeoptError
@@ -30,6 +31,8 @@ from .nncf_repair import (
     repairs_for,
     try_repairs,
 )
+from .repair_bounds import repair_bounds
+from .steps import QUANT_OPS
 
 CALIBRATION_SAMPLES = 64  # as the quantize_int8 pass's default
 
@@ -76,10 +79,11 @@ def _trial(s: SearchCore, runtime: str) -> None:
         s.chosen_by_rt[runtime] = row
 
 
-def nncf_repairs(s: SearchCore, runtime: str) -> bool:
+def nncf_repairs(s: SearchCore, runtime: str, qdq: onnx.ModelProto) -> bool:
     """NNCF's repairs (:mod:`.nncf_repair`) built and scored on the host, cheapest first; the first that keeps the
     threshold there gets one device trial on ``runtime``. True when that trial passes (the runtime's choice, no
-    float set needed); what was tried is in ``s.nncf_repairs[runtime]``."""
+    float set needed); what was tried is in ``s.nncf_repairs[runtime]``. ``qdq`` (the search's INT8 model) bounds
+    what each kind of repair can reach before one is built (:mod:`.repair_bounds`)."""
     record: dict[str, Any] = {}
     s.nncf_repairs[runtime] = record
     try:
@@ -113,8 +117,9 @@ def nncf_repairs(s: SearchCore, runtime: str) -> bool:
         return xml, seconds, host_retention(xml, feeds, retention, shapes)
 
     baseline = (s.range_repair or {}).get("whole_model", {}).get("minmax")  # min-max INT8 on the host, if measured
+    bound = repair_bounds(qdq, s.base_m, lambda m: s.host_eval().score(m)[0], s.ctx.min_retention, QUANT_OPS)
     rows, winner = try_repairs(repairs, build, s.ctx.min_retention, budget=lambda: s.budget_left(device=False),
-                               allowance_s=allowance, baseline=baseline)
+                               allowance_s=allowance, baseline=baseline, cannot_pass=lambda rep: bound(rep.kind))
     record["candidates"] = rows
     if winner is None or not s.budget_left():
         return False

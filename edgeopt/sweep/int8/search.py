@@ -116,7 +116,7 @@ class Int8Search(SearchCore):
             if (repaired is not None and repaired.passes_on_host and self._can_beat(rt)
                     and self._repair_trial(rt, repaired, len(nodes))):
                 continue
-            if rt in nncf_rts and self._nncf_repairs(rt):
+            if rt in nncf_rts and self._nncf_repairs(rt, qdq):
                 self.float_sets[rt] = {"strategy": "nncf repair", "evaluations": 0, "float_nodes": 0,
                                        "quantized_nodes": len(nodes), "profiled": False, "range_repaired": False}
                 continue
@@ -166,13 +166,13 @@ class Int8Search(SearchCore):
         head = self.plan.headroom.get(rt)
         return head is None or head.can_beat
 
-    def _nncf_repairs(self, rt: str) -> bool:
+    def _nncf_repairs(self, rt: str, qdq: onnx.ModelProto) -> bool:
         """NNCF's repairs on ``rt`` when the cost gate lets them (else recorded as skipped, with why)."""
         if not self.worth(rt, "nncf_repair"):
             self.nncf_repairs[rt] = {"skipped": f"cost gate: {self.plan.headroom[rt].reason()}"}
             return False
         with self.timed("nncf_repair"):
-            return nncf_repairs(self, rt)
+            return nncf_repairs(self, rt, qdq)
 
     def _record_cap(self, rt: str, choice: FloatSetChoice) -> None:
         """The float-set search's cost cap in ``cost_gate`` and ``float_sets`` (:mod:`.cost_gate`)."""
