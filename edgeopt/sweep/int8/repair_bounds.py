@@ -34,14 +34,20 @@ _MATMULS = {"MatMul", "Gemm"}
 
 
 def weight_only(qdq: onnx.ModelProto) -> onnx.ModelProto:
-    """A copy of ``qdq`` in which every activation computes in float: each activation's ``QuantizeLinear`` is
-    dropped and its ``DequantizeLinear`` becomes an ``Identity`` of the float tensor; weights (and int32 biases)
-    stay quantized."""
+    """A copy of ``qdq`` in which every activation computes in float: each activation's ``QuantizeLinear`` whose
+    output only ``DequantizeLinear`` nodes read is dropped, and those become an ``Identity`` of the float tensor;
+    weights (and int32 biases) stay quantized."""
     out = onnx.ModelProto()
     out.CopyFrom(qdq)
     g = out.graph
     inits = {t.name for t in g.initializer}
-    q_in = {n.output[0]: n.input[0] for n in g.node if n.op_type == "QuantizeLinear" and n.input[0] not in inits}
+    readers: dict[str, set[str]] = {}
+    for n in g.node:
+        for i in n.input:
+            readers.setdefault(i, set()).add(n.op_type)
+    readers.update({o.name: {"graph output"} for o in g.output})
+    q_in = {n.output[0]: n.input[0] for n in g.node if n.op_type == "QuantizeLinear" and n.input[0] not in inits
+            and readers.get(n.output[0]) == {"DequantizeLinear"}}
     nodes = []
     for n in g.node:
         if n.op_type == "QuantizeLinear" and n.output[0] in q_in:

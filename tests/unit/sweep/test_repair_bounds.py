@@ -113,6 +113,14 @@ def test_weight_only_keeps_every_weight_quantized_and_no_activation(tmp_path: Pa
     ref = run_model(path, {"x": x})[0]
     full = run_model(_save(qdq, tmp_path / "q2.onnx"), {"x": x})[0]
     assert np.abs(out - ref).max() < np.abs(full - ref).max(), "float activations err less than all-INT8"
+    exposed = onnx.ModelProto()  # a quantized tensor the graph also returns keeps its QuantizeLinear
+    exposed.CopyFrom(qdq)
+    q = next(n for n in exposed.graph.node if n.op_type == "QuantizeLinear" and n.input[0] not in inits)
+    exposed.graph.output.append(onnx.helper.make_tensor_value_info(q.output[0], onnx.TensorProto.UINT8, ["N", 3, 8, 8]))
+    kept = weight_only(exposed)
+    assert q.output[0] in {n.output[0] for n in kept.graph.node if n.op_type == "QuantizeLinear"}
+    onnx.checker.check_model(kept)
+    assert len(run_model(_save(kept, tmp_path / "kept.onnx"), {"x": x})) == 2
 
 
 def _save(m: onnx.ModelProto, path: Path) -> Path:
