@@ -43,7 +43,8 @@ def convnet(path: Path, seed: int = 0) -> Path:
     return save(model, path)
 
 
-def quantize(model: Path, out: Path, x: np.ndarray, exclude: list[str] | None = None) -> Path:
+def quantize(model: Path, out: Path, x: np.ndarray, exclude: list[str] | None = None, *,
+             reduce_range: bool = False) -> Path:
     class Reader(CalibrationDataReader):
         def __init__(self) -> None:
             self.it = iter([{"x": x[i:i + 1]} for i in range(len(x))])
@@ -52,8 +53,8 @@ def quantize(model: Path, out: Path, x: np.ndarray, exclude: list[str] | None = 
             return next(self.it, None)
 
     quantize_static(str(model), str(out), Reader(), quant_format=QuantFormat.QDQ, op_types_to_quantize=OPS,
-                    per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
-                    nodes_to_exclude=exclude)
+                    per_channel=True, reduce_range=reduce_range, activation_type=QuantType.QUInt8,
+                    weight_type=QuantType.QInt8, nodes_to_exclude=exclude)
     return out
 
 

@@ -10,30 +10,19 @@ from pathlib import Path
 import numpy as np
 import onnx
 from onnx import numpy_helper
-from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
 from edgeopt.evaluation import resolve_metric, retention
 from edgeopt.sweep.int8.qdq_surgery import keep_float
 from edgeopt.sweep.int8.repair_bounds import full_range_weights, repair_bounds, weight_only
 from tests.unit.passes.builders import run_model
 from tests.unit.sweep.outlier_model import outlier_convnet, outlier_data
-from tests.unit.sweep.test_qdq_surgery import OPS, convnet
+from tests.unit.sweep.test_qdq_surgery import OPS, convnet, quantize
 
 THRESHOLD = 0.95  # snr_db retention
 
 
 def _quantize(model: Path, out: Path, x: np.ndarray, *, reduce_range: bool = False) -> onnx.ModelProto:
-    class Reader(CalibrationDataReader):
-        def __init__(self) -> None:
-            self.it = iter([{"x": x[i:i + 1]} for i in range(len(x))])
-
-        def get_next(self) -> dict[str, np.ndarray] | None:
-            return next(self.it, None)
-
-    quantize_static(str(model), str(out), Reader(), quant_format=QuantFormat.QDQ, op_types_to_quantize=OPS,
-                    per_channel=True, reduce_range=reduce_range, activation_type=QuantType.QUInt8,
-                    weight_type=QuantType.QInt8)
-    return onnx.load(str(out))
+    return onnx.load(str(quantize(model, out, x, reduce_range=reduce_range)))
 
 
 def _scorer(tmp: Path, base: Path, evals: np.ndarray) -> tuple[Callable[[onnx.ModelProto], float], list[float]]:
