@@ -44,7 +44,7 @@ def convnet(path: Path, seed: int = 0) -> Path:
 
 
 def quantize(model: Path, out: Path, x: np.ndarray, exclude: list[str] | None = None, *,
-             reduce_range: bool = False) -> Path:
+             reduce_range: bool = False, per_channel: bool = True) -> Path:
     class Reader(CalibrationDataReader):
         def __init__(self) -> None:
             self.it = iter([{"x": x[i:i + 1]} for i in range(len(x))])
@@ -53,7 +53,7 @@ def quantize(model: Path, out: Path, x: np.ndarray, exclude: list[str] | None = 
             return next(self.it, None)
 
     quantize_static(str(model), str(out), Reader(), quant_format=QuantFormat.QDQ, op_types_to_quantize=OPS,
-                    per_channel=True, reduce_range=reduce_range, activation_type=QuantType.QUInt8,
+                    per_channel=per_channel, reduce_range=reduce_range, activation_type=QuantType.QUInt8,
                     weight_type=QuantType.QInt8, nodes_to_exclude=exclude)
     return out
 

@@ -13,7 +13,7 @@ from onnx import numpy_helper
 
 from edgeopt.evaluation import resolve_metric, retention
 from edgeopt.sweep.int8.qdq_surgery import keep_float
-from edgeopt.sweep.int8.repair_bounds import full_range_weights, repair_bounds, weight_only
+from edgeopt.sweep.int8.repair_bounds import WEIGHT_LEVELS, repair_bounds, weight_only
 from tests.unit.passes.builders import run_model
 from tests.unit.sweep.outlier_model import outlier_convnet, outlier_data
 from tests.unit.sweep.test_qdq_surgery import OPS, convnet, quantize
@@ -21,8 +21,8 @@ from tests.unit.sweep.test_qdq_surgery import OPS, convnet, quantize
 THRESHOLD = 0.95  # snr_db retention
 
 
-def _quantize(model: Path, out: Path, x: np.ndarray, *, reduce_range: bool = False) -> onnx.ModelProto:
-    return onnx.load(str(quantize(model, out, x, reduce_range=reduce_range)))
+def _quantize(model: Path, out: Path, x: np.ndarray, **kw: bool) -> onnx.ModelProto:
+    return onnx.load(str(quantize(model, out, x, **kw)))
 
 
 def _scorer(tmp: Path, base: Path, evals: np.ndarray) -> tuple[Callable[[onnx.ModelProto], float], list[float]]:
@@ -49,7 +49,6 @@ def test_an_error_in_the_activation_ranges_bounds_smoothquant_but_not_a_range_es
     score, scored = _scorer(tmp_path, base_path, np.load(data)["x"])
     all_int8 = score(qdq)
     assert all_int8 < THRESHOLD <= score(keep_float(qdq, base, ["conv1", "conv2"], OPS)), "the error is in conv1-2"
-    assert full_range_weights(qdq)
     check = repair_bounds(qdq, base, score, THRESHOLD, OPS)
     assert check("bias") is None and len(scored) == 2, "bias correction has no bound"
     why = check("smoothing")
@@ -64,8 +63,8 @@ def test_an_error_in_the_activation_ranges_bounds_smoothquant_but_not_a_range_es
 
 def test_an_error_in_the_weights_bounds_a_range_estimator(tmp_path: Path) -> None:
     """conv2 with one tap per output channel 300x the others, on an input channel conv1 leaves at zero: per-channel
-    INT8 rounds the small taps that carry the signal away, so even every activation in float misses the threshold;
-    with reduce_range weights no such bound is drawn."""
+    INT8 rounds the small taps that carry the signal away, so even every activation in float misses the threshold.
+    The bound's weights are 8 bits whatever the search's were: reduce_range's 7-bit weights give the same bound."""
     path = convnet(tmp_path / "c.onnx")
     m = onnx.load(str(path))
     inits = {t.name: t for t in m.graph.initializer}
@@ -80,23 +79,31 @@ def test_an_error_in_the_weights_bounds_a_range_estimator(tmp_path: Path) -> Non
     score, scored = _scorer(tmp_path, path, x)
     check = repair_bounds(qdq, m, score, THRESHOLD, OPS)
     why = check("ranges")
-    assert len(scored) == 1 and scored[0] < THRESHOLD and scored[0] == score(weight_only(qdq))
-    assert why == (f"with every activation in float (weights INT8 as quantized) the host keeps {scored[0]:.4f} < "
+    assert len(scored) == 1 and scored[0] < THRESHOLD and scored[0] == score(_present(weight_only(qdq, m)))
+    assert why == (f"with every activation in float (weights 8-bit per channel) the host keeps {scored[0]:.4f} < "
                    f"{THRESHOLD}: a range estimator changes only activation ranges, so it cannot keep the threshold")
     reduced = _quantize(path, tmp_path / "r.onnx", x, reduce_range=True)
-    assert not full_range_weights(reduced) and full_range_weights(qdq)
-    assert repair_bounds(reduced, m, score, THRESHOLD, OPS)("ranges") is None and len(scored) == 2, "not scored"
+    assert repair_bounds(reduced, m, score, THRESHOLD, OPS)("ranges") is not None
+    assert abs(scored[-1] - scored[0]) < 1e-6, "7-bit weights re-quantized at 8 bits: the same bound"
+    per_tensor = _quantize(path, tmp_path / "t.onnx", x, per_channel=False)
+    assert repair_bounds(per_tensor, m, score, THRESHOLD, OPS)("ranges") is None and len(scored) == 3, "not scored"
 
 
 def test_weight_only_keeps_every_weight_quantized_and_no_activation(tmp_path: Path) -> None:
     path = convnet(tmp_path / "c.onnx")
     x = np.random.default_rng(3).standard_normal((4, 3, 8, 8)).astype(np.float32)
-    qdq = _quantize(path, tmp_path / "q.onnx", x)
-    wo = weight_only(qdq)
+    qdq = _quantize(path, tmp_path / "q.onnx", x, reduce_range=True)
+    base = onnx.load(str(path))
+    wo = _present(weight_only(qdq, base))
     inits = {t.name for t in qdq.graph.initializer}
     assert not [n for n in wo.graph.node if n.op_type == "QuantizeLinear" and n.input[0] not in inits]
-    weight_dq = [n.input[0] for n in qdq.graph.node if n.op_type == "DequantizeLinear" and n.input[0] in inits]
-    assert weight_dq and weight_dq == [n.input[0] for n in wo.graph.node if n.op_type == "DequantizeLinear"]
+    int8 = {t.name: numpy_helper.to_array(t) for t in wo.graph.initializer if t.data_type == onnx.TensorProto.INT8}
+    weights = [n.input[0] for n in wo.graph.node if n.op_type == "DequantizeLinear" and n.input[0] in int8]
+    assert len(weights) == 5, "conv1-3, the MatMul and the Gemm"
+    assert all(np.abs(int8[w]).max() == WEIGHT_LEVELS for w in weights), "8 bits per channel, from reduce_range's 7"
+    dq_reads = {n.input[0] for n in wo.graph.node if n.op_type == "DequantizeLinear"}
+    assert not [t for t in wo.graph.initializer if t.data_type == onnx.TensorProto.INT32 and t.name in dq_reads], \
+        "biases float, as NNCF leaves them"
     onnx.checker.check_model(wo)
     out = run_model(_save(wo, tmp_path / "wo.onnx"), {"x": x})[0]
     ref = run_model(path, {"x": x})[0]
@@ -106,7 +113,7 @@ def test_weight_only_keeps_every_weight_quantized_and_no_activation(tmp_path: Pa
     exposed.CopyFrom(qdq)
     q = next(n for n in exposed.graph.node if n.op_type == "QuantizeLinear" and n.input[0] not in inits)
     exposed.graph.output.append(onnx.helper.make_tensor_value_info(q.output[0], onnx.TensorProto.UINT8, ["N", 3, 8, 8]))
-    kept = weight_only(exposed)
+    kept = _present(weight_only(exposed, base))
     assert q.output[0] in {n.output[0] for n in kept.graph.node if n.op_type == "QuantizeLinear"}
     onnx.checker.check_model(kept)
     assert len(run_model(_save(kept, tmp_path / "kept.onnx"), {"x": x})) == 2
@@ -115,3 +122,8 @@ def test_weight_only_keeps_every_weight_quantized_and_no_activation(tmp_path: Pa
 def _save(m: onnx.ModelProto, path: Path) -> Path:
     onnx.save(m, str(path))
     return path
+
+
+def _present(m: onnx.ModelProto | None) -> onnx.ModelProto:
+    assert m is not None, "every weight is per channel here"
+    return m
