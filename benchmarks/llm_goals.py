@@ -74,25 +74,28 @@ print(json.dumps(out))
 """
 
 
-def build_qwen05b(src: Path, layers: int = 24) -> dict[str, Any]:
+def build_qwen05b(src: Path, layers: int = 24, hidden: int = 896) -> dict[str, Any]:
     """A random Qwen2 at Qwen2-0.5B's shapes (hidden 896, MLP 4864, 14 heads / 2 KV heads, tied embeddings; the
-    zoo tokenizer's 8,192-id vocabulary) with ``layers`` layers (24: the real model's) written to ``src``."""
+    zoo tokenizer's 8,192-id vocabulary) with ``layers`` layers (24: the real model's) written to ``src``; another
+    ``hidden`` keeps the rest (heads of 64: ``hidden // 64`` of them)."""
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     from edgeopt.zoo.llm_corpus import corpus_texts, split_texts
     from edgeopt.zoo.tiny_llama import EOS, save_folder, train_tokenizer
 
-    cfg = TinyLlamaConfig(vocab_size=8192, hidden_size=896, intermediate_size=4864, num_hidden_layers=layers,
-                          num_attention_heads=14, num_key_value_heads=2, max_position_embeddings=4096)
+    heads = hidden // 64
+    cfg = TinyLlamaConfig(vocab_size=8192, hidden_size=hidden, intermediate_size=4864, num_hidden_layers=layers,
+                          num_attention_heads=heads, num_key_value_heads=2, max_position_embeddings=4096)
     tok = train_tokenizer(split_texts(corpus_texts())[0], cfg.vocab_size)
     torch.manual_seed(0)
-    hf = Qwen2Config(vocab_size=cfg.vocab_size, hidden_size=896, intermediate_size=4864, num_hidden_layers=layers,
-                     num_attention_heads=14, num_key_value_heads=2, max_position_embeddings=4096,
+    hf = Qwen2Config(vocab_size=cfg.vocab_size, hidden_size=hidden, intermediate_size=4864, num_hidden_layers=layers,
+                     num_attention_heads=heads, num_key_value_heads=2, max_position_embeddings=4096,
                      bos_token_id=tok.token_to_id(EOS), eos_token_id=tok.token_to_id(EOS),
                      tie_word_embeddings=True)
+    shapes = "Qwen2-0.5B (vocab 8192)" if hidden == 896 else f"Qwen2-0.5B, hidden {hidden} (vocab 8192)"
     return save_folder(Qwen2ForCausalLM(hf).eval(), tok, src, cfg,
-                       {"trained": False, "shapes": "Qwen2-0.5B (vocab 8192)", "architecture": "Qwen2ForCausalLM"})
+                       {"trained": False, "shapes": shapes, "architecture": "Qwen2ForCausalLM"})
 
 
 def build_model(work: Path, args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:

@@ -23,15 +23,19 @@ def _gguf_of(path: str | Path) -> Path:
     return p / "model.gguf" if p.is_dir() else p
 
 
-def qwen_ggufs(layers: int) -> dict[str, Any]:
-    """The Qwen2-0.5B-shaped model's F16 and Q4_K_M GGUFs, built once per shape and llama.cpp version into
-    ``out/llamacpp-goals/`` (the Hugging Face folder is deleted after: ~1.4 GB at 24 layers)."""
+def qwen_ggufs(layers: int, hidden: int = 896) -> dict[str, Any]:
+    """The Qwen2-0.5B-shaped model's F16 and Q4_K_M GGUFs (``hidden``: another width, the rest as Qwen2-0.5B's),
+    built once per shape and llama.cpp version into ``out/llamacpp-goals/`` (the Hugging Face folder is deleted
+    after: ~1.4 GB at 24 layers)."""
     from benchmarks.llm_goals import build_qwen05b
     from edgeopt.llm.gguf_export import llama_cpp_version
 
-    ident = {"shapes": "qwen2-0.5b/vocab-8192", "layers": layers, "seed": 0, "llama_cpp": llama_cpp_version()}
+    ident: dict[str, Any] = {"shapes": "qwen2-0.5b/vocab-8192", "layers": layers, "seed": 0,
+                             "llama_cpp": llama_cpp_version()}
+    if hidden != 896:  # Qwen2-0.5B's own width keeps the key its GGUFs were cached under
+        ident["hidden"] = hidden
     key = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:12]
-    root = CACHE / f"qwen2-0.5b-L{layers}-{key}"
+    root = CACHE / (f"qwen2-0.5b-L{layers}-{key}" if hidden == 896 else f"qwen2-0.5b-w{hidden}-L{layers}-{key}")
     done = read_json(root / "build.json")
     if done:
         return done
@@ -44,7 +48,7 @@ def qwen_ggufs(layers: int) -> dict[str, Any]:
                          f"({free:.1f} GB free): free some space or pass --skip-qwen")
     t0 = time.perf_counter()
     src = root / ".hf"
-    facts = build_qwen05b(src, layers)
+    facts = build_qwen05b(src, layers, hidden)
     seconds: dict[str, float] = {"hf_folder_s": round(time.perf_counter() - t0, 1)}
     levels: dict[str, Any] = {}
     for level, recipe in (("f16", "gguf-f16"), ("q4_k_m", "q4_k_m")):

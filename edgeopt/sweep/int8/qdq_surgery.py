@@ -13,7 +13,7 @@ trials.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 import onnx
 
@@ -73,7 +73,6 @@ def keep_float(qdq: onnx.ModelProto, base: onnx.ModelProto, nodes: Iterable[str]
     for node in g.node:
         if node.op_type in QDQ_OPS:
             continue
-        ref = base_nodes.get(node.name)
         for j, cur in enumerate(node.input):
             if cur not in dq_of:
                 continue
@@ -81,12 +80,21 @@ def keep_float(qdq: onnx.ModelProto, base: onnx.ModelProto, nodes: Iterable[str]
             if act is not None:
                 if act not in quantized:
                     node.input[j] = act
-            elif node.name in wanted and ref is not None and ref.op_type == node.op_type and j < len(ref.input) \
-                    and ref.input[j] in base_inits:
-                node.input[j] = float_weight(ref.input[j])
+            elif node.name in wanted and (w := base_initializer(base_nodes, base_inits, node, j)) is not None:
+                node.input[j] = float_weight(w)
     _unquantize_graph_outputs(g, dq_of, float_activation, quantized)
-    _prune(g)
+    prune(g)
     return out
+
+
+def base_initializer(base_nodes: Mapping[str, onnx.NodeProto], base_inits: Mapping[str, onnx.TensorProto],
+                     node: onnx.NodeProto, j: int) -> str | None:
+    """The float initializer behind input ``j`` of a quantized model's ``node``: the input at the same position of
+    the float model's node of the same name and type (``base_nodes``, ``base_inits``), if it is an initializer."""
+    ref = base_nodes.get(node.name)
+    if ref is None or ref.op_type != node.op_type or j >= len(ref.input) or ref.input[j] not in base_inits:
+        return None
+    return ref.input[j]
 
 
 def _unquantize_graph_outputs(g: onnx.GraphProto, dq_of: dict[str, onnx.NodeProto],
@@ -115,7 +123,7 @@ def _unquantize_graph_outputs(g: onnx.GraphProto, dq_of: dict[str, onnx.NodeProt
     g.node.extend(keep)
 
 
-def _prune(g: onnx.GraphProto) -> None:
+def prune(g: onnx.GraphProto) -> None:
     """Drop nodes whose outputs nobody reads (graph outputs count as read), then unread initializers."""
     keep = {o.name for o in g.output}
     live: list[onnx.NodeProto] = []

@@ -34,7 +34,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from .qdq_surgery import keep_float, quantized_nodes
+from .qdq_surgery import base_initializer, keep_float, prune, quantized_nodes
 
 WEIGHT_LEVELS = 127  # NNCF's INT8 weights: symmetric, per channel, in [-127, 127]
 _MATMULS = {"MatMul", "Gemm"}
@@ -65,19 +65,20 @@ def weight_only(qdq: onnx.ModelProto, base: onnx.ModelProto) -> onnx.ModelProto 
     for n in g.node:
         if n.op_type == "QuantizeLinear" and n.output[0] in q_in:
             continue
-        if n.op_type == "DequantizeLinear" and (n.input[0] in q_in or n.name in float_bias):
-            src = q_in.get(n.input[0]) or float_bias[n.name]
-            n = helper.make_node("Identity", [src], [n.output[0]], name=f"{n.name}_float")
+        if n.op_type == "DequantizeLinear" and (n.input[0] in q_in or n.output[0] in float_bias):
+            src = q_in.get(n.input[0]) or float_bias[n.output[0]]
+            n = helper.make_node("Identity", [src], [n.output[0]], name=f"{n.output[0]}_float")
         nodes.append(n)
     del g.node[:]
     g.node.extend(nodes)
+    prune(g)  # the dropped QuantizeLinears' and replaced weights' initializers
     return out
 
 
 def _requantize_weights(g: onnx.GraphProto, base: onnx.ModelProto) -> dict[str, str] | None:
     """Each 8-bit weight ``DequantizeLinear`` of ``g`` reading ``base``'s float weight at 8 bits symmetric per
-    channel (new initializers); None when one is per tensor. Returns each int32 bias ``DequantizeLinear``'s name
-    with the name of ``base``'s float bias, added to ``g``: NNCF leaves biases in float."""
+    channel (new initializers); None when one is per tensor. Returns, by output name, each int32 bias
+    ``DequantizeLinear`` with the name of ``base``'s float bias, added to ``g``: NNCF leaves biases in float."""
     inits = {t.name: t for t in g.initializer}
     base_nodes = {n.name: n for n in base.graph.node if n.name}
     base_inits = {t.name: t for t in base.graph.initializer}
@@ -85,27 +86,26 @@ def _requantize_weights(g: onnx.GraphProto, base: onnx.ModelProto) -> dict[str, 
     done: set[str] = set()
     biases: dict[str, str] = {}
     for node in g.node:
-        bn = base_nodes.get(node.name)
         for pos, name in enumerate(node.input):
             dq = dq_of.get(name)
-            if dq is None or bn is None or pos >= len(bn.input) or bn.input[pos] not in base_inits or dq.name in done:
+            src = base_initializer(base_nodes, base_inits, node, pos) if dq is not None else None
+            if dq is None or src is None or name in done:
                 continue
-            done.add(dq.name)
+            done.add(name)
             if inits[dq.input[0]].data_type not in _INT8:  # an int32 bias: base's float one
-                biases[dq.name] = f"{dq.name}_float_bias"
-                g.initializer.append(numpy_helper.from_array(numpy_helper.to_array(base_inits[bn.input[pos]]),
-                                                             biases[dq.name]))
+                biases[name] = f"{name}_float_bias"
+                g.initializer.append(numpy_helper.from_array(numpy_helper.to_array(base_inits[src]), biases[name]))
                 continue
             if numpy_helper.to_array(inits[dq.input[1]]).size < 2:
                 return None
-            w = numpy_helper.to_array(base_inits[bn.input[pos]]).astype(np.float32)
+            w = numpy_helper.to_array(base_inits[src]).astype(np.float32)
             axis = next((a.i for a in dq.attribute if a.name == "axis"), 1) % w.ndim
             reduce = tuple(d for d in range(w.ndim) if d != axis)
             scale = (np.abs(w).max(axis=reduce) / WEIGHT_LEVELS).astype(np.float32)
             scale[scale == 0] = 1.0
             shape = [-1 if d == axis else 1 for d in range(w.ndim)]
             q = np.clip(np.round(w / scale.reshape(shape)), -WEIGHT_LEVELS, WEIGHT_LEVELS).astype(np.int8)
-            names = [f"{dq.name}_w8", f"{dq.name}_w8_scale", f"{dq.name}_w8_zero_point"]
+            names = [f"{name}_w8", f"{name}_w8_scale", f"{name}_w8_zero_point"]
             g.initializer.extend([numpy_helper.from_array(q, names[0]), numpy_helper.from_array(scale, names[1]),
                                   numpy_helper.from_array(np.zeros(scale.shape, np.int8), names[2])])
             dq.input[:] = names
@@ -116,7 +116,7 @@ def repair_bounds(qdq: onnx.ModelProto, base: onnx.ModelProto, score: Callable[[
                   threshold: float, op_types: Sequence[str]) -> Callable[[str], str | None]:
     """A check per kind of repair: why a repair of that kind cannot keep ``threshold`` (None: it might, or no
     bound applies). ``score`` is the host retention of a model; each kind's bound is scored once, when first
-    asked; ``base`` is the float model ``qdq`` quantized (its weights, for :func:`.qdq_surgery.keep_float`)."""
+    asked; ``base`` is the float model ``qdq`` quantized (its weights and biases, put back or re-quantized)."""
     memo: dict[str, str | None] = {}
 
     def smoothing() -> str | None:
