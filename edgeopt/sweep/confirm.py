@@ -27,6 +27,7 @@ No host-side work overlaps these runs: the artifacts are built, hashed and evalu
 from __future__ import annotations
 
 import math
+import uuid
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,6 +126,9 @@ def confirm_levels(ctx: Context, levels: Sequence[Level], *, rounds: int | None 
     samples = (RoundRobin(rounds=rounds, samples_per_round=RUN_ITERATIONS).run(list(timed), run.measure)
                if timed else {})
     out = list(levels)
+    # these rounds: every level in them ran once in each, so their medians pair; without a served agent each
+    # level's first "round" is its own single run, taken when it was built, so nothing pairs
+    rounds_id = uuid.uuid4().hex[:12] if served else None
     for name, i in timed.items():
         lv = levels[i]
         if name in deferred_names:  # the rounds are its first measurement
@@ -134,20 +138,22 @@ def confirm_levels(ctx: Context, levels: Sequence[Level], *, rounds: int | None 
         elif not served:  # a fresh single run is one more round (its p50: that round's median)
             samples[name].insert(0, [lv.latency_ms_first_pass if lv.latency_ms_first_pass is not None
                                      else lv.latency_ms])
-        out[i] = _confirmed(lv, samples[name], run.busy.get(name, []))
+        out[i] = _confirmed(lv, samples[name], run.busy.get(name, []), rounds_id)
     for name, src in same.items():
         out[todo[name]] = shown_as(levels[todo[name]], out[src])
     return out
 
 
-def _confirmed(lv: Level, rounds: list[list[float]], busy: Sequence[float]) -> Level:
-    """``lv`` with its latency from its round samples (first measurement: the rounds', unless it had a single run)
-    and its CPU-share verdict."""
+def _confirmed(lv: Level, rounds: list[list[float]], busy: Sequence[float], rounds_id: str | None) -> Level:
+    """``lv`` with its latency from its round samples (first measurement: the rounds', unless it had a single run),
+    its round medians under ``rounds_id`` (without a served agent the first is its single run's p50) and its
+    CPU-share verdict."""
     st = level_stats({"x": rounds})["x"]
     share = round(float(np.median(busy)), 1) if busy else None
     return lv.model_copy(update={
         "latency_ms": round(st.median_ms, 6), "latency_ms_low": round(st.low_ms, 6),
         "latency_ms_high": round(st.high_ms, 6), "latency_confirm_rounds": st.rounds, "single_run": False,
+        "confirm_round_medians_ms": [round(v, 6) for v in st.round_medians], "confirm_rounds_id": rounds_id,
         "latency_ms_first_pass": lv.latency_ms_first_pass if lv.latency_ms_first_pass is not None
         else round(st.median_ms, 6),
         "host_cpu_busy_pct": share, "interference": interfered(share)})

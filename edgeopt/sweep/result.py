@@ -64,6 +64,12 @@ class Level(BaseModel):
     single_run: bool = Field(
         default=False, description="latency_ms is one short run, not confirmed in interleaved rounds: shown marked "
         "and used for no decision.")
+    confirm_round_medians_ms: list[float] | None = Field(
+        default=None, description="The median of each of the level's confirmation rounds, ms, in the order they "
+        "ran (None: not confirmed in rounds). With confirm_rounds_id, what the INT8 search's cost gate pairs.")
+    confirm_rounds_id: str | None = Field(
+        default=None, description="The confirmation rounds the level ran in: levels with the same id ran once in "
+        "each of the same rounds, so their round medians pair (docs/sweep.md 'The cost gate').")
     host_cpu_busy_pct: float | None = Field(
         default=None, description="Most CPU time other processes took while this level was timed (its runs' "
         "maximum), % of the machine's cores; None where the agent cannot read /proc/stat.")

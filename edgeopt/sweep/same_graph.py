@@ -27,6 +27,7 @@ REFERENCE = "fp32"  # the recipe of the level that times the model itself on eac
 _RUNTIME_FACTS = ("static_shapes", "inference_precision", "runtime_reported")
 _LATENCY_FIELDS = ("runtime_version", "latency_ms", "latency_ms_p99", "latency_ms_low", "latency_ms_high",
                    "latency_confirm_rounds", "latency_ms_first_pass", "single_run", "valid", "host_cpu_busy_pct",
+                   "confirm_round_medians_ms", "confirm_rounds_id",
                    "interference", "first_pass_agent", "energy_mj", "energy_source", "meets_budget")
 
 

@@ -75,6 +75,7 @@ def test_without_a_served_agent_the_first_pass_gives_memory(digits: tuple[Path, 
     res = sweep(model, eval=data, recipes=["fp16"], min_retention=0.9, out_dir=tmp_path, **FAST)
     for lv in res.levels:
         assert lv.first_pass_agent == "fresh" and lv.memory_source == "first_pass"
+        assert lv.confirm_rounds_id is None, "each level's first round is its own single run: nothing pairs"
         assert lv.memory_mb_peak and lv.memory_mb_peak > 0 and lv.cold_start_ms and lv.cold_start_ms > 0
 
 
@@ -138,8 +139,13 @@ def test_a_served_sweep_times_each_level_only_in_interleaved_rounds(served_sweep
     for lv in res.levels:
         assert not lv.single_run and lv.latency_confirm_rounds == 3, lv.recipe
         assert lv.latency_ms_first_pass == pytest.approx(timed[(lv.recipe, lv.runtime)]), lv.recipe
+        # the rounds' medians, under the id of the rounds they ran in: what the INT8 search's cost gate pairs
+        meds = lv.confirm_round_medians_ms
+        assert meds is not None and len(meds) == 3 and lv.confirm_rounds_id, lv.recipe
+        assert float(np.median(meds)) == pytest.approx(lv.latency_ms_first_pass, abs=1e-5), lv.recipe
         assert lv.latency_ms_low is not None and lv.latency_ms_high is not None
         assert lv.size_bytes > 0 and lv.latency_ms_p99 >= lv.latency_ms_first_pass * 0.5 and lv.valid
+    assert len({lv.confirm_rounds_id for lv in res.levels}) == 1, "built together, timed in the same rounds"
 
 
 def test_pooled_rounds_are_one_result_judged_on_all_samples(tiny_cnn: Path) -> None:

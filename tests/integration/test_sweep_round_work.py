@@ -75,7 +75,7 @@ def test_rounds_load_once_warm_up_once_and_skip_a_no_change_level(tmp_path: Path
         assert same.details["latency_of"] == f"fp32@{rt}" and same.latency_confirm_rounds == FIRST_ROUNDS
         assert not same.single_run and same.valid and same.size_bytes == Path(same.artifact).stat().st_size
         for f in ("latency_ms", "latency_ms_p99", "latency_ms_low", "latency_ms_high", "latency_ms_first_pass",
-                  "host_cpu_busy_pct", "interference"):
+                  "host_cpu_busy_pct", "interference", "confirm_round_medians_ms", "confirm_rounds_id"):
             assert getattr(same, f) == getattr(fp32, f), f
         runs = per_options[(str(Path(fp32.artifact).resolve()), rt, _options(fp32.runtime_options))]
         assert len(runs) >= FIRST_ROUNDS

@@ -28,6 +28,7 @@ from ...registry.runtime_sweep import Int8Backend
 from ..measure import Context
 from .float_sets import FloatSetChoice, choose_float_set
 from .node_gains import gains_between
+from .paired import paired
 from .qdq_surgery import keep_float
 from .sensitivity_cache import LatencyEntry, LatencyKey, SensitivityCache
 
@@ -137,14 +138,17 @@ def hopeless_runtimes(levels: Sequence[Any], rts: Sequence[str]) -> dict[str, st
 
     A runtime is hopeless when its fastest plain INT8 level (``int8``, or ``int8+<low>``: the full INT8 model, the
     lower bound of any mix) is, by its confirmed interval's low end, more than :data:`HOPELESS_RATIO` x slower than
-    the confirmed interval's high end of the fastest passing level: no INT8 mix there would beat a level that
+    the confirmed interval's high end of the fastest passing level (both with each round's machine speed divided
+    out where they ran in the same rounds, :mod:`.paired`): no INT8 mix there would beat a level that
     already passes, and its device trials (the slowest part of a sweep on a detector) are skipped. Levels without a
     confirmed interval decide nothing (a single run can be 2x off); a full INT8 model under
     :data:`HOPELESS_MIN_MS` never makes its runtime hopeless."""
     best, plain = int8_ceilings(levels, rts, with_no_change=False)
     out: dict[str, str] = {}
     for rt, fastest in plain.items():
-        if fastest.latency_ms_low >= HOPELESS_MIN_MS and fastest.latency_ms_low > HOPELESS_RATIO * best.latency_ms_high:
+        p = paired(levels, fastest, best)  # in the same rounds: each round's machine speed divided out
+        low, high = (fastest.latency_ms_low, best.latency_ms_high) if p is None else (p.slow_low_ms, p.fast_high_ms)
+        if fastest.latency_ms_low >= HOPELESS_MIN_MS and low > HOPELESS_RATIO * high:
             ratio = fastest.latency_ms / best.latency_ms
             out[rt] = (f"int8 search on {rt} skipped: its full INT8 model ({fastest.recipe}, "
                        f"{fastest.latency_ms:.2f} ms) is {ratio:.2f}x slower than {best.recipe}@{best.runtime} "

@@ -43,6 +43,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ...errors import InputError
 from .round_stats import (
     LevelStats,
@@ -117,6 +119,27 @@ class _Boot:
     seed: int
 
 
+def compared_stats(samples: RoundSamples, names: Sequence[str], *, confidence: float = 0.95, resamples: int = 2000,
+                   seed: int = 0) -> tuple[dict[str, LevelStats], np.ndarray | None]:
+    """Rule 1's level intervals of ``names`` and the rounds' machine factors: the rounds with each round's machine
+    speed (:func:`machine_factors` over ``names``) divided out, or the raw rounds (factors None) when not paired."""
+    mine = {n: samples[n] for n in names}
+    factors = machine_factors(mine, names)
+    unit = mine if factors is None else drift_out(mine, factors)
+    return level_stats(unit, confidence=confidence, resamples=resamples, seed=seed), factors
+
+
+def faster_beyond_noise(samples: RoundSamples, compared: Mapping[str, LevelStats], slow: str, fast: str, *,
+                        tolerance: float = DEFAULT_TOLERANCE, confidence: float = 0.95, resamples: int = 2000,
+                        seed: int = 0) -> bool:
+    """Rule 1 for one pair: ``fast`` beats ``slow`` when their intervals in ``compared`` (:func:`compared_stats`)
+    are apart and the paired ratio ``fast / slow`` is below ``1 - tolerance`` at its interval's upper bound."""
+    if compared[slow].low_ms <= compared[fast].high_ms:  # the level intervals overlap: not beyond noise
+        return False
+    pr = pair_ratio(samples, slow, fast, confidence=confidence, resamples=resamples, seed=seed)
+    return pr.high < 1 - tolerance
+
+
 def _beaten(samples: RoundSamples, names: Sequence[str], stats: Mapping[str, LevelStats],
             compared: Mapping[str, LevelStats], tolerance: float, boot: _Boot) -> dict[str, str]:
     """Rule 1: level -> the fastest level faster than it beyond the paired interval and the level intervals of
@@ -127,11 +150,8 @@ def _beaten(samples: RoundSamples, names: Sequence[str], stats: Mapping[str, Lev
         for fast in by_speed:
             if fast == slow or stats[fast].median_ms >= stats[slow].median_ms:
                 continue
-            if compared[slow].low_ms <= compared[fast].high_ms:  # the level intervals overlap: not beyond noise
-                continue
-            pr = pair_ratio(samples, slow, fast, confidence=boot.confidence, resamples=boot.resamples,
-                            seed=boot.seed)
-            if pr.high < 1 - tolerance:
+            if faster_beyond_noise(samples, compared, slow, fast, tolerance=tolerance, confidence=boot.confidence,
+                                   resamples=boot.resamples, seed=boot.seed):
                 beaten[slow] = fast
                 break
     return beaten
@@ -168,9 +188,7 @@ def decide(samples: RoundSamples, candidates: Sequence[Candidate], *, tolerance:
     boot = _Boot(confidence, resamples, seed)
     mine = {n: samples[n] for n in names}
     stats = level_stats(mine, confidence=confidence, resamples=resamples, seed=seed)
-    factors = machine_factors(mine, names)
-    compared = stats if factors is None else level_stats(drift_out(mine, factors), confidence=confidence,
-                                                         resamples=resamples, seed=seed)
+    compared, factors = compared_stats(mine, names, confidence=confidence, resamples=resamples, seed=seed)
     beaten = _beaten(samples, names, stats, compared, tolerance, boot)
     ret = {c.name: c.retention for c in candidates}
     dominated: dict[str, str] = {}

@@ -7,7 +7,8 @@ from functools import partial
 
 from edgeopt.sweep.int8.cost_gate import GATE_MIN_MS, headrooms, search_runtime
 from edgeopt.sweep.int8.float_sets import choose_float_set, float_reasons
-from tests.unit.sweep.level_kit import level
+from edgeopt.sweep.int8.latency import hopeless_runtimes
+from tests.unit.sweep.level_kit import level, level_in_rounds
 
 _lv = partial(level, failed_retention=0.8)  # a failing level's retention
 
@@ -37,6 +38,66 @@ def test_a_ceiling_that_can_beat_or_tie_keeps_the_repairs() -> None:
     tie = headrooms([_lv("fp16", "openvino", 10.0, passed=True), _lv("int8", "openvino", 10.4, passed=False)],
                     ["openvino"])
     assert tie["openvino"].can_beat, "overlapping intervals: a tied INT8 level may still win the ranking on size"
+
+
+# PP-OCRv4 rec's first rounds on the 2-vCPU AMX VM (session 23): onnxruntime's INT8 (18.1 ms) is 1.8x slower than
+# fp32@openvino (9.9 ms) in every round, but the machine's speed moved 2x over the 3 rounds, so each raw interval
+# spans the drift and the old gate let onnxruntime's search run (its profile, 8 evaluations and a level: ~10 s)
+DRIFT = [0.75, 1.0, 1.5]
+OWN = {"fp32@onnxruntime": [1.0, 1.01, 0.99], "fp32@openvino": [0.99, 1.0, 1.01], "int8@onnxruntime": [1.02, 0.99, 1.0],
+       "int8@openvino": [1.0, 1.02, 0.98]}  # each level's own noise per round
+
+
+def _rec_levels(ids: dict[str, str | None]) -> list:
+    ms = {"fp32@onnxruntime": 17.4, "fp32@openvino": 9.9, "int8@onnxruntime": 18.1, "int8@openvino": 6.5}
+    return [level_in_rounds(*name.split("@"), [ms[name] * d * o for d, o in zip(DRIFT, OWN[name], strict=True)],
+                            ids.get(name, "r1"), passed=name.startswith("fp32")) for name in ms]
+
+
+def test_a_ceiling_slower_in_every_paired_round_is_gated_through_the_machines_drift() -> None:
+    heads = headrooms(_rec_levels({}), ["onnxruntime", "openvino"])
+    ort = heads["onnxruntime"]
+    raw = _rec_levels({})
+    assert raw[2].latency_ms_low < raw[1].latency_ms_high  # the raw intervals overlap: the old gate let it run
+    assert ort.paired_rounds == 3 and ort.beaten and not ort.can_beat and ort.best == "fp32@openvino"
+    assert ort.ceiling_ms_low > ort.best_ms_high and ort.ms < 0  # apart once each round's speed is divided out
+    assert "in the same 3 rounds" in ort.reason() and "beyond noise, as the ranking judges" in ort.reason()
+    assert ort.record()["paired_rounds"] == 3 and ort.record()["can_beat"] is False
+    ov = heads["openvino"]
+    assert ov.paired_rounds == 3 and ov.can_beat and ov.cost_cap_ms is not None and ov.cost_cap_ms > 9.9 - 6.5
+    assert search_runtime(["onnxruntime", "openvino"], heads) == "openvino"
+    # the same intervals make onnxruntime hopeless (1.8x > HOPELESS_RATIO): no search there at all
+    assert list(hopeless_runtimes(_rec_levels({}), ["onnxruntime", "openvino"])) == ["onnxruntime"]
+
+
+def test_levels_from_other_rounds_keep_the_raw_intervals() -> None:
+    """Not timed in the same rounds (or without a served agent: no rounds id): nothing pairs, as before."""
+    for ids in ({"int8@onnxruntime": "r2"}, dict.fromkeys(OWN, None)):
+        ort = headrooms(_rec_levels(ids), ["onnxruntime", "openvino"])["onnxruntime"]
+        assert ort.paired_rounds == 0 and ort.can_beat and ort.ms > 0 and ort.cost_cap_ms == ort.ms, ids
+        assert "same 3 rounds" not in ort.reason()
+        assert hopeless_runtimes(_rec_levels(ids), ["onnxruntime", "openvino"]) == {}, ids
+
+
+def test_a_paired_ceiling_within_the_rankings_tolerance_may_still_tie() -> None:
+    """2 % slower in every round, with tight rounds: the intervals are apart, but the ranking calls anything under
+    its 3 % tolerance a tie, and a tied INT8 level may win on size; its float parts are capped at the ranking's
+    resolution."""
+    best = level_in_rounds("fp32", "openvino", [10.0 * d for d in DRIFT], "r", passed=True)
+    tight = [10.2 * d * o for d, o in zip(DRIFT, [1.001, 0.999, 1.0], strict=True)]
+    ceiling = level_in_rounds("int8", "openvino", tight, "r", passed=False)
+    head = headrooms([best, ceiling], ["openvino"])["openvino"]
+    assert head.paired_rounds == 3 and head.ms < 0 and not head.beaten and head.can_beat
+    assert head.cost_cap_ms == head.resolution_ms == 0.03 * best.latency_ms
+
+
+def test_a_paired_ceiling_with_noise_of_its_own_may_still_beat() -> None:
+    """Faster than the passing level in one round of three (its own noise, not the machine's): no verdict."""
+    best = level_in_rounds("fp32", "openvino", [10.0 * d for d in DRIFT], "r", passed=True)
+    ceiling = level_in_rounds("int8", "openvino", [11.0 * d * o for d, o in zip(DRIFT, [1.0, 0.8, 1.1], strict=True)],
+                              "r", passed=False)
+    head = headrooms([best, ceiling], ["openvino"])["openvino"]
+    assert head.paired_rounds == 3 and not head.beaten and head.can_beat and head.ms > 0
 
 
 def test_the_default_trial_runs_on_the_first_runtime_whose_ceiling_can_beat_the_best_level() -> None:
