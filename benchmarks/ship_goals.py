@@ -183,6 +183,20 @@ def other_runtime_check(res: Any, checker: Checker, rec_runtime: str) -> dict[st
             "equal": abs(value - lv.retention) <= SHIPPED_TOLERANCE}
 
 
+def search_summary(res: Any) -> dict[str, Any]:
+    """Where the sweep's INT8 search spent its time: its phases, what it counted, the runtimes it skipped and why
+    (the cost gate's verdicts without their decisions), the NNCF repairs and the float sets; empty without one."""
+    search = res.int8_search
+    if search is None:
+        return {}
+    return {"int8_search": {
+        "seconds": search.seconds, "phase_seconds": search.phase_seconds, "work": search.work,
+        "skipped_runtimes": search.skipped_runtimes, "nncf_repairs": search.nncf_repairs,
+        "cost_gate": {rt: {k: v for k, v in g.items() if k != "decisions"} for rt, g in search.cost_gate.items()},
+        "float_sets": {rt: {k: v for k, v in fs.items() if not isinstance(v, (list, dict))}
+                       for rt, fs in search.float_sets.items()}}}
+
+
 def check_sweep(res: Any, wall_s: float, model: Path, checker: Checker, shapes: dict[str, list[int]],
                 args: argparse.Namespace) -> dict[str, Any]:
     rec = res.recommendation
@@ -191,12 +205,7 @@ def check_sweep(res: Any, wall_s: float, model: Path, checker: Checker, shapes: 
     row: dict[str, Any] = {"wall_s": wall_s, "threads_used": res.threads, "levels": level_rows(res, again, again2)}
     if res.ranking is not None:  # the ranking rounds behind the recommendation (a tie here is read from them)
         row["ranking"] = res.ranking
-    search = res.int8_search
-    if search is not None:  # where the sweep's time went: the search's phases and what it counted
-        row["int8_search"] = {"seconds": search.seconds, "phase_seconds": search.phase_seconds, "work": search.work,
-                              "skipped_runtimes": search.skipped_runtimes, "nncf_repairs": search.nncf_repairs,
-                              "float_sets": {rt: {k: v for k, v in fs.items() if not isinstance(v, (list, dict))}
-                                             for rt, fs in search.float_sets.items()}}
+    row.update(search_summary(res))
     row["first_pass"] = deviation_summary(row["levels"], "first_pass_ms", "remeasured_ms")
     row["final"] = deviation_summary(row["levels"], "latency_ms", "remeasured_ms")
     if again2 is not None:
@@ -299,6 +308,7 @@ def run_model(name: str, args: argparse.Namespace, work: Path) -> dict[str, Any]
                 first = row["recommendation"] and row["recommendation"]["level"]
                 second = again.recommendation and f"{again.recommendation.recipe}@{again.recommendation.runtime}"
                 row["repeat"] = {"wall_s": wall2, "recommendation": second, "same": first == second,
+                                 "reason": again.reason, **search_summary(again),
                                  "levels": level_rows(again, remeasure(again, shapes, args.remeasure_rounds))}
             doc["sweeps"].append(row)
             _print_row(name, row)
