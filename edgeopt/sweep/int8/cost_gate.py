@@ -7,12 +7,10 @@ minus INT8 time, :func:`.latency.gains`) on top of the ceiling. The gate compare
 the sweep measured before the search, on confirmed intervals (:func:`headrooms`):
 
 - **headroom** = the passing level's interval high end minus the ceiling's low end (ms): the most time an INT8
-  model on that runtime can spend and still, at the optimistic ends of both intervals, be faster. When both levels
-  ran in the same confirmation rounds, the intervals are the ranking's, each round's machine speed divided out
-  (:mod:`.paired`), not the raw ones that span the machine's drift.
-- **no headroom** (the ceiling is slower than the passing level beyond noise: by both intervals, or, paired, by
-  the ranking's rule 1: intervals apart *and* the paired per-round ratio beyond its 3 % tolerance, so the
-  ranking would call even all-INT8 slower): no repair on that runtime
+  model on that runtime can spend and still, at the optimistic ends of both intervals, be faster.
+- **no headroom** (the ceiling is slower than the passing level beyond both intervals, or, where both ran in the
+  same confirmation rounds, beyond noise as the ranking judges, :mod:`.paired`: the raw intervals of three rounds
+  span the machine's drift between them): no repair on that runtime
   could even tie, so its repairs are skipped: the range repair's calibrations and host checks when no searched
   runtime has headroom, the range-repaired model's device trial and NNCF's repairs per runtime. A tie is not
   gated: an INT8 level of equal retention that ties on latency can still win the ranking on size
@@ -29,19 +27,20 @@ is recorded with its reason in ``sweep.json``'s ``int8_search.cost_gate``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from ..rank.decide import DEFAULT_TOLERANCE
 from .latency import HOPELESS_MIN_MS, int8_ceilings
-from .paired import paired
+from .paired import Paired, paired
 
 GATE_MIN_MS = HOPELESS_MIN_MS  # a ceiling under this (ms per inference) never gates (see the module docstring)
 
 
 @dataclass(frozen=True)
 class Headroom:
-    """One runtime's INT8 ceiling against the fastest passing level, both by their confirmed intervals (ms)."""
+    """One runtime's INT8 ceiling against the fastest passing level, both by their confirmed intervals (ms), and,
+    where both ran in the same confirmation rounds, the two compared as the ranking compares them (``paired``)."""
 
     runtime: str
     ceiling: str  # the plain INT8 level, recipe@runtime
@@ -50,10 +49,7 @@ class Headroom:
     best: str  # the fastest passing level, recipe@runtime
     best_ms: float
     best_ms_high: float
-    # > 0: both ran in these confirmation rounds, the intervals above have the machine's speed of each round
-    # divided out, and ``beaten`` is the ranking's rule 1 between them
-    paired_rounds: int = 0
-    beaten: bool = False
+    paired: Paired | None = None
 
     @property
     def ms(self) -> float:
@@ -66,33 +62,40 @@ class Headroom:
         return self.ceiling_ms_low >= GATE_MIN_MS
 
     @property
+    def beaten_in_rounds(self) -> bool:
+        """Whether the ranking's rule 1, in the rounds both ran in, calls even the ceiling slower beyond noise."""
+        return self.paired is not None and self.paired.beaten
+
+    @property
     def can_beat(self) -> bool:
         """Whether an all-INT8 model on this runtime can still beat (or tie) the fastest passing level."""
-        if not self.gates:
-            return True
-        return not self.beaten if self.paired_rounds else self.ms > 0
+        return not self.gates or (self.ms > 0 and not self.beaten_in_rounds)
 
     def reason(self) -> str:
         """One line: why the repairs on this runtime run or are skipped."""
-        where = (f" (in the same {self.paired_rounds} rounds, each round's machine speed divided out)"
-                 if self.paired_rounds else "")
+        p = self.paired
+        where = "" if p is None else (f"; in the same {p.rounds} rounds, each round's machine speed divided out: "
+                                      f"from {p.slow_low_ms:.2f} vs to {p.fast_high_ms:.2f}")
         numbers = (f"the INT8 ceiling {self.ceiling} ({self.ceiling_ms:.2f} ms, interval from "
                    f"{self.ceiling_ms_low:.2f}) vs {self.best} ({self.best_ms:.2f} ms, interval to "
-                   f"{self.best_ms_high:.2f}){where}, which already passes")
+                   f"{self.best_ms_high:.2f}{where}), which already passes")
         if not self.gates:
             return f"{numbers}: the ceiling is under {GATE_MIN_MS:g} ms, where the gate decides nothing"
         if self.can_beat:
-            return f"{numbers}: an INT8 model may still beat it, with up to {self.cost_cap_ms:.2f} ms of float parts"
-        beyond = "beyond noise, as the ranking judges" if self.paired_rounds else "beyond both intervals"
+            return f"{numbers}: an INT8 model may still beat it, with up to {self.ms:.2f} ms of float parts"
+        beyond = "beyond noise, as the ranking judges" if self.beaten_in_rounds else "beyond both intervals"
         return f"{numbers}: even all-INT8 is slower {beyond}, so no repair on {self.runtime} can beat it"
 
     def record(self) -> dict[str, Any]:
         """``sweep.json``'s ``int8_search.cost_gate[<runtime>]`` before the search's decisions are added."""
+        p = self.paired
         return {"ceiling": self.ceiling, "ceiling_ms": round(self.ceiling_ms, 4),
                 "ceiling_ms_low": round(self.ceiling_ms_low, 4), "best_passing": self.best,
                 "best_passing_ms": round(self.best_ms, 4), "best_passing_ms_high": round(self.best_ms_high, 4),
-                "headroom_ms": round(self.ms, 4), "paired_rounds": self.paired_rounds, "can_beat": self.can_beat,
-                "reason": self.reason(), "decisions": {}}
+                "headroom_ms": round(self.ms, 4), "paired_rounds": 0 if p is None else p.rounds,
+                **({} if p is None else {"paired_ceiling_ms_low": round(p.slow_low_ms, 4),
+                                         "paired_best_passing_ms_high": round(p.fast_high_ms, 4)}),
+                "can_beat": self.can_beat, "reason": self.reason(), "decisions": {}}
 
     @property
     def resolution_ms(self) -> float:
@@ -103,12 +106,8 @@ class Headroom:
 
     @property
     def cost_cap_ms(self) -> float | None:
-        """The float-set search's cap on summed per-layer gains (None: no cap); where a ceiling whose interval lies
-        above the passing level's can still tie it (paired, within the ranking's tolerance), the ranking's
-        resolution."""
-        if not self.gates:
-            return None
-        return self.ms if self.ms > 0 or not self.can_beat else self.resolution_ms
+        """The float-set search's cap on summed per-layer gains (None: no cap)."""
+        return self.ms if self.gates else None
 
 
 def headrooms(levels: Sequence[Any], rts: Sequence[str]) -> dict[str, Headroom]:
@@ -119,21 +118,11 @@ def headrooms(levels: Sequence[Any], rts: Sequence[str]) -> dict[str, Headroom]:
     best, plain = int8_ceilings(levels, rts, with_no_change=True)
     out: dict[str, Headroom] = {}
     for rt, top in plain.items():
-        head = Headroom(runtime=rt, ceiling=f"{top.recipe}@{rt}", ceiling_ms=top.latency_ms,
-                        ceiling_ms_low=top.latency_ms_low, best=f"{best.recipe}@{best.runtime}",
-                        best_ms=best.latency_ms, best_ms_high=best.latency_ms_high)
-        out[rt] = _paired(head, levels, top, best)
+        out[rt] = Headroom(runtime=rt, ceiling=f"{top.recipe}@{rt}", ceiling_ms=top.latency_ms,
+                           ceiling_ms_low=top.latency_ms_low, best=f"{best.recipe}@{best.runtime}",
+                           best_ms=best.latency_ms, best_ms_high=best.latency_ms_high,
+                           paired=paired(levels, top, best))
     return out
-
-
-def _paired(head: Headroom, levels: Sequence[Any], ceiling: Any, best: Any) -> Headroom:
-    """``head`` judged as the ranking judges (:mod:`.paired`) when ``ceiling`` and ``best`` ran in the same
-    confirmation rounds; else ``head`` as it is."""
-    p = paired(levels, ceiling, best)
-    if p is None:
-        return head
-    return replace(head, ceiling_ms_low=p.slow_low_ms, best_ms_high=p.fast_high_ms, paired_rounds=p.rounds,
-                   beaten=p.beaten)
 
 
 def search_runtime(hopeful: Sequence[str], heads: Mapping[str, Headroom]) -> str:

@@ -138,8 +138,9 @@ def hopeless_runtimes(levels: Sequence[Any], rts: Sequence[str]) -> dict[str, st
 
     A runtime is hopeless when its fastest plain INT8 level (``int8``, or ``int8+<low>``: the full INT8 model, the
     lower bound of any mix) is, by its confirmed interval's low end, more than :data:`HOPELESS_RATIO` x slower than
-    the confirmed interval's high end of the fastest passing level (both with each round's machine speed divided
-    out where they ran in the same rounds, :mod:`.paired`): no INT8 mix there would beat a level that
+    the confirmed interval's high end of the fastest passing level, or, where the two ran in the same rounds, is
+    so by their intervals with each round's machine speed divided out (:mod:`.paired`): no INT8 mix there would
+    beat a level that
     already passes, and its device trials (the slowest part of a sweep on a detector) are skipped. Levels without a
     confirmed interval decide nothing (a single run can be 2x off); a full INT8 model under
     :data:`HOPELESS_MIN_MS` never makes its runtime hopeless."""
@@ -147,8 +148,9 @@ def hopeless_runtimes(levels: Sequence[Any], rts: Sequence[str]) -> dict[str, st
     out: dict[str, str] = {}
     for rt, fastest in plain.items():
         p = paired(levels, fastest, best)  # in the same rounds: each round's machine speed divided out
-        low, high = (fastest.latency_ms_low, best.latency_ms_high) if p is None else (p.slow_low_ms, p.fast_high_ms)
-        if fastest.latency_ms_low >= HOPELESS_MIN_MS and low > HOPELESS_RATIO * high:
+        raw = fastest.latency_ms_low > HOPELESS_RATIO * best.latency_ms_high
+        if fastest.latency_ms_low >= HOPELESS_MIN_MS and (raw or (p is not None and p.beaten
+                                                                  and p.slow_low_ms > HOPELESS_RATIO * p.fast_high_ms)):
             ratio = fastest.latency_ms / best.latency_ms
             out[rt] = (f"int8 search on {rt} skipped: its full INT8 model ({fastest.recipe}, "
                        f"{fastest.latency_ms:.2f} ms) is {ratio:.2f}x slower than {best.recipe}@{best.runtime} "

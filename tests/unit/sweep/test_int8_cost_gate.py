@@ -57,14 +57,16 @@ def _rec_levels(ids: dict[str, str | None]) -> list:
 def test_a_ceiling_slower_in_every_paired_round_is_gated_through_the_machines_drift() -> None:
     heads = headrooms(_rec_levels({}), ["onnxruntime", "openvino"])
     ort = heads["onnxruntime"]
-    raw = _rec_levels({})
-    assert raw[2].latency_ms_low < raw[1].latency_ms_high  # the raw intervals overlap: the old gate let it run
-    assert ort.paired_rounds == 3 and ort.beaten and not ort.can_beat and ort.best == "fp32@openvino"
-    assert ort.ceiling_ms_low > ort.best_ms_high and ort.ms < 0  # apart once each round's speed is divided out
-    assert "in the same 3 rounds" in ort.reason() and "beyond noise, as the ranking judges" in ort.reason()
-    assert ort.record()["paired_rounds"] == 3 and ort.record()["can_beat"] is False
+    assert ort.ms > 0, "the raw intervals overlap: the old gate let onnxruntime's search run"
+    assert ort.paired is not None and ort.paired.rounds == 3 and ort.paired.beaten and ort.best == "fp32@openvino"
+    assert ort.paired.slow_low_ms > ort.paired.fast_high_ms  # apart once each round's speed is divided out
+    assert not ort.can_beat and "in the same 3 rounds" in ort.reason()
+    assert "beyond noise, as the ranking judges" in ort.reason()
+    rec = ort.record()
+    assert rec["paired_rounds"] == 3 and rec["can_beat"] is False
+    assert rec["paired_ceiling_ms_low"] > rec["paired_best_passing_ms_high"]
     ov = heads["openvino"]
-    assert ov.paired_rounds == 3 and ov.can_beat and ov.cost_cap_ms is not None and ov.cost_cap_ms > 9.9 - 6.5
+    assert ov.paired is not None and ov.can_beat and ov.cost_cap_ms == ov.ms and ov.ms > 9.9 - 6.5
     assert search_runtime(["onnxruntime", "openvino"], heads) == "openvino"
     # the same intervals make onnxruntime hopeless (1.8x > HOPELESS_RATIO): no search there at all
     assert list(hopeless_runtimes(_rec_levels({}), ["onnxruntime", "openvino"])) == ["onnxruntime"]
@@ -74,21 +76,25 @@ def test_levels_from_other_rounds_keep_the_raw_intervals() -> None:
     """Not timed in the same rounds (or without a served agent: no rounds id): nothing pairs, as before."""
     for ids in ({"int8@onnxruntime": "r2"}, dict.fromkeys(OWN, None)):
         ort = headrooms(_rec_levels(ids), ["onnxruntime", "openvino"])["onnxruntime"]
-        assert ort.paired_rounds == 0 and ort.can_beat and ort.ms > 0 and ort.cost_cap_ms == ort.ms, ids
-        assert "same 3 rounds" not in ort.reason()
+        assert ort.paired is None and ort.can_beat and ort.ms > 0 and ort.cost_cap_ms == ort.ms, ids
+        assert "same 3 rounds" not in ort.reason() and ort.record()["paired_rounds"] == 0
         assert hopeless_runtimes(_rec_levels(ids), ["onnxruntime", "openvino"]) == {}, ids
 
 
-def test_a_paired_ceiling_within_the_rankings_tolerance_may_still_tie() -> None:
-    """2 % slower in every round, with tight rounds: the intervals are apart, but the ranking calls anything under
-    its 3 % tolerance a tie, and a tied INT8 level may win on size; its float parts are capped at the ranking's
-    resolution."""
+def test_pairing_only_adds_evidence_against_a_ceiling() -> None:
+    """Within the ranking's 3 % tolerance the rounds call no verdict: the raw intervals decide, as before, both
+    ways (a paired tie never reopens a runtime the raw intervals close, nor shrinks the float parts' cap)."""
     best = level_in_rounds("fp32", "openvino", [10.0 * d for d in DRIFT], "r", passed=True)
     tight = [10.2 * d * o for d, o in zip(DRIFT, [1.001, 0.999, 1.0], strict=True)]
-    ceiling = level_in_rounds("int8", "openvino", tight, "r", passed=False)
+    head = headrooms([best, level_in_rounds("int8", "openvino", tight, "r", passed=False)], ["openvino"])["openvino"]
+    assert head.paired is not None and head.paired.slow_low_ms > head.paired.fast_high_ms and not head.paired.beaten
+    assert head.ms > 0 and head.can_beat and head.cost_cap_ms == head.ms  # 2 % slower: it may still tie
+    still = [1.0, 1.01, 0.99]  # a quiet machine: the raw intervals are apart too
+    best = level_in_rounds("fp32", "openvino", [10.0 * d for d in still], "q", passed=True)
+    ceiling = level_in_rounds("int8", "openvino", [10.25 * d for d in still], "q", passed=False)
     head = headrooms([best, ceiling], ["openvino"])["openvino"]
-    assert head.paired_rounds == 3 and head.ms < 0 and not head.beaten and head.can_beat
-    assert head.cost_cap_ms == head.resolution_ms == 0.03 * best.latency_ms
+    assert head.paired is not None and not head.paired.beaten and head.ms < 0 and not head.can_beat
+    assert "beyond both intervals" in head.reason()
 
 
 def test_a_paired_ceiling_with_noise_of_its_own_may_still_beat() -> None:
@@ -97,7 +103,7 @@ def test_a_paired_ceiling_with_noise_of_its_own_may_still_beat() -> None:
     ceiling = level_in_rounds("int8", "openvino", [11.0 * d * o for d, o in zip(DRIFT, [1.0, 0.8, 1.1], strict=True)],
                               "r", passed=False)
     head = headrooms([best, ceiling], ["openvino"])["openvino"]
-    assert head.paired_rounds == 3 and not head.beaten and head.can_beat and head.ms > 0
+    assert head.paired is not None and not head.paired.beaten and head.can_beat and head.ms > 0
 
 
 def test_the_default_trial_runs_on_the_first_runtime_whose_ceiling_can_beat_the_best_level() -> None:
