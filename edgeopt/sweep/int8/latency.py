@@ -133,24 +133,31 @@ def int8_ceilings(levels: Sequence[Any], rts: Sequence[str], *, with_no_change: 
     return best, plain
 
 
+def _hopeless(levels: Sequence[Any], fastest: Any, best: Any) -> bool:
+    """Whether ``fastest`` (a full INT8 level) is more than :data:`HOPELESS_RATIO` x slower than ``best`` by their
+    raw intervals, or, where the two ran in the same rounds, by the ranking's intervals with each round's machine
+    speed divided out and its rule 1 (:mod:`.paired`): the rounds only add evidence against a runtime."""
+    if fastest.latency_ms_low < HOPELESS_MIN_MS:
+        return False
+    if fastest.latency_ms_low > HOPELESS_RATIO * best.latency_ms_high:
+        return True
+    p = paired(levels, fastest, best)
+    return p is not None and p.beaten and p.slow_low_ms > HOPELESS_RATIO * p.fast_high_ms
+
+
 def hopeless_runtimes(levels: Sequence[Any], rts: Sequence[str]) -> dict[str, str]:
     """INT8 runtimes among ``rts`` whose search cannot produce the recommendation, each with the one-line reason.
 
     A runtime is hopeless when its fastest plain INT8 level (``int8``, or ``int8+<low>``: the full INT8 model, the
     lower bound of any mix) is, by its confirmed interval's low end, more than :data:`HOPELESS_RATIO` x slower than
-    the confirmed interval's high end of the fastest passing level, or, where the two ran in the same rounds, is
-    so by their intervals with each round's machine speed divided out (:mod:`.paired`): no INT8 mix there would
-    beat a level that
-    already passes, and its device trials (the slowest part of a sweep on a detector) are skipped. Levels without a
-    confirmed interval decide nothing (a single run can be 2x off); a full INT8 model under
-    :data:`HOPELESS_MIN_MS` never makes its runtime hopeless."""
+    the confirmed interval's high end of the fastest passing level (:func:`_hopeless`): no INT8 mix there would
+    beat a level that already passes, and its device trials (the slowest part of a sweep on a detector) are
+    skipped. Levels without a confirmed interval decide nothing (a single run can be 2x off); a full INT8 model
+    under :data:`HOPELESS_MIN_MS` never makes its runtime hopeless."""
     best, plain = int8_ceilings(levels, rts, with_no_change=False)
     out: dict[str, str] = {}
     for rt, fastest in plain.items():
-        p = paired(levels, fastest, best)  # in the same rounds: each round's machine speed divided out
-        raw = fastest.latency_ms_low > HOPELESS_RATIO * best.latency_ms_high
-        if fastest.latency_ms_low >= HOPELESS_MIN_MS and (raw or (p is not None and p.beaten
-                                                                  and p.slow_low_ms > HOPELESS_RATIO * p.fast_high_ms)):
+        if _hopeless(levels, fastest, best):
             ratio = fastest.latency_ms / best.latency_ms
             out[rt] = (f"int8 search on {rt} skipped: its full INT8 model ({fastest.recipe}, "
                        f"{fastest.latency_ms:.2f} ms) is {ratio:.2f}x slower than {best.recipe}@{best.runtime} "

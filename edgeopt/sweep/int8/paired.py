@@ -36,11 +36,16 @@ def paired(levels: Sequence[Any], slow: Any, fast: Any) -> Paired | None:
     rid = slow.confirm_rounds_id
     if rid is None or rid != fast.confirm_rounds_id or slow is fast:
         return None
-    rounds = {str(i): [[v] for v in lv.confirm_round_medians_ms] for i, lv in enumerate(levels)
-              if lv.confirm_rounds_id == rid and lv.confirm_round_medians_ms}
-    index = {id(lv): str(i) for i, lv in enumerate(levels) if str(i) in rounds}
+    rounds: dict[str, list[list[float]]] = {}
+    first: dict[tuple[float, ...], str] = {}  # a no-change level's stand-in repeats its fp32 level's medians: once
+    index: dict[int, str] = {}
+    for i, lv in enumerate(levels):
+        if lv.confirm_rounds_id == rid and lv.confirm_round_medians_ms:
+            key = first.setdefault(tuple(lv.confirm_round_medians_ms), str(i))
+            rounds[key] = [[v] for v in lv.confirm_round_medians_ms]
+            index[id(lv)] = key
     s, f = index.get(id(slow)), index.get(id(fast))
-    if s is None or f is None:
+    if s is None or f is None or s == f:
         return None
     compared, factors = compared_stats(rounds, list(rounds))
     if factors is None:

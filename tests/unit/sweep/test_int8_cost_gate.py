@@ -8,6 +8,7 @@ from functools import partial
 from edgeopt.sweep.int8.cost_gate import GATE_MIN_MS, headrooms, search_runtime
 from edgeopt.sweep.int8.float_sets import choose_float_set, float_reasons
 from edgeopt.sweep.int8.latency import hopeless_runtimes
+from edgeopt.sweep.int8.paired import paired
 from tests.unit.sweep.level_kit import level, level_in_rounds
 
 _lv = partial(level, failed_retention=0.8)  # a failing level's retention
@@ -70,6 +71,16 @@ def test_a_ceiling_slower_in_every_paired_round_is_gated_through_the_machines_dr
     assert search_runtime(["onnxruntime", "openvino"], heads) == "openvino"
     # the same intervals make onnxruntime hopeless (1.8x > HOPELESS_RATIO): no search there at all
     assert list(hopeless_runtimes(_rec_levels({}), ["onnxruntime", "openvino"])) == ["onnxruntime"]
+
+
+def test_a_no_change_stand_in_counts_once_in_the_rounds() -> None:
+    """A no-change level carries its fp32 level's round medians (it was never timed): the machine factors count
+    them once, and a stand-in against its own fp32 level pairs nothing."""
+    levels = _rec_levels({})
+    stand_in = levels[1].model_copy(update={"recipe": "int4", "details": {"latency_of": "fp32@openvino"}})
+    ort = headrooms([*levels, stand_in], ["onnxruntime", "openvino"])["onnxruntime"]
+    assert ort.paired == headrooms(levels, ["onnxruntime", "openvino"])["onnxruntime"].paired
+    assert paired([*levels, stand_in], stand_in, levels[1]) is None
 
 
 def test_levels_from_other_rounds_keep_the_raw_intervals() -> None:
